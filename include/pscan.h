@@ -1,0 +1,238 @@
+/*
+ * pscan.h - data-parallel primitives built on the parallel prefix sum.
+ *
+ * One plain C99 header for every backend (CPU threads, CUDA, OpenCL); it includes no CUDA or OpenCL header.
+ * Backend interop (a caller's cudaStream_t or cl_command_queue) lives in pscan_cuda.h and pscan_opencl.h.
+ *
+ * Contract shared by every function:
+ *   - every call returns a pscan_status; the library never prints and never exits;
+ *   - the caller owns the data and the stream or queue; calls are asynchronous on the context's stream or
+ *     queue (the CPU backend completes before returning) and nothing synchronises behind the caller's back;
+ *   - data pointers are "device pointers" of the context's backend: host pointers on the CPU backend, device
+ *     pointers on CUDA, and cl_mem handles cast to void * on OpenCL (offset 0).
+ *
+ * Worked example:
+ *   in = [3 1 7 0 4 1 6 3]  ->  inclusive sum = [3 4 11 11 15 16 22 25]
+ *                               exclusive sum = [0 3 4 11 11 15 16 22]
+ *                               reverse inclusive sum = [25 22 21 14 14 10 9 3]
+ */
+#ifndef PSCAN_H
+#define PSCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PSCAN_VERSION_MAJOR 0
+#define PSCAN_VERSION_MINOR 1
+#define PSCAN_VERSION_PATCH 0
+/* One number that grows with every release: 10000 * major + 100 * minor + patch. */
+#define PSCAN_VERSION (PSCAN_VERSION_MAJOR * 10000 + PSCAN_VERSION_MINOR * 100 + PSCAN_VERSION_PATCH)
+
+/* The version of the library actually linked (may differ from PSCAN_VERSION of the header compiled against). */
+unsigned pscan_version(void);
+/* "MAJOR.MINOR.PATCH" of the linked library; a static string. */
+const char *pscan_version_string(void);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Status codes: one list generates the enum, pscan_status_name() and pscan_status_string().
+ * ------------------------------------------------------------------------------------------------------- */
+#define PSCAN_STATUS_LIST(X)                                                                                 \
+    X(PSCAN_SUCCESS, "success")                                                                              \
+    X(PSCAN_ERROR_NULL_POINTER, "a required pointer argument is NULL")                                       \
+    X(PSCAN_ERROR_INVALID_VALUE, "an enum, flag or size argument is out of range")                           \
+    X(PSCAN_ERROR_UNSUPPORTED_OPERATOR, "the operator is not defined for this element type "                 \
+                                        "(and, or and xor need an integer type)")                            \
+    X(PSCAN_ERROR_UNSUPPORTED_TYPE, "the device cannot compute on this element type "                        \
+                                    "(f64 on a device without double precision)")                            \
+    X(PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "this backend does not implement the requested algorithm")          \
+    X(PSCAN_ERROR_OVERLAP, "input and output overlap without being the same buffer")                         \
+    X(PSCAN_ERROR_TEMP_TOO_SMALL, "the temporary storage is smaller than the size query returned")           \
+    X(PSCAN_ERROR_OUT_OF_MEMORY, "an allocation failed")                                                     \
+    X(PSCAN_ERROR_BACKEND_UNAVAILABLE, "the backend is not compiled in or found no usable device")           \
+    X(PSCAN_ERROR_BACKEND, "the backend runtime reported an error; pscan_context_native_error() has it")     \
+    X(PSCAN_ERROR_BUILD_FAILED, "device code failed to compile; pscan_context_build_log() has the log")      \
+    X(PSCAN_ERROR_TOO_LARGE, "n is larger than this algorithm supports")
+
+typedef enum pscan_status {
+#define PSCAN_STATUS_ENUM_(name, message) name,
+    PSCAN_STATUS_LIST(PSCAN_STATUS_ENUM_)
+#undef PSCAN_STATUS_ENUM_
+        PSCAN_STATUS_COUNT
+} pscan_status;
+
+/* "PSCAN_ERROR_OVERLAP" for PSCAN_ERROR_OVERLAP; "PSCAN_STATUS_UNKNOWN" for a value outside the list. */
+const char *pscan_status_name(pscan_status status);
+/* A one-line English explanation of the status; never NULL. */
+const char *pscan_status_string(pscan_status status);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Element types and operators: closed lists. X(ENUM_SUFFIX, short_name, c_type)
+ * Integer arithmetic wraps modulo 2^bits (two's complement), as unsigned arithmetic does in C, for signed
+ * types too: an i32 sum that passes INT32_MAX continues from INT32_MIN. Floats follow IEEE rounding; the
+ * order in which a parallel algorithm combines elements may differ from the serial order, so float results
+ * differ from a serial loop by rounding. min and max on NaN inputs are unspecified.
+ * ------------------------------------------------------------------------------------------------------- */
+#define PSCAN_INT_TYPE_LIST(X)                                                                               \
+    X(I8, i8, int8_t)                                                                                        \
+    X(U8, u8, uint8_t)                                                                                       \
+    X(I16, i16, int16_t)                                                                                     \
+    X(U16, u16, uint16_t)                                                                                    \
+    X(I32, i32, int32_t)                                                                                     \
+    X(U32, u32, uint32_t)                                                                                    \
+    X(I64, i64, int64_t)                                                                                     \
+    X(U64, u64, uint64_t)
+#define PSCAN_FLOAT_TYPE_LIST(X)                                                                             \
+    X(F32, f32, float)                                                                                       \
+    X(F64, f64, double)
+#define PSCAN_TYPE_LIST(X) PSCAN_INT_TYPE_LIST(X) PSCAN_FLOAT_TYPE_LIST(X)
+
+typedef enum pscan_type {
+#define PSCAN_TYPE_ENUM_(NAME, name, ctype) PSCAN_TYPE_##NAME,
+    PSCAN_TYPE_LIST(PSCAN_TYPE_ENUM_)
+#undef PSCAN_TYPE_ENUM_
+        PSCAN_TYPE_COUNT
+} pscan_type;
+
+/* Operators every type has, then the bitwise ones that only integer types have. X(ENUM_SUFFIX, short_name) */
+#define PSCAN_ARITH_OP_LIST(X) X(SUM, sum) X(PRODUCT, product) X(MIN, min) X(MAX, max)
+#define PSCAN_BITWISE_OP_LIST(X) X(AND, and) X(OR, or) X(XOR, xor)
+#define PSCAN_OP_LIST(X) PSCAN_ARITH_OP_LIST(X) PSCAN_BITWISE_OP_LIST(X)
+
+typedef enum pscan_op {
+#define PSCAN_OP_ENUM_(NAME, name) PSCAN_OP_##NAME,
+    PSCAN_OP_LIST(PSCAN_OP_ENUM_)
+#undef PSCAN_OP_ENUM_
+        PSCAN_OP_COUNT
+} pscan_op;
+
+/* "i32", "f64", ...; NULL outside the list. */
+const char *pscan_type_name(pscan_type type);
+/* Bytes per element; 0 outside the list. */
+size_t pscan_type_size(pscan_type type);
+/* "sum", "xor", ...; NULL outside the list. */
+const char *pscan_op_name(pscan_op op);
+/* Parse a short name ("u16", "max") into *type or *op; PSCAN_ERROR_INVALID_VALUE if unknown. */
+pscan_status pscan_type_parse(const char *name, pscan_type *type);
+pscan_status pscan_op_parse(const char *name, pscan_op *op);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Backends and algorithms.
+ * ------------------------------------------------------------------------------------------------------- */
+#define PSCAN_BACKEND_LIST(X)                                                                                \
+    X(AUTO, auto) /* the GPU when one works (CUDA, then OpenCL), else the CPU */                             \
+    X(CPU, cpu)                                                                                              \
+    X(CUDA, cuda)                                                                                            \
+    X(OPENCL, opencl)
+
+typedef enum pscan_backend {
+#define PSCAN_BACKEND_ENUM_(NAME, name) PSCAN_BACKEND_##NAME,
+    PSCAN_BACKEND_LIST(PSCAN_BACKEND_ENUM_)
+#undef PSCAN_BACKEND_ENUM_
+        PSCAN_BACKEND_COUNT
+} pscan_backend;
+
+/* The scan algorithms, in the order a learner meets them. Each backend implements a subset; asking for one
+ * it lacks returns PSCAN_ERROR_UNSUPPORTED_ALGORITHM. AUTO lets the backend choose its fastest. */
+#define PSCAN_ALGO_LIST(X)                                                                                   \
+    X(AUTO, auto)                                                                                            \
+    X(SERIAL, serial)                       /* CPU: one thread, the reference */                             \
+    X(THREADS, threads)                     /* CPU: cache-blocked reduce-then-scan over a thread pool */     \
+    X(HILLIS_STEELE, hillis-steele)         /* GPU: naive log-step scan, double-buffered */                  \
+    X(BLELLOCH_UNPADDED, blelloch-unpadded) /* GPU: work-efficient tree, no bank-conflict padding */         \
+    X(BLELLOCH, blelloch)                   /* GPU: work-efficient tree with conflict-free padding */        \
+    X(SCAN_THEN_PROPAGATE, scan-then-propagate) /* GPU: block scans, scan of totals, uniform add */          \
+    X(REDUCE_THEN_SCAN, reduce-then-scan)   /* GPU: block reductions, scan of totals, scan with carry */     \
+    X(DECOUPLED_LOOKBACK, decoupled-lookback) /* GPU: single pass, chained scan with decoupled look-back */
+
+typedef enum pscan_algo {
+#define PSCAN_ALGO_ENUM_(NAME, name) PSCAN_ALGO_##NAME,
+    PSCAN_ALGO_LIST(PSCAN_ALGO_ENUM_)
+#undef PSCAN_ALGO_ENUM_
+        PSCAN_ALGO_COUNT
+} pscan_algo;
+
+/* "cuda", "blelloch", ...; NULL outside the list. Parse functions return PSCAN_ERROR_INVALID_VALUE if unknown. */
+const char *pscan_backend_name(pscan_backend backend);
+const char *pscan_algo_name(pscan_algo algo);
+pscan_status pscan_backend_parse(const char *name, pscan_backend *backend);
+pscan_status pscan_algo_parse(const char *name, pscan_algo *algo);
+
+/* Sets *compiled to 1 if the backend was built into this library (AUTO and CPU always are), else 0. */
+pscan_status pscan_backend_compiled(pscan_backend backend, int *compiled);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Contexts.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef struct pscan_context pscan_context;
+
+/* Creates a context on the backend's default device and default stream or queue. AUTO tries CUDA, then
+ * OpenCL on a GPU, then the CPU. Returns PSCAN_ERROR_BACKEND_UNAVAILABLE if the backend is not compiled in or
+ * finds no device. Destroy with pscan_context_destroy(). */
+pscan_status pscan_context_create(pscan_backend backend, pscan_context **ctx);
+/* Waits for the context's outstanding work, frees its workspace and the context itself. NULL is a no-op. */
+pscan_status pscan_context_destroy(pscan_context *ctx);
+/* The backend the context runs on (never AUTO). */
+pscan_status pscan_context_backend(const pscan_context *ctx, pscan_backend *backend);
+/* Copies a short description of the device ("NVIDIA H100 80GB HBM3", "CPU: 2 threads") into buf. */
+pscan_status pscan_context_device_name(const pscan_context *ctx, char *buf, size_t buf_bytes);
+/* The backend's own error code from the last failing call (a cudaError_t or cl_int), 0 if none. */
+pscan_status pscan_context_native_error(const pscan_context *ctx, long long *code);
+/* The device compiler's log of the last failed kernel build (OpenCL), "" if none. Owned by the context. */
+pscan_status pscan_context_build_log(const pscan_context *ctx, const char **log);
+/* CPU backend: sets the number of worker threads (0 = one per online processor). Other backends ignore it. */
+pscan_status pscan_context_set_threads(pscan_context *ctx, unsigned threads);
+/* Grows the context-owned workspace to at least bytes now, so later calls with temp == NULL never allocate
+ * (allocation may synchronise the device). */
+pscan_status pscan_context_reserve(pscan_context *ctx, size_t bytes);
+/* Blocks until every call issued on the context's stream or queue has finished. */
+pscan_status pscan_context_synchronize(pscan_context *ctx);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Memory helpers, so that portable code (and the pscan tool and tests) can run on any backend. The caller
+ * still owns what they return. Copies are ordered on the context's stream or queue; a host buffer written
+ * by pscan_memory_download is ready after pscan_context_synchronize().
+ * ------------------------------------------------------------------------------------------------------- */
+pscan_status pscan_memory_alloc(pscan_context *ctx, size_t bytes, void **ptr);
+pscan_status pscan_memory_free(pscan_context *ctx, void *ptr);
+pscan_status pscan_memory_upload(pscan_context *ctx, void *device_dst, const void *host_src, size_t bytes);
+pscan_status pscan_memory_download(pscan_context *ctx, void *host_dst, const void *device_src, size_t bytes);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Scan.
+ *   inclusive:            out[i] = init + in[0] + ... + in[i]
+ *   exclusive:            out[i] = init + in[0] + ... + in[i-1]        (out[0] = init)
+ *   reverse inclusive:    out[i] = init + in[n-1] + ... + in[i]
+ *   reverse exclusive:    out[i] = init + in[n-1] + ... + in[i+1]      (out[n-1] = init)
+ * where + is the operator and init is the operator's identity unless desc->init gives a value.
+ * ------------------------------------------------------------------------------------------------------- */
+#define PSCAN_SCAN_EXCLUSIVE 1u
+#define PSCAN_SCAN_REVERSE 2u
+
+typedef struct pscan_scan_desc {
+    pscan_type type;
+    pscan_op op;
+    unsigned flags;   /* PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE, or 0 for a forward inclusive scan */
+    pscan_algo algo;  /* PSCAN_ALGO_AUTO unless a particular algorithm is wanted */
+    const void *init; /* host pointer to one element of type, or NULL for the operator's identity */
+} pscan_scan_desc;
+
+/* Sets *bytes to the temporary storage pscan_scan() needs for this desc and n (0 is possible). */
+pscan_status pscan_scan_temp_bytes(pscan_context *ctx, const pscan_scan_desc *desc, uint64_t n, size_t *bytes);
+
+/* Scans n elements of in into out on the context's stream or queue.
+ * out == in scans in place; any other overlap returns PSCAN_ERROR_OVERLAP. n == 0 is a valid no-op (in and
+ * out may then be NULL). temp is caller-owned device storage of temp_bytes >= pscan_scan_temp_bytes(); pass
+ * temp == NULL to use the context's workspace instead (grown on demand, see pscan_context_reserve()).
+ * Example: in = [3 1 7 0 4 1 6 3], PSCAN_OP_SUM, PSCAN_SCAN_EXCLUSIVE -> out = [0 3 4 11 11 15 16 22]. */
+pscan_status pscan_scan(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out, uint64_t n,
+                        void *temp, size_t temp_bytes);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PSCAN_H */

@@ -1,0 +1,372 @@
+/*
+ * api.c - the public entry points: names, validation, defaults and dispatch to a backend.
+ *
+ * Every argument check happens here, once, so that backends see only well-formed requests and every backend
+ * refuses bad input with the same status.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pscan_internal.h"
+#include "pscan_ops.h"
+
+#define PSCAN_STRINGIFY_(x) #x
+#define PSCAN_STRINGIFY(x) PSCAN_STRINGIFY_(x)
+
+unsigned pscan_version(void) { return PSCAN_VERSION; }
+
+const char *pscan_version_string(void) {
+    return PSCAN_STRINGIFY(PSCAN_VERSION_MAJOR) "." PSCAN_STRINGIFY(PSCAN_VERSION_MINOR) "." PSCAN_STRINGIFY(
+        PSCAN_VERSION_PATCH);
+}
+
+/* ---- names ------------------------------------------------------------------------------------------- */
+
+const char *pscan_status_name(pscan_status status) {
+    switch (status) {
+#define PSCAN_CASE_(name, message)                                                                           \
+    case name:                                                                                               \
+        return #name;
+        PSCAN_STATUS_LIST(PSCAN_CASE_)
+#undef PSCAN_CASE_
+    default:
+        return "PSCAN_STATUS_UNKNOWN";
+    }
+}
+
+const char *pscan_status_string(pscan_status status) {
+    switch (status) {
+#define PSCAN_CASE_(name, message)                                                                           \
+    case name:                                                                                               \
+        return message;
+        PSCAN_STATUS_LIST(PSCAN_CASE_)
+#undef PSCAN_CASE_
+    default:
+        return "unknown status code";
+    }
+}
+
+static const char *const type_names[] = {
+#define PSCAN_NAME_(NAME, name, ctype) #name,
+    PSCAN_TYPE_LIST(PSCAN_NAME_)
+#undef PSCAN_NAME_
+};
+static const size_t type_sizes[] = {
+#define PSCAN_SIZE_(NAME, name, ctype) sizeof(ctype),
+    PSCAN_TYPE_LIST(PSCAN_SIZE_)
+#undef PSCAN_SIZE_
+};
+static const char *const op_names[] = {
+#define PSCAN_NAME_(NAME, name) #name,
+    PSCAN_OP_LIST(PSCAN_NAME_)
+#undef PSCAN_NAME_
+};
+static const char *const backend_names[] = {
+#define PSCAN_NAME_(NAME, name) #name,
+    PSCAN_BACKEND_LIST(PSCAN_NAME_)
+#undef PSCAN_NAME_
+};
+static const char *const algo_names[] = {
+#define PSCAN_NAME_(NAME, name) #name,
+    PSCAN_ALGO_LIST(PSCAN_NAME_)
+#undef PSCAN_NAME_
+};
+
+/* Looks value up in a list of count names, for the four parse functions. */
+static pscan_status parse_name(const char *const *names, int count, const char *text, int *value) {
+    if (!text || !value) return PSCAN_ERROR_NULL_POINTER;
+    for (int i = 0; i < count; i++) {
+        if (strcmp(names[i], text) == 0) {
+            *value = i;
+            return PSCAN_SUCCESS;
+        }
+    }
+    return PSCAN_ERROR_INVALID_VALUE;
+}
+
+#define PSCAN_IN_RANGE(value, count) ((unsigned)(value) < (unsigned)(count))
+
+const char *pscan_type_name(pscan_type type) {
+    return PSCAN_IN_RANGE(type, PSCAN_TYPE_COUNT) ? type_names[type] : NULL;
+}
+size_t pscan_type_size(pscan_type type) { return PSCAN_IN_RANGE(type, PSCAN_TYPE_COUNT) ? type_sizes[type] : 0; }
+const char *pscan_op_name(pscan_op op) { return PSCAN_IN_RANGE(op, PSCAN_OP_COUNT) ? op_names[op] : NULL; }
+const char *pscan_backend_name(pscan_backend backend) {
+    return PSCAN_IN_RANGE(backend, PSCAN_BACKEND_COUNT) ? backend_names[backend] : NULL;
+}
+const char *pscan_algo_name(pscan_algo algo) {
+    return PSCAN_IN_RANGE(algo, PSCAN_ALGO_COUNT) ? algo_names[algo] : NULL;
+}
+
+pscan_status pscan_type_parse(const char *name, pscan_type *type) {
+    int v = 0;
+    pscan_status s = parse_name(type_names, PSCAN_TYPE_COUNT, name, &v);
+    if (s == PSCAN_SUCCESS) *type = (pscan_type)v;
+    return s;
+}
+pscan_status pscan_op_parse(const char *name, pscan_op *op) {
+    int v = 0;
+    pscan_status s = parse_name(op_names, PSCAN_OP_COUNT, name, &v);
+    if (s == PSCAN_SUCCESS) *op = (pscan_op)v;
+    return s;
+}
+pscan_status pscan_backend_parse(const char *name, pscan_backend *backend) {
+    int v = 0;
+    pscan_status s = parse_name(backend_names, PSCAN_BACKEND_COUNT, name, &v);
+    if (s == PSCAN_SUCCESS) *backend = (pscan_backend)v;
+    return s;
+}
+pscan_status pscan_algo_parse(const char *name, pscan_algo *algo) {
+    int v = 0;
+    pscan_status s = parse_name(algo_names, PSCAN_ALGO_COUNT, name, &v);
+    if (s == PSCAN_SUCCESS) *algo = (pscan_algo)v;
+    return s;
+}
+
+/* ---- contexts ---------------------------------------------------------------------------------------- */
+
+typedef pscan_status (*context_init_fn)(pscan_context *ctx);
+
+/* The constructor of each backend compiled in; NULL where it is absent. AUTO tries them GPU first. */
+static context_init_fn backend_init(pscan_backend backend) {
+    switch (backend) {
+    case PSCAN_BACKEND_CPU:
+        return ps_cpu_context_init;
+#ifdef PSCAN_HAVE_CUDA
+    case PSCAN_BACKEND_CUDA:
+        return ps_cuda_context_init_default;
+#endif
+#ifdef PSCAN_HAVE_OPENCL
+    case PSCAN_BACKEND_OPENCL:
+        return ps_opencl_context_init_default;
+#endif
+    default:
+        return NULL;
+    }
+}
+
+pscan_status pscan_backend_compiled(pscan_backend backend, int *compiled) {
+    if (!compiled) return PSCAN_ERROR_NULL_POINTER;
+    if (!PSCAN_IN_RANGE(backend, PSCAN_BACKEND_COUNT)) return PSCAN_ERROR_INVALID_VALUE;
+    *compiled = backend == PSCAN_BACKEND_AUTO || backend_init(backend) != NULL;
+    return PSCAN_SUCCESS;
+}
+
+pscan_status ps_core_context_alloc(pscan_context **ctx) {
+    if (!ctx) return PSCAN_ERROR_NULL_POINTER;
+    *ctx = (pscan_context *)calloc(1, sizeof(pscan_context));
+    return *ctx ? PSCAN_SUCCESS : PSCAN_ERROR_OUT_OF_MEMORY;
+}
+
+pscan_status ps_core_set_build_log(pscan_context *ctx, const char *log) {
+    free(ctx->build_log);
+    ctx->build_log = NULL;
+    if (!log) return PSCAN_SUCCESS;
+    size_t len = strlen(log);
+    ctx->build_log = (char *)malloc(len + 1);
+    if (!ctx->build_log) return PSCAN_ERROR_OUT_OF_MEMORY;
+    memcpy(ctx->build_log, log, len + 1);
+    return PSCAN_SUCCESS;
+}
+
+pscan_status pscan_context_create(pscan_backend backend, pscan_context **ctx) {
+    if (!ctx) return PSCAN_ERROR_NULL_POINTER;
+    *ctx = NULL;
+    if (!PSCAN_IN_RANGE(backend, PSCAN_BACKEND_COUNT)) return PSCAN_ERROR_INVALID_VALUE;
+    static const pscan_backend auto_order[] = {PSCAN_BACKEND_CUDA, PSCAN_BACKEND_OPENCL, PSCAN_BACKEND_CPU};
+    const pscan_backend *order = backend == PSCAN_BACKEND_AUTO ? auto_order : &backend;
+    size_t tries = backend == PSCAN_BACKEND_AUTO ? sizeof auto_order / sizeof auto_order[0] : 1;
+
+    pscan_context *c = NULL;
+    pscan_status s = ps_core_context_alloc(&c);
+    if (s != PSCAN_SUCCESS) return s;
+    s = PSCAN_ERROR_BACKEND_UNAVAILABLE;
+    for (size_t i = 0; i < tries; i++) {
+        context_init_fn init = backend_init(order[i]);
+        if (!init) continue;
+        s = init(c);
+        if (s == PSCAN_SUCCESS) {
+            *ctx = c;
+            return PSCAN_SUCCESS;
+        }
+        memset(c, 0, sizeof *c); /* a failed init leaves nothing allocated; start the next one clean */
+    }
+    free(c);
+    return s;
+}
+
+pscan_status pscan_context_destroy(pscan_context *ctx) {
+    if (!ctx) return PSCAN_SUCCESS;
+    pscan_status s = ctx->ops->synchronize(ctx);
+    if (ctx->workspace) ctx->ops->mem_free(ctx, ctx->workspace);
+    ctx->ops->destroy(ctx);
+    free(ctx->build_log);
+    free(ctx);
+    return s;
+}
+
+pscan_status pscan_context_backend(const pscan_context *ctx, pscan_backend *backend) {
+    if (!ctx || !backend) return PSCAN_ERROR_NULL_POINTER;
+    *backend = ctx->ops->kind;
+    return PSCAN_SUCCESS;
+}
+
+pscan_status pscan_context_device_name(const pscan_context *ctx, char *buf, size_t buf_bytes) {
+    if (!ctx || !buf) return PSCAN_ERROR_NULL_POINTER;
+    if (buf_bytes == 0) return PSCAN_ERROR_INVALID_VALUE;
+    return ctx->ops->device_name(ctx, buf, buf_bytes);
+}
+
+pscan_status pscan_context_native_error(const pscan_context *ctx, long long *code) {
+    if (!ctx || !code) return PSCAN_ERROR_NULL_POINTER;
+    *code = ctx->native_error;
+    return PSCAN_SUCCESS;
+}
+
+pscan_status pscan_context_build_log(const pscan_context *ctx, const char **log) {
+    if (!ctx || !log) return PSCAN_ERROR_NULL_POINTER;
+    *log = ctx->build_log ? ctx->build_log : "";
+    return PSCAN_SUCCESS;
+}
+
+pscan_status pscan_context_set_threads(pscan_context *ctx, unsigned threads) {
+    if (!ctx) return PSCAN_ERROR_NULL_POINTER;
+    return ctx->ops->set_threads ? ctx->ops->set_threads(ctx, threads) : PSCAN_SUCCESS;
+}
+
+pscan_status pscan_context_reserve(pscan_context *ctx, size_t bytes) {
+    if (!ctx) return PSCAN_ERROR_NULL_POINTER;
+    if (bytes <= ctx->workspace_bytes) return PSCAN_SUCCESS;
+    void *grown = NULL;
+    pscan_status s = ctx->ops->mem_alloc(ctx, bytes, &grown);
+    if (s != PSCAN_SUCCESS) return s;
+    if (ctx->workspace) {
+        /* the old workspace may still be in use by queued work: free is stream-ordered on every backend */
+        s = ctx->ops->mem_free(ctx, ctx->workspace);
+    }
+    ctx->workspace = grown;
+    ctx->workspace_bytes = bytes;
+    return s;
+}
+
+pscan_status pscan_context_synchronize(pscan_context *ctx) {
+    if (!ctx) return PSCAN_ERROR_NULL_POINTER;
+    return ctx->ops->synchronize(ctx);
+}
+
+/* ---- memory ------------------------------------------------------------------------------------------ */
+
+pscan_status pscan_memory_alloc(pscan_context *ctx, size_t bytes, void **ptr) {
+    if (!ctx || !ptr) return PSCAN_ERROR_NULL_POINTER;
+    *ptr = NULL;
+    if (bytes == 0) return PSCAN_ERROR_INVALID_VALUE;
+    return ctx->ops->mem_alloc(ctx, bytes, ptr);
+}
+
+pscan_status pscan_memory_free(pscan_context *ctx, void *ptr) {
+    if (!ctx) return PSCAN_ERROR_NULL_POINTER;
+    return ptr ? ctx->ops->mem_free(ctx, ptr) : PSCAN_SUCCESS;
+}
+
+pscan_status pscan_memory_upload(pscan_context *ctx, void *device_dst, const void *host_src, size_t bytes) {
+    if (!ctx) return PSCAN_ERROR_NULL_POINTER;
+    if (bytes == 0) return PSCAN_SUCCESS;
+    if (!device_dst || !host_src) return PSCAN_ERROR_NULL_POINTER;
+    return ctx->ops->mem_upload(ctx, device_dst, host_src, bytes);
+}
+
+pscan_status pscan_memory_download(pscan_context *ctx, void *host_dst, const void *device_src, size_t bytes) {
+    if (!ctx) return PSCAN_ERROR_NULL_POINTER;
+    if (bytes == 0) return PSCAN_SUCCESS;
+    if (!host_dst || !device_src) return PSCAN_ERROR_NULL_POINTER;
+    return ctx->ops->mem_download(ctx, host_dst, device_src, bytes);
+}
+
+/* ---- scan -------------------------------------------------------------------------------------------- */
+
+/* The identity of every operator for every type it is defined for, generated from the two lists. */
+#define PSCAN_ARITH_ROW_(NAME, name, T, U, LOWEST, HIGHEST)                                                  \
+    [PSCAN_TYPE_##NAME][PSCAN_OP_SUM] = {.name = PSCAN_IDENTITY_SUM(T, LOWEST, HIGHEST)},                    \
+    [PSCAN_TYPE_##NAME][PSCAN_OP_PRODUCT] = {.name = PSCAN_IDENTITY_PRODUCT(T, LOWEST, HIGHEST)},            \
+    [PSCAN_TYPE_##NAME][PSCAN_OP_MIN] = {.name = PSCAN_IDENTITY_MIN(T, LOWEST, HIGHEST)},                    \
+    [PSCAN_TYPE_##NAME][PSCAN_OP_MAX] = {.name = PSCAN_IDENTITY_MAX(T, LOWEST, HIGHEST)},
+#define PSCAN_BITWISE_ROW_(NAME, name, T, U, LOWEST, HIGHEST)                                                \
+    [PSCAN_TYPE_##NAME][PSCAN_OP_AND] = {.name = PSCAN_IDENTITY_AND(T, LOWEST, HIGHEST)},                    \
+    [PSCAN_TYPE_##NAME][PSCAN_OP_OR] = {.name = PSCAN_IDENTITY_OR(T, LOWEST, HIGHEST)},                      \
+    [PSCAN_TYPE_##NAME][PSCAN_OP_XOR] = {.name = PSCAN_IDENTITY_XOR(T, LOWEST, HIGHEST)},
+static const ps_value identities[PSCAN_TYPE_COUNT][PSCAN_OP_COUNT] = {
+    PSCAN_ARITH_TYPE_LIST(PSCAN_ARITH_ROW_) PSCAN_ARITH_INT_TYPE_LIST(PSCAN_BITWISE_ROW_)};
+#undef PSCAN_ARITH_ROW_
+#undef PSCAN_BITWISE_ROW_
+
+/* Checks desc and the buffers and fills call; the algorithm is still as the caller asked. */
+static pscan_status scan_call_prepare(const pscan_context *ctx, const pscan_scan_desc *desc, const void *in,
+                                      void *out, uint64_t n, ps_scan_call *call) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    if (!PSCAN_IN_RANGE(desc->type, PSCAN_TYPE_COUNT) || !PSCAN_IN_RANGE(desc->op, PSCAN_OP_COUNT) ||
+        !PSCAN_IN_RANGE(desc->algo, PSCAN_ALGO_COUNT) ||
+        (desc->flags & ~(PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE)) != 0)
+        return PSCAN_ERROR_INVALID_VALUE;
+    if (!ps_op_supports_type(desc->op, desc->type)) return PSCAN_ERROR_UNSUPPORTED_OPERATOR;
+
+    memset(call, 0, sizeof *call);
+    call->type = desc->type;
+    call->op = desc->op;
+    call->exclusive = (desc->flags & PSCAN_SCAN_EXCLUSIVE) != 0;
+    call->reverse = (desc->flags & PSCAN_SCAN_REVERSE) != 0;
+    call->algo = desc->algo;
+    call->in = in;
+    call->out = out;
+    call->n = n;
+    call->elem_bytes = pscan_type_size(desc->type);
+    if (desc->init)
+        memcpy(call->init.bytes, desc->init, call->elem_bytes);
+    else
+        call->init = identities[desc->type][desc->op];
+    if (n > SIZE_MAX / call->elem_bytes) return PSCAN_ERROR_TOO_LARGE;
+    if (n == 0) return PSCAN_SUCCESS;
+    if (!in || !out) return PSCAN_ERROR_NULL_POINTER;
+    if (ctx->ops->handles_are_addresses && in != (const void *)out) {
+        uintptr_t a = (uintptr_t)in, b = (uintptr_t)out, bytes = (uintptr_t)(n * call->elem_bytes);
+        if (a < b + bytes && b < a + bytes) return PSCAN_ERROR_OVERLAP;
+    }
+    return PSCAN_SUCCESS;
+}
+
+pscan_status pscan_scan_temp_bytes(pscan_context *ctx, const pscan_scan_desc *desc, uint64_t n, size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    ps_scan_call call;
+    /* the size depends on n and the request, not on where the data is: pass dummy distinct handles */
+    static const char dummy_in, dummy_out;
+    pscan_status s = scan_call_prepare(ctx, desc, &dummy_in, (void *)&dummy_out, 0, &call);
+    if (s != PSCAN_SUCCESS) return s;
+    call.n = n;
+    if (n == 0) return PSCAN_SUCCESS;
+    s = ctx->ops->choose_algo(ctx, &call);
+    if (s != PSCAN_SUCCESS) return s;
+    return ctx->ops->scan_temp_bytes(ctx, &call, bytes);
+}
+
+pscan_status pscan_scan(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out, uint64_t n,
+                        void *temp, size_t temp_bytes) {
+    ps_scan_call call;
+    pscan_status s = scan_call_prepare(ctx, desc, in, out, n, &call);
+    if (s != PSCAN_SUCCESS || n == 0) return s;
+    s = ctx->ops->choose_algo(ctx, &call);
+    if (s != PSCAN_SUCCESS) return s;
+    size_t needed = 0;
+    s = ctx->ops->scan_temp_bytes(ctx, &call, &needed);
+    if (s != PSCAN_SUCCESS) return s;
+    if (temp) {
+        if (temp_bytes < needed) return PSCAN_ERROR_TEMP_TOO_SMALL;
+        call.temp = temp;
+        call.temp_bytes = temp_bytes;
+    } else if (needed > 0) {
+        s = pscan_context_reserve(ctx, needed);
+        if (s != PSCAN_SUCCESS) return s;
+        call.temp = ctx->workspace;
+        call.temp_bytes = ctx->workspace_bytes;
+    }
+    return ctx->ops->scan(ctx, &call);
+}

@@ -1,0 +1,133 @@
+/*
+ * cpu_backend.c - the CPU backend behind the common table: host memory, a thread pool, two algorithms.
+ *
+ *   SERIAL   one loop and one carry (cpu_kernels.c): the test oracle, and the fastest path for small n.
+ *   THREADS  cache-blocked reduce-then-scan over the context's pool (cpu_threads.c).
+ *
+ * The CPU "stream" is the calling thread: every call has finished when it returns.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpu_backend.h"
+
+/* Below this many elements AUTO stays serial: waking the pool costs more than the scan. */
+#define PSCAN_CPU_THREADS_MIN_N (1u << 16)
+
+typedef struct cpu_state {
+    ps_cpu_pool *pool;
+} cpu_state;
+
+static cpu_state *state_of(const pscan_context *ctx) { return (cpu_state *)ctx->backend; }
+
+static unsigned online_processors(void) {
+    long count = sysconf(_SC_NPROCESSORS_ONLN);
+    return count > 0 ? (unsigned)count : 1;
+}
+
+static void cpu_destroy(pscan_context *ctx) {
+    cpu_state *st = state_of(ctx);
+    if (!st) return;
+    ps_cpu_pool_destroy(st->pool);
+    free(st);
+}
+
+static pscan_status cpu_device_name(const pscan_context *ctx, char *buf, size_t buf_bytes) {
+    snprintf(buf, buf_bytes, "CPU: %u threads", ps_cpu_pool_threads(state_of(ctx)->pool));
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status cpu_set_threads(pscan_context *ctx, unsigned threads) {
+    cpu_state *st = state_of(ctx);
+    ps_cpu_pool *pool = NULL;
+    pscan_status s = ps_cpu_pool_create(threads ? threads : online_processors(), &pool);
+    if (s != PSCAN_SUCCESS) return s;
+    ps_cpu_pool_destroy(st->pool);
+    st->pool = pool;
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status cpu_choose_algo(const pscan_context *ctx, ps_scan_call *call) {
+    switch (call->algo) {
+    case PSCAN_ALGO_AUTO:
+        call->algo = call->n >= PSCAN_CPU_THREADS_MIN_N && ps_cpu_pool_threads(state_of(ctx)->pool) > 1
+                         ? PSCAN_ALGO_THREADS
+                         : PSCAN_ALGO_SERIAL;
+        return PSCAN_SUCCESS;
+    case PSCAN_ALGO_SERIAL:
+    case PSCAN_ALGO_THREADS:
+        return PSCAN_SUCCESS;
+    default:
+        return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    }
+}
+
+static pscan_status cpu_scan_temp_bytes(const pscan_context *ctx, const ps_scan_call *call, size_t *bytes) {
+    *bytes = call->algo == PSCAN_ALGO_THREADS ? ps_cpu_threads_temp_bytes(state_of(ctx)->pool) : 0;
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status cpu_scan(pscan_context *ctx, const ps_scan_call *call) {
+    if (call->algo == PSCAN_ALGO_THREADS) {
+        ps_cpu_threads_scan(state_of(ctx)->pool, call);
+    } else {
+        ps_value carry = call->init;
+        ps_cpu_kernels_get(call->type, call->op)
+            ->scan(call->in, call->out, 0, call->n, call->exclusive, call->reverse, &carry);
+    }
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status cpu_mem_alloc(pscan_context *ctx, size_t bytes, void **ptr) {
+    (void)ctx;
+    *ptr = malloc(bytes);
+    return *ptr ? PSCAN_SUCCESS : PSCAN_ERROR_OUT_OF_MEMORY;
+}
+
+static pscan_status cpu_mem_free(pscan_context *ctx, void *ptr) {
+    (void)ctx;
+    free(ptr);
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status cpu_mem_copy(pscan_context *ctx, void *dst, const void *src, size_t bytes) {
+    (void)ctx;
+    memmove(dst, src, bytes);
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status cpu_synchronize(pscan_context *ctx) {
+    (void)ctx;
+    return PSCAN_SUCCESS;
+}
+
+static const ps_backend_ops cpu_ops = {
+    .kind = PSCAN_BACKEND_CPU,
+    .handles_are_addresses = 1,
+    .destroy = cpu_destroy,
+    .device_name = cpu_device_name,
+    .set_threads = cpu_set_threads,
+    .choose_algo = cpu_choose_algo,
+    .scan_temp_bytes = cpu_scan_temp_bytes,
+    .scan = cpu_scan,
+    .mem_alloc = cpu_mem_alloc,
+    .mem_free = cpu_mem_free,
+    .mem_upload = cpu_mem_copy,
+    .mem_download = cpu_mem_copy,
+    .synchronize = cpu_synchronize,
+};
+
+pscan_status ps_cpu_context_init(pscan_context *ctx) {
+    cpu_state *st = (cpu_state *)calloc(1, sizeof *st);
+    if (!st) return PSCAN_ERROR_OUT_OF_MEMORY;
+    pscan_status s = ps_cpu_pool_create(online_processors(), &st->pool);
+    if (s != PSCAN_SUCCESS) {
+        free(st);
+        return s;
+    }
+    ctx->ops = &cpu_ops;
+    ctx->backend = st;
+    return PSCAN_SUCCESS;
+}

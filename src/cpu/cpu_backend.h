@@ -1,0 +1,19 @@
+/* cpu_backend.h - the CPU backend's internal pieces: the thread pool and the threaded scan. Internal. */
+#ifndef PSCAN_CPU_BACKEND_H
+#define PSCAN_CPU_BACKEND_H
+
+#include "cpu_kernels.h"
+#include "pscan_internal.h"
+
+typedef struct ps_cpu_pool ps_cpu_pool;
+
+/* A pool of threads - 1 workers plus the calling thread, created once per context so no call spawns. */
+pscan_status ps_cpu_pool_create(unsigned threads, ps_cpu_pool **pool);
+void ps_cpu_pool_destroy(ps_cpu_pool *pool);
+unsigned ps_cpu_pool_threads(const ps_cpu_pool *pool);
+
+/* The threaded scan needs two rows of per-thread totals in call->temp. */
+size_t ps_cpu_threads_temp_bytes(const ps_cpu_pool *pool);
+void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_scan_call *call);
+
+#endif /* PSCAN_CPU_BACKEND_H */

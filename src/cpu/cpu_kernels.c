@@ -1,0 +1,78 @@
+/*
+ * cpu_kernels.c - reduce, scan and combine for every (type, operator), expanded from the lists in
+ * pscan.h and pscan_ops.h. The serial scan here is the reference every backend is tested against: one loop,
+ * one carry, obviously correct.
+ */
+#include "cpu_kernels.h"
+
+/* Eight independent accumulators let the compiler vectorise the reduction (floats included, which it may
+ * not reassociate on its own) and hide the latency of a floating-point add. */
+#define PSCAN_CPU_LANES 8
+
+#define PSCAN_CPU_DEFINE(OP, op, NAME, name, T, U, LOWEST, HIGHEST)                                          \
+    static void reduce_##name##_##op(const void *in_, uint64_t begin, uint64_t end, ps_value *total) {    \
+        const T *in = (const T *)in_;                                                                        \
+        T lane[PSCAN_CPU_LANES];                                                                             \
+        for (int k = 0; k < PSCAN_CPU_LANES; k++) lane[k] = PSCAN_IDENTITY_##OP(T, LOWEST, HIGHEST);         \
+        uint64_t i = begin;                                                                                  \
+        for (; i + PSCAN_CPU_LANES <= end; i += PSCAN_CPU_LANES)                                             \
+            for (int k = 0; k < PSCAN_CPU_LANES; k++) lane[k] = PSCAN_COMBINE_##OP(T, U, lane[k], in[i + k]); \
+        T acc = lane[0];                                                                                     \
+        for (int k = 1; k < PSCAN_CPU_LANES; k++) acc = PSCAN_COMBINE_##OP(T, U, acc, lane[k]);              \
+        for (; i < end; i++) acc = PSCAN_COMBINE_##OP(T, U, acc, in[i]);                                     \
+        total->name = acc;                                                                                   \
+    }                                                                                                        \
+    static void scan_##name##_##op(const void *in_, void *out_, uint64_t begin, uint64_t end, int exclusive, \
+                                   int reverse, ps_value *carry) {                                        \
+        const T *in = (const T *)in_;                                                                        \
+        T *out = (T *)out_;                                                                                  \
+        T acc = carry->name;                                                                                 \
+        if (!reverse && !exclusive)                                                                          \
+            for (uint64_t i = begin; i < end; i++) out[i] = acc = PSCAN_COMBINE_##OP(T, U, acc, in[i]);      \
+        else if (!reverse)                                                                                   \
+            for (uint64_t i = begin; i < end; i++) {                                                         \
+                T x = in[i];                                                                                 \
+                out[i] = acc;                                                                                \
+                acc = PSCAN_COMBINE_##OP(T, U, acc, x);                                                      \
+            }                                                                                                \
+        else if (!exclusive)                                                                                 \
+            for (uint64_t i = end; i-- > begin;) out[i] = acc = PSCAN_COMBINE_##OP(T, U, acc, in[i]);        \
+        else                                                                                                 \
+            for (uint64_t i = end; i-- > begin;) {                                                           \
+                T x = in[i];                                                                                 \
+                out[i] = acc;                                                                                \
+                acc = PSCAN_COMBINE_##OP(T, U, acc, x);                                                      \
+            }                                                                                                \
+        carry->name = acc;                                                                                   \
+    }                                                                                                        \
+    static void combine_##name##_##op(ps_value *acc, const ps_value *x) {                              \
+        acc->name = PSCAN_COMBINE_##OP(T, U, acc->name, x->name);                                            \
+    }
+
+#define PSCAN_CPU_DEFINE_ARITH(NAME, name, T, U, LOWEST, HIGHEST)                                            \
+    PSCAN_CPU_DEFINE(SUM, sum, NAME, name, T, U, LOWEST, HIGHEST)                                            \
+    PSCAN_CPU_DEFINE(PRODUCT, product, NAME, name, T, U, LOWEST, HIGHEST)                                    \
+    PSCAN_CPU_DEFINE(MIN, min, NAME, name, T, U, LOWEST, HIGHEST)                                            \
+    PSCAN_CPU_DEFINE(MAX, max, NAME, name, T, U, LOWEST, HIGHEST)
+#define PSCAN_CPU_DEFINE_BITWISE(NAME, name, T, U, LOWEST, HIGHEST)                                          \
+    PSCAN_CPU_DEFINE(AND, and, NAME, name, T, U, LOWEST, HIGHEST)                                            \
+    PSCAN_CPU_DEFINE(OR, or, NAME, name, T, U, LOWEST, HIGHEST)                                              \
+    PSCAN_CPU_DEFINE(XOR, xor, NAME, name, T, U, LOWEST, HIGHEST)
+
+PSCAN_ARITH_TYPE_LIST(PSCAN_CPU_DEFINE_ARITH)
+PSCAN_ARITH_INT_TYPE_LIST(PSCAN_CPU_DEFINE_BITWISE)
+
+#define PSCAN_CPU_ENTRY(NAME, name, OP, op)                                                                  \
+    [PSCAN_TYPE_##NAME][PSCAN_OP_##OP] = {reduce_##name##_##op, scan_##name##_##op, combine_##name##_##op},
+#define PSCAN_CPU_ROW_ARITH(NAME, name, T, U, LOWEST, HIGHEST)                                               \
+    PSCAN_CPU_ENTRY(NAME, name, SUM, sum)                                                                    \
+    PSCAN_CPU_ENTRY(NAME, name, PRODUCT, product)                                                            \
+    PSCAN_CPU_ENTRY(NAME, name, MIN, min) PSCAN_CPU_ENTRY(NAME, name, MAX, max)
+#define PSCAN_CPU_ROW_BITWISE(NAME, name, T, U, LOWEST, HIGHEST)                                             \
+    PSCAN_CPU_ENTRY(NAME, name, AND, and)                                                                    \
+    PSCAN_CPU_ENTRY(NAME, name, OR, or) PSCAN_CPU_ENTRY(NAME, name, XOR, xor)
+
+static const ps_cpu_kernels kernel_table[PSCAN_TYPE_COUNT][PSCAN_OP_COUNT] = {
+    PSCAN_ARITH_TYPE_LIST(PSCAN_CPU_ROW_ARITH) PSCAN_ARITH_INT_TYPE_LIST(PSCAN_CPU_ROW_BITWISE)};
+
+const ps_cpu_kernels *ps_cpu_kernels_get(pscan_type type, pscan_op op) { return &kernel_table[type][op]; }

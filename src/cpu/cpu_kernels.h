@@ -1,0 +1,29 @@
+/*
+ * cpu_kernels.h - the per type x operator building blocks of the CPU backend. Internal.
+ *
+ * Three functions per (type, operator), generated from one type list and one operator list in
+ * cpu_kernels.c: everything the serial reference and the threaded scan need. All take physical index ranges
+ * [begin, end); the scan walks them backwards when reverse is set.
+ */
+#ifndef PSCAN_CPU_KERNELS_H
+#define PSCAN_CPU_KERNELS_H
+
+#include <stdint.h>
+
+#include "pscan_ops.h"
+
+typedef struct ps_cpu_kernels {
+    /* *total = in[begin] (+) ... (+) in[end-1], without an initial value; begin < end. */
+    void (*reduce)(const void *in, uint64_t begin, uint64_t end, ps_value *total);
+    /* Scans [begin, end) with *carry as the value before the first element (in scan order), and leaves in
+     * *carry the value after the last. out may equal in. */
+    void (*scan)(const void *in, void *out, uint64_t begin, uint64_t end, int exclusive, int reverse,
+                 ps_value *carry);
+    /* *acc = *acc (+) x */
+    void (*combine)(ps_value *acc, const ps_value *x);
+} ps_cpu_kernels;
+
+/* The kernels for a (type, op) pair the core has validated. */
+const ps_cpu_kernels *ps_cpu_kernels_get(pscan_type type, pscan_op op);
+
+#endif /* PSCAN_CPU_KERNELS_H */
