@@ -200,6 +200,8 @@ pscan_status pscan_memory_alloc(pscan_context *ctx, size_t bytes, void **ptr);
 pscan_status pscan_memory_free(pscan_context *ctx, void *ptr);
 pscan_status pscan_memory_upload(pscan_context *ctx, void *device_dst, const void *host_src, size_t bytes);
 pscan_status pscan_memory_download(pscan_context *ctx, void *host_dst, const void *device_src, size_t bytes);
+/* Device-to-device copy (the bandwidth floor every scan is measured against); the ranges must not overlap. */
+pscan_status pscan_memory_copy(pscan_context *ctx, void *device_dst, const void *device_src, size_t bytes);
 
 /* ---------------------------------------------------------------------------------------------------------
  * Scan.

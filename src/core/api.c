@@ -125,7 +125,7 @@ pscan_status pscan_algo_parse(const char *name, pscan_algo *algo) {
 
 /* ---- contexts ---------------------------------------------------------------------------------------- */
 
-typedef pscan_status (*context_init_fn)(pscan_context *ctx);
+typedef pscan_status (*context_init_fn)(pscan_context *ctx, int gpu_only);
 
 /* The constructor of each backend compiled in; NULL where it is absent. AUTO tries them GPU first. */
 static context_init_fn backend_init(pscan_backend backend) {
@@ -184,7 +184,7 @@ pscan_status pscan_context_create(pscan_backend backend, pscan_context **ctx) {
     for (size_t i = 0; i < tries; i++) {
         context_init_fn init = backend_init(order[i]);
         if (!init) continue;
-        s = init(c);
+        s = init(c, backend == PSCAN_BACKEND_AUTO && order[i] != PSCAN_BACKEND_CPU);
         if (s == PSCAN_SUCCESS) {
             *ctx = c;
             return PSCAN_SUCCESS;
@@ -273,6 +273,19 @@ pscan_status pscan_memory_upload(pscan_context *ctx, void *device_dst, const voi
     if (bytes == 0) return PSCAN_SUCCESS;
     if (!device_dst || !host_src) return PSCAN_ERROR_NULL_POINTER;
     return ctx->ops->mem_upload(ctx, device_dst, host_src, bytes);
+}
+
+pscan_status pscan_memory_copy(pscan_context *ctx, void *device_dst, const void *device_src, size_t bytes) {
+    if (!ctx) return PSCAN_ERROR_NULL_POINTER;
+    if (bytes == 0) return PSCAN_SUCCESS;
+    if (!device_dst || !device_src) return PSCAN_ERROR_NULL_POINTER;
+    if (ctx->ops->handles_are_addresses) {
+        uintptr_t a = (uintptr_t)device_src, b = (uintptr_t)device_dst;
+        if (a < b + bytes && b < a + bytes) return PSCAN_ERROR_OVERLAP;
+    } else if (device_dst == device_src) {
+        return PSCAN_ERROR_OVERLAP;
+    }
+    return ctx->ops->mem_copy(ctx, device_dst, device_src, bytes);
 }
 
 pscan_status pscan_memory_download(pscan_context *ctx, void *host_dst, const void *device_src, size_t bytes) {

@@ -49,6 +49,7 @@ typedef struct ps_backend_ops {
     pscan_status (*mem_free)(pscan_context *ctx, void *ptr);
     pscan_status (*mem_upload)(pscan_context *ctx, void *dst, const void *src, size_t bytes);
     pscan_status (*mem_download)(pscan_context *ctx, void *dst, const void *src, size_t bytes);
+    pscan_status (*mem_copy)(pscan_context *ctx, void *dst, const void *src, size_t bytes); /* device to device */
     pscan_status (*synchronize)(pscan_context *ctx);
 } ps_backend_ops;
 
@@ -63,12 +64,14 @@ struct pscan_context {
 
 /* Each backend's constructor on its default device. A backend not compiled in is absent from the table in
  * api.c. On success ctx->ops and ctx->backend are set; on failure nothing is left allocated. */
-pscan_status ps_cpu_context_init(pscan_context *ctx);
+/* gpu_only is set when PSCAN_BACKEND_AUTO asks: a backend then accepts only a GPU (OpenCL on PoCL's CPU
+ * device is not what AUTO means; the CPU backend is faster there). */
+pscan_status ps_cpu_context_init(pscan_context *ctx, int gpu_only);
 #ifdef PSCAN_HAVE_CUDA
-pscan_status ps_cuda_context_init_default(pscan_context *ctx);
+pscan_status ps_cuda_context_init_default(pscan_context *ctx, int gpu_only);
 #endif
 #ifdef PSCAN_HAVE_OPENCL
-pscan_status ps_opencl_context_init_default(pscan_context *ctx);
+pscan_status ps_opencl_context_init_default(pscan_context *ctx, int gpu_only);
 #endif
 
 /* Allocates a zeroed context shell for the backend add-on constructors (pscan_cuda.h, pscan_opencl.h). */
