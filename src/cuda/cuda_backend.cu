@@ -1,0 +1,231 @@
+/*
+ * cuda_backend.cu - the CUDA backend behind the common table: device memory, one stream, the algorithms.
+ *
+ * A context holds one device and one stream: its own (pscan_context_create) or the caller's
+ * (pscan_cuda_context_create). Everything is enqueued on that stream; only synchronize (and destroy, through
+ * the core) waits. Memory is stream-ordered (cudaMallocAsync / cudaFreeAsync) where the device has memory
+ * pools, so that growing the workspace never waits for queued work that still reads the old one.
+ *
+ * The algorithms live one per file (1_hillis_steele.cu ... 5_decoupled_lookback.cu) behind the launcher
+ * contract of cuda_backend.h; this file only picks one and maps CUDA errors to pscan statuses.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_backend.h"
+#include "pscan_cuda.h"
+
+typedef struct cuda_state {
+    ps_cuda_device dev;
+    int owns_stream;
+    int has_pools; /* cudaMallocAsync works on this device */
+    char name[256];
+} cuda_state;
+
+static cuda_state *state_of(const pscan_context *ctx) { return (cuda_state *)ctx->backend; }
+
+/* Makes the context's device current for one backend call and restores the caller's afterwards, so that a
+ * context keeps working when the calling thread has moved to another device, without side effects. */
+struct device_guard {
+    int previous;
+    bool switched;
+    explicit device_guard(int device) : previous(0), switched(false) {
+        if (cudaGetDevice(&previous) == cudaSuccess && previous != device)
+            switched = cudaSetDevice(device) == cudaSuccess;
+    }
+    ~device_guard() {
+        if (switched) cudaSetDevice(previous);
+    }
+};
+
+/* Records a failing CUDA call on the context and turns it into a status. */
+static pscan_status fail(pscan_context *ctx, cudaError_t err) {
+    if (err == cudaSuccess) return PSCAN_SUCCESS;
+    ctx->native_error = (long long)err;
+    return err == cudaErrorMemoryAllocation ? PSCAN_ERROR_OUT_OF_MEMORY : PSCAN_ERROR_BACKEND;
+}
+
+/* ---- algorithms -------------------------------------------------------------------------------------- */
+
+/* Indexed by pscan_algo; NULL where the backend lacks the algorithm. */
+static const ps_cuda_algorithm *algorithm_of(pscan_algo algo) {
+    /* the algorithm files join the table as they land (1_hillis_steele.cu ... 4_reduce_then_scan.cu) */
+    switch (algo) {
+    default:
+        return NULL;
+    }
+}
+
+/* The backend's fastest: decoupled look-back once 5_decoupled_lookback.cu is in the table (cuda-b adds it),
+ * reduce-then-scan until then. */
+static const pscan_algo cuda_auto_algo = PSCAN_ALGO_REDUCE_THEN_SCAN;
+
+static pscan_status cuda_choose_algo(const pscan_context *ctx, ps_scan_call *call) {
+    (void)ctx;
+    if (call->algo == PSCAN_ALGO_AUTO) call->algo = cuda_auto_algo;
+    return algorithm_of(call->algo) ? PSCAN_SUCCESS : PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+}
+
+static pscan_status cuda_scan_temp_bytes(const pscan_context *ctx, const ps_scan_call *call, size_t *bytes) {
+    *bytes = algorithm_of(call->algo)->temp_bytes(call, &state_of(ctx)->dev);
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status cuda_scan(pscan_context *ctx, const ps_scan_call *call) {
+    cuda_state *st = state_of(ctx);
+    device_guard guard(st->dev.device);
+    return fail(ctx, algorithm_of(call->algo)->scan(call, &st->dev));
+}
+
+/* ---- memory and stream ------------------------------------------------------------------------------- */
+
+static pscan_status cuda_mem_alloc(pscan_context *ctx, size_t bytes, void **ptr) {
+    cuda_state *st = state_of(ctx);
+    device_guard guard(st->dev.device);
+    cudaError_t err = st->has_pools ? cudaMallocAsync(ptr, bytes, st->dev.stream) : cudaMalloc(ptr, bytes);
+    if (err != cudaSuccess) {
+        *ptr = NULL;
+        cudaGetLastError(); /* an allocation failure is not sticky; leave no trace for the next launch check */
+    }
+    return fail(ctx, err);
+}
+
+static pscan_status cuda_mem_free(pscan_context *ctx, void *ptr) {
+    cuda_state *st = state_of(ctx);
+    device_guard guard(st->dev.device);
+    return fail(ctx, st->has_pools ? cudaFreeAsync(ptr, st->dev.stream) : cudaFree(ptr));
+}
+
+static pscan_status cuda_mem_upload(pscan_context *ctx, void *dst, const void *src, size_t bytes) {
+    cuda_state *st = state_of(ctx);
+    device_guard guard(st->dev.device);
+    return fail(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, st->dev.stream));
+}
+
+static pscan_status cuda_mem_download(pscan_context *ctx, void *dst, const void *src, size_t bytes) {
+    cuda_state *st = state_of(ctx);
+    device_guard guard(st->dev.device);
+    return fail(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, st->dev.stream));
+}
+
+static pscan_status cuda_mem_copy(pscan_context *ctx, void *dst, const void *src, size_t bytes) {
+    cuda_state *st = state_of(ctx);
+    device_guard guard(st->dev.device);
+    return fail(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st->dev.stream));
+}
+
+static pscan_status cuda_synchronize(pscan_context *ctx) {
+    cuda_state *st = state_of(ctx);
+    device_guard guard(st->dev.device);
+    return fail(ctx, cudaStreamSynchronize(st->dev.stream));
+}
+
+/* ---- context ----------------------------------------------------------------------------------------- */
+
+static void cuda_destroy(pscan_context *ctx) {
+    cuda_state *st = state_of(ctx);
+    if (!st) return;
+    if (st->owns_stream) {
+        device_guard guard(st->dev.device);
+        cudaStreamDestroy(st->dev.stream);
+    }
+    free(st);
+    ctx->backend = NULL;
+}
+
+static pscan_status cuda_device_name(const pscan_context *ctx, char *buf, size_t buf_bytes) {
+    snprintf(buf, buf_bytes, "%s", state_of(ctx)->name);
+    return PSCAN_SUCCESS;
+}
+
+static const ps_backend_ops cuda_ops = {
+    PSCAN_BACKEND_CUDA,
+    1, /* handles_are_addresses */
+    cuda_destroy,
+    cuda_device_name,
+    NULL, /* set_threads */
+    cuda_choose_algo,
+    cuda_scan_temp_bytes,
+    cuda_scan,
+    cuda_mem_alloc,
+    cuda_mem_free,
+    cuda_mem_upload,
+    cuda_mem_download,
+    cuda_mem_copy,
+    cuda_synchronize,
+};
+
+/* Fills a new state for the current device; the stream is set by the caller. */
+static pscan_status state_create(pscan_context *ctx, cuda_state **out) {
+    int count = 0;
+    cudaError_t err = cudaGetDeviceCount(&count);
+    if (err != cudaSuccess || count == 0) {
+        cudaGetLastError();
+        ctx->native_error = (long long)err;
+        return PSCAN_ERROR_BACKEND_UNAVAILABLE;
+    }
+    cuda_state *st = (cuda_state *)calloc(1, sizeof *st);
+    if (!st) return PSCAN_ERROR_OUT_OF_MEMORY;
+    cudaDeviceProp prop;
+    int pools = 0;
+    if ((err = cudaGetDevice(&st->dev.device)) != cudaSuccess ||
+        (err = cudaGetDeviceProperties(&prop, st->dev.device)) != cudaSuccess ||
+        (err = cudaDeviceGetAttribute(&pools, cudaDevAttrMemoryPoolsSupported, st->dev.device)) != cudaSuccess) {
+        free(st);
+        cudaGetLastError();
+        ctx->native_error = (long long)err;
+        return PSCAN_ERROR_BACKEND_UNAVAILABLE;
+    }
+    st->dev.sm_count = prop.multiProcessorCount;
+    st->dev.l2_bytes = prop.l2CacheSize;
+    st->dev.max_shared_per_block_optin = (int)prop.sharedMemPerBlockOptin;
+    st->has_pools = pools;
+    snprintf(st->name, sizeof st->name, "%s", prop.name);
+    *out = st;
+    return PSCAN_SUCCESS;
+}
+
+extern "C" pscan_status ps_cuda_context_init_default(pscan_context *ctx, int gpu_only) {
+    (void)gpu_only; /* a CUDA device is always a GPU */
+    cuda_state *st = NULL;
+    pscan_status s = state_create(ctx, &st);
+    if (s != PSCAN_SUCCESS) return s;
+    /* Non-blocking: the context's work neither waits for nor delays the legacy default stream. */
+    cudaError_t err = cudaStreamCreateWithFlags(&st->dev.stream, cudaStreamNonBlocking);
+    if (err != cudaSuccess) {
+        free(st);
+        return fail(ctx, err);
+    }
+    st->owns_stream = 1;
+    ctx->ops = &cuda_ops;
+    ctx->backend = st;
+    return PSCAN_SUCCESS;
+}
+
+extern "C" pscan_status pscan_cuda_context_create(cudaStream_t stream, pscan_context **ctx) {
+    if (!ctx) return PSCAN_ERROR_NULL_POINTER;
+    *ctx = NULL;
+    pscan_context *c = NULL;
+    pscan_status s = ps_core_context_alloc(&c);
+    if (s != PSCAN_SUCCESS) return s;
+    cuda_state *st = NULL;
+    s = state_create(c, &st);
+    if (s != PSCAN_SUCCESS) {
+        free(c);
+        return s;
+    }
+    st->dev.stream = stream;
+    st->owns_stream = 0;
+    c->ops = &cuda_ops;
+    c->backend = st;
+    *ctx = c;
+    return PSCAN_SUCCESS;
+}
+
+extern "C" pscan_status pscan_cuda_context_stream(const pscan_context *ctx, cudaStream_t *stream) {
+    if (!ctx || !stream) return PSCAN_ERROR_NULL_POINTER;
+    if (ctx->ops != &cuda_ops) return PSCAN_ERROR_INVALID_VALUE;
+    *stream = state_of(ctx)->dev.stream;
+    return PSCAN_SUCCESS;
+}
