@@ -1,0 +1,432 @@
+/*
+ * cmd_bench.c - `pscan bench`: one harness for every backend and every algorithm it implements.
+ *
+ * For each n = 2^k the same seeded random input (never zeros) is scanned by every algorithm the backend
+ * implements, and a device-to-device copy of the same bytes is timed in the same run: a scan reads n
+ * elements and writes n, as a copy does, so the copy is the bandwidth a scan can at best reach. Reported:
+ * the median time per call, the effective bandwidth (bytes read + bytes written) / time = 2 n size / time,
+ * and its fraction of the copy's; on CUDA also CUB's DeviceScan and the fraction of CUB's bandwidth.
+ *
+ * Timing. CPU and OpenCL: a monotonic host clock around the calls plus pscan_context_synchronize(); each
+ * timed repeat runs once through a set of input/output buffer pairs (rotated, up to 64 MiB in all, so
+ * small n are not measured from a cache warmed by the previous call alone) and counts the mean per call;
+ * the median over repeats after a warm-up is reported. CUDA: CUDA events in bench_cuda.cu.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#ifdef PSCAN_HAVE_CUDA
+#include "bench_cuda.h"
+#endif
+
+static const char bench_usage[] =
+    "usage: pscan bench [--backend B] [--algo A|all] [--type T] [--op OP] [--exclusive] [--reverse]\n"
+    "                   [--min-log2 K] [--max-log2 K] [--reps R] [--threads N] [--seed S] [--csv FILE]\n"
+    "\n"
+    "Times each algorithm of the backend on n = 2^min .. 2^max elements of random data, next to a\n"
+    "device copy of the same bytes (and CUB's DeviceScan on CUDA), in the same run.\n"
+    "  --backend B     auto cpu cuda opencl (default auto)\n"
+    "  --algo A|all    one algorithm, or every one the backend implements (default all)\n"
+    "  --type T        element type (default i32)     --op OP   operator (default sum)\n"
+    "  --exclusive, --reverse   the scan's flags (default: forward inclusive)\n"
+    "  --min-log2 K    smallest n = 2^K (default 10)\n"
+    "  --max-log2 K    largest n = 2^K (default 26 on the CPU, 30 on a GPU; sizes that do not fit in\n"
+    "                  device memory are skipped with a note)\n"
+    "  --reps R        timed repeats per measurement, after a warm-up; the median is reported (default 10)\n"
+    "  --threads N     CPU backend: worker threads (default: one per online processor)\n"
+    "  --seed S        seed of the random input (default 1)\n"
+    "  --csv FILE      also write every measurement to FILE as CSV\n"
+    "\n"
+    "Columns: time_us = median time per call; GB/s = 2 * n * sizeof(T) / time (bytes read + written);\n"
+    "of_copy = GB/s / copy's GB/s; of_cub = GB/s / CUB's GB/s (CUDA only).\n";
+
+/* Rotated buffers: at most this many pairs, and no more than needed to cover this many bytes. */
+#define BENCH_MAX_PAIRS 64
+#define BENCH_ROTATE_BYTES (64u << 20)
+#define BENCH_WARMUP 2
+
+typedef struct bench_options {
+    pscan_backend backend;
+    int all_algos;
+    pscan_scan_desc desc;
+    uint64_t min_log2, max_log2, reps, threads, seed;
+    int have_max;
+    const char *csv_path;
+} bench_options;
+
+/* One size's buffers: pairs of input and output, all holding the same input bytes. */
+typedef struct bench_buffers {
+    pscan_context *ctx;
+    int pairs;
+    void *in[BENCH_MAX_PAIRS], *out[BENCH_MAX_PAIRS];
+    void *temp;
+    size_t temp_bytes;
+} bench_buffers;
+
+typedef struct bench_row {
+    const char *algo;
+    double seconds; /* 0 when not measured */
+} bench_row;
+
+static int parse_options(int argc, char **argv, bench_options *o) {
+    memset(o, 0, sizeof *o);
+    o->backend = PSCAN_BACKEND_AUTO;
+    o->all_algos = 1;
+    o->desc.type = PSCAN_TYPE_I32;
+    o->desc.op = PSCAN_OP_SUM;
+    o->desc.algo = PSCAN_ALGO_AUTO;
+    o->min_log2 = 10;
+    o->reps = 10;
+    o->seed = 1;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int m, r = PS_CLI_OK;
+        if (ps_cli_is_help(argv[i])) {
+            fputs(bench_usage, stdout);
+            return -1;
+        } else if ((m = ps_cli_option(argc, argv, &i, "--backend", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_backend(v, &o->backend);
+        } else if ((m = ps_cli_option(argc, argv, &i, "--algo", &v)) != 0) {
+            o->all_algos = m > 0 && strcmp(v, "all") == 0;
+            r = m < 0 ? PS_CLI_USAGE : o->all_algos ? PS_CLI_OK : ps_cli_parse_algo(v, &o->desc.algo);
+        } else if ((m = ps_cli_option(argc, argv, &i, "--type", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_type(v, &o->desc.type);
+        } else if ((m = ps_cli_option(argc, argv, &i, "--op", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_op(v, &o->desc.op);
+        } else if ((m = ps_cli_option(argc, argv, &i, "--min-log2", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_uint(v, "--min-log2", 0, 40, &o->min_log2);
+        } else if ((m = ps_cli_option(argc, argv, &i, "--max-log2", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_uint(v, "--max-log2", 0, 40, &o->max_log2);
+            o->have_max = 1;
+        } else if ((m = ps_cli_option(argc, argv, &i, "--reps", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_uint(v, "--reps", 1, 100000, &o->reps);
+        } else if ((m = ps_cli_option(argc, argv, &i, "--threads", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_uint(v, "--threads", 1, 1024, &o->threads);
+        } else if ((m = ps_cli_option(argc, argv, &i, "--seed", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_uint(v, "--seed", 0, UINT64_MAX, &o->seed);
+        } else if ((m = ps_cli_option(argc, argv, &i, "--csv", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
+            o->csv_path = v;
+        } else if (strcmp(argv[i], "--exclusive") == 0) {
+            o->desc.flags |= PSCAN_SCAN_EXCLUSIVE;
+        } else if (strcmp(argv[i], "--reverse") == 0) {
+            o->desc.flags |= PSCAN_SCAN_REVERSE;
+        } else {
+            ps_cli_error("bench: unknown argument '%s' (pscan bench --help)", argv[i]);
+            r = PS_CLI_USAGE;
+        }
+        if (r != PS_CLI_OK) return r;
+    }
+    if (o->desc.op >= PSCAN_OP_AND && (o->desc.type == PSCAN_TYPE_F32 || o->desc.type == PSCAN_TYPE_F64)) {
+        ps_cli_error("bench: operator %s needs an integer type, not %s", pscan_op_name(o->desc.op),
+                     pscan_type_name(o->desc.type));
+        return PS_CLI_USAGE;
+    }
+    if (o->have_max && o->max_log2 < o->min_log2) {
+        ps_cli_error("bench: --max-log2 is below --min-log2");
+        return PS_CLI_USAGE;
+    }
+    return PS_CLI_OK;
+}
+
+/* ---- input ------------------------------------------------------------------------------------------- */
+
+static uint64_t splitmix64(uint64_t *state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Random non-zero elements. Products get odd integers (a product of odd numbers never becomes zero) or
+ * +-1.0 (never underflows into slow denormals); sums of floats get values in [1, 2). */
+static void fill_random(void *data, uint64_t n, pscan_type type, pscan_op op, uint64_t seed) {
+    uint64_t state = seed;
+    size_t esize = pscan_type_size(type);
+    unsigned char *bytes = (unsigned char *)data;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t r = splitmix64(&state);
+        if (type == PSCAN_TYPE_F32 || type == PSCAN_TYPE_F64) {
+            double x = op == PSCAN_OP_PRODUCT ? ((r & 1) ? 1.0 : -1.0) : 1.0 + (double)(r >> 11) * 0x1p-53;
+            float xf = (float)x;
+            memcpy(bytes + i * esize, type == PSCAN_TYPE_F32 ? (const void *)&xf : (const void *)&x, esize);
+        } else {
+            r |= 1; /* odd: never zero in any width */
+            memcpy(bytes + i * esize, &r, esize); /* little-endian: the low bytes */
+        }
+    }
+}
+
+/* ---- timing ------------------------------------------------------------------------------------------ */
+
+static double now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* What a timed call does with pair p: a copy, or a scan (desc != NULL). */
+typedef struct bench_call {
+    bench_buffers *buf;
+    const pscan_scan_desc *desc;
+    uint64_t n;
+    size_t bytes;
+} bench_call;
+
+static pscan_status call_once(const bench_call *c, int p) {
+    if (!c->desc) return pscan_memory_copy(c->buf->ctx, c->buf->out[p], c->buf->in[p], c->bytes);
+    return pscan_scan(c->buf->ctx, c->desc, c->buf->in[p], c->buf->out[p], c->n, c->buf->temp,
+                      c->buf->temp_bytes);
+}
+
+/* Median over reps of the mean time per call over one pass through the pairs, after a warm-up. */
+static pscan_status time_host(const bench_call *c, int reps, double *seconds) {
+    bench_buffers *b = c->buf;
+    pscan_status s = PSCAN_SUCCESS;
+    for (int w = 0; w < BENCH_WARMUP && s == PSCAN_SUCCESS; w++)
+        for (int p = 0; p < b->pairs && s == PSCAN_SUCCESS; p++) s = call_once(c, p);
+    if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(b->ctx);
+    double *t = (double *)malloc((size_t)reps * sizeof *t);
+    if (!t) return PSCAN_ERROR_OUT_OF_MEMORY;
+    for (int r = 0; r < reps && s == PSCAN_SUCCESS; r++) {
+        double start = now_seconds();
+        for (int p = 0; p < b->pairs && s == PSCAN_SUCCESS; p++) s = call_once(c, p);
+        if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(b->ctx);
+        t[r] = (now_seconds() - start) / b->pairs;
+    }
+    if (s == PSCAN_SUCCESS) {
+        qsort(t, (size_t)reps, sizeof *t, compare_doubles);
+        *seconds = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    }
+    free(t);
+    return s;
+}
+
+static pscan_status time_call(const bench_call *c, int on_cuda, int reps, double *seconds) {
+#ifdef PSCAN_HAVE_CUDA
+    if (on_cuda) {
+        bench_buffers *b = c->buf;
+        if (!c->desc) return ps_bench_cuda_time_copy(b->ctx, b->out[0], b->in[0], c->bytes, reps, seconds);
+        return ps_bench_cuda_time_scan(b->ctx, c->desc, b->in[0], b->out[0], c->n, b->temp, b->temp_bytes, reps,
+                                       seconds);
+    }
+#else
+    (void)on_cuda;
+#endif
+    return time_host(c, reps, seconds);
+}
+
+/* ---- buffers ----------------------------------------------------------------------------------------- */
+
+static void buffers_free(bench_buffers *b) {
+    for (int p = 0; p < b->pairs; p++) {
+        pscan_memory_free(b->ctx, b->in[p]);
+        pscan_memory_free(b->ctx, b->out[p]);
+    }
+    pscan_memory_free(b->ctx, b->temp);
+    b->pairs = 0;
+    b->temp = NULL;
+    b->temp_bytes = 0;
+}
+
+/* Allocates the pairs and uploads host to every input. */
+static pscan_status buffers_alloc(bench_buffers *b, int pairs, const void *host, size_t bytes) {
+    pscan_status s = PSCAN_SUCCESS;
+    b->pairs = 0;
+    for (int p = 0; p < pairs && s == PSCAN_SUCCESS; p++) {
+        b->in[p] = b->out[p] = NULL;
+        s = pscan_memory_alloc(b->ctx, bytes, &b->in[p]);
+        if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(b->ctx, bytes, &b->out[p]);
+        b->pairs = p + 1;
+        if (s == PSCAN_SUCCESS) s = pscan_memory_upload(b->ctx, b->in[p], host, bytes);
+    }
+    if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(b->ctx);
+    return s;
+}
+
+/* ---- report ------------------------------------------------------------------------------------------ */
+
+typedef struct bench_report {
+    FILE *csv;
+    const char *backend, *device, *type, *op;
+    unsigned flags;
+    int have_cub;
+} bench_report;
+
+static void report_row(const bench_report *rep, const char *algo, uint64_t log2n, size_t esize, double seconds,
+                       double copy_seconds, double cub_seconds) {
+    uint64_t n = 1ull << log2n;
+    double gbps = 2.0 * (double)n * (double)esize / seconds * 1e-9;
+    double of_copy = copy_seconds > 0 ? copy_seconds / seconds : 0;
+    double of_cub = cub_seconds > 0 ? cub_seconds / seconds : 0;
+    printf("%-8s %-20s %-5s 2^%-3" PRIu64 " %12.2f %9.2f %8.3f", rep->backend, algo, rep->type, log2n,
+           seconds * 1e6, gbps, of_copy);
+    if (rep->have_cub) {
+        if (of_cub > 0)
+            printf(" %8.3f", of_cub);
+        else
+            printf(" %8s", "-");
+    }
+    printf("\n");
+    fflush(stdout);
+    if (rep->csv)
+        fprintf(rep->csv, "%s,\"%s\",%s,%s,%s,%s,%s,%" PRIu64 ",%.9g,%.6g,%.6g,%.6g,%.6g\n", rep->backend,
+                rep->device, algo, rep->type, rep->op, rep->flags & PSCAN_SCAN_EXCLUSIVE ? "exclusive" : "inclusive",
+                rep->flags & PSCAN_SCAN_REVERSE ? "reverse" : "forward", n, seconds * 1e6, gbps, of_copy,
+                of_cub > 0 ? of_cub : 0.0, cub_seconds > 0 ? cub_seconds * 1e6 : 0.0);
+}
+
+/* ---- main -------------------------------------------------------------------------------------------- */
+
+int ps_cli_bench(int argc, char **argv) {
+    bench_options o;
+    int r = parse_options(argc, argv, &o);
+    if (r != PS_CLI_OK) return r < 0 ? PS_CLI_OK : r;
+
+    bench_buffers b;
+    memset(&b, 0, sizeof b);
+    if ((r = ps_cli_context_create(o.backend, &b.ctx)) != PS_CLI_OK) return r;
+    pscan_status s;
+    if (o.threads && (s = pscan_context_set_threads(b.ctx, (unsigned)o.threads)) != PSCAN_SUCCESS) {
+        r = ps_cli_status_error(b.ctx, "set threads", s);
+        pscan_context_destroy(b.ctx);
+        return r;
+    }
+    pscan_backend kind = PSCAN_BACKEND_CPU;
+    char device[256] = "";
+    pscan_context_backend(b.ctx, &kind);
+    pscan_context_device_name(b.ctx, device, sizeof device);
+    const int on_cuda = kind == PSCAN_BACKEND_CUDA;
+    if (!o.have_max) o.max_log2 = kind == PSCAN_BACKEND_CPU ? 26 : 30;
+    const size_t esize = pscan_type_size(o.desc.type);
+
+    /* The algorithms to time: the one asked for, or every one the backend implements (AUTO is one of them
+     * under another name, so it is not listed). */
+    pscan_algo algos[PSCAN_ALGO_COUNT];
+    int algo_count = 0;
+    for (int a = o.all_algos ? 1 : (int)o.desc.algo; a < (o.all_algos ? PSCAN_ALGO_COUNT : (int)o.desc.algo + 1);
+         a++) {
+        pscan_scan_desc probe = o.desc;
+        size_t bytes = 0;
+        probe.algo = (pscan_algo)a;
+        s = pscan_scan_temp_bytes(b.ctx, &probe, 1ull << o.min_log2, &bytes);
+        if (s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM && o.all_algos) continue;
+        if (s != PSCAN_SUCCESS) {
+            char what[128];
+            snprintf(what, sizeof what, "%s on %s, %s %s", pscan_algo_name(probe.algo), pscan_backend_name(kind),
+                     pscan_type_name(o.desc.type), pscan_op_name(o.desc.op));
+            r = ps_cli_status_error(b.ctx, what, s);
+            pscan_context_destroy(b.ctx);
+            return r;
+        }
+        algos[algo_count++] = probe.algo;
+    }
+
+    bench_report rep = {NULL,
+                        pscan_backend_name(kind),
+                        device,
+                        pscan_type_name(o.desc.type),
+                        pscan_op_name(o.desc.op),
+                        o.desc.flags,
+                        on_cuda};
+    if (o.csv_path) {
+        rep.csv = fopen(o.csv_path, "w");
+        if (!rep.csv) {
+            ps_cli_error("cannot write %s", o.csv_path);
+            pscan_context_destroy(b.ctx);
+            return PS_CLI_FAILURE;
+        }
+        fprintf(rep.csv, "backend,device,algo,type,op,kind,direction,n,time_us,gbps,of_copy,of_cub,cub_time_us\n");
+    }
+    printf("# pscan bench: %s (%s), %s %s, %s %s, median of %" PRIu64 " after warm-up\n", rep.backend, device,
+           rep.type, rep.op, o.desc.flags & PSCAN_SCAN_EXCLUSIVE ? "exclusive" : "inclusive",
+           o.desc.flags & PSCAN_SCAN_REVERSE ? "reverse" : "forward", o.reps);
+    printf("%-8s %-20s %-5s %-5s %12s %9s %8s%s\n", "backend", "algo", "type", "n", "time_us", "GB/s", "of_copy",
+           on_cuda ? "   of_cub" : "");
+
+    unsigned char *host = NULL;
+    for (uint64_t k = o.min_log2; k <= o.max_log2 && r == PS_CLI_OK; k++) {
+        const uint64_t n = 1ull << k;
+        const size_t bytes = (size_t)(n * esize);
+        int pairs = on_cuda ? 1 : (int)((BENCH_ROTATE_BYTES + 2 * bytes - 1) / (2 * bytes));
+        if (pairs > BENCH_MAX_PAIRS) pairs = BENCH_MAX_PAIRS;
+        if (pairs < 1) pairs = 1;
+
+        free(host);
+        host = (unsigned char *)malloc(bytes);
+        if (!host) {
+            printf("# n = 2^%" PRIu64 ": skipped, no host memory for the input\n", k);
+            continue;
+        }
+        fill_random(host, n, o.desc.type, o.desc.op, o.seed);
+        s = buffers_alloc(&b, pairs, host, bytes);
+        if (s != PSCAN_SUCCESS) {
+            printf("# n = 2^%" PRIu64 ": skipped, %s (%s)\n", k, pscan_status_name(s), pscan_status_string(s));
+            buffers_free(&b);
+            continue;
+        }
+
+        /* The floor: a device copy of the same bytes. */
+        bench_call call = {&b, NULL, n, bytes};
+        double copy_seconds = 0, cub_seconds = 0;
+        if ((s = time_call(&call, on_cuda, (int)o.reps, &copy_seconds)) != PSCAN_SUCCESS) {
+            r = ps_cli_status_error(b.ctx, "copy", s);
+            break;
+        }
+#ifdef PSCAN_HAVE_CUDA
+        if (on_cuda) {
+            pscan_scan_desc cub = o.desc;
+            s = ps_bench_cuda_time_cub(b.ctx, &cub, b.in[0], b.out[0], n, (int)o.reps, &cub_seconds);
+            if (s != PSCAN_SUCCESS) cub_seconds = 0; /* CUB has no equivalent (e.g. reverse): column shows - */
+        }
+#endif
+        report_row(&rep, "copy", k, esize, copy_seconds, copy_seconds, cub_seconds);
+        if (cub_seconds > 0) report_row(&rep, "cub", k, esize, cub_seconds, copy_seconds, cub_seconds);
+
+        for (int a = 0; a < algo_count && r == PS_CLI_OK; a++) {
+            pscan_scan_desc desc = o.desc;
+            desc.algo = algos[a];
+            call.desc = &desc;
+            double seconds = 0;
+            size_t temp_bytes = 0;
+            s = pscan_scan_temp_bytes(b.ctx, &desc, n, &temp_bytes);
+            if (s == PSCAN_SUCCESS && temp_bytes > b.temp_bytes) {
+                pscan_memory_free(b.ctx, b.temp);
+                b.temp = NULL;
+                b.temp_bytes = 0;
+                s = pscan_memory_alloc(b.ctx, temp_bytes, &b.temp);
+                if (s == PSCAN_SUCCESS) b.temp_bytes = temp_bytes;
+            }
+            if (s == PSCAN_SUCCESS) s = time_call(&call, on_cuda, (int)o.reps, &seconds);
+            if (s == PSCAN_ERROR_TOO_LARGE || s == PSCAN_ERROR_OUT_OF_MEMORY) {
+                printf("# %s at n = 2^%" PRIu64 ": skipped, %s\n", pscan_algo_name(desc.algo), k,
+                       pscan_status_name(s));
+                continue;
+            }
+            if (s != PSCAN_SUCCESS) {
+                r = ps_cli_status_error(b.ctx, pscan_algo_name(desc.algo), s);
+                break;
+            }
+            report_row(&rep, pscan_algo_name(desc.algo), k, esize, seconds, copy_seconds, cub_seconds);
+        }
+        buffers_free(&b);
+    }
+    free(host);
+    buffers_free(&b);
+    if (rep.csv && fclose(rep.csv) != 0 && r == PS_CLI_OK) {
+        ps_cli_error("cannot write %s", o.csv_path);
+        r = PS_CLI_FAILURE;
+    }
+    pscan_context_destroy(b.ctx);
+    return r;
+}

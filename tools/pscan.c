@@ -1,0 +1,306 @@
+/*
+ * pscan.c - the pscan command-line tool: dispatch to the subcommands, `pscan info`, and the helpers the
+ * subcommands share (cli.h).
+ *
+ *   pscan info                       version, backends compiled in, devices found
+ *   pscan scan IN OUT --type T ...   scan a raw binary file of any size (cmd_scan.c)
+ *   pscan bench [...]                one harness for every backend and algorithm (cmd_bench.c)
+ *   pscan explain [...]              step-by-step view of an algorithm (explain.c, when built)
+ *
+ * Exit codes: 0 ok, 1 runtime failure, 2 usage error.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#ifdef PSCAN_HAVE_EXPLAIN
+#include "explain.h"
+#endif
+
+/* ---- messages ---------------------------------------------------------------------------------------- */
+
+void ps_cli_error(const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    fputs("pscan: ", stderr);
+    vfprintf(stderr, format, args);
+    fputc('\n', stderr);
+    va_end(args);
+}
+
+int ps_cli_status_error(pscan_context *ctx, const char *what, pscan_status status) {
+    long long native = 0;
+    if (ctx) pscan_context_native_error(ctx, &native);
+    if (native)
+        ps_cli_error("%s: %s: %s (backend error %lld)", what, pscan_status_name(status),
+                     pscan_status_string(status), native);
+    else
+        ps_cli_error("%s: %s: %s", what, pscan_status_name(status), pscan_status_string(status));
+    if (ctx && status == PSCAN_ERROR_BUILD_FAILED) {
+        const char *log = NULL;
+        if (pscan_context_build_log(ctx, &log) == PSCAN_SUCCESS && log && *log) fprintf(stderr, "%s\n", log);
+    }
+    return PS_CLI_FAILURE;
+}
+
+/* ---- options ----------------------------------------------------------------------------------------- */
+
+int ps_cli_is_help(const char *arg) { return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0; }
+
+int ps_cli_option(int argc, char **argv, int *i, const char *name, const char **value) {
+    const char *arg = argv[*i];
+    size_t len = strlen(name);
+    if (strncmp(arg, name, len) != 0) return 0;
+    if (arg[len] == '=') {
+        *value = arg + len + 1;
+        return 1;
+    }
+    if (arg[len] != '\0') return 0;
+    if (*i + 1 >= argc) {
+        ps_cli_error("option %s needs a value", name);
+        return -1;
+    }
+    *value = argv[++*i];
+    return 1;
+}
+
+/* Prints "unknown <what> 'text'; one of: a b c" for a name list. */
+static int unknown_name(const char *what, const char *text, const char *(*name_of)(int), int count, int first) {
+    fprintf(stderr, "pscan: unknown %s '%s'; one of:", what, text);
+    for (int i = first; i < count; i++) fprintf(stderr, " %s", name_of(i));
+    fputc('\n', stderr);
+    return PS_CLI_USAGE;
+}
+static const char *type_name_of(int i) { return pscan_type_name((pscan_type)i); }
+static const char *op_name_of(int i) { return pscan_op_name((pscan_op)i); }
+static const char *backend_name_of(int i) { return pscan_backend_name((pscan_backend)i); }
+static const char *algo_name_of(int i) { return pscan_algo_name((pscan_algo)i); }
+
+int ps_cli_parse_type(const char *text, pscan_type *type) {
+    if (pscan_type_parse(text, type) == PSCAN_SUCCESS) return PS_CLI_OK;
+    return unknown_name("type", text, type_name_of, PSCAN_TYPE_COUNT, 0);
+}
+int ps_cli_parse_op(const char *text, pscan_op *op) {
+    if (pscan_op_parse(text, op) == PSCAN_SUCCESS) return PS_CLI_OK;
+    return unknown_name("operator", text, op_name_of, PSCAN_OP_COUNT, 0);
+}
+int ps_cli_parse_backend(const char *text, pscan_backend *backend) {
+    if (pscan_backend_parse(text, backend) == PSCAN_SUCCESS) return PS_CLI_OK;
+    return unknown_name("backend", text, backend_name_of, PSCAN_BACKEND_COUNT, 0);
+}
+int ps_cli_parse_algo(const char *text, pscan_algo *algo) {
+    if (pscan_algo_parse(text, algo) == PSCAN_SUCCESS) return PS_CLI_OK;
+    return unknown_name("algorithm", text, algo_name_of, PSCAN_ALGO_COUNT, 0);
+}
+
+int ps_cli_parse_uint(const char *text, const char *what, uint64_t lowest, uint64_t highest, uint64_t *value) {
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (*text == '\0' || *text == '-' || *end != '\0' || errno == ERANGE || v < lowest || v > highest) {
+        ps_cli_error("%s '%s' is not an integer in [%" PRIu64 ", %" PRIu64 "]", what, text, lowest, highest);
+        return PS_CLI_USAGE;
+    }
+    *value = v;
+    return PS_CLI_OK;
+}
+
+int ps_cli_parse_value(const char *text, pscan_type type, unsigned char value[8]) {
+    char *end = NULL;
+    errno = 0;
+    int ok = *text != '\0';
+    memset(value, 0, 8);
+    switch (type) {
+    case PSCAN_TYPE_F32: {
+        float v = strtof(text, &end);
+        ok = ok && *end == '\0' && (errno != ERANGE || v == 0.0f);
+        memcpy(value, &v, sizeof v);
+        break;
+    }
+    case PSCAN_TYPE_F64: {
+        double v = strtod(text, &end);
+        ok = ok && *end == '\0' && (errno != ERANGE || v == 0.0);
+        memcpy(value, &v, sizeof v);
+        break;
+    }
+    case PSCAN_TYPE_I8:
+    case PSCAN_TYPE_I16:
+    case PSCAN_TYPE_I32:
+    case PSCAN_TYPE_I64: {
+        size_t bits = 8 * pscan_type_size(type);
+        long long v = strtoll(text, &end, 0);
+        long long highest = (long long)(UINT64_MAX >> (65 - bits)), lowest = -highest - 1;
+        ok = ok && *end == '\0' && errno != ERANGE && v >= lowest && v <= highest;
+        /* little-endian machines only (every machine pscan targets): the low bytes are the narrow value */
+        int8_t v8 = (int8_t)v;
+        int16_t v16 = (int16_t)v;
+        int32_t v32 = (int32_t)v;
+        int64_t v64 = (int64_t)v;
+        const void *src = bits == 8 ? (const void *)&v8 : bits == 16 ? (const void *)&v16
+                                                      : bits == 32   ? (const void *)&v32
+                                                                     : (const void *)&v64;
+        memcpy(value, src, bits / 8);
+        break;
+    }
+    default: { /* unsigned integers */
+        size_t bits = 8 * pscan_type_size(type);
+        const char *p = text;
+        while (*p == ' ' || *p == '\t') p++;
+        unsigned long long v = strtoull(text, &end, 0);
+        unsigned long long highest = UINT64_MAX >> (64 - bits);
+        ok = ok && *p != '-' && *end == '\0' && errno != ERANGE && v <= highest;
+        uint8_t v8 = (uint8_t)v;
+        uint16_t v16 = (uint16_t)v;
+        uint32_t v32 = (uint32_t)v;
+        uint64_t v64 = (uint64_t)v;
+        const void *src = bits == 8 ? (const void *)&v8 : bits == 16 ? (const void *)&v16
+                                                      : bits == 32   ? (const void *)&v32
+                                                                     : (const void *)&v64;
+        memcpy(value, src, bits / 8);
+        break;
+    }
+    }
+    if (!ok) {
+        ps_cli_error("value '%s' is not a valid %s", text, pscan_type_name(type));
+        return PS_CLI_USAGE;
+    }
+    return PS_CLI_OK;
+}
+
+void ps_cli_format_value(pscan_type type, const void *value, char *buf, unsigned buf_bytes) {
+    union {
+        int8_t i8;
+        uint8_t u8;
+        int16_t i16;
+        uint16_t u16;
+        int32_t i32;
+        uint32_t u32;
+        int64_t i64;
+        uint64_t u64;
+        float f32;
+        double f64;
+    } v;
+    memcpy(&v, value, pscan_type_size(type));
+    switch (type) {
+    case PSCAN_TYPE_I8: snprintf(buf, buf_bytes, "%d", v.i8); break;
+    case PSCAN_TYPE_U8: snprintf(buf, buf_bytes, "%u", v.u8); break;
+    case PSCAN_TYPE_I16: snprintf(buf, buf_bytes, "%d", v.i16); break;
+    case PSCAN_TYPE_U16: snprintf(buf, buf_bytes, "%u", v.u16); break;
+    case PSCAN_TYPE_I32: snprintf(buf, buf_bytes, "%" PRId32, v.i32); break;
+    case PSCAN_TYPE_U32: snprintf(buf, buf_bytes, "%" PRIu32, v.u32); break;
+    case PSCAN_TYPE_I64: snprintf(buf, buf_bytes, "%" PRId64, v.i64); break;
+    case PSCAN_TYPE_U64: snprintf(buf, buf_bytes, "%" PRIu64, v.u64); break;
+    case PSCAN_TYPE_F32: snprintf(buf, buf_bytes, "%.9g", v.f32); break;
+    case PSCAN_TYPE_F64: snprintf(buf, buf_bytes, "%.17g", v.f64); break;
+    default: snprintf(buf, buf_bytes, "?"); break;
+    }
+}
+
+int ps_cli_context_create(pscan_backend backend, pscan_context **ctx) {
+    pscan_status s = pscan_context_create(backend, ctx);
+    if (s == PSCAN_SUCCESS) return PS_CLI_OK;
+    char what[64];
+    snprintf(what, sizeof what, "cannot create a %s context", pscan_backend_name(backend));
+    return ps_cli_status_error(NULL, what, s);
+}
+
+/* ---- pscan info -------------------------------------------------------------------------------------- */
+
+static const char info_usage[] =
+    "usage: pscan info\n"
+    "\n"
+    "Prints the library version, the backends compiled into it, and for each whether a context can be\n"
+    "created and on which device. The AUTO line says which backend `--backend auto` picks here.\n";
+
+int ps_cli_info(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        if (ps_cli_is_help(argv[i])) {
+            fputs(info_usage, stdout);
+            return PS_CLI_OK;
+        }
+        ps_cli_error("info: unexpected argument '%s'", argv[i]);
+        fputs(info_usage, stderr);
+        return PS_CLI_USAGE;
+    }
+    printf("pscan %s (header %d.%d.%d)\n", pscan_version_string(), PSCAN_VERSION_MAJOR, PSCAN_VERSION_MINOR,
+           PSCAN_VERSION_PATCH);
+    int usable = 0;
+    for (int b = 0; b < PSCAN_BACKEND_COUNT; b++) {
+        pscan_backend backend = (pscan_backend)b;
+        int compiled = 0;
+        pscan_backend_compiled(backend, &compiled);
+        printf("  %-7s ", pscan_backend_name(backend));
+        if (!compiled) {
+            printf("not compiled in\n");
+            continue;
+        }
+        pscan_context *ctx = NULL;
+        pscan_status s = pscan_context_create(backend, &ctx);
+        if (s != PSCAN_SUCCESS) {
+            printf("compiled in; no context: %s (%s)\n", pscan_status_name(s), pscan_status_string(s));
+            continue;
+        }
+        char device[256] = "";
+        pscan_backend actual = backend;
+        pscan_context_device_name(ctx, device, sizeof device);
+        pscan_context_backend(ctx, &actual);
+        if (backend == PSCAN_BACKEND_AUTO)
+            printf("picks %s: %s\n", pscan_backend_name(actual), device);
+        else {
+            printf("available: %s\n", device);
+            usable++;
+        }
+        pscan_context_destroy(ctx);
+    }
+    return usable > 0 ? PS_CLI_OK : PS_CLI_FAILURE;
+}
+
+/* ---- dispatch ---------------------------------------------------------------------------------------- */
+
+typedef struct subcommand {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} subcommand;
+
+static const subcommand subcommands[] = {
+    {"info", ps_cli_info, "version, backends compiled in, devices found"},
+    {"scan", ps_cli_scan, "scan a raw binary file of any size (streamed in chunks)"},
+    {"bench", ps_cli_bench, "time every algorithm of a backend against a copy (and CUB on CUDA)"},
+#ifdef PSCAN_HAVE_EXPLAIN
+    {"explain", ps_cli_explain, "show an algorithm's steps on a small input"},
+#endif
+};
+#define SUBCOMMAND_COUNT (sizeof subcommands / sizeof subcommands[0])
+
+static void usage(FILE *to) {
+    fprintf(to, "usage: pscan <command> [options]    (pscan <command> --help for its options)\n\ncommands:\n");
+    for (size_t i = 0; i < SUBCOMMAND_COUNT; i++)
+        fprintf(to, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
+    fprintf(to, "\nexit status: 0 ok, 1 runtime failure, 2 usage error\n");
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        usage(stderr);
+        return PS_CLI_USAGE;
+    }
+    if (ps_cli_is_help(argv[1]) || strcmp(argv[1], "help") == 0) {
+        usage(stdout);
+        return PS_CLI_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("pscan %s\n", pscan_version_string());
+        return PS_CLI_OK;
+    }
+    for (size_t i = 0; i < SUBCOMMAND_COUNT; i++)
+        if (strcmp(argv[1], subcommands[i].name) == 0) return subcommands[i].run(argc - 1, argv + 1);
+    ps_cli_error("unknown command '%s'", argv[1]);
+    usage(stderr);
+    return PS_CLI_USAGE;
+}
