@@ -99,24 +99,28 @@ const char *pscan_algo_name(pscan_algo algo) {
 }
 
 pscan_status pscan_type_parse(const char *name, pscan_type *type) {
+    if (!type) return PSCAN_ERROR_NULL_POINTER;
     int v = 0;
     pscan_status s = parse_name(type_names, PSCAN_TYPE_COUNT, name, &v);
     if (s == PSCAN_SUCCESS) *type = (pscan_type)v;
     return s;
 }
 pscan_status pscan_op_parse(const char *name, pscan_op *op) {
+    if (!op) return PSCAN_ERROR_NULL_POINTER;
     int v = 0;
     pscan_status s = parse_name(op_names, PSCAN_OP_COUNT, name, &v);
     if (s == PSCAN_SUCCESS) *op = (pscan_op)v;
     return s;
 }
 pscan_status pscan_backend_parse(const char *name, pscan_backend *backend) {
+    if (!backend) return PSCAN_ERROR_NULL_POINTER;
     int v = 0;
     pscan_status s = parse_name(backend_names, PSCAN_BACKEND_COUNT, name, &v);
     if (s == PSCAN_SUCCESS) *backend = (pscan_backend)v;
     return s;
 }
 pscan_status pscan_algo_parse(const char *name, pscan_algo *algo) {
+    if (!algo) return PSCAN_ERROR_NULL_POINTER;
     int v = 0;
     pscan_status s = parse_name(algo_names, PSCAN_ALGO_COUNT, name, &v);
     if (s == PSCAN_SUCCESS) *algo = (pscan_algo)v;
