@@ -50,8 +50,17 @@ static pscan_status fail(pscan_context *ctx, cudaError_t err) {
 
 /* Indexed by pscan_algo; NULL where the backend lacks the algorithm. */
 static const ps_cuda_algorithm *algorithm_of(pscan_algo algo) {
-    /* the algorithm files join the table as they land (1_hillis_steele.cu ... 4_reduce_then_scan.cu) */
     switch (algo) {
+    case PSCAN_ALGO_HILLIS_STEELE:
+        return &ps_cuda_hillis_steele;
+    case PSCAN_ALGO_BLELLOCH_UNPADDED:
+        return &ps_cuda_blelloch_unpadded;
+    case PSCAN_ALGO_BLELLOCH:
+        return &ps_cuda_blelloch;
+    case PSCAN_ALGO_SCAN_THEN_PROPAGATE:
+        return &ps_cuda_scan_then_propagate;
+    case PSCAN_ALGO_REDUCE_THEN_SCAN:
+        return &ps_cuda_reduce_then_scan;
     default:
         return NULL;
     }
