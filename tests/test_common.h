@@ -1,0 +1,71 @@
+/*
+ * test_common.h - what every pscan test program shares: the skip exit code, a seeded generator, and the
+ * command-line backend lookup. Header-only so that each test stays one file plus this.
+ */
+#ifndef PSCAN_TEST_COMMON_H
+#define PSCAN_TEST_COMMON_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pscan.h"
+
+/* ctest's SKIP_RETURN_CODE: the backend is not compiled in or found no device (liburing's convention). */
+#define TEST_EXIT_SKIP 77
+
+/* splitmix64: one 64-bit state, full-period, good enough bits for test data, and cheap to seed per case. */
+static inline uint64_t test_mix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+typedef struct test_rng {
+    uint64_t state;
+} test_rng;
+
+static inline uint64_t test_rng_next(test_rng *r) {
+    r->state += 0x9E3779B97F4A7C15ull;
+    uint64_t x = r->state;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* A uniform double in [0, 1) with 53 random bits. */
+static inline double test_rng_unit(test_rng *r) { return (double)(test_rng_next(r) >> 11) * 0x1.0p-53; }
+
+/* Creates a context on the named backend, or explains why the test must skip (returns TEST_EXIT_SKIP) or fail
+ * (returns 1). Returns 0 with *ctx set on success. */
+static inline int test_open_backend(const char *program, pscan_backend backend, pscan_context **ctx) {
+    int compiled = 0;
+    pscan_status s = pscan_backend_compiled(backend, &compiled);
+    if (s != PSCAN_SUCCESS) {
+        fprintf(stderr, "%s: pscan_backend_compiled: %s\n", program, pscan_status_name(s));
+        return 1;
+    }
+    if (!compiled) {
+        printf("%s: SKIP: backend %s is not compiled into this library\n", program, pscan_backend_name(backend));
+        return TEST_EXIT_SKIP;
+    }
+    s = pscan_context_create(backend, ctx);
+    if (s == PSCAN_ERROR_BACKEND_UNAVAILABLE) {
+        printf("%s: SKIP: backend %s found no usable device\n", program, pscan_backend_name(backend));
+        return TEST_EXIT_SKIP;
+    }
+    if (s != PSCAN_SUCCESS) {
+        /* compiled in and a device was expected: any other failure is the backend's bug, not a skip */
+        fprintf(stderr, "%s: FAIL: pscan_context_create(%s): %s\n", program, pscan_backend_name(backend),
+                pscan_status_name(s));
+        return 1;
+    }
+    char name[256] = "";
+    pscan_context_device_name(*ctx, name, sizeof name);
+    printf("%s: backend %s, device \"%s\"\n", program, pscan_backend_name(backend), name);
+    return 0;
+}
+
+#endif /* PSCAN_TEST_COMMON_H */
