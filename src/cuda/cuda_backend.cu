@@ -61,14 +61,15 @@ static const ps_cuda_algorithm *algorithm_of(pscan_algo algo) {
         return &ps_cuda_scan_then_propagate;
     case PSCAN_ALGO_REDUCE_THEN_SCAN:
         return &ps_cuda_reduce_then_scan;
+    case PSCAN_ALGO_DECOUPLED_LOOKBACK:
+        return &ps_cuda_decoupled_lookback;
     default:
         return NULL;
     }
 }
 
-/* The backend's fastest: decoupled look-back once 5_decoupled_lookback.cu is in the table (cuda-b adds it),
- * reduce-then-scan until then. */
-static const pscan_algo cuda_auto_algo = PSCAN_ALGO_REDUCE_THEN_SCAN;
+/* The backend's fastest: the single-pass decoupled look-back (5_decoupled_lookback.cu). */
+static const pscan_algo cuda_auto_algo = PSCAN_ALGO_DECOUPLED_LOOKBACK;
 
 static pscan_status cuda_choose_algo(const pscan_context *ctx, ps_scan_call *call) {
     (void)ctx;
