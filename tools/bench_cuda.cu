@@ -1,0 +1,264 @@
+/*
+ * bench_cuda.cu - the CUDA side of `pscan bench` (see bench_cuda.h): CUDA-event timing of pscan_scan, and the
+ * peers it is measured against on the same stream: a device-to-device cudaMemcpyAsync of the same bytes and
+ * CUB's DeviceScan. CUB is used here only, never in the library.
+ *
+ * Timing, the same for all three: two warm-up calls, then a one-call probe that sizes a batch of back-to-back
+ * calls to about 1 ms (at most 4096 calls); each timed repeat is one batch between two events, and its time
+ * divided by the batch size. The median over the repeats is reported. Batches make small n measure what a user
+ * of back-to-back calls sees: the launch overhead included, the host's synchronisation excluded.
+ *
+ * CUB covers the 4- and 8-byte types (i32 u32 f32 i64 u64 f64) with sum, product, min and max, inclusive and
+ * exclusive, forward, n < 2^31; anything else (reverse, an initial value on an inclusive scan, other types or
+ * operators) returns PSCAN_ERROR_UNSUPPORTED_ALGORITHM and the harness prints "-". Instantiations are kept
+ * to that set because each costs seconds of compile time.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cub/device/device_scan.cuh>
+#include <cuda/functional>
+#include <cuda/std/functional>
+
+#include "bench_cuda.h"
+#include "pscan_cuda.h"
+
+#define BENCH_WARMUP 2
+#define BENCH_TARGET_SECONDS 1e-3
+#define BENCH_MAX_BATCH 4096
+
+/* One thing to time: f(arg) enqueues one call on the stream. */
+typedef pscan_status (*bench_fn)(void *arg);
+
+static int compare_doubles(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static pscan_status cuda_status(cudaError_t err) {
+    if (err == cudaSuccess) return PSCAN_SUCCESS;
+    return err == cudaErrorMemoryAllocation ? PSCAN_ERROR_OUT_OF_MEMORY : PSCAN_ERROR_BACKEND;
+}
+
+/* Seconds of one batch of calls between two events. */
+static pscan_status time_batch(cudaStream_t stream, bench_fn f, void *arg, int batch, cudaEvent_t start,
+                               cudaEvent_t stop, double *seconds) {
+    pscan_status s = cuda_status(cudaEventRecord(start, stream));
+    for (int i = 0; i < batch && s == PSCAN_SUCCESS; i++) s = f(arg);
+    if (s == PSCAN_SUCCESS) s = cuda_status(cudaEventRecord(stop, stream));
+    if (s == PSCAN_SUCCESS) s = cuda_status(cudaEventSynchronize(stop));
+    float ms = 0;
+    if (s == PSCAN_SUCCESS) s = cuda_status(cudaEventElapsedTime(&ms, start, stop));
+    *seconds = 1e-3 * (double)ms;
+    return s;
+}
+
+static pscan_status time_median(pscan_context *ctx, bench_fn f, void *arg, int reps, double *seconds) {
+    cudaStream_t stream;
+    pscan_status s = pscan_cuda_context_stream(ctx, &stream);
+    if (s != PSCAN_SUCCESS) return s;
+    if (reps < 1) reps = 1;
+    double *t = (double *)malloc((size_t)reps * sizeof *t);
+    if (!t) return PSCAN_ERROR_OUT_OF_MEMORY;
+    cudaEvent_t start = NULL, stop = NULL;
+    s = cuda_status(cudaEventCreate(&start));
+    if (s == PSCAN_SUCCESS) s = cuda_status(cudaEventCreate(&stop));
+
+    for (int w = 0; w < BENCH_WARMUP && s == PSCAN_SUCCESS; w++) s = f(arg);
+    double one = 0;
+    if (s == PSCAN_SUCCESS) s = time_batch(stream, f, arg, 1, start, stop, &one);
+    int batch = 1;
+    if (one > 0 && one < BENCH_TARGET_SECONDS) {
+        double b = BENCH_TARGET_SECONDS / one;
+        batch = b > BENCH_MAX_BATCH ? BENCH_MAX_BATCH : (int)b;
+    }
+    for (int r = 0; r < reps && s == PSCAN_SUCCESS; r++) {
+        s = time_batch(stream, f, arg, batch, start, stop, &t[r]);
+        t[r] /= batch;
+    }
+    if (s == PSCAN_SUCCESS) {
+        qsort(t, (size_t)reps, sizeof *t, compare_doubles);
+        *seconds = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+    }
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+    free(t);
+    return s;
+}
+
+/* ---- pscan_scan ---------------------------------------------------------------------------------------- */
+
+typedef struct scan_args {
+    pscan_context *ctx;
+    const pscan_scan_desc *desc;
+    const void *in;
+    void *out;
+    uint64_t n;
+    void *temp;
+    size_t temp_bytes;
+} scan_args;
+
+static pscan_status scan_once(void *arg) {
+    const scan_args *a = (const scan_args *)arg;
+    return pscan_scan(a->ctx, a->desc, a->in, a->out, a->n, a->temp, a->temp_bytes);
+}
+
+extern "C" pscan_status ps_bench_cuda_time_scan(pscan_context *ctx, const pscan_scan_desc *desc, const void *in,
+                                                void *out, uint64_t n, void *temp, size_t temp_bytes, int reps,
+                                                double *seconds) {
+    if (!ctx || !desc || !seconds) return PSCAN_ERROR_NULL_POINTER;
+    scan_args a = {ctx, desc, in, out, n, temp, temp_bytes};
+    return time_median(ctx, scan_once, &a, reps, seconds);
+}
+
+/* ---- copy ---------------------------------------------------------------------------------------------- */
+
+typedef struct copy_args {
+    cudaStream_t stream;
+    void *dst;
+    const void *src;
+    size_t bytes;
+} copy_args;
+
+static pscan_status copy_once(void *arg) {
+    const copy_args *a = (const copy_args *)arg;
+    return cuda_status(cudaMemcpyAsync(a->dst, a->src, a->bytes, cudaMemcpyDeviceToDevice, a->stream));
+}
+
+extern "C" pscan_status ps_bench_cuda_time_copy(pscan_context *ctx, void *dst, const void *src, size_t bytes,
+                                                int reps, double *seconds) {
+    if (!ctx || !dst || !src || !seconds) return PSCAN_ERROR_NULL_POINTER;
+    copy_args a = {0, dst, src, bytes};
+    pscan_status s = pscan_cuda_context_stream(ctx, &a.stream);
+    if (s != PSCAN_SUCCESS) return s;
+    return time_median(ctx, copy_once, &a, reps, seconds);
+}
+
+/* ---- CUB ----------------------------------------------------------------------------------------------- */
+
+typedef struct cub_args {
+    cudaStream_t stream;
+    const void *in;
+    void *out;
+    int n;
+    int exclusive;
+    unsigned char init[8]; /* the exclusive scan's initial value */
+    void *temp;
+    size_t temp_bytes;
+} cub_args;
+
+/* One CUB call (a size query when temp is NULL) for element type T and operator functor Op. */
+template <class T, class Op> static cudaError_t cub_call(cub_args *a) {
+    const T *in = (const T *)a->in;
+    T *out = (T *)a->out;
+    if (a->exclusive) {
+        T init;
+        memcpy(&init, a->init, sizeof(T));
+        return cub::DeviceScan::ExclusiveScan(a->temp, a->temp_bytes, in, out, Op(), init, a->n, a->stream);
+    }
+    return cub::DeviceScan::InclusiveScan(a->temp, a->temp_bytes, in, out, Op(), a->n, a->stream);
+}
+
+typedef cudaError_t (*cub_fn)(cub_args *a);
+
+/* The instantiated set: 4- and 8-byte types x sum, product, min, max. */
+static cub_fn cub_lookup(pscan_type type, pscan_op op) {
+#define BENCH_CUB_OPS_(T)                                                                                    \
+    switch (op) {                                                                                            \
+    case PSCAN_OP_SUM:                                                                                       \
+        return cub_call<T, cuda::std::plus<T>>;                                                              \
+    case PSCAN_OP_PRODUCT:                                                                                   \
+        return cub_call<T, cuda::std::multiplies<T>>;                                                        \
+    case PSCAN_OP_MIN:                                                                                       \
+        return cub_call<T, cuda::minimum<T>>;                                                                \
+    case PSCAN_OP_MAX:                                                                                       \
+        return cub_call<T, cuda::maximum<T>>;                                                                \
+    default:                                                                                                 \
+        return NULL;                                                                                         \
+    }
+    switch (type) {
+    case PSCAN_TYPE_I32:
+        BENCH_CUB_OPS_(int32_t)
+    case PSCAN_TYPE_U32:
+        BENCH_CUB_OPS_(uint32_t)
+    case PSCAN_TYPE_F32:
+        BENCH_CUB_OPS_(float)
+    case PSCAN_TYPE_I64:
+        BENCH_CUB_OPS_(int64_t)
+    case PSCAN_TYPE_U64:
+        BENCH_CUB_OPS_(uint64_t)
+    case PSCAN_TYPE_F64:
+        BENCH_CUB_OPS_(double)
+    default:
+        return NULL;
+    }
+#undef BENCH_CUB_OPS_
+}
+
+/* The operator's identity as the exclusive scan's initial value when the caller gave none. */
+static void cub_identity(pscan_type type, pscan_op op, unsigned char bytes[8]) {
+    memset(bytes, 0, 8);
+#define BENCH_IDENTITY_(T, LOWEST, HIGHEST)                                                                  \
+    do {                                                                                                     \
+        T x = op == PSCAN_OP_PRODUCT ? (T)1 : op == PSCAN_OP_MIN ? (T)(HIGHEST) : op == PSCAN_OP_MAX ? (T)(LOWEST) : (T)0; \
+        memcpy(bytes, &x, sizeof x);                                                                             \
+    } while (0)
+    switch (type) {
+    case PSCAN_TYPE_I32: BENCH_IDENTITY_(int32_t, INT32_MIN, INT32_MAX); break;
+    case PSCAN_TYPE_U32: BENCH_IDENTITY_(uint32_t, 0, UINT32_MAX); break;
+    case PSCAN_TYPE_F32: BENCH_IDENTITY_(float, -__builtin_huge_valf(), __builtin_huge_valf()); break;
+    case PSCAN_TYPE_I64: BENCH_IDENTITY_(int64_t, INT64_MIN, INT64_MAX); break;
+    case PSCAN_TYPE_U64: BENCH_IDENTITY_(uint64_t, 0, UINT64_MAX); break;
+    case PSCAN_TYPE_F64: BENCH_IDENTITY_(double, -__builtin_huge_val(), __builtin_huge_val()); break;
+    default: break;
+    }
+#undef BENCH_IDENTITY_
+}
+
+typedef struct cub_timed {
+    cub_fn fn;
+    cub_args args;
+} cub_timed;
+
+static pscan_status cub_once(void *arg) {
+    cub_timed *c = (cub_timed *)arg;
+    return cuda_status(c->fn(&c->args));
+}
+
+extern "C" pscan_status ps_bench_cuda_time_cub(pscan_context *ctx, const pscan_scan_desc *desc, const void *in,
+                                               void *out, uint64_t n, int reps, double *seconds) {
+    if (!ctx || !desc || !seconds) return PSCAN_ERROR_NULL_POINTER;
+    if ((unsigned)desc->type >= PSCAN_TYPE_COUNT || (unsigned)desc->op >= PSCAN_OP_COUNT)
+        return PSCAN_ERROR_INVALID_VALUE;
+    const int exclusive = (desc->flags & PSCAN_SCAN_EXCLUSIVE) != 0;
+    cub_timed c;
+    memset(&c, 0, sizeof c);
+    c.fn = cub_lookup(desc->type, desc->op);
+    if (!c.fn || (desc->flags & PSCAN_SCAN_REVERSE) || (desc->init && !exclusive) || n == 0 || n > 0x7fffffffull)
+        return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    pscan_status s = pscan_cuda_context_stream(ctx, &c.args.stream);
+    if (s != PSCAN_SUCCESS) return s;
+    c.args.in = in;
+    c.args.out = out;
+    c.args.n = (int)n;
+    c.args.exclusive = exclusive;
+    if (desc->init)
+        memcpy(c.args.init, desc->init, pscan_type_size(desc->type));
+    else
+        cub_identity(desc->type, desc->op, c.args.init);
+
+    /* size query, then the temporary storage, outside the timed region */
+    s = cuda_status(c.fn(&c.args));
+    if (s != PSCAN_SUCCESS) return s;
+    if (c.args.temp_bytes == 0) c.args.temp_bytes = 1;
+    s = cuda_status(cudaMalloc(&c.args.temp, c.args.temp_bytes));
+    if (s != PSCAN_SUCCESS) {
+        cudaGetLastError();
+        return s;
+    }
+    s = time_median(ctx, cub_once, &c, reps, seconds);
+    cudaError_t err = cudaStreamSynchronize(c.args.stream);
+    cudaFree(c.args.temp);
+    return s != PSCAN_SUCCESS ? s : cuda_status(err);
+}
