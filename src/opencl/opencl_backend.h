@@ -1,0 +1,67 @@
+/*
+ * opencl_backend.h - the OpenCL backend's state and the contract between opencl_backend.c (context, memory,
+ * programs) and opencl_scan.c (the algorithms' host side). Internal.
+ */
+#ifndef PSCAN_OPENCL_BACKEND_H
+#define PSCAN_OPENCL_BACKEND_H
+
+#include "pscan_internal.h"
+#include "pscan_opencl.h"
+
+/* The kernels of every program, in the order of kernel_names in opencl_backend.c. */
+typedef enum ps_cl_kernel_id {
+    PS_CL_PROPAGATE,
+    PS_CL_HILLIS_STEELE_TILES,
+    PS_CL_BLELLOCH_TILES,
+    PS_CL_BLELLOCH_UNPADDED_TILES,
+    PS_CL_SCAN_THEN_PROPAGATE_TILES,
+    PS_CL_REDUCE_THEN_SCAN_REDUCE,
+    PS_CL_DECOUPLED_LOOKBACK_SCAN,
+    PS_CL_KERNEL_COUNT
+} ps_cl_kernel_id;
+
+/* One program per (type, operator), built on first use and kept for the context's lifetime. */
+typedef struct ps_cl_program {
+    cl_program program;
+    cl_kernel kernels[PS_CL_KERNEL_COUNT]; /* created on first use */
+} ps_cl_program;
+
+typedef struct ps_cl_state {
+    cl_context context;
+    cl_device_id device;
+    cl_command_queue queue;
+    int out_of_order; /* the queue runs commands out of order: separate ours with barriers */
+    int is_gpu;
+    int has_fp64;
+    unsigned compute_units;
+    size_t wg; /* work-group size of every kernel (PS_WG) */
+    char name[256];
+    ps_cl_program programs[PSCAN_TYPE_COUNT][PSCAN_OP_COUNT];
+    /* look-back knobs, baked into the programs (changing them drops the built programs) */
+    unsigned dlb_spin_limit;
+    long dlb_stall_tile;
+    cl_mem last_lookback_temp; /* where the last look-back scan kept its counters (tests read them) */
+} ps_cl_state;
+
+static inline ps_cl_state *ps_cl_state_of(const pscan_context *ctx) { return (ps_cl_state *)ctx->backend; }
+
+/* Records err as the context's native error and maps it to a status; CL_SUCCESS -> PSCAN_SUCCESS. */
+pscan_status ps_cl_check(pscan_context *ctx, cl_int err);
+
+/* The kernel id of the (type, op) program, building the program on first use. */
+pscan_status ps_cl_kernel(pscan_context *ctx, pscan_type type, pscan_op op, ps_cl_kernel_id id, cl_kernel *kernel);
+
+/* Items per work-item of the tiled kernels for an element size (PS_ITEMS). */
+unsigned ps_cl_items(size_t elem_bytes);
+
+/* opencl_scan.c: the algorithms behind the backend table. */
+pscan_status ps_cl_scan_temp_bytes(const pscan_context *ctx, const ps_scan_call *call, size_t *bytes);
+pscan_status ps_cl_scan(pscan_context *ctx, const ps_scan_call *call);
+
+/* Test hooks (tests/test_opencl_fallback.c; the static library only): the look-back spin limit, a tile that
+ * stalls before publishing until another work-group reduced it by fallback (-1: none), and the number of
+ * fallbacks the last look-back scan took (synchronises). */
+pscan_status ps_opencl_debug_set_lookback(pscan_context *ctx, unsigned spin_limit, long stall_tile);
+pscan_status ps_opencl_debug_fallbacks(pscan_context *ctx, unsigned *fallbacks);
+
+#endif /* PSCAN_OPENCL_BACKEND_H */

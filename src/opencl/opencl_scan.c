@@ -1,0 +1,241 @@
+/*
+ * opencl_scan.c - the host side of the OpenCL scan algorithms: sizes, temporary storage, launches.
+ *
+ * Two shapes cover the progression (kernels in kernels/1_ .. 5_*.cl):
+ *   multi-level  tiles of one work-group; their totals are scanned recursively, in temporary storage, by the
+ *                same algorithm (exclusive, from the initial value) and carried back into the tiles:
+ *                  Hillis-Steele, Blelloch (padded, unpadded), scan-then-propagate:
+ *                      scan tiles + write totals | scan totals | propagate carries
+ *                  reduce-then-scan:
+ *                      reduce tiles to totals    | scan totals | scan tiles from their carries
+ *   single pass  the decoupled look-back scan: zero the tile counter and status words, one launch.
+ * One tile needs one launch of the tile kernel, with the initial value as its carry.
+ * Every launch is asynchronous on the context's queue; nothing here waits or allocates device memory.
+ */
+#include <string.h>
+
+#include "opencl_backend.h"
+
+/* Tile-looping kernels get at most this many work-groups; each then strides over tiles. */
+#define PS_CL_MAX_GROUPS ((uint64_t)1 << 16)
+
+/* The identity of every operator for every type it is defined for (carry of a tile that is not the first). */
+#define PS_CL_ARITH_ROW_(NAME, name, T, U, LOWEST, HIGHEST)                                                  \
+    [PSCAN_TYPE_##NAME][PSCAN_OP_SUM] = {.name = PSCAN_IDENTITY_SUM(T, LOWEST, HIGHEST)},                    \
+    [PSCAN_TYPE_##NAME][PSCAN_OP_PRODUCT] = {.name = PSCAN_IDENTITY_PRODUCT(T, LOWEST, HIGHEST)},            \
+    [PSCAN_TYPE_##NAME][PSCAN_OP_MIN] = {.name = PSCAN_IDENTITY_MIN(T, LOWEST, HIGHEST)},                    \
+    [PSCAN_TYPE_##NAME][PSCAN_OP_MAX] = {.name = PSCAN_IDENTITY_MAX(T, LOWEST, HIGHEST)},
+#define PS_CL_BITWISE_ROW_(NAME, name, T, U, LOWEST, HIGHEST)                                                \
+    [PSCAN_TYPE_##NAME][PSCAN_OP_AND] = {.name = PSCAN_IDENTITY_AND(T, LOWEST, HIGHEST)},                    \
+    [PSCAN_TYPE_##NAME][PSCAN_OP_OR] = {.name = PSCAN_IDENTITY_OR(T, LOWEST, HIGHEST)},                      \
+    [PSCAN_TYPE_##NAME][PSCAN_OP_XOR] = {.name = PSCAN_IDENTITY_XOR(T, LOWEST, HIGHEST)},
+static const ps_value identities[PSCAN_TYPE_COUNT][PSCAN_OP_COUNT] = {
+    PSCAN_ARITH_TYPE_LIST(PS_CL_ARITH_ROW_) PSCAN_ARITH_INT_TYPE_LIST(PS_CL_BITWISE_ROW_)};
+#undef PS_CL_ARITH_ROW_
+#undef PS_CL_BITWISE_ROW_
+
+/* Mirrors PS_AUX_* in kernels/0_common.cl. */
+enum { AUX_NONE = 0, AUX_WRITE_TOTALS = 1, AUX_READ_CARRIES = 2 };
+
+/* How one multi-level algorithm runs: its tile kernel, its first pass and last pass, its tile size. */
+typedef struct level_plan {
+    ps_cl_kernel_id tiles; /* scans tiles; the single-tile launch and (reduce-then-scan) the last pass */
+    int reduce_first;      /* first pass: 1 = reduce kernel, 0 = tiles kernel writing totals */
+    uint64_t tile;         /* elements per tile */
+} level_plan;
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+static pscan_status plan_of(const pscan_context *ctx, const ps_scan_call *call, level_plan *plan) {
+    const ps_cl_state *st = ps_cl_state_of(ctx);
+    uint64_t wg = st->wg, items = ps_cl_items(call->elem_bytes);
+    memset(plan, 0, sizeof *plan);
+    switch (call->algo) {
+    case PSCAN_ALGO_HILLIS_STEELE:
+        plan->tiles = PS_CL_HILLIS_STEELE_TILES;
+        plan->tile = wg;
+        return PSCAN_SUCCESS;
+    case PSCAN_ALGO_BLELLOCH:
+    case PSCAN_ALGO_BLELLOCH_UNPADDED:
+        plan->tiles = call->algo == PSCAN_ALGO_BLELLOCH ? PS_CL_BLELLOCH_TILES : PS_CL_BLELLOCH_UNPADDED_TILES;
+        plan->tile = 2 * wg;
+        return PSCAN_SUCCESS;
+    case PSCAN_ALGO_SCAN_THEN_PROPAGATE:
+        plan->tiles = PS_CL_SCAN_THEN_PROPAGATE_TILES;
+        plan->tile = wg * items;
+        return PSCAN_SUCCESS;
+    case PSCAN_ALGO_REDUCE_THEN_SCAN:
+        plan->tiles = PS_CL_SCAN_THEN_PROPAGATE_TILES;
+        plan->reduce_first = 1;
+        plan->tile = wg * items;
+        return PSCAN_SUCCESS;
+    default:
+        return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    }
+}
+
+/* Elements of temporary storage the totals of every level need. */
+static uint64_t level_temp_elems(uint64_t n, uint64_t tile) {
+    uint64_t total = 0;
+    while (n > tile) {
+        n = ceil_div(n, tile);
+        total += n;
+    }
+    return total;
+}
+
+/* Look-back temporary storage: two counters, then one status slot (8 or 16 bytes) per tile. */
+static uint64_t lookback_tile(const pscan_context *ctx, const ps_scan_call *call) {
+    return (uint64_t)ps_cl_state_of(ctx)->wg * ps_cl_items(call->elem_bytes);
+}
+static size_t lookback_temp_bytes(uint64_t tiles, size_t elem_bytes) {
+    return 8 + (size_t)tiles * (elem_bytes <= 4 ? 8 : 16);
+}
+
+pscan_status ps_cl_scan_temp_bytes(const pscan_context *ctx, const ps_scan_call *call, size_t *bytes) {
+    if (call->algo == PSCAN_ALGO_DECOUPLED_LOOKBACK) {
+        uint64_t tiles = ceil_div(call->n, lookback_tile(ctx, call));
+        if (tiles >= ((uint64_t)1 << 32)) return PSCAN_ERROR_TOO_LARGE;
+        *bytes = lookback_temp_bytes(tiles, call->elem_bytes);
+        return PSCAN_SUCCESS;
+    }
+    level_plan plan;
+    pscan_status s = plan_of(ctx, call, &plan);
+    if (s != PSCAN_SUCCESS) return s;
+    *bytes = (size_t)level_temp_elems(call->n, plan.tile) * call->elem_bytes;
+    return PSCAN_SUCCESS;
+}
+
+/* ---- launching ------------------------------------------------------------------------------------------ */
+
+typedef struct kernel_arg {
+    size_t size;
+    const void *value;
+} kernel_arg;
+#define ARG(x) {sizeof(x), &(x)}
+
+/* Sets the arguments and enqueues groups work-groups of the context's work-group size. */
+static pscan_status launch(pscan_context *ctx, cl_kernel kernel, const kernel_arg *args, int count, uint64_t groups) {
+    ps_cl_state *st = ps_cl_state_of(ctx);
+    for (int i = 0; i < count; i++) {
+        cl_int err = clSetKernelArg(kernel, (cl_uint)i, args[i].size, args[i].value);
+        if (err != CL_SUCCESS) return ps_cl_check(ctx, err);
+    }
+    size_t local = st->wg, global = (size_t)groups * st->wg;
+    cl_int err = clEnqueueNDRangeKernel(st->queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL);
+    if (err == CL_SUCCESS && st->out_of_order) err = clEnqueueBarrierWithWaitList(st->queue, 0, NULL, NULL);
+    return ps_cl_check(ctx, err);
+}
+
+/* One array of a level: a buffer, an element offset into it, its length and direction. */
+typedef struct level_io {
+    cl_mem in, out;
+    cl_ulong in_off, out_off, n;
+    cl_int reverse, exclusive;
+} level_io;
+
+/* Launches the tile kernel over io with a carry-in value and an auxiliary array (totals or carries). */
+static pscan_status launch_tiles(pscan_context *ctx, const ps_scan_call *call, const level_plan *plan,
+                                 const level_io *io, const ps_value *carry, cl_mem aux, cl_ulong aux_off,
+                                 cl_int aux_mode) {
+    cl_kernel k = NULL;
+    pscan_status s = ps_cl_kernel(ctx, call->type, call->op, plan->tiles, &k);
+    if (s != PSCAN_SUCCESS) return s;
+    uint64_t tiles = ceil_div(io->n, plan->tile);
+    kernel_arg args[] = {ARG(io->in),        ARG(io->in_off),    ARG(io->out), ARG(io->out_off),
+                         ARG(io->n),         ARG(io->reverse),   ARG(io->exclusive),
+                         {call->elem_bytes, carry->bytes},       ARG(aux),     ARG(aux_off),
+                         ARG(aux_mode)};
+    return launch(ctx, k, args, (int)(sizeof args / sizeof args[0]),
+                  tiles < PS_CL_MAX_GROUPS ? tiles : PS_CL_MAX_GROUPS);
+}
+
+/* Scans io; the totals of this level live at temp[temp_off ...], deeper levels after them. */
+static pscan_status scan_level(pscan_context *ctx, const ps_scan_call *call, const level_plan *plan,
+                               const level_io *io, cl_mem temp, cl_ulong temp_off) {
+    uint64_t tiles = ceil_div(io->n, plan->tile);
+    if (tiles <= 1) return launch_tiles(ctx, call, plan, io, &call->init, io->in, 0, AUX_NONE);
+
+    /* ---- first pass: one total per tile ---- */
+    const ps_value *identity = &identities[call->type][call->op];
+    pscan_status s;
+    if (plan->reduce_first) {
+        cl_kernel k = NULL;
+        s = ps_cl_kernel(ctx, call->type, call->op, PS_CL_REDUCE_THEN_SCAN_REDUCE, &k);
+        if (s != PSCAN_SUCCESS) return s;
+        kernel_arg args[] = {ARG(io->in), ARG(io->in_off), ARG(io->n), ARG(io->reverse), ARG(temp), ARG(temp_off)};
+        s = launch(ctx, k, args, 6, tiles < PS_CL_MAX_GROUPS ? tiles : PS_CL_MAX_GROUPS);
+    } else {
+        s = launch_tiles(ctx, call, plan, io, identity, temp, temp_off, AUX_WRITE_TOTALS);
+    }
+    if (s != PSCAN_SUCCESS) return s;
+
+    /* ---- spine: the totals become carries, exclusive, from the initial value ---- */
+    level_io spine = {temp, temp, temp_off, temp_off, tiles, 0, 1};
+    s = scan_level(ctx, call, plan, &spine, temp, temp_off + tiles);
+    if (s != PSCAN_SUCCESS) return s;
+
+    /* ---- last pass: each tile takes its carry ---- */
+    if (plan->reduce_first) {
+        level_io tail = *io;
+        return launch_tiles(ctx, call, plan, &tail, identity, temp, temp_off, AUX_READ_CARRIES);
+    }
+    cl_kernel k = NULL;
+    s = ps_cl_kernel(ctx, call->type, call->op, PS_CL_PROPAGATE, &k);
+    if (s != PSCAN_SUCCESS) return s;
+    cl_ulong tile_elems = plan->tile;
+    kernel_arg args[] = {ARG(io->out), ARG(io->out_off), ARG(io->n),     ARG(io->reverse),
+                         ARG(temp),    ARG(temp_off),    ARG(tile_elems)};
+    return launch(ctx, k, args, 7, tiles < PS_CL_MAX_GROUPS ? tiles : PS_CL_MAX_GROUPS);
+}
+
+static pscan_status scan_lookback(pscan_context *ctx, const ps_scan_call *call, const level_io *io, cl_mem temp) {
+    ps_cl_state *st = ps_cl_state_of(ctx);
+    cl_kernel k = NULL;
+    pscan_status s = ps_cl_kernel(ctx, call->type, call->op, PS_CL_DECOUPLED_LOOKBACK_SCAN, &k);
+    if (s != PSCAN_SUCCESS) return s;
+    uint64_t tiles = ceil_div(io->n, lookback_tile(ctx, call));
+    size_t bytes = lookback_temp_bytes(tiles, call->elem_bytes);
+    cl_uint zero = 0;
+    cl_int err = clEnqueueFillBuffer(st->queue, temp, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
+    if (err == CL_SUCCESS && st->out_of_order) err = clEnqueueBarrierWithWaitList(st->queue, 0, NULL, NULL);
+    if (err != CL_SUCCESS) return ps_cl_check(ctx, err);
+
+    /* the tests read the fallback counter of the last look-back scan */
+    if (st->last_lookback_temp != temp) {
+        clRetainMemObject(temp);
+        if (st->last_lookback_temp) clReleaseMemObject(st->last_lookback_temp);
+        st->last_lookback_temp = temp;
+    }
+
+    kernel_arg args[] = {ARG(io->in), ARG(io->in_off), ARG(io->out), ARG(io->out_off), ARG(io->n),
+                         ARG(io->reverse), ARG(io->exclusive), {call->elem_bytes, call->init.bytes},
+                         ARG(temp), ARG(temp)};
+    return launch(ctx, k, args, (int)(sizeof args / sizeof args[0]), tiles);
+}
+
+/* Bytes of a buffer, to refuse one smaller than the call needs (a cl_mem knows its size). */
+static pscan_status buffer_holds(pscan_context *ctx, cl_mem buf, size_t bytes, pscan_status too_small) {
+    size_t size = 0;
+    cl_int err = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL);
+    if (err != CL_SUCCESS) return ps_cl_check(ctx, err);
+    return size >= bytes ? PSCAN_SUCCESS : too_small;
+}
+
+pscan_status ps_cl_scan(pscan_context *ctx, const ps_scan_call *call) {
+    if (call->type == PSCAN_TYPE_F64 && !ps_cl_state_of(ctx)->has_fp64) return PSCAN_ERROR_UNSUPPORTED_TYPE;
+    size_t data_bytes = (size_t)call->n * call->elem_bytes, temp_bytes = 0;
+    pscan_status s = ps_cl_scan_temp_bytes(ctx, call, &temp_bytes);
+    if (s == PSCAN_SUCCESS) s = buffer_holds(ctx, (cl_mem)call->in, data_bytes, PSCAN_ERROR_INVALID_VALUE);
+    if (s == PSCAN_SUCCESS) s = buffer_holds(ctx, (cl_mem)call->out, data_bytes, PSCAN_ERROR_INVALID_VALUE);
+    if (s == PSCAN_SUCCESS && temp_bytes > 0)
+        s = buffer_holds(ctx, (cl_mem)call->temp, temp_bytes, PSCAN_ERROR_TEMP_TOO_SMALL);
+    if (s != PSCAN_SUCCESS) return s;
+
+    level_io io = {(cl_mem)call->in, (cl_mem)call->out, 0, 0, call->n, call->reverse, call->exclusive};
+    if (call->algo == PSCAN_ALGO_DECOUPLED_LOOKBACK) return scan_lookback(ctx, call, &io, (cl_mem)call->temp);
+    level_plan plan;
+    s = plan_of(ctx, call, &plan);
+    if (s != PSCAN_SUCCESS) return s;
+    return scan_level(ctx, call, &plan, &io, (cl_mem)call->temp, 0);
+}
