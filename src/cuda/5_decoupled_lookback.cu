@@ -322,10 +322,12 @@ static unsigned long long dlb_next_epoch(void) {
     return counter.fetch_add(1, std::memory_order_relaxed);
 }
 
-/* The ticket word's tag for an epoch: odd (never a zeroed word), never all ones (never 0xff-filled memory). */
+/* The ticket word's tag for an epoch. Its low two bits are 3, a status no entry ever carries, so a ticket word
+ * and a status word can never be taken for one another (were the temp buffer's base to move between calls);
+ * never zero, and never all ones (0xff-filled memory). Distinct for 2^30 consecutive epochs. */
 static uint32_t dlb_ticket_tag(unsigned long long epoch) {
-    const uint32_t t = (uint32_t)(epoch << 1) | 1u;
-    return t == 0xffffffffu ? 0x5ca11ed1u : t;
+    const uint32_t t = (uint32_t)(epoch << 2) | 3u;
+    return t == 0xffffffffu ? 0x5ca11ed3u : t;
 }
 
 static size_t dlb_temp_bytes(const ps_scan_call *call, const ps_cuda_device *dev) {

@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# gpu-check.sh - THE verification of the CUDA backend on a GPU machine: build for sm_90, the whole GPU test
+# suite, compute-sanitizer over every CUDA algorithm, the benchmark with its plot, and a short summary last.
+#
+#   scripts/gpu-check.sh [--quick] [--only build,tests,sanitize,bench] [--jobs N]
+#
+# Steps (all by default; --only picks some, build is implied when the build directory is missing):
+#   build     cmake -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 in build-gpu (BUILD_DIR overrides), ninja -j16
+#   tests     ctest -L cuda: the scan table for every CUDA algorithm, the API edges, 2^32+17 elements, and the
+#             stress test (1000 back-to-back decoupled look-back scans, fresh random data, each checked)
+#   sanitize  compute-sanitizer memcheck and racecheck over test_scan --quick for every CUDA algorithm, on a
+#             few type x operator pairs (the full quick table takes hours under the sanitizer)
+#   bench     pscan bench --backend cuda, every algorithm + copy + CUB, n = 2^10..2^30, i32 and i64 sums;
+#             decoupled look-back spot checks at 2^28: min, max, product, exclusive, reverse (and in place
+#             when pscan bench has --in-place); CSVs, the PNG plot and the markdown table
+# --quick (or GPU_CHECK_QUICK=1): the quick test table, no 2^32 test, sanitizers on decoupled-lookback only,
+# the benchmark for decoupled-lookback, copy and CUB only, 5 repeats.
+# Output: everything under $OUT when set (the device tool's folder), else build-gpu/gpu-check. The summary
+# (pass/fail counts; per algorithm the fraction of copy and the ratio to CUB at 2^28 i32; the targets) is printed
+# last and written to summary.txt. Exit status 0 when every test and sanitizer run passed.
+set -u -o pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=${BUILD_DIR:-$ROOT/build-gpu}
+DEST=${OUT:-$BUILD/gpu-check}
+QUICK=${GPU_CHECK_QUICK:-0}
+ONLY=build,tests,sanitize,bench
+JOBS=16
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --quick) QUICK=1 ;;
+    --only) ONLY=$2; shift ;;
+    --jobs) JOBS=$2; shift ;;
+    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+    *) echo "gpu-check: unknown argument $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+want() { case ",$ONLY," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+
+mkdir -p "$DEST"
+LOG=$DEST/gpu-check.log
+: >"$LOG"
+SUMMARY=$DEST/summary.txt
+: >"$SUMMARY"
+START=$(date +%s)
+note() { echo "[gpu-check $(($(date +%s) - START))s] $*" | tee -a "$LOG"; }
+say() { echo "$*" >>"$SUMMARY"; }
+
+ALGOS="hillis-steele blelloch-unpadded blelloch scan-then-propagate reduce-then-scan decoupled-lookback"
+SAN_ALGOS=$ALGOS
+[ "$QUICK" = 1 ] && SAN_ALGOS=decoupled-lookback
+STATUS=0
+
+# ---- environment -------------------------------------------------------------------------------------------
+{
+    echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
+    echo "cuda: $(nvcc --version 2>/dev/null | sed -n 's/.*release \([0-9.]*\), V\([0-9.]*\).*/\1 (nvcc \2)/p')"
+    echo "cub: $(grep -m1 'define CUB_VERSION ' "$(dirname "$(command -v nvcc)")/../include/cccl/cub/version.cuh" 2>/dev/null | awk '{print $3}')"
+    echo "commit: $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)$(git -C "$ROOT" diff --quiet 2>/dev/null || echo ' + local changes')"
+} >"$DEST/env.txt"
+tee -a "$LOG" <"$DEST/env.txt"
+
+# ---- build -------------------------------------------------------------------------------------------------
+if want build || [ ! -f "$BUILD/build.ninja" ]; then
+    note "configure + build ($BUILD)"
+    QUICK_TESTS=OFF
+    [ "$QUICK" = 1 ] && QUICK_TESTS=ON
+    if ! cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+        -DPSCAN_TEST_QUICK=$QUICK_TESTS >>"$LOG" 2>&1 || ! ninja -C "$BUILD" -j"$JOBS" >>"$LOG" 2>&1; then
+        note "BUILD FAILED (tail of the log follows)"
+        tail -40 "$LOG"
+        say "build: FAILED"
+        cat "$SUMMARY"
+        exit 1
+    fi
+    say "build: ok (sm_90, $BUILD)"
+fi
+PSCAN=$BUILD/tools/pscan
+TEST_SCAN=$BUILD/tests/test_scan
+
+# ---- tests -------------------------------------------------------------------------------------------------
+if want tests; then
+    EXCLUDE=()
+    [ "$QUICK" = 1 ] && EXCLUDE=(-E '^large\.')
+    note "ctest -L cuda ${EXCLUDE[*]}"
+    (cd "$BUILD" && ctest -L cuda "${EXCLUDE[@]}" -j6 --output-on-failure --timeout 420) >"$DEST/ctest.txt" 2>&1
+    rc=$?
+    cat "$DEST/ctest.txt" >>"$LOG"
+    grep -E "tests passed|Passed|Failed|Not Run|Skipped|\*\*\*" "$DEST/ctest.txt" | grep -v "^ *Start" | tail -20
+    line=$(grep -E "tests passed" "$DEST/ctest.txt" | tail -1)
+    say "tests (ctest -L cuda): ${line:-no result} (rc $rc)"
+    grep -E "(Failed|\*\*\*)" "$DEST/ctest.txt" | grep -v "^ *Start" | sed 's/^/  /' >>"$SUMMARY"
+    [ $rc -ne 0 ] && STATUS=1
+    rm -f "$DEST/ctest.txt"
+fi
+
+# ---- sanitizers --------------------------------------------------------------------------------------------
+if want sanitize; then
+    if ! command -v compute-sanitizer >/dev/null; then
+        PATH=$PATH:/usr/local/cuda/bin
+    fi
+    note "compute-sanitizer memcheck + racecheck: $SAN_ALGOS"
+    SAN_DIR=$(mktemp -d)
+    # (tool, type, op): memcheck on a 4-byte and an 8-byte case; racecheck (shared memory) on one
+    jobs_file=$SAN_DIR/jobs
+    for algo in $SAN_ALGOS; do
+        for spec in "memcheck i32 sum" "memcheck u64 max" "racecheck i32 sum"; do
+            echo "$algo $spec" >>"$jobs_file"
+        done
+    done
+    run_one() {
+        local algo=$1 tool=$2 type=$3 op=$4 dir=$5
+        local log="$dir/$tool.$algo.$type.$op.log"
+        timeout 400 compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 \
+            "$TEST_SCAN" --backend cuda --algo "$algo" --quick --type "$type" --op "$op" >"$log" 2>&1
+        echo "$? $tool $algo $type $op" >>"$dir/results"
+    }
+    export -f run_one
+    export TEST_SCAN
+    xargs -P 12 -L 1 bash -c 'run_one $0 $1 $2 $3 "'"$SAN_DIR"'"' <"$jobs_file"
+    pass=0
+    fail=0
+    while read -r rc tool algo type op; do
+        if [ "$rc" = 0 ]; then
+            pass=$((pass + 1))
+        else
+            fail=$((fail + 1))
+            say "  sanitizer FAIL (rc $rc): $tool $algo $type $op"
+            echo "---- $tool $algo $type $op (rc $rc)" >>"$LOG"
+            tail -30 "$SAN_DIR/$tool.$algo.$type.$op.log" >>"$LOG"
+        fi
+    done <"$SAN_DIR/results"
+    for f in "$SAN_DIR"/*.log; do
+        echo "---- $(basename "$f"): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test_scan: [0-9]+ passed' "$f" | tr '\n' ' ')" >>"$LOG"
+    done
+    note "sanitizers: $pass clean, $fail failed"
+    say "sanitizers (memcheck+racecheck over test_scan --quick; $SAN_ALGOS): $pass clean, $fail failed"
+    [ $fail -ne 0 ] && STATUS=1
+    rm -rf "$SAN_DIR"
+fi
+
+# ---- benchmark ---------------------------------------------------------------------------------------------
+if want bench; then
+    REPS=10
+    ALGO_ARG=(--algo all)
+    if [ "$QUICK" = 1 ]; then
+        REPS=5
+        ALGO_ARG=(--algo decoupled-lookback)
+    fi
+    for t in i32 i64; do
+        note "bench $t sum, 2^10..2^30"
+        "$PSCAN" bench --backend cuda --type "$t" --op sum "${ALGO_ARG[@]}" --min-log2 10 --max-log2 30 \
+            --reps $REPS --csv "$DEST/bench_$t.csv" >>"$LOG" 2>&1 || { note "bench $t FAILED"; STATUS=1; }
+    done
+    SPOT=$DEST/bench_spot.csv
+    echo "spot,backend,device,algo,type,op,kind,direction,n,time_us,gbps,of_copy,of_cub,cub_time_us" >"$SPOT"
+    INPLACE=
+    "$PSCAN" bench --help 2>/dev/null | grep -q -- --in-place && INPLACE=1
+    for t in i32 i64; do
+        for spec in "sum:--op sum" "min:--op min" "max:--op max" "product:--op product" \
+            "exclusive:--op sum --exclusive" "reverse:--op sum --reverse" \
+            "excl-reverse:--op sum --exclusive --reverse" ${INPLACE:+"in-place:--op sum --in-place"}; do
+            name=${spec%%:*}
+            note "bench spot $t $name at 2^28"
+            # shellcheck disable=SC2086
+            "$PSCAN" bench --backend cuda --type "$t" ${spec#*:} --algo decoupled-lookback --min-log2 28 \
+                --max-log2 28 --reps $REPS --csv "$DEST/spot.tmp" >>"$LOG" 2>&1 &&
+                tail -n +2 "$DEST/spot.tmp" | sed "s/^/$name,/" >>"$SPOT"
+        done
+    done
+    rm -f "$DEST/spot.tmp"
+    [ -z "$INPLACE" ] && say "bench: pscan bench has no --in-place here; in-place spot check not run"
+    python3 "$ROOT/scripts/plot_bench.py" --png "$DEST/performance.png" --markdown "$DEST/bench_table.md" \
+        "$DEST/bench_i32.csv" "$DEST/bench_i64.csv" >>"$LOG" 2>&1 || note "plot failed (see log)"
+    python3 "$ROOT/scripts/plot_bench.py" --summary --spot "$SPOT" "$DEST/bench_i32.csv" "$DEST/bench_i64.csv" \
+        >>"$SUMMARY" 2>>"$LOG" || say "bench summary failed (see gpu-check.log)"
+fi
+
+note "done in $(($(date +%s) - START)) s; files in $DEST"
+echo
+echo "==== gpu-check summary ($(head -2 "$DEST/env.txt" | tail -1)) ===="
+cat "$SUMMARY"
+exit $STATUS

@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""plot_bench.py - turn `pscan bench --csv` files into the plot, the table and the target check of
+docs/performance.md.
+
+  plot_bench.py --png performance.png bench_i32.csv bench_i64.csv      GB/s against n, one panel per type
+  plot_bench.py --markdown table.md bench_i32.csv bench_i64.csv        the GB/s and fraction-of-copy table
+  plot_bench.py --summary [--spot bench_spot.csv] bench_i32.csv ...    per algorithm at 2^28 (of copy, of CUB),
+                                                                       and issue 4's targets, PASS/MISS
+
+The CSV columns are those `pscan bench --csv` writes (backend,device,algo,type,op,kind,direction,n,time_us,gbps,
+of_copy,of_cub,cub_time_us); a spot file has one more column in front, `spot`, naming the variant (sum, min,
+exclusive, ...). matplotlib is needed for --png only.
+"""
+import argparse
+import csv
+import math
+import sys
+
+FLAGSHIP = "decoupled-lookback"
+
+
+def read_rows(paths, spot=False):
+    rows = []
+    for path in paths:
+        with open(path, newline="") as f:
+            for r in csv.DictReader(f):
+                r["n"] = int(r["n"])
+                r["log2n"] = int(round(math.log2(r["n"])))
+                for key in ("time_us", "gbps", "of_copy", "of_cub", "cub_time_us"):
+                    r[key] = float(r[key]) if r.get(key) not in (None, "") else 0.0
+                rows.append(r)
+    return rows
+
+
+def algo_order(rows):
+    seen = []
+    for r in rows:
+        if r["algo"] not in seen:
+            seen.append(r["algo"])
+    first = [a for a in ("copy", "cub") if a in seen]
+    return first + [a for a in seen if a not in first]
+
+
+def by_key(rows):
+    return {(r["type"], r["algo"], r["log2n"]): r for r in rows}
+
+
+def types_of(rows):
+    out = []
+    for r in rows:
+        if r["type"] not in out:
+            out.append(r["type"])
+    return out
+
+
+def cmd_png(rows, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    types = types_of(rows)
+    fig, axes = plt.subplots(1, len(types), figsize=(7 * len(types), 5), squeeze=False)
+    device = rows[0]["device"] if rows else ""
+    for ax, t in zip(axes[0], types):
+        sub = [r for r in rows if r["type"] == t]
+        for algo in algo_order(sub):
+            pts = sorted((r["log2n"], r["gbps"]) for r in sub if r["algo"] == algo)
+            style = {"copy": dict(color="black", linestyle="--", linewidth=2),
+                     "cub": dict(color="tab:green", linewidth=2),
+                     FLAGSHIP: dict(color="tab:red", linewidth=2.5)}.get(algo, dict(linewidth=1))
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, label=algo, **style)
+        ax.set_xlabel("n = 2^k elements")
+        ax.set_ylabel("GB/s = 2 n sizeof(T) / time")
+        ax.set_title("%s sum, %s" % (t, device))
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def cmd_markdown(rows, out):
+    keyed = by_key(rows)
+    for t in types_of(rows):
+        sub = [r for r in rows if r["type"] == t]
+        algos = algo_order(sub)
+        sizes = sorted({r["log2n"] for r in sub})
+        out.write("\n**%s sum**: GB/s (fraction of copy)\n\n" % t)
+        out.write("| n | " + " | ".join(algos) + " |\n")
+        out.write("|---|" + "---|" * len(algos) + "\n")
+        for k in sizes:
+            cells = []
+            for a in algos:
+                r = keyed.get((t, a, k))
+                if not r:
+                    cells.append("-")
+                elif a == "copy":
+                    cells.append("%.0f" % r["gbps"])
+                else:
+                    cells.append("%.0f (%.2f)" % (r["gbps"], r["of_copy"]))
+            out.write("| 2^%d | %s |\n" % (k, " | ".join(cells)))
+
+
+def verdict(ok):
+    return "PASS" if ok else "MISS"
+
+
+def cmd_summary(rows, spots, out):
+    keyed = by_key(rows)
+    w = out.write
+    for t in types_of(rows):
+        sub = [r for r in rows if r["type"] == t]
+        w("\n%s sum at 2^28: fraction of copy, ratio to CUB (>1 = faster than CUB)\n" % t)
+        for a in algo_order(sub):
+            r = keyed.get((t, a, 28))
+            if r and a != "copy":
+                w("  %-20s %6.3f of copy   %6.3f x CUB   %9.1f us\n" % (a, r["of_copy"], r["of_cub"], r["time_us"]))
+        flag = [r for r in sub if r["algo"] == FLAGSHIP]
+        if not flag:
+            continue
+        w("  %s at 2^16, 2^20, 2^24, 2^28, 2^30 (of copy / x CUB): %s\n" % (FLAGSHIP, "  ".join(
+            "2^%d %.3f/%.3f" % (k, keyed[(t, FLAGSHIP, k)]["of_copy"], keyed[(t, FLAGSHIP, k)]["of_cub"])
+            for k in (16, 20, 24, 28, 30) if (t, FLAGSHIP, k) in keyed)))
+        big = [r for r in flag if r["log2n"] >= 26]
+        worst_big = min((r["of_copy"] for r in big), default=0)
+        w("  target >= 0.95 of copy at n >= 2^26: worst %.3f  %s\n" % (worst_big, verdict(big and worst_big >= 0.95)))
+        cubbed = [r for r in flag if r["of_cub"] > 0 and 10 <= r["log2n"] <= 30]
+        worst_cub = min(cubbed, key=lambda r: r["of_cub"], default=None)
+        if worst_cub:
+            w("  target faster than CUB at every n: worst %.3f x CUB at 2^%d  %s\n" %
+              (worst_cub["of_cub"], worst_cub["log2n"], verdict(worst_cub["of_cub"] > 1.0)))
+        small = [r for r in flag if r["log2n"] <= 16]
+        if small:
+            worst_small = max(small, key=lambda r: 1.0 / r["of_copy"] if r["of_copy"] > 0 else 1e9)
+            cost = 1.0 / worst_small["of_copy"] if worst_small["of_copy"] > 0 else float("inf")
+            w("  target n <= 2^16 call <= 1.3 x copy call: worst %.2f x (%.2f us vs copy %.2f us at 2^%d)  %s\n" %
+              (cost, worst_small["time_us"], worst_small["time_us"] / cost, worst_small["log2n"],
+               verdict(cost <= 1.3)))
+    if spots:
+        w("\nspot checks at one size (%s, time vs the plain inclusive sum of the same type and run)\n" % FLAGSHIP)
+        base = {}
+        for r in spots:
+            if r["spot"] == "sum" and r["algo"] == FLAGSHIP:
+                base[r["type"]] = r
+        for r in spots:
+            if r["algo"] != FLAGSHIP or r["spot"] == "sum" or r["type"] not in base:
+                continue
+            ratio = r["time_us"] / base[r["type"]]["time_us"]
+            w("  %-4s %-10s 2^%d  %8.1f us  %.3f x sum  %.3f of copy  %s  %s\n" %
+              (r["type"], r["spot"], r["log2n"], r["time_us"], ratio, r["of_copy"],
+               ("%.3f x CUB" % r["of_cub"]) if r["of_cub"] > 0 else "(no CUB peer)", verdict(ratio <= 1.05)))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("csv", nargs="+")
+    p.add_argument("--png")
+    p.add_argument("--markdown")
+    p.add_argument("--summary", action="store_true")
+    p.add_argument("--spot")
+    a = p.parse_args()
+    rows = read_rows(a.csv)
+    status = 0
+    if a.png:
+        try:
+            cmd_png(rows, a.png)
+        except ImportError as e:
+            print("plot_bench: no plot (%s)" % e, file=sys.stderr)
+            status = 1
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            cmd_markdown(rows, f)
+    if a.summary:
+        spots = read_rows([a.spot], spot=True) if a.spot else []
+        cmd_summary(rows, spots, sys.stdout)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
