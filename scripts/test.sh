@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# scripts/test.sh - the test command of the README: `bash scripts/test.sh`.
+#
+# On a fresh Debian machine (as root, apt reachable) it installs what the build and tests need, then:
+#   1. a Release build with every backend whose toolchain is present (the CUDA backend whenever nvcc is: it
+#      must compile and link without a GPU; its tests then skip with exit 77), and the whole ctest suite;
+#   2. a sanitizer build (ASan + UBSan) of the library and tests, CPU backend only, and its ctest suite.
+# Exits non-zero if anything fails. Build trees: build-ci/ and build-ci-asan/ (PSCAN_CI_BUILD_DIR changes the
+# prefix); PSCAN_JOBS sets the parallelism (default: all cores).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd)
+BUILD=${PSCAN_CI_BUILD_DIR:-$ROOT/build-ci}
+JOBS=${PSCAN_JOBS:-$(nproc 2>/dev/null || echo 2)}
+START=$(date +%s)
+
+say() { printf '\n=== %s (%ds)\n' "$*" "$(( $(date +%s) - START ))"; }
+
+# ---- 1. what the build needs -----------------------------------------------------------------------------
+# build-essential, cmake, ninja and pkg-config build and install; PoCL + the ICD loader + headers give an
+# OpenCL device on the CPU, so the OpenCL backend is built and its tests really run; clinfo helps diagnose it.
+PACKAGES=(build-essential cmake ninja-build pkg-config pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo)
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+fi
+if (( ${#missing[@]} )); then
+  say "installing ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The CUDA toolkit's usual home is not always on PATH in a non-login shell.
+if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+GENERATOR=()
+if command -v ninja >/dev/null 2>&1; then GENERATOR=(-G Ninja); fi
+
+status=0
+
+# ---- 2. Release build, every backend present, all tests ----------------------------------------------------
+say "configure ($BUILD)"
+cmake -S "$ROOT" -B "$BUILD" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release
+say "build (-j$JOBS; the CUDA backend's type x operator instantiations are the slow part)"
+cmake --build "$BUILD" -j "$JOBS"
+say "ctest (all labels: cpu, cuda, opencl, large, install; absent backends skip)"
+ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" || status=1
+
+# ---- 3. sanitizer build --------------------------------------------------------------------------------
+# CPU backend only: the CUDA runtime and the OpenCL ICD loader / PoCL are not ASan-clean (they leak at exit and
+# touch memory the sanitizer cannot see), so their reports would be theirs, not ours. --quick (PSCAN_TEST_QUICK)
+# and no "large" label: under ASan the 2^32-element case alone takes minutes and 4 GiB of shadow-mapped memory;
+# the Release run above covers it.
+ASAN_BUILD=${BUILD}-asan
+say "configure sanitizer build ($ASAN_BUILD)"
+cmake -S "$ROOT" -B "$ASAN_BUILD" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPSCAN_SANITIZE=ON \
+  -DPSCAN_CUDA=OFF -DPSCAN_OPENCL=OFF -DPSCAN_TEST_QUICK=ON
+say "build sanitizer build"
+cmake --build "$ASAN_BUILD" -j "$JOBS"
+say "ctest under ASan + UBSan (label large excluded)"
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1} \
+UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+  ctest --test-dir "$ASAN_BUILD" --output-on-failure -j "$JOBS" -LE large || status=1
+
+say "done: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $(( $(date +%s) - START )) s"
+exit "$status"
