@@ -303,9 +303,9 @@ static const pscan_algo cpu_algos[] = {PSCAN_ALGO_SERIAL, PSCAN_ALGO_THREADS};
 static const pscan_algo cuda_algos[] = {PSCAN_ALGO_HILLIS_STEELE,       PSCAN_ALGO_BLELLOCH_UNPADDED,
                                         PSCAN_ALGO_BLELLOCH,            PSCAN_ALGO_SCAN_THEN_PROPAGATE,
                                         PSCAN_ALGO_REDUCE_THEN_SCAN,    PSCAN_ALGO_DECOUPLED_LOOKBACK};
-static const pscan_algo opencl_algos[] = {PSCAN_ALGO_HILLIS_STEELE, PSCAN_ALGO_BLELLOCH,
-                                          PSCAN_ALGO_SCAN_THEN_PROPAGATE, PSCAN_ALGO_REDUCE_THEN_SCAN,
-                                          PSCAN_ALGO_DECOUPLED_LOOKBACK};
+static const pscan_algo opencl_algos[] = {PSCAN_ALGO_HILLIS_STEELE,    PSCAN_ALGO_BLELLOCH_UNPADDED,
+                                          PSCAN_ALGO_BLELLOCH,         PSCAN_ALGO_SCAN_THEN_PROPAGATE,
+                                          PSCAN_ALGO_REDUCE_THEN_SCAN, PSCAN_ALGO_DECOUPLED_LOOKBACK};
 
 static void test_scan_arguments(api_fixture *f) {
     const size_t n = 1000;

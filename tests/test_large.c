@@ -119,9 +119,9 @@ int main(int argc, char **argv) {
     static const pscan_algo cuda_algos[] = {PSCAN_ALGO_HILLIS_STEELE,    PSCAN_ALGO_BLELLOCH_UNPADDED,
                                             PSCAN_ALGO_BLELLOCH,         PSCAN_ALGO_SCAN_THEN_PROPAGATE,
                                             PSCAN_ALGO_REDUCE_THEN_SCAN, PSCAN_ALGO_DECOUPLED_LOOKBACK};
-    static const pscan_algo opencl_algos[] = {PSCAN_ALGO_HILLIS_STEELE, PSCAN_ALGO_BLELLOCH,
-                                              PSCAN_ALGO_SCAN_THEN_PROPAGATE, PSCAN_ALGO_REDUCE_THEN_SCAN,
-                                              PSCAN_ALGO_DECOUPLED_LOOKBACK};
+    static const pscan_algo opencl_algos[] = {PSCAN_ALGO_HILLIS_STEELE,       PSCAN_ALGO_BLELLOCH_UNPADDED,
+                                              PSCAN_ALGO_BLELLOCH,            PSCAN_ALGO_SCAN_THEN_PROPAGATE,
+                                              PSCAN_ALGO_REDUCE_THEN_SCAN,    PSCAN_ALGO_DECOUPLED_LOOKBACK};
     const pscan_algo *algos = backend == PSCAN_BACKEND_CUDA     ? cuda_algos
                               : backend == PSCAN_BACKEND_OPENCL ? opencl_algos
                                                                 : cpu_algos;
