@@ -18,8 +18,11 @@
  * element is combined log2(512) = 9 times. Depth O(log n).
  * Memory passes. About 4n (read + write by the block scans, read + write by the uniform add), plus n/512
  * totals per level.
- * Limits. n < 2^31 * 512. Float sums combine in a tree order, not the serial one.
- * Measured. NVIDIA H100 80GB HBM3, 2^28 i32, inclusive sum: not yet measured.
+ * Limits. n < 2^31 * 512. Floats combine in tree order:
+ *   sums differ from a serial loop by rounding; products of many factors near 1 drift by about n * eps/100.
+ * Measured. NVIDIA H100 80GB HBM3 (CUDA 13.0), 2^28 i32, inclusive sum, pscan bench, 2026-11-21:
+ *   2.668 ms, 805 GB/s effective = 0.27 of a device copy (2972 GB/s) in the same run.
+ *   The block scan, not DRAM, is the limit: 9 dependent shared-memory steps and barriers per element.
  */
 #include "kernel_propagate.cuh"
 

@@ -15,8 +15,11 @@
  *
  * Work and depth. O(n): about 2n combines plus O(n / ITEMS) in the block scans; depth O(ITEMS + log n).
  * Memory passes. About 4n: read n + write n to scan the tiles, read n + write n to propagate.
- * Limits. n < 2^31 * 4096 (4-byte types). Float sums combine in a blocked order.
- * Measured. NVIDIA H100 80GB HBM3, 2^28 i32, inclusive sum: not yet measured.
+ * Limits. n < 2^31 * 4096 (4-byte types). Floats combine in a blocked order:
+ *   sums differ from a serial loop by rounding; products of many factors near 1 drift by about n * eps/100.
+ * Measured. NVIDIA H100 80GB HBM3 (CUDA 13.0), 2^28 i32, inclusive sum, pscan bench, 2026-11-21:
+ *   1.553 ms, 1383 GB/s effective = 0.47 of a device copy (2972 GB/s) in the same run; 4n traffic caps it
+ *   at 0.5, so the block scan is no longer the limit.
  */
 #include "cta_scan.cuh"
 #include "kernel_propagate.cuh"

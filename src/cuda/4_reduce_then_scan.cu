@@ -17,7 +17,9 @@
  * Memory passes. About 3n: read n (upsweep) + read n and write n (downsweep), plus 2G partials.
  * Limits. n < 2^64; the upsweep reduces in a different order than the scan, so float results differ by
  * rounding between algorithms (the operators are commutative, which the upsweep relies on).
- * Measured. NVIDIA H100 80GB HBM3, 2^28 i32, inclusive sum: not yet measured.
+ * Measured. NVIDIA H100 80GB HBM3 (CUDA 13.0), 2^28 i32, inclusive sum, pscan bench, 2026-11-21:
+ *   1.351 ms, 1589 GB/s effective = 0.53 of a device copy (2972 GB/s) in the same run; 3n traffic caps it
+ *   at 0.67.
  */
 #include "cta_scan.cuh"
 
