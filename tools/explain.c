@@ -119,7 +119,8 @@ static void explain_hillis_steele(explain_state *st, const int64_t *in, size_t n
         int64_t mine = exclusive ? (t > 0 ? buf[pout][t - 1] : identity(st->op)) : buf[pout][t];
         result[t] = combine(st->op, init, mine);
     }
-    if (exclusive) note(st, "exclusive: each thread takes its left neighbour's inclusive value (thread 0 the identity)");
+    if (exclusive)
+        note(st, "exclusive: each thread takes its left neighbour's inclusive value (thread 0: the identity)");
 }
 
 /* ---- 2_blelloch.cu: up-sweep, clear the root, down-sweep, two elements per thread --------------------- */
