@@ -30,7 +30,8 @@
  *    workspace) would have to reproduce 64 bits of tag (60 epoch bits + a 2-bit status in each half).
  *    The ticket counter is one 64-bit word {tag32(E), count32}: a block whose atomicAdd returns a word that
  *    is not tagged with this call's tag arms it with a compare-and-swap to {tag32(E), 1} and takes id 0
- *    (blocks that lose the race simply take another ticket); the block that takes the last id pre-arms the
+ *    (blocks that lose the race take a ticket from the armed word; none adds twice to a foreign word, so
+ *    arming cannot livelock); the block that takes the last id pre-arms the
  *    word for epoch E+1, so back-to-back calls on one temp buffer skip the compare-and-swap. The ticket
  *    trusts 32 bits (a garbage word matching tag32(E) has probability 2^-32, only on the first call after a
  *    foreign write to the temp buffer; garbage never matches a status). No state needs to survive between
@@ -140,19 +141,29 @@ __device__ __forceinline__ unsigned dlb_read(const dlb_params<T> &p, uint32_t ti
     return ok ? st : DLB_INVALID;
 }
 
-/* The next tile id in launch order (see the header for the arming protocol). Called by one thread. */
+/* The next tile id in launch order (see the header for the arming protocol). Called by one thread per block.
+ * A block adds to the word once; if that add met a word not armed for this call, it only ever compare-and-
+ * swaps afterwards (never adds again), so the adds that can spoil a compare-and-swap are bounded by the number
+ * of blocks and arming cannot livelock, however many blocks arrive together. */
 template <class T> __device__ __forceinline__ uint32_t dlb_take_ticket(const dlb_params<T> &p) {
     const unsigned long long armed = (unsigned long long)p.ticket_tag << 32;
+    const unsigned long long seen = atomicAdd(p.ticket, 1ull);
     uint32_t id;
-    for (;;) {
-        const unsigned long long old = atomicAdd(p.ticket, 1ull);
-        if ((uint32_t)(old >> 32) == p.ticket_tag) {
-            id = (uint32_t)old;
-            break;
-        }
-        if (atomicCAS(p.ticket, old + 1, armed | 1ull) == old + 1) {
-            id = 0;
-            break;
+    if ((uint32_t)(seen >> 32) == p.ticket_tag) {
+        id = (uint32_t)seen;
+    } else {
+        unsigned long long expect = seen + 1;
+        for (;;) {
+            const unsigned long long prev = atomicCAS(p.ticket, expect, armed | 1ull);
+            if (prev == expect) { /* we armed it: id 0, the count is 1 */
+                id = 0;
+                break;
+            }
+            if ((uint32_t)(prev >> 32) == p.ticket_tag) { /* another block armed it */
+                id = (uint32_t)atomicAdd(p.ticket, 1ull);
+                break;
+            }
+            expect = prev;
         }
     }
     /* every block of this call now holds its ticket: nobody else touches the word before the next call */
