@@ -20,9 +20,11 @@
  *
  * What counts as correct:
  *   - integers: exact, wrapping modulo 2^bits like the reference (which works in uint64 with an explicit mask);
- *   - f32/f64 min and max: exact (the result is always one of the inputs);
- *   - f32/f64 sum and product: relative error against a long double reference in scan order, within a
- *     tolerance that allows for the reordering of a parallel algorithm (see float_tolerance());
+ *   - f32/f64 min and max: exact (the result is always one of the inputs, the init or +-infinity);
+ *   - f32/f64 product: exact, because the factors are +-1 and a few +-2^(+-1), so every partial product in
+ *     any order is a representable power of two (see random_float());
+ *   - f32/f64 sum: relative error against a long double reference in scan order, within a tolerance that
+ *     allows for the reordering of a parallel algorithm (see float_tolerance());
  *   - NaN never passes; elements past n (a guard zone) must stay untouched; an out-of-place scan must leave
  *     its input untouched; before each out-of-place run the output holds the bitwise complement of the
  *     expected result, so an element the algorithm forgets to write can never pass by accident.
@@ -190,16 +192,16 @@ static void reference_float(const type_info *t, pscan_op op, int exclusive, int 
     }
 }
 
-/* Relative error allowed for a float sum or product of n terms.
- * Inputs are chosen so that no cancellation happens (sums of values in [0, 1), products of values within 1e-3
- * of 1), so every prefix is a combination of positive terms and the relative error of any evaluation order is
- * bounded by (number of roundings on the longest path) * eps. A tree-shaped parallel scan has log2(n) of them;
- * a blocked one (CPU threads, many items per GPU thread) has up to a block's length, but its rounding errors are
- * independent and unbiased, so they grow like sqrt(n) * eps in practice (a serial f32 sum of 3*2^20 values in
- * [0,1) is off by about 4e-5). Hence log2(n) terms with a generous constant (1e-4 for f32, 1e-12 for f64: far
- * above the log-depth bound, far below any missing or doubled term near the start of the array) plus 8 sqrt(n)
- * eps, several standard deviations of the blocked case. A lost or doubled term deep inside a huge array may
- * hide below this; the integer types, which run the same algorithm code, are compared exactly and catch it. */
+/* Relative error allowed for a float sum of n terms.
+ * Inputs are chosen so that no cancellation happens (values in [0, 1)), so every prefix is a sum of positive
+ * terms and the relative error of any evaluation order is bounded by (number of roundings on the longest
+ * path) * eps. A tree-shaped parallel scan has log2(n) of them; a blocked one (CPU threads, many items per GPU
+ * thread) has up to a block's length, but its rounding errors are independent and unbiased, so they grow like
+ * sqrt(n) * eps in practice (measured: a serial f32 sum of 3*2^20 such values is off by at most 5e-5 at any
+ * prefix). Hence log2(n) terms with a generous constant (1e-4 for f32, 1e-12 for f64: far above the log-depth
+ * bound, far below any missing or doubled term near the start of the array) plus 8 sqrt(n) eps, several
+ * standard deviations of the blocked case. A lost or doubled term deep inside a huge array may hide below this;
+ * the integer types, which run the same algorithm code, are compared exactly and catch it. */
 static long double float_tolerance(const type_info *t, size_t n) {
     double lg = n > 1 ? log2((double)n) : 0.0;
     if (t->bytes == 4) return 1e-4 * (lg + 1.0) + 8.0 * FLT_EPSILON * sqrt((double)n);
@@ -226,14 +228,38 @@ static uint64_t random_int(test_rng *rng, const type_info *t, pscan_op op) {
     }
 }
 
-/* Floats: sums of values in [0, 1) (monotone prefixes, no cancellation), products of exp(u) with |u| <= 1e-3
- * (finite for any n here), min/max over values of many magnitudes and both signs. */
-static long double random_float(test_rng *rng, const type_info *t, pscan_op op) {
+/* Floats.
+ * sum: values in [0, 1) (monotone prefixes, no cancellation). An f32 running sum of more than about 2^22 such
+ * values reaches 2^23, where the spacing of floats is 1 and every further term is rounded with a bias in a
+ * serial-order loop; for large n only one element in sparse_every is nonzero (zeros add exactly), which keeps
+ * the number of real terms near 2^21 at every n.
+ * product: +-1, and at most PRODUCT_OCTAVES factors of +-2 or +-1/2 spread over the array: the product of any
+ * subset of the factors, in any order, with an init of +-2^(+-3), is an exact power of two within f32's range,
+ * so products compare exactly whatever order an algorithm combines them in (the CPU's reductions run 8
+ * interleaved lanes, so "contiguous" is not enough). The signs check every factor's presence by parity.
+ * (Values near 1, such as exp(u) for small u, would drift: f32 rounding of such products has a systematic
+ * bias, so the error of n factors grows like n * eps in any order and no order-independent bound is useful.)
+ * min/max: values of many magnitudes and both signs. */
+#define PRODUCT_OCTAVES 96
+static long double random_float(test_rng *rng, const type_info *t, pscan_op op, size_t sparse_every,
+                                size_t n, int *octaves_left) {
     switch (op) {
-    case PSCAN_OP_SUM:
+    case PSCAN_OP_SUM: {
+        uint64_t r = test_rng_next(rng);
+        if (sparse_every > 1 && (r & 0xFFFF) % sparse_every != 0) return 0.0L;
         /* 24 or 53 random bits: exactly representable in the element type */
         return t->bytes == 4 ? (long double)(test_rng_next(rng) >> 40) * 0x1.0p-24L : test_rng_unit(rng);
-    case PSCAN_OP_PRODUCT: return exp((test_rng_unit(rng) * 2.0 - 1.0) * 1e-3);
+    }
+    case PSCAN_OP_PRODUCT: {
+        uint64_t r = test_rng_next(rng);
+        int k = 0;
+        /* a power of two other than 1 with probability about PRODUCT_OCTAVES / (2n), half of them at most */
+        if (*octaves_left > 0 && (r >> 32) % (2 * n + 2) < PRODUCT_OCTAVES) {
+            k = (r & 2) ? 1 : -1;
+            (*octaves_left)--;
+        }
+        return (r & 1) ? -ldexpl(1.0L, k) : ldexpl(1.0L, k);
+    }
     default: {
         uint64_t r = test_rng_next(rng);
         return ldexp(test_rng_unit(rng) * 2.0 - 1.0, (int)(r % 41) - 20);
@@ -321,14 +347,14 @@ static size_t first_mismatch(const harness *h, const scan_case *c) {
             if (load_raw(h->h_got, i, t->bytes) != h->exp_int[i]) return i;
         return c->n;
     }
-    int exact = c->op == PSCAN_OP_MIN || c->op == PSCAN_OP_MAX;
+    int exact = c->op != PSCAN_OP_SUM;
     long double tol = float_tolerance(t, c->n);
     for (size_t i = 0; i < c->n; i++) {
         long double got = load_float(h->h_got, i, t);
         long double want = h->exp_float[i];
         if (isnan(got)) return i;
         if (exact) {
-            /* the expected value is an input, the initial value or +-infinity: exactly representable */
+            /* min/max: an input, the init or +-infinity; product: a power of two (see random_float) */
             if (got != want) return i;
         } else if (fabsl(got - want) > tol * fabsl(want)) {
             return i;
@@ -465,9 +491,11 @@ static void run_case(harness *h, const scan_case *c, uint64_t init_int, long dou
 static void make_input(harness *h, const type_info *t, pscan_op op, size_t n, uint64_t *init_int,
                        long double *init_float) {
     test_rng rng = {test_mix64(h->opt.seed ^ test_mix64(((uint64_t)t->type << 48) ^ ((uint64_t)op << 40) ^ n))};
+    size_t sparse_every = t->bytes == 4 && n > (1u << 21) ? n >> 21 : 1;
+    int octaves_left = PRODUCT_OCTAVES;
     for (size_t i = 0; i < n; i++) {
         if (t->is_float)
-            store_float(h->h_in, i, t, random_float(&rng, t, op));
+            store_float(h->h_in, i, t, random_float(&rng, t, op, sparse_every, n, &octaves_left));
         else
             store_raw(h->h_in, i, t->bytes, random_int(&rng, t, op));
     }
@@ -475,7 +503,15 @@ static void make_input(harness *h, const type_info *t, pscan_op op, size_t n, ui
     *init_int = random_int(&rng, t, op);
     /* rounded to the element type, as the library will see it */
     unsigned char tmp[8];
-    store_float(tmp, 0, t->is_float ? t : &types[PSCAN_TYPE_F64], random_float(&rng, t, op));
+    long double init = 0.0L;
+    if (op == PSCAN_OP_PRODUCT) {
+        uint64_t r = test_rng_next(&rng);
+        init = ldexpl((r & 1) ? -1.0L : 1.0L, (int)((r >> 1) % 7) - 3);
+    } else {
+        int unused = 0;
+        init = random_float(&rng, t->is_float ? t : &types[PSCAN_TYPE_F64], op, 1, 1, &unused);
+    }
+    store_float(tmp, 0, t->is_float ? t : &types[PSCAN_TYPE_F64], init);
     *init_float = load_float(tmp, 0, t->is_float ? t : &types[PSCAN_TYPE_F64]);
 }
 
