@@ -38,9 +38,25 @@ static inline uint64_t test_rng_next(test_rng *r) {
 /* A uniform double in [0, 1) with 53 random bits. */
 static inline double test_rng_unit(test_rng *r) { return (double)(test_rng_next(r) >> 11) * 0x1.0p-53; }
 
+/* Whether the environment says this backend must be present (PSCAN_TEST_REQUIRE_BACKENDS="opencl cuda"), so
+ * that a CI machine which should run it fails loudly instead of skipping when the backend is missing. */
+static inline int test_backend_required(pscan_backend backend) {
+    const char *list = getenv("PSCAN_TEST_REQUIRE_BACKENDS");
+    const char *name = pscan_backend_name(backend);
+    size_t len = name ? strlen(name) : 0;
+    for (const char *p = list; p && name && (p = strstr(p, name)) != NULL; p += len) {
+        int starts = p == list || p[-1] == ' ' || p[-1] == ',';
+        int ends = p[len] == '\0' || p[len] == ' ' || p[len] == ',';
+        if (starts && ends) return 1;
+    }
+    return 0;
+}
+
 /* Creates a context on the named backend, or explains why the test must skip (returns TEST_EXIT_SKIP) or fail
  * (returns 1). Returns 0 with *ctx set on success. */
 static inline int test_open_backend(const char *program, pscan_backend backend, pscan_context **ctx) {
+    int skip = test_backend_required(backend) ? 1 : TEST_EXIT_SKIP;
+    const char *verdict = skip == 1 ? "FAIL (PSCAN_TEST_REQUIRE_BACKENDS)" : "SKIP";
     int compiled = 0;
     pscan_status s = pscan_backend_compiled(backend, &compiled);
     if (s != PSCAN_SUCCESS) {
@@ -48,13 +64,14 @@ static inline int test_open_backend(const char *program, pscan_backend backend, 
         return 1;
     }
     if (!compiled) {
-        printf("%s: SKIP: backend %s is not compiled into this library\n", program, pscan_backend_name(backend));
-        return TEST_EXIT_SKIP;
+        printf("%s: %s: backend %s is not compiled into this library\n", program, verdict,
+               pscan_backend_name(backend));
+        return skip;
     }
     s = pscan_context_create(backend, ctx);
     if (s == PSCAN_ERROR_BACKEND_UNAVAILABLE) {
-        printf("%s: SKIP: backend %s found no usable device\n", program, pscan_backend_name(backend));
-        return TEST_EXIT_SKIP;
+        printf("%s: %s: backend %s found no usable device\n", program, verdict, pscan_backend_name(backend));
+        return skip;
     }
     if (s != PSCAN_SUCCESS) {
         /* compiled in and a device was expected: any other failure is the backend's bug, not a skip */
