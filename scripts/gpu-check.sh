@@ -14,7 +14,7 @@
 #             decoupled look-back spot checks at 2^28: min, max, product, exclusive, reverse (and in place
 #             when pscan bench has --in-place); CSVs, the PNG plot and the markdown table
 # --quick (or GPU_CHECK_QUICK=1): the quick test table, no 2^32 test, sanitizers on decoupled-lookback only,
-# the benchmark for decoupled-lookback, copy and CUB only, 5 repeats.
+# the benchmark for decoupled-lookback, copy and CUB only, 5 repeats (GPU_CHECK_REPS overrides: 10 / 5).
 # Output: everything under $OUT when set (the device tool's folder), else build-gpu/gpu-check. The summary
 # (pass/fail counts; per algorithm the fraction of copy and the ratio to CUB at 2^28 i32; the targets) is printed
 # last and written to summary.txt. Exit status 0 when every test and sanitizer run passed.
@@ -143,10 +143,10 @@ fi
 
 # ---- benchmark ---------------------------------------------------------------------------------------------
 if want bench; then
-    REPS=10
+    REPS=${GPU_CHECK_REPS:-10}
     ALGO_ARG=(--algo all)
     if [ "$QUICK" = 1 ]; then
-        REPS=5
+        REPS=${GPU_CHECK_REPS:-5}
         ALGO_ARG=(--algo decoupled-lookback)
     fi
     for t in i32 i64; do
