@@ -158,14 +158,16 @@ static pscan_status cl_device_name(const pscan_context *ctx, char *buf, size_t b
     return PSCAN_SUCCESS;
 }
 
-/* Below one tile every algorithm is a single launch; above it AUTO picks the look-back scan on GPUs (one
- * pass over the data) and reduce-then-scan elsewhere (CPU runtimes such as PoCL: no waiting between
- * work-groups, see 4_reduce_then_scan.cl). */
+/* AUTO: the look-back scan on GPUs from PS_CL_LOOKBACK_MIN_N elements (one pass over the data), else
+ * reduce-then-scan: below that its short kernels won on the H100 (docs/opencl.md), and on CPU runtimes such
+ * as PoCL it never waits on another work-group (see 4_reduce_then_scan.cl). */
+#define PS_CL_LOOKBACK_MIN_N ((uint64_t)1 << 24)
 static pscan_status cl_choose_algo(const pscan_context *ctx, ps_scan_call *call) {
     const ps_cl_state *st = ps_cl_state_of(ctx);
     switch (call->algo) {
     case PSCAN_ALGO_AUTO:
-        call->algo = st->is_gpu ? PSCAN_ALGO_DECOUPLED_LOOKBACK : PSCAN_ALGO_REDUCE_THEN_SCAN;
+        call->algo = st->is_gpu && call->n >= PS_CL_LOOKBACK_MIN_N ? PSCAN_ALGO_DECOUPLED_LOOKBACK
+                                                                   : PSCAN_ALGO_REDUCE_THEN_SCAN;
         return PSCAN_SUCCESS;
     case PSCAN_ALGO_HILLIS_STEELE:
     case PSCAN_ALGO_BLELLOCH_UNPADDED:

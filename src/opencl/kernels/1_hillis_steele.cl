@@ -7,7 +7,9 @@
  * Memory passes (multi-block, with propagate): read n, write n, then read and write n again, plus the
  * recursive scan of n / PS_WG totals: about 4n.
  * Limits: tile = PS_WG elements; any n through the recursion on the host (opencl_scan.c).
- * Measured: see docs/opencl.md (fraction of copy at 2^28 i32 on the GPU named there).
+ * Measured: NVIDIA H100 80GB HBM3 through NVIDIA's OpenCL driver, i32 sum, n = 2^28, median of 10 (pscan bench):
+ *   2461 us, 873 GB/s, 0.295 of clEnqueueCopyBuffer (2955 GB/s).
+ *   (Not profiled; n log n work in local memory and 4n traffic are the likely limits.)
  */
 
 /* Scans tiles of PS_WG elements; aux_mode (PS_AUX_*) says whether aux receives tile totals or supplies carries. */

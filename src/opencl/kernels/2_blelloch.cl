@@ -10,7 +10,10 @@
  * Work and depth: O(n) combines (2 (2 PS_WG) per tile), 2 log2(2 PS_WG) steps.
  * Memory passes: as Hillis-Steele (about 4n with propagate), with tiles twice as long.
  * Limits: tile = 2 PS_WG elements; any n through the recursion on the host.
- * Measured: see docs/opencl.md.
+ * Measured: NVIDIA H100 80GB HBM3 through NVIDIA's OpenCL driver, i32 sum, n = 2^28, median of 10 (pscan bench):
+ *   padded 2449 us, 877 GB/s, 0.297 of copy; unpadded 3332 us, 645 GB/s, 0.218 of copy: the padding makes
+ *   it 1.36x faster. No faster than Hillis-Steele here (not profiled: both do 2 log steps of barriers per
+ *   tile and 4n traffic, which likely dominate the work saved).
  */
 
 #define PS_BLELLOCH_TILE (2 * PS_WG)

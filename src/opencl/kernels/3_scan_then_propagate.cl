@@ -9,7 +9,8 @@
  * Work and depth: O(n) combines; depth PS_ITEMS + log2(PS_WG) per tile, times the recursion levels.
  * Memory passes: read n + write n, then read n + write n in propagate: about 4n.
  * Limits: any n (levels of n / PS_TILE totals on the host).
- * Measured: see docs/opencl.md.
+ * Measured: NVIDIA H100 80GB HBM3 through NVIDIA's OpenCL driver, i32 sum, n = 2^28, median of 10 (pscan bench):
+ *   1784 us, 1204 GB/s, 0.407 of copy (copy 2955 GB/s).
  */
 
 __kernel __attribute__((reqd_work_group_size(PS_WG, 1, 1))) void

@@ -11,7 +11,8 @@
  * Limits: any n.
  * Why it is the default on CPU devices (PoCL): it never waits on another work-group, and its three passes
  * over a tile are cheap there; the look-back's spinning only steals a core from the work-group it waits for.
- * Measured: see docs/opencl.md.
+ * Measured: NVIDIA H100 80GB HBM3 through NVIDIA's OpenCL driver, i32 sum, n = 2^28, median of 10 (pscan bench):
+ *   1390 us, 1545 GB/s, 0.523 of copy (copy 2955 GB/s).
  */
 
 __kernel __attribute__((reqd_work_group_size(PS_WG, 1, 1))) void

@@ -18,7 +18,11 @@
  * Work and depth: O(n) combines; the look-back adds O(1) status reads per tile when work-groups progress.
  * Memory passes: read n, write n: about 2n, plus 8 or 16 bytes of status per tile.
  * Limits: fewer than 2^32 tiles (n < 2^32 * PS_TILE).
- * Measured: see docs/opencl.md.
+ * Measured: NVIDIA H100 80GB HBM3 through NVIDIA's OpenCL driver, i32 sum, n = 2^28, median of 10 (pscan bench):
+ *   1245 us, 1725 GB/s, 0.584 of copy (copy 2955 GB/s). Not profiled; likely
+ *   limits: the work-group scan (Kogge-Stone in local memory: OpenCL 1.2 has no sub-group shuffles), the
+ *   staging of every tile through local memory, 4-byte loads. The stalled-tile test there took 1 to 5
+ *   fallbacks per scan and passed.
  */
 
 #define PS_FLAG_INVALID 0u
