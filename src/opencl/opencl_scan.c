@@ -176,10 +176,7 @@ static pscan_status scan_level(pscan_context *ctx, const ps_scan_call *call, con
     if (s != PSCAN_SUCCESS) return s;
 
     /* ---- last pass: each tile takes its carry ---- */
-    if (plan->reduce_first) {
-        level_io tail = *io;
-        return launch_tiles(ctx, call, plan, &tail, identity, temp, temp_off, AUX_READ_CARRIES);
-    }
+    if (plan->reduce_first) return launch_tiles(ctx, call, plan, io, identity, temp, temp_off, AUX_READ_CARRIES);
     cl_kernel k = NULL;
     s = ps_cl_kernel(ctx, call->type, call->op, PS_CL_PROPAGATE, &k);
     if (s != PSCAN_SUCCESS) return s;

@@ -19,6 +19,10 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
 
+/* Helpers are static inline: a plain C99 "inline" gives no external definition, which a compiler that does
+ * not inline (-cl-opt-disable) would then fail to link. */
+#define PS_FN static inline
+
 typedef PS_T T;
 typedef PS_U U;
 
@@ -51,7 +55,7 @@ typedef PS_U U;
 #endif
 
 /* a (+) b, where a holds the earlier elements. */
-inline T ps_combine(T a, T b) { return PS_COMBINE(a, b); }
+PS_FN T ps_combine(T a, T b) { return PS_COMBINE(a, b); }
 
 #define PS_TILE (PS_WG * PS_ITEMS)
 /* One padding slot per 32 elements keeps the blocked reads of a staged tile (stride PS_ITEMS) free of local
@@ -65,22 +69,22 @@ inline T ps_combine(T a, T b) { return PS_COMBINE(a, b); }
 #define PS_AUX_READ_CARRIES 2 /* aux[tile] is the carry-in of the tile (the last pass of reduce-then-scan) */
 
 /* The physical index of logical element i. */
-inline ulong ps_phys(ulong i, ulong n, int reverse) { return reverse ? n - 1 - i : i; }
+PS_FN ulong ps_phys(ulong i, ulong n, int reverse) { return reverse ? n - 1 - i : i; }
 
-inline T ps_load(__global const T *a, ulong off, ulong i, ulong n, int reverse) {
+PS_FN T ps_load(__global const T *a, ulong off, ulong i, ulong n, int reverse) {
     return i < n ? a[off + ps_phys(i, n, reverse)] : PS_IDENTITY;
 }
 
 /* ---- work-item level ------------------------------------------------------------------------------------ */
 
-inline T ps_thread_reduce(const T *items) {
+PS_FN T ps_thread_reduce(const T *items) {
     T acc = items[0];
     for (int k = 1; k < PS_ITEMS; k++) acc = ps_combine(acc, items[k]);
     return acc;
 }
 
 /* items[] becomes its own inclusive (or exclusive) scan, starting from carry. */
-inline void ps_thread_scan(T *items, T carry, int exclusive) {
+PS_FN void ps_thread_scan(T *items, T carry, int exclusive) {
     for (int k = 0; k < PS_ITEMS; k++) {
         T next = ps_combine(carry, items[k]);
         items[k] = exclusive ? carry : next;
@@ -92,7 +96,7 @@ inline void ps_thread_scan(T *items, T carry, int exclusive) {
 
 /* Exclusive scan of one value per work-item (Kogge-Stone in local memory, two barriers a step); *total gets
  * the reduction of all PS_WG values. scratch holds PS_WG elements and may be reused after the call. */
-inline T ps_wg_scan_exclusive(T x, __local T *scratch, T *total) {
+PS_FN T ps_wg_scan_exclusive(T x, __local T *scratch, T *total) {
     uint lid = get_local_id(0);
     T incl = x;
     scratch[lid] = incl;
@@ -111,7 +115,7 @@ inline T ps_wg_scan_exclusive(T x, __local T *scratch, T *total) {
 }
 
 /* Reduction of one value per work-item (a halving tree); every work-item gets the result. */
-inline T ps_wg_reduce(T x, __local T *scratch) {
+PS_FN T ps_wg_reduce(T x, __local T *scratch) {
     uint lid = get_local_id(0);
     scratch[lid] = x;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -128,7 +132,7 @@ inline T ps_wg_reduce(T x, __local T *scratch) {
 
 /* Loads a tile into a blocked arrangement (work-item lid holds logical elements lid*PS_ITEMS ...), reading
  * global memory striped (coalesced) through the stage. Elements past n are the identity. */
-inline void ps_tile_load(__global const T *in, ulong off, ulong n, int reverse, ulong base, __local T *stage,
+PS_FN void ps_tile_load(__global const T *in, ulong off, ulong n, int reverse, ulong base, __local T *stage,
                          T *items) {
     uint lid = get_local_id(0);
     for (uint k = 0; k < PS_ITEMS; k++) {
@@ -141,7 +145,7 @@ inline void ps_tile_load(__global const T *in, ulong off, ulong n, int reverse, 
 }
 
 /* The inverse of ps_tile_load: a blocked arrangement back to global memory, striped; stops at n. */
-inline void ps_tile_store(__global T *out, ulong off, ulong n, int reverse, ulong base, __local T *stage,
+PS_FN void ps_tile_store(__global T *out, ulong off, ulong n, int reverse, ulong base, __local T *stage,
                           const T *items) {
     uint lid = get_local_id(0);
     for (uint k = 0; k < PS_ITEMS; k++) stage[PS_PAD(lid * PS_ITEMS + k)] = items[k];
@@ -156,7 +160,7 @@ inline void ps_tile_store(__global T *out, ulong off, ulong n, int reverse, ulon
 
 /* The reduction of one tile, read striped straight from global memory (no stage: order does not matter to
  * an associative, commutative operator; floats may round differently from the scan's order). */
-inline T ps_tile_reduce(__global const T *in, ulong off, ulong n, int reverse, ulong base, __local T *scratch) {
+PS_FN T ps_tile_reduce(__global const T *in, ulong off, ulong n, int reverse, ulong base, __local T *scratch) {
     uint lid = get_local_id(0);
     T acc = PS_IDENTITY;
     for (uint k = 0; k < PS_ITEMS; k++) acc = ps_combine(acc, ps_load(in, off, base + k * PS_WG + lid, n, reverse));
@@ -166,7 +170,7 @@ inline T ps_tile_reduce(__global const T *in, ulong off, ulong n, int reverse, u
 /* Scans one tile with carry as the prefix of its first element: the body that scan-then-propagate,
  * reduce-then-scan and the look-back scan share. Returns the tile's reduction (without carry). The carry is
  * known only after the tile is loaded in the look-back scan, so that one calls the halves itself. */
-inline T ps_tile_scan(__global const T *in, ulong in_off, __global T *out, ulong out_off, ulong n, int reverse,
+PS_FN T ps_tile_scan(__global const T *in, ulong in_off, __global T *out, ulong out_off, ulong n, int reverse,
                       int exclusive, ulong base, T carry, __local T *stage, __local T *scratch) {
     T items[PS_ITEMS];
     ps_tile_load(in, in_off, n, reverse, base, stage, items);

@@ -18,9 +18,9 @@
 
 #define PS_BLELLOCH_TILE (2 * PS_WG)
 
-inline uint ps_blelloch_offset(uint i, int padded) { return padded ? (i >> 5) : 0; }
+PS_FN uint ps_blelloch_offset(uint i, int padded) { return padded ? (i >> 5) : 0; }
 
-inline void ps_blelloch_tiles(__global const T *in, ulong in_off, __global T *out, ulong out_off, ulong n,
+PS_FN void ps_blelloch_tiles(__global const T *in, ulong in_off, __global T *out, ulong out_off, ulong n,
                               int reverse, int exclusive, T carry_in, __global T *aux, ulong aux_off,
                               int aux_mode, __local T *tree, __local T *root, const int padded) {
     uint lid = get_local_id(0);

@@ -51,7 +51,7 @@
 #define PS_STATUS_WORDS 2
 #endif
 
-inline void ps_status_write(volatile __global ulong *status, ulong tile, uint flag, T v) {
+PS_FN void ps_status_write(volatile __global ulong *status, ulong tile, uint flag, T v) {
 #if PS_STATUS_WORDS == 1
     status[tile] = ((ulong)flag << 32) | (ulong)PS_CAT(as_, PS_BITS)(v);
 #else
@@ -62,7 +62,7 @@ inline void ps_status_write(volatile __global ulong *status, ulong tile, uint fl
 }
 
 /* The flag of tile's status (INVALID while the two words of an 8-byte value disagree) and its value. */
-inline uint ps_status_read(volatile __global ulong *status, ulong tile, T *v) {
+PS_FN uint ps_status_read(volatile __global ulong *status, ulong tile, T *v) {
 #if PS_STATUS_WORDS == 1
     ulong w = status[tile];
     *v = PS_CAT(as_, PS_T)((PS_BITS)w);
@@ -78,7 +78,7 @@ inline uint ps_status_read(volatile __global ulong *status, ulong tile, T *v) {
 
 /* init (+) the reduction of tiles 0 .. tile-1, for every work-item of the group. Tile 0's inclusive prefix
  * already holds init, so init enters only when the fallback reduces tile 0 itself. */
-inline T ps_lookback(ulong tile, T init, volatile __global ulong *status, __global uint *counters,
+PS_FN T ps_lookback(ulong tile, T init, volatile __global ulong *status, __global uint *counters,
                      __global const T *in, ulong in_off, ulong n, int reverse, __local uint *win_flag,
                      __local T *win_val, __local T *scratch, __local long *look_p, __local T *look_acc,
                      __local int *look_state, __local uint *look_spins) {
