@@ -4,6 +4,8 @@
  *   test_scan --backend cpu|cuda|opencl --algo NAME [--quick] [--large] [--seed S]
  *             [--type T] [--op O] [--n N]
  *
+ * (--type, --op narrow the table; --n N runs only that size, any N, with all 16 flag combinations.)
+ *
  * For one backend and one algorithm: every element type x every operator the type has x inclusive/exclusive
  * x forward/reverse x in place/out of place x identity/given initial value, over sizes around the tile
  * boundaries of the GPU algorithms (0, 1, 2, 3, 31..33, 1023..1025, 2^k-1..2^k+1, primes), each result checked
@@ -287,7 +289,7 @@ typedef struct harness {
     uint64_t *exp_int;
     long double *exp_float;
     void *d_in, *d_out, *d_temp;
-    size_t d_bytes, d_temp_bytes;
+    size_t d_temp_bytes;
     unsigned long passed, failed, skipped, reports;
 } harness;
 
@@ -531,7 +533,6 @@ static scan_case make_case(const type_info *t, pscan_op op, size_t n, unsigned c
 
 /* Runs every type x operator at size n: all 16 flag combinations when full, else one, rotating. */
 static void run_size(harness *h, size_t n, unsigned size_index, int full) {
-    if (h->opt.only_n >= 0 && (size_t)h->opt.only_n != n) return;
     size_t bytes = (n + GUARD_ELEMS) * 8;
     if (pscan_memory_alloc(h->ctx, bytes, &h->d_in) != PSCAN_SUCCESS ||
         pscan_memory_alloc(h->ctx, bytes, &h->d_out) != PSCAN_SUCCESS) {
@@ -712,6 +713,7 @@ int main(int argc, char **argv) {
 
     h.max_n = 3u * (1u << 20) + 7;
     if (h.opt.large) h.max_n = (1u << 25);
+    if (h.opt.only_n > (long long)h.max_n) h.max_n = (size_t)h.opt.only_n;
     int rc = test_open_backend("test_scan", h.opt.backend, &h.ctx);
     if (rc != 0) return rc;
     printf("test_scan: algo %s, seed %" PRIu64 "%s%s\n", pscan_algo_name(h.opt.algo), h.opt.seed,
@@ -742,13 +744,18 @@ int main(int argc, char **argv) {
     }
 
     run_fixed(&h);
-    unsigned size_index = 0;
-    for (size_t k = 0; k < COUNT_OF(full_sizes); k++) run_size(&h, full_sizes[k], size_index++, 1);
-    for (size_t k = 0; k < COUNT_OF(quick_sizes); k++) run_size(&h, quick_sizes[k], size_index++, 0);
-    if (!h.opt.quick)
-        for (size_t k = 0; k < COUNT_OF(more_sizes); k++) run_size(&h, more_sizes[k], size_index++, 0);
-    if (h.opt.large)
-        for (size_t k = 0; k < COUNT_OF(large_sizes); k++) run_size(&h, large_sizes[k], size_index++, 0);
+    if (h.opt.only_n >= 0) {
+        /* one size, any size, with all 16 flag combinations: a superset of what the full run did at it */
+        run_size(&h, (size_t)h.opt.only_n, 0, 1);
+    } else {
+        unsigned size_index = 0;
+        for (size_t k = 0; k < COUNT_OF(full_sizes); k++) run_size(&h, full_sizes[k], size_index++, 1);
+        for (size_t k = 0; k < COUNT_OF(quick_sizes); k++) run_size(&h, quick_sizes[k], size_index++, 0);
+        if (!h.opt.quick)
+            for (size_t k = 0; k < COUNT_OF(more_sizes); k++) run_size(&h, more_sizes[k], size_index++, 0);
+        if (h.opt.large)
+            for (size_t k = 0; k < COUNT_OF(large_sizes); k++) run_size(&h, large_sizes[k], size_index++, 0);
+    }
 
     if (h.failed) {
         if (h.reports > MAX_REPORTS) fprintf(stderr, "(%lu more failures not shown)\n", h.reports - MAX_REPORTS);
