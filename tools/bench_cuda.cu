@@ -201,8 +201,11 @@ static void cub_identity(pscan_type type, pscan_op op, unsigned char bytes[8]) {
     memset(bytes, 0, 8);
 #define BENCH_IDENTITY_(T, LOWEST, HIGHEST)                                                                  \
     do {                                                                                                     \
-        T x = op == PSCAN_OP_PRODUCT ? (T)1 : op == PSCAN_OP_MIN ? (T)(HIGHEST) : op == PSCAN_OP_MAX ? (T)(LOWEST) : (T)0; \
-        memcpy(bytes, &x, sizeof x);                                                                             \
+        T x = op == PSCAN_OP_PRODUCT ? (T)1                                                                  \
+              : op == PSCAN_OP_MIN   ? (T)(HIGHEST)                                                          \
+              : op == PSCAN_OP_MAX   ? (T)(LOWEST)                                                           \
+                                     : (T)0;                                                                 \
+        memcpy(bytes, &x, sizeof x);                                                                         \
     } while (0)
     switch (type) {
     case PSCAN_TYPE_I32: BENCH_IDENTITY_(int32_t, INT32_MIN, INT32_MAX); break;
