@@ -230,6 +230,17 @@ static const ps_backend_ops cl_ops = {
 
 /* ---- contexts ------------------------------------------------------------------------------------------- */
 
+/* A device string of any length, malloc'd into *out. */
+static cl_int device_string(cl_device_id device, cl_device_info what, char **out) {
+    size_t bytes = 0;
+    *out = NULL;
+    cl_int err = clGetDeviceInfo(device, what, 0, NULL, &bytes);
+    if (err != CL_SUCCESS) return err;
+    *out = (char *)calloc(bytes + 1, 1);
+    if (!*out) return CL_OUT_OF_HOST_MEMORY;
+    return clGetDeviceInfo(device, what, bytes, *out, NULL);
+}
+
 /* Fills the device facts of st from st->device and st->queue. */
 static cl_int state_query_device(ps_cl_state *st) {
     cl_device_type type = 0;
@@ -239,20 +250,19 @@ static cl_int state_query_device(ps_cl_state *st) {
     cl_int err = clGetDeviceInfo(st->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
     if (err == CL_SUCCESS) err = clGetDeviceInfo(st->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
     if (err == CL_SUCCESS) err = clGetDeviceInfo(st->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg, &max_wg, NULL);
-    if (err == CL_SUCCESS) err = clGetDeviceInfo(st->device, CL_DEVICE_NAME, sizeof st->name - 1, st->name, NULL);
     if (err == CL_SUCCESS)
         err = clGetCommandQueueInfo(st->queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
     if (err != CL_SUCCESS) return err;
 
-    /* the extension list can be long: ask for its length first */
-    size_t ext_bytes = 0;
-    err = clGetDeviceInfo(st->device, CL_DEVICE_EXTENSIONS, 0, NULL, &ext_bytes);
-    if (err != CL_SUCCESS) return err;
-    char *ext = (char *)calloc(ext_bytes + 1, 1);
-    if (!ext) return CL_OUT_OF_HOST_MEMORY;
-    err = clGetDeviceInfo(st->device, CL_DEVICE_EXTENSIONS, ext_bytes, ext, NULL);
-    st->has_fp64 = err == CL_SUCCESS && strstr(ext, "cl_khr_fp64") != NULL;
+    char *ext = NULL, *name = NULL;
+    err = device_string(st->device, CL_DEVICE_EXTENSIONS, &ext);
+    if (err == CL_SUCCESS) err = device_string(st->device, CL_DEVICE_NAME, &name);
+    if (err == CL_SUCCESS) {
+        st->has_fp64 = strstr(ext, "cl_khr_fp64") != NULL;
+        snprintf(st->name, sizeof st->name, "%s", name);
+    }
     free(ext);
+    free(name);
     if (err != CL_SUCCESS) return err;
 
     st->is_gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
