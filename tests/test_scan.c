@@ -4,14 +4,16 @@
  *   test_scan --backend cpu|cuda|opencl --algo NAME [--quick] [--large] [--seed S]
  *             [--type T] [--op O] [--n N]
  *
- * (--type, --op narrow the table; --n N runs only that size, any N, with all 16 flag combinations.)
+ * (--type, --op narrow the table; --n N runs only that size, any N, with all 16 flag combinations. The seed
+ * defaults to PSCAN_TEST_SEED, else a fixed value; PSCAN_TEST_REQUIRE_BACKENDS="opencl ..." turns a missing
+ * backend into a failure instead of a skip.)
  *
  * For one backend and one algorithm: every element type x every operator the type has x inclusive/exclusive
  * x forward/reverse x in place/out of place x identity/given initial value, over sizes around the tile
  * boundaries of the GPU algorithms (0, 1, 2, 3, 31..33, 1023..1025, 2^k-1..2^k+1, primes), each result checked
  * element by element against a plain serial loop written here. That loop is deliberately not the library's
  * SERIAL algorithm, so that the CPU backend is tested like every other one.
- * Sizes beyond 2^16 (2^17+-1, 1000003, 2^20+1, 3*2^20+7) run every type x operator with one flag combination
+ * Sizes beyond 2^16+1 (2^17 and 2^17+-1, 1000003, 2^20+1, 3*2^20+7) run every type x operator with one flag combination
  * each, rotating, so the table stays affordable on a 2-core CI machine; --quick keeps fewer of them and
  * --large adds 2^24+1 and 2^25-1 (for GPU runs).
  *
