@@ -10,7 +10,9 @@
  * Timing. CPU and OpenCL: a monotonic host clock around the calls plus pscan_context_synchronize(); each
  * timed repeat runs once through a set of input/output buffer pairs (rotated, up to 64 MiB in all, so
  * small n are not measured from a cache warmed by the previous call alone) and counts the mean per call;
- * the median over repeats after a warm-up is reported. CUDA: CUDA events in bench_cuda.cu.
+ * the copy and the algorithms take their repeats in turn (interleaved), so that a busy spell of a shared
+ * machine does not favour one of them; the median over repeats after a warm-up is reported.
+ * CUDA: CUDA events in bench_cuda.cu, each measurement with its own warm-up and median.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -189,41 +191,53 @@ static pscan_status call_once(const bench_call *c, int p) {
                       c->buf->temp_bytes);
 }
 
-/* Median over reps of the mean time per call over one pass through the pairs, after a warm-up. */
-static pscan_status time_host(const bench_call *c, int reps, double *seconds) {
-    bench_buffers *b = c->buf;
+static double median(double *t, int count) {
+    qsort(t, (size_t)count, sizeof *t, compare_doubles);
+    return count % 2 ? t[count / 2] : 0.5 * (t[count / 2 - 1] + t[count / 2]);
+}
+
+/* Host clock: times calls[0 .. count) interleaved, one repeat of each in turn, so that a slow spell of a
+ * shared machine hits the copy and the scans alike and their ratio stays fair. A repeat is one pass
+ * through the buffer pairs, counted as the mean per call. seconds[i] = the median over reps, after a
+ * warm-up. */
+static pscan_status time_host(const bench_call *calls, int count, int reps, double *seconds) {
+    bench_buffers *b = calls[0].buf;
     pscan_status s = PSCAN_SUCCESS;
-    for (int w = 0; w < BENCH_WARMUP && s == PSCAN_SUCCESS; w++)
-        for (int p = 0; p < b->pairs && s == PSCAN_SUCCESS; p++) s = call_once(c, p);
-    if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(b->ctx);
-    double *t = (double *)malloc((size_t)reps * sizeof *t);
+    double *t = (double *)malloc((size_t)reps * (size_t)count * sizeof *t);
     if (!t) return PSCAN_ERROR_OUT_OF_MEMORY;
-    for (int r = 0; r < reps && s == PSCAN_SUCCESS; r++) {
-        double start = now_seconds();
-        for (int p = 0; p < b->pairs && s == PSCAN_SUCCESS; p++) s = call_once(c, p);
-        if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(b->ctx);
-        t[r] = (now_seconds() - start) / b->pairs;
+    for (int r = -BENCH_WARMUP; r < reps && s == PSCAN_SUCCESS; r++) {
+        for (int i = 0; i < count && s == PSCAN_SUCCESS; i++) {
+            double start = now_seconds();
+            for (int p = 0; p < b->pairs && s == PSCAN_SUCCESS; p++) s = call_once(&calls[i], p);
+            if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(b->ctx);
+            if (r >= 0) t[i * reps + r] = (now_seconds() - start) / b->pairs;
+        }
     }
-    if (s == PSCAN_SUCCESS) {
-        qsort(t, (size_t)reps, sizeof *t, compare_doubles);
-        *seconds = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
-    }
+    for (int i = 0; i < count && s == PSCAN_SUCCESS; i++) seconds[i] = median(t + i * reps, reps);
     free(t);
     return s;
 }
 
-static pscan_status time_call(const bench_call *c, int on_cuda, int reps, double *seconds) {
+/* Times every call: on CUDA one after the other with CUDA events (bench_cuda.cu), else time_host(). */
+static pscan_status time_calls(const bench_call *calls, int count, int on_cuda, int reps, double *seconds) {
 #ifdef PSCAN_HAVE_CUDA
     if (on_cuda) {
-        bench_buffers *b = c->buf;
-        if (!c->desc) return ps_bench_cuda_time_copy(b->ctx, b->out[0], b->in[0], c->bytes, reps, seconds);
-        return ps_bench_cuda_time_scan(b->ctx, c->desc, b->in[0], b->out[0], c->n, b->temp, b->temp_bytes, reps,
-                                       seconds);
+        pscan_status s = PSCAN_SUCCESS;
+        for (int i = 0; i < count && s == PSCAN_SUCCESS; i++) {
+            const bench_call *c = &calls[i];
+            bench_buffers *b = c->buf;
+            if (!c->desc)
+                s = ps_bench_cuda_time_copy(b->ctx, b->out[0], b->in[0], c->bytes, reps, &seconds[i]);
+            else
+                s = ps_bench_cuda_time_scan(b->ctx, c->desc, b->in[0], b->out[0], c->n, b->temp, b->temp_bytes,
+                                            reps, &seconds[i]);
+        }
+        return s;
     }
 #else
     (void)on_cuda;
 #endif
-    return time_host(c, reps, seconds);
+    return time_host(calls, count, reps, seconds);
 }
 
 /* ---- buffers ----------------------------------------------------------------------------------------- */
@@ -376,11 +390,56 @@ int ps_cli_bench(int argc, char **argv) {
             continue;
         }
 
-        /* The floor: a device copy of the same bytes. */
-        bench_call call = {&b, NULL, n, bytes};
-        double copy_seconds = 0, cub_seconds = 0;
-        if ((s = time_call(&call, on_cuda, (int)o.reps, &copy_seconds)) != PSCAN_SUCCESS) {
-            r = ps_cli_status_error(b.ctx, "copy", s);
+        /* Temporary storage: one buffer of the largest size any algorithm asks, outside the timed region. */
+        size_t temp_bytes = 0;
+        for (int a = 0; a < algo_count && s == PSCAN_SUCCESS; a++) {
+            pscan_scan_desc desc = o.desc;
+            size_t bytes_a = 0;
+            desc.algo = algos[a];
+            s = pscan_scan_temp_bytes(b.ctx, &desc, n, &bytes_a);
+            if (bytes_a > temp_bytes) temp_bytes = bytes_a;
+        }
+        if (s == PSCAN_SUCCESS && temp_bytes > 0) {
+            s = pscan_memory_alloc(b.ctx, temp_bytes, &b.temp);
+            if (s == PSCAN_SUCCESS) b.temp_bytes = temp_bytes;
+        }
+        if (s != PSCAN_SUCCESS) {
+            printf("# n = 2^%" PRIu64 ": skipped, %s (%s)\n", k, pscan_status_name(s), pscan_status_string(s));
+            buffers_free(&b);
+            continue;
+        }
+
+        /* The floor, a device copy of the same bytes, then every algorithm, timed together. */
+        bench_call calls[PSCAN_ALGO_COUNT + 1];
+        pscan_scan_desc descs[PSCAN_ALGO_COUNT];
+        double seconds[PSCAN_ALGO_COUNT + 1], cub_seconds = 0;
+        int count = 1;
+        calls[0].buf = &b, calls[0].desc = NULL, calls[0].n = n, calls[0].bytes = bytes;
+        for (int a = 0; a < algo_count; a++) {
+            /* An algorithm with a size limit (one block, 32-bit indices) sits out the sizes it refuses. */
+            descs[count - 1] = o.desc;
+            descs[count - 1].algo = algos[a];
+            calls[count] = calls[0];
+            calls[count].desc = &descs[count - 1];
+            s = call_once(&calls[count], 0);
+            if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(b.ctx);
+            if (s == PSCAN_SUCCESS)
+                count++;
+            else if (s == PSCAN_ERROR_TOO_LARGE || s == PSCAN_ERROR_OUT_OF_MEMORY)
+                printf("# %s at n = 2^%" PRIu64 ": skipped, %s\n", pscan_algo_name(algos[a]), k,
+                       pscan_status_name(s));
+            else
+                break;
+        }
+        if (s == PSCAN_SUCCESS || s == PSCAN_ERROR_TOO_LARGE || s == PSCAN_ERROR_OUT_OF_MEMORY)
+            s = time_calls(calls, count, on_cuda, (int)o.reps, seconds);
+        if (s == PSCAN_ERROR_TOO_LARGE || s == PSCAN_ERROR_OUT_OF_MEMORY) {
+            printf("# n = 2^%" PRIu64 ": skipped, %s (%s)\n", k, pscan_status_name(s), pscan_status_string(s));
+            buffers_free(&b);
+            continue;
+        }
+        if (s != PSCAN_SUCCESS) {
+            r = ps_cli_status_error(b.ctx, "timing", s);
             break;
         }
 #ifdef PSCAN_HAVE_CUDA
@@ -390,35 +449,10 @@ int ps_cli_bench(int argc, char **argv) {
             if (s != PSCAN_SUCCESS) cub_seconds = 0; /* CUB has no equivalent (e.g. reverse): column shows - */
         }
 #endif
-        report_row(&rep, "copy", k, esize, copy_seconds, copy_seconds, cub_seconds);
-        if (cub_seconds > 0) report_row(&rep, "cub", k, esize, cub_seconds, copy_seconds, cub_seconds);
-
-        for (int a = 0; a < algo_count && r == PS_CLI_OK; a++) {
-            pscan_scan_desc desc = o.desc;
-            desc.algo = algos[a];
-            call.desc = &desc;
-            double seconds = 0;
-            size_t temp_bytes = 0;
-            s = pscan_scan_temp_bytes(b.ctx, &desc, n, &temp_bytes);
-            if (s == PSCAN_SUCCESS && temp_bytes > b.temp_bytes) {
-                pscan_memory_free(b.ctx, b.temp);
-                b.temp = NULL;
-                b.temp_bytes = 0;
-                s = pscan_memory_alloc(b.ctx, temp_bytes, &b.temp);
-                if (s == PSCAN_SUCCESS) b.temp_bytes = temp_bytes;
-            }
-            if (s == PSCAN_SUCCESS) s = time_call(&call, on_cuda, (int)o.reps, &seconds);
-            if (s == PSCAN_ERROR_TOO_LARGE || s == PSCAN_ERROR_OUT_OF_MEMORY) {
-                printf("# %s at n = 2^%" PRIu64 ": skipped, %s\n", pscan_algo_name(desc.algo), k,
-                       pscan_status_name(s));
-                continue;
-            }
-            if (s != PSCAN_SUCCESS) {
-                r = ps_cli_status_error(b.ctx, pscan_algo_name(desc.algo), s);
-                break;
-            }
-            report_row(&rep, pscan_algo_name(desc.algo), k, esize, seconds, copy_seconds, cub_seconds);
-        }
+        report_row(&rep, "copy", k, esize, seconds[0], seconds[0], cub_seconds);
+        if (cub_seconds > 0) report_row(&rep, "cub", k, esize, cub_seconds, seconds[0], cub_seconds);
+        for (int i = 1; i < count; i++)
+            report_row(&rep, pscan_algo_name(calls[i].desc->algo), k, esize, seconds[i], seconds[0], cub_seconds);
         buffers_free(&b);
     }
     free(host);

@@ -2,18 +2,33 @@
  * cpu_threads.c - the CPU backend's parallel scan: cache-blocked reduce-then-scan over a persistent pool.
  *
  * Idea. The array is cut into rounds of T blocks, one block per thread, each block small enough to stay in
- * the thread's L2 cache. In each round:
- *   reduce phase:  every thread reduces its block to one total (the block is now in its cache);
- *   barrier;
- *   carry phase:   every thread combines the running carry with the totals of the blocks before its own;
- *   scan phase:    every thread scans its block, from cache, starting from that carry.
- * The running carry moves on by all T totals; the totals are double-buffered by round parity so a fast
- * thread can start the next round's reduce while a slow one still reads this round's totals, and one
- * barrier per round is enough.
+ * the thread's L2 cache. For each of its blocks a thread runs three phases:
+ *   reduce phase:  reduce the block to one total (the block is now in the thread's cache);
+ *   carry phase:   wait for the inclusive prefix the block before it has published (the previous thread's
+ *                  block, or the last thread's of the round before), take it as the carry, and publish
+ *                  carry + total for the block after it;
+ *   scan phase:    scan the block, from cache, starting from the carry.
+ * Only the carries are chained, not the scans: a thread publishes before it scans, so the threads drift
+ * apart by part of a round and one's reduce (reading DRAM) overlaps another's scan (mostly writing), where a
+ * barrier per round would have put all threads in the same phase at once. (This is the CPU cousin of the
+ * GPU's chained scan; with one carry per thread and no look-back.)
+ *
+ * Chains. A serial scan is one long dependency chain: one add per cycle for integers, one per 2-4 cycles
+ * for floats, too slow to keep up with memory on two cores. So the reduce phase also keeps the totals of
+ * CHAINS equal segments of the block, which gives each segment its own carry, and the scan phase walks the
+ * segments in lockstep: CHAINS independent chains that the core overlaps.
  *
  * Work O(n), two ops per element; depth O(n / T). Memory passes: the input is read from DRAM once and the
  * output written once (about 2n traffic, as a copy), because the second read of each block hits the cache.
- * Measured on the 2-core AMD EPYC CI machine: see docs/performance.md (pscan bench --backend cpu).
+ * Measured with pscan bench --backend cpu --min-log2 26 (2^26 elements, inclusive sum, median of 21, copy and
+ * scans interleaved) on the 2-core AMD EPYC (Zen 5) VM, three runs, while other jobs shared the machine:
+ *   i32: copy 33.5-35.5 GB/s, THREADS 27.1-29.8 GB/s = 0.76-0.86 of copy (SERIAL 27.1-27.6 GB/s, 0.78-0.81);
+ *   f32: copy 32.0-35.0 GB/s, THREADS 24.5-28.0 GB/s = 0.77-0.80 of copy (SERIAL 14.6-15.1 GB/s, 0.43-0.46).
+ * With one thread, THREADS (i32) reaches 18.4 GB/s, with two 29.9 GB/s (1.6x). Before the chains and the
+ * chained carries (one chain, a barrier per round) it was 17.5-19.6 GB/s i32 and 18.0-21.3 GB/s f32.
+ * Non-temporal stores (scan into an L1 staging buffer, stream it out) and software prefetch of the next
+ * block were tried and gained nothing measurable on this machine: its write-allocate reads are not the
+ * limit, so they were left out.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -23,11 +38,16 @@
 
 #include "cpu_backend.h"
 
-/* Bytes of input per thread per round: well inside a 512 KiB - 2 MiB L2, large enough that the one barrier
- * per round costs little beside the round's memory traffic. */
+/* Bytes of input per block: well inside a 512 KiB - 2 MiB L2 (with the block's output), large enough that
+ * the one carry hand-off per block costs little beside the block's memory traffic. */
 #define PSCAN_CPU_BLOCK_BYTES (256u * 1024u)
 /* Spins before a waiting thread yields its core (matters when threads outnumber cores, as under sanitizers). */
 #define PSCAN_CPU_SPINS 4096
+/* Independent dependency chains per block in the scan phase; 4 hides a float add's latency and still keeps
+ * the 4 input and 4 output pointers in registers. */
+#define PSCAN_CPU_CHAINS 4
+/* One cache line per thread for the prefix it publishes, so that publishing does not disturb the others. */
+#define PSCAN_CPU_SLOT_BYTES 64
 
 /* ---- pool ------------------------------------------------------------------------------------------- */
 
@@ -41,8 +61,6 @@ struct ps_cpu_pool {
     int stop;
     void (*job)(void *arg, unsigned thread);
     void *arg;
-    atomic_uint barrier_count;
-    atomic_int barrier_sense;
 };
 
 typedef struct worker_start {
@@ -94,8 +112,6 @@ pscan_status ps_cpu_pool_create(unsigned threads, ps_cpu_pool **out) {
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->wake, NULL);
     pthread_cond_init(&pool->done, NULL);
-    atomic_init(&pool->barrier_count, 0);
-    atomic_init(&pool->barrier_sense, 0);
     pool->threads = 1;
     for (unsigned i = 1; i < threads; i++) {
         worker_start *start = (worker_start *)malloc(sizeof *start);
@@ -133,67 +149,202 @@ static void pool_run(ps_cpu_pool *pool, void (*job)(void *, unsigned), void *arg
     pthread_mutex_unlock(&pool->lock);
 }
 
-/* Sense-reversing barrier over all the pool's threads; *sense is the caller's own copy. */
-static void pool_barrier(ps_cpu_pool *pool, int *sense) {
-    *sense = !*sense;
-    if (atomic_fetch_add(&pool->barrier_count, 1) == pool->threads - 1) {
-        atomic_store(&pool->barrier_count, 0);
-        atomic_store(&pool->barrier_sense, *sense);
-        return;
+/* ---- chains ------------------------------------------------------------------------------------------ */
+
+/* Scans CHAINS ranges of len elements each, in lockstep: chain c reads [in[c], in[c] + len) and writes
+ * [out[c], out[c] + len), backwards if reverse, starting from carry[c], and leaves in carry[c] the value
+ * after its last element. Generated for every (type, operator) below. */
+typedef void (*chains_fn)(const void *const *in, void *const *out, uint64_t len, int exclusive, int reverse,
+                          ps_value *carry);
+
+/* One element of each chain: x is read before out is written, so in == out works. */
+#define PSCAN_CPU_CHAIN_STEP(OP, T, U, i, exclusive)                                                         \
+    {                                                                                                        \
+        T x0 = i0[i], x1 = i1[i], x2 = i2[i], x3 = i3[i];                                                    \
+        if (exclusive) o0[i] = a0, o1[i] = a1, o2[i] = a2, o3[i] = a3;                                       \
+        a0 = PSCAN_COMBINE_##OP(T, U, a0, x0);                                                               \
+        a1 = PSCAN_COMBINE_##OP(T, U, a1, x1);                                                               \
+        a2 = PSCAN_COMBINE_##OP(T, U, a2, x2);                                                               \
+        a3 = PSCAN_COMBINE_##OP(T, U, a3, x3);                                                               \
+        if (!(exclusive)) o0[i] = a0, o1[i] = a1, o2[i] = a2, o3[i] = a3;                                    \
     }
-    for (unsigned spins = 0; atomic_load(&pool->barrier_sense) != *sense; spins++)
-        if (spins >= PSCAN_CPU_SPINS) sched_yield();
-}
+
+#define PSCAN_CPU_CHAINS_DEFINE(OP, op, NAME, name, T, U, LOWEST, HIGHEST)                                   \
+    static void chains_##name##_##op(const void *const *in, void *const *out, uint64_t len, int exclusive,   \
+                                     int reverse, ps_value *carry) {                                         \
+        const T *i0 = (const T *)in[0], *i1 = (const T *)in[1], *i2 = (const T *)in[2],                      \
+                *i3 = (const T *)in[3];                                                                      \
+        T *o0 = (T *)out[0], *o1 = (T *)out[1], *o2 = (T *)out[2], *o3 = (T *)out[3];                        \
+        T a0 = carry[0].name, a1 = carry[1].name, a2 = carry[2].name, a3 = carry[3].name;                    \
+        if (!reverse && !exclusive)                                                                          \
+            for (uint64_t i = 0; i < len; i++) PSCAN_CPU_CHAIN_STEP(OP, T, U, i, 0)                          \
+        else if (!reverse)                                                                                   \
+            for (uint64_t i = 0; i < len; i++) PSCAN_CPU_CHAIN_STEP(OP, T, U, i, 1)                          \
+        else if (!exclusive)                                                                                 \
+            for (uint64_t i = len; i-- > 0;) PSCAN_CPU_CHAIN_STEP(OP, T, U, i, 0)                            \
+        else                                                                                                 \
+            for (uint64_t i = len; i-- > 0;) PSCAN_CPU_CHAIN_STEP(OP, T, U, i, 1)                            \
+        carry[0].name = a0, carry[1].name = a1, carry[2].name = a2, carry[3].name = a3;                      \
+    }
+
+#define PSCAN_CPU_CHAINS_ARITH(NAME, name, T, U, LOWEST, HIGHEST)                                            \
+    PSCAN_CPU_CHAINS_DEFINE(SUM, sum, NAME, name, T, U, LOWEST, HIGHEST)                                     \
+    PSCAN_CPU_CHAINS_DEFINE(PRODUCT, product, NAME, name, T, U, LOWEST, HIGHEST)                             \
+    PSCAN_CPU_CHAINS_DEFINE(MIN, min, NAME, name, T, U, LOWEST, HIGHEST)                                     \
+    PSCAN_CPU_CHAINS_DEFINE(MAX, max, NAME, name, T, U, LOWEST, HIGHEST)
+#define PSCAN_CPU_CHAINS_BITWISE(NAME, name, T, U, LOWEST, HIGHEST)                                          \
+    PSCAN_CPU_CHAINS_DEFINE(AND, and, NAME, name, T, U, LOWEST, HIGHEST)                                     \
+    PSCAN_CPU_CHAINS_DEFINE(OR, or, NAME, name, T, U, LOWEST, HIGHEST)                                       \
+    PSCAN_CPU_CHAINS_DEFINE(XOR, xor, NAME, name, T, U, LOWEST, HIGHEST)
+PSCAN_ARITH_TYPE_LIST(PSCAN_CPU_CHAINS_ARITH)
+PSCAN_ARITH_INT_TYPE_LIST(PSCAN_CPU_CHAINS_BITWISE)
+
+#define PSCAN_CPU_CHAINS_ENTRY(NAME, name, OP, op) [PSCAN_TYPE_##NAME][PSCAN_OP_##OP] = chains_##name##_##op,
+#define PSCAN_CPU_CHAINS_ROW_ARITH(NAME, name, T, U, LOWEST, HIGHEST)                                        \
+    PSCAN_CPU_CHAINS_ENTRY(NAME, name, SUM, sum) PSCAN_CPU_CHAINS_ENTRY(NAME, name, PRODUCT, product)        \
+        PSCAN_CPU_CHAINS_ENTRY(NAME, name, MIN, min) PSCAN_CPU_CHAINS_ENTRY(NAME, name, MAX, max)
+#define PSCAN_CPU_CHAINS_ROW_BITWISE(NAME, name, T, U, LOWEST, HIGHEST)                                      \
+    PSCAN_CPU_CHAINS_ENTRY(NAME, name, AND, and) PSCAN_CPU_CHAINS_ENTRY(NAME, name, OR, or)                  \
+        PSCAN_CPU_CHAINS_ENTRY(NAME, name, XOR, xor)
+static const chains_fn chains_table[PSCAN_TYPE_COUNT][PSCAN_OP_COUNT] = {
+    PSCAN_ARITH_TYPE_LIST(PSCAN_CPU_CHAINS_ROW_ARITH) PSCAN_ARITH_INT_TYPE_LIST(PSCAN_CPU_CHAINS_ROW_BITWISE)};
 
 /* ---- scan -------------------------------------------------------------------------------------------- */
+
+/* What thread t has published: the inclusive prefix up to the end of its block of round (round - 1). */
+typedef struct threads_slot {
+    atomic_uint_fast64_t round;
+    ps_value prefix;
+    unsigned char pad[PSCAN_CPU_SLOT_BYTES - sizeof(atomic_uint_fast64_t) - sizeof(ps_value)];
+} threads_slot;
 
 typedef struct threads_job {
     ps_cpu_pool *pool;
     const ps_scan_call *call;
     const ps_cpu_kernels *kernels;
+    chains_fn chains;
     uint64_t block; /* elements per thread per round */
-    ps_value *totals; /* [2][threads] */
+    threads_slot *slots; /* [threads], in the caller's temp */
 } threads_job;
+
+/* One block [begin, end) cut into CHAINS segments of q elements in scan order, the last one also taking the
+ * remainder: seg[c] is the physical start of segment c, tail the remainder's. */
+typedef struct block_split {
+    uint64_t q, seg[PSCAN_CPU_CHAINS], tail_begin, tail_end;
+} block_split;
+
+static void block_split_make(uint64_t begin, uint64_t end, int reverse, block_split *b) {
+    b->q = (end - begin) / PSCAN_CPU_CHAINS;
+    for (unsigned c = 0; c < PSCAN_CPU_CHAINS; c++)
+        b->seg[c] = reverse ? end - (c + 1) * b->q : begin + c * b->q;
+    b->tail_begin = reverse ? begin : begin + PSCAN_CPU_CHAINS * b->q;
+    b->tail_end = reverse ? end - PSCAN_CPU_CHAINS * b->q : end;
+}
+
+/* Reduce phase of one block: the totals of the first CHAINS - 1 segments in seg_totals, the whole block's in
+ * *total. */
+static void block_reduce(const threads_job *job, const block_split *b, ps_value *seg_totals, ps_value *total) {
+    const ps_scan_call *call = job->call;
+    const ps_cpu_kernels *k = job->kernels;
+    int have = 0;
+    for (unsigned c = 0; c < PSCAN_CPU_CHAINS; c++) {
+        if (b->q == 0) break;
+        k->reduce(call->in, b->seg[c], b->seg[c] + b->q, &seg_totals[c]);
+        if (have)
+            k->combine(total, &seg_totals[c]);
+        else
+            *total = seg_totals[c];
+        have = 1;
+    }
+    if (b->tail_begin < b->tail_end) {
+        ps_value tail;
+        k->reduce(call->in, b->tail_begin, b->tail_end, &tail);
+        if (have)
+            k->combine(total, &tail);
+        else
+            *total = tail;
+    }
+}
+
+/* Scan phase of one block from carry: the chains in lockstep, then the remainder. */
+static void block_scan(const threads_job *job, const block_split *b, const ps_value *seg_totals, ps_value carry) {
+    const ps_scan_call *call = job->call;
+    const size_t es = call->elem_bytes;
+    ps_value chain_carry[PSCAN_CPU_CHAINS];
+    chain_carry[0] = carry;
+    if (b->q > 0) {
+        const void *src[PSCAN_CPU_CHAINS];
+        void *dst[PSCAN_CPU_CHAINS];
+        for (unsigned c = 0; c < PSCAN_CPU_CHAINS; c++) {
+            if (c > 0) {
+                chain_carry[c] = chain_carry[c - 1];
+                job->kernels->combine(&chain_carry[c], &seg_totals[c - 1]);
+            }
+            src[c] = (const char *)call->in + b->seg[c] * es;
+            dst[c] = (char *)call->out + b->seg[c] * es;
+        }
+        job->chains(src, dst, b->q, call->exclusive, call->reverse, chain_carry);
+    }
+    /* The remainder continues the last chain (or is the whole block, if it is shorter than CHAINS). */
+    if (b->tail_begin < b->tail_end)
+        job->kernels->scan(call->in, call->out, b->tail_begin, b->tail_end, call->exclusive, call->reverse,
+                           &chain_carry[b->q > 0 ? PSCAN_CPU_CHAINS - 1 : 0]);
+}
+
+/* Waits until *word == value: spins, then yields the core (threads may outnumber cores). */
+static void wait_for(const atomic_uint_fast64_t *word, uint64_t value) {
+    for (unsigned spins = 0; atomic_load_explicit(word, memory_order_acquire) != value; spins++)
+        if (spins >= PSCAN_CPU_SPINS) sched_yield();
+}
 
 static void threads_job_run(void *arg, unsigned t) {
     const threads_job *job = (const threads_job *)arg;
     const ps_scan_call *call = job->call;
     const ps_cpu_kernels *k = job->kernels;
-    const uint64_t n = call->n, block = job->block, threads = job->pool->threads, round = threads * block;
-    ps_value carry = call->init;
-    int sense = atomic_load(&job->pool->barrier_sense);
+    const uint64_t n = call->n, block = job->block, threads = job->pool->threads;
+    ps_value total, seg_totals[PSCAN_CPU_CHAINS];
+    /* the slot this thread waits on: its left neighbour's, or for thread 0 the last thread's, one round back */
+    const threads_slot *before = &job->slots[t ? t - 1 : threads - 1];
+    threads_slot *mine_slot = &job->slots[t];
 
-    for (uint64_t start = 0, r = 0; start < n; start += round, r++) {
+    for (uint64_t r = 0, first = t * block; first < n; r++, first += threads * block) {
         /* positions in scan order; a reverse scan meets the array's end first */
-        uint64_t first = start + t * block, last = first + block;
-        if (first > n) first = n;
-        if (last > n) last = n;
+        uint64_t last = first + block < n ? first + block : n;
         uint64_t begin = call->reverse ? n - last : first, end = call->reverse ? n - first : last;
-        ps_value *totals = job->totals + (r & 1) * threads;
-        uint64_t blocks = (n - start < round ? n - start + block - 1 : round) / block;
+        block_split split;
+        block_split_make(begin, end, call->reverse, &split);
 
         /* Reduce phase. */
-        if (begin < end) k->reduce(call->in, begin, end, &totals[t]);
-        pool_barrier(job->pool, &sense);
+        block_reduce(job, &split, seg_totals, &total);
 
-        /* Carry phase. */
-        ps_value mine = carry;
-        for (unsigned j = 0; j < t && j < blocks; j++) k->combine(&mine, &totals[j]);
-        for (unsigned j = 0; j < blocks; j++) k->combine(&carry, &totals[j]);
+        /* Carry phase: the inclusive prefix of the block before this one, and this one's for the next. */
+        ps_value carry = call->init;
+        if (r > 0 || t > 0) {
+            wait_for(&before->round, t ? r + 1 : r);
+            carry = before->prefix;
+        }
+        mine_slot->prefix = carry;
+        k->combine(&mine_slot->prefix, &total);
+        atomic_store_explicit(&mine_slot->round, r + 1, memory_order_release);
 
         /* Scan phase: the block comes back from cache. */
-        if (begin < end) k->scan(call->in, call->out, begin, end, call->exclusive, call->reverse, &mine);
+        block_scan(job, &split, seg_totals, carry);
     }
 }
 
-size_t ps_cpu_threads_temp_bytes(const ps_cpu_pool *pool) { return 2 * pool->threads * sizeof(ps_value); }
+size_t ps_cpu_threads_temp_bytes(const ps_cpu_pool *pool) {
+    return (size_t)(pool->threads + 1) * PSCAN_CPU_SLOT_BYTES; /* + 1: room to align the caller's buffer */
+}
 
 void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_scan_call *call) {
     threads_job job;
     job.pool = pool;
     job.call = call;
     job.kernels = ps_cpu_kernels_get(call->type, call->op);
+    job.chains = chains_table[call->type][call->op];
     job.block = PSCAN_CPU_BLOCK_BYTES / call->elem_bytes;
-    job.totals = (ps_value *)call->temp;
+    uintptr_t temp = ((uintptr_t)call->temp + PSCAN_CPU_SLOT_BYTES - 1) & ~(uintptr_t)(PSCAN_CPU_SLOT_BYTES - 1);
+    job.slots = (threads_slot *)temp;
+    for (unsigned t = 0; t < pool->threads; t++) atomic_init(&job.slots[t].round, 0);
     pool_run(pool, threads_job_run, &job);
 }
