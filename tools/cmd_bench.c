@@ -27,7 +27,7 @@
 #endif
 
 static const char bench_usage[] =
-    "usage: pscan bench [--backend B] [--algo A|all] [--type T] [--op OP] [--exclusive] [--reverse]\n"
+    "usage: pscan bench [--backend B] [--algo A|all] [--type T] [--op OP] [--exclusive] [--reverse] [--in-place]\n"
     "                   [--min-log2 K] [--max-log2 K] [--reps R] [--threads N] [--seed S] [--csv FILE]\n"
     "\n"
     "Times each algorithm of the backend on n = 2^min .. 2^max elements of random data, next to a\n"
@@ -36,6 +36,7 @@ static const char bench_usage[] =
     "  --algo A|all    one algorithm, or every one the backend implements (default all)\n"
     "  --type T        element type (default i32)     --op OP   operator (default sum)\n"
     "  --exclusive, --reverse   the scan's flags (default: forward inclusive)\n"
+    "  --in-place      scan each input onto itself (out == in); the copy stays out of place\n"
     "  --min-log2 K    smallest n = 2^K (default 10)\n"
     "  --max-log2 K    largest n = 2^K (default 26 on the CPU, 30 on a GPU; sizes that do not fit in\n"
     "                  device memory are skipped with a note)\n"
@@ -57,7 +58,7 @@ typedef struct bench_options {
     int all_algos;
     pscan_scan_desc desc;
     uint64_t min_log2, max_log2, reps, threads, seed;
-    int have_max;
+    int have_max, in_place;
     const char *csv_path;
 } bench_options;
 
@@ -114,6 +115,8 @@ static int parse_options(int argc, char **argv, bench_options *o) {
         } else if ((m = ps_cli_option(argc, argv, &i, "--csv", &v)) != 0) {
             r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
             o->csv_path = v;
+        } else if (strcmp(argv[i], "--in-place") == 0) {
+            o->in_place = 1;
         } else if (strcmp(argv[i], "--exclusive") == 0) {
             o->desc.flags |= PSCAN_SCAN_EXCLUSIVE;
         } else if (strcmp(argv[i], "--reverse") == 0) {
@@ -180,6 +183,7 @@ static int compare_doubles(const void *a, const void *b) {
 /* What a timed call does with pair p: a copy, or a scan (desc != NULL). */
 typedef struct bench_call {
     bench_buffers *buf;
+    int in_place; /* the scan writes over its input */
     const pscan_scan_desc *desc;
     uint64_t n;
     size_t bytes;
@@ -187,7 +191,8 @@ typedef struct bench_call {
 
 static pscan_status call_once(const bench_call *c, int p) {
     if (!c->desc) return pscan_memory_copy(c->buf->ctx, c->buf->out[p], c->buf->in[p], c->bytes);
-    return pscan_scan(c->buf->ctx, c->desc, c->buf->in[p], c->buf->out[p], c->n, c->buf->temp,
+    return pscan_scan(c->buf->ctx, c->desc, c->buf->in[p], c->in_place ? c->buf->in[p] : c->buf->out[p], c->n,
+                      c->buf->temp,
                       c->buf->temp_bytes);
 }
 
@@ -229,7 +234,8 @@ static pscan_status time_calls(const bench_call *calls, int count, int on_cuda, 
             if (!c->desc)
                 s = ps_bench_cuda_time_copy(b->ctx, b->out[0], b->in[0], c->bytes, reps, &seconds[i]);
             else
-                s = ps_bench_cuda_time_scan(b->ctx, c->desc, b->in[0], b->out[0], c->n, b->temp, b->temp_bytes,
+                s = ps_bench_cuda_time_scan(b->ctx, c->desc, b->in[0], c->in_place ? b->in[0] : b->out[0], c->n,
+                                            b->temp, b->temp_bytes,
                                             reps, &seconds[i]);
         }
         return s;
@@ -274,7 +280,7 @@ typedef struct bench_report {
     FILE *csv;
     const char *backend, *device, *type, *op;
     unsigned flags;
-    int have_cub;
+    int have_cub, in_place;
 } bench_report;
 
 static void report_row(const bench_report *rep, const char *algo, uint64_t log2n, size_t esize, double seconds,
@@ -294,10 +300,11 @@ static void report_row(const bench_report *rep, const char *algo, uint64_t log2n
     printf("\n");
     fflush(stdout);
     if (rep->csv)
-        fprintf(rep->csv, "%s,\"%s\",%s,%s,%s,%s,%s,%" PRIu64 ",%.9g,%.6g,%.6g,%.6g,%.6g\n", rep->backend,
+        fprintf(rep->csv, "%s,\"%s\",%s,%s,%s,%s,%s,%" PRIu64 ",%.9g,%.6g,%.6g,%.6g,%.6g,%d\n", rep->backend,
                 rep->device, algo, rep->type, rep->op, rep->flags & PSCAN_SCAN_EXCLUSIVE ? "exclusive" : "inclusive",
                 rep->flags & PSCAN_SCAN_REVERSE ? "reverse" : "forward", n, seconds * 1e6, gbps, of_copy,
-                of_cub > 0 ? of_cub : 0.0, cub_seconds > 0 ? cub_seconds * 1e6 : 0.0);
+                of_cub > 0 ? of_cub : 0.0, cub_seconds > 0 ? cub_seconds * 1e6 : 0.0,
+                rep->in_place && strcmp(algo, "copy") != 0);
 }
 
 /* ---- main -------------------------------------------------------------------------------------------- */
@@ -352,7 +359,8 @@ int ps_cli_bench(int argc, char **argv) {
                         pscan_type_name(o.desc.type),
                         pscan_op_name(o.desc.op),
                         o.desc.flags,
-                        on_cuda};
+                        on_cuda,
+                        o.in_place};
     if (o.csv_path) {
         rep.csv = fopen(o.csv_path, "w");
         if (!rep.csv) {
@@ -360,11 +368,12 @@ int ps_cli_bench(int argc, char **argv) {
             pscan_context_destroy(b.ctx);
             return PS_CLI_FAILURE;
         }
-        fprintf(rep.csv, "backend,device,algo,type,op,kind,direction,n,time_us,gbps,of_copy,of_cub,cub_time_us\n");
+        fprintf(rep.csv, "backend,device,algo,type,op,kind,direction,n,time_us,gbps,of_copy,of_cub,cub_time_us,"
+                         "in_place\n");
     }
-    printf("# pscan bench: %s (%s), %s %s, %s %s, median of %" PRIu64 " after warm-up\n", rep.backend, device,
+    printf("# pscan bench: %s (%s), %s %s, %s %s%s, median of %" PRIu64 " after warm-up\n", rep.backend, device,
            rep.type, rep.op, o.desc.flags & PSCAN_SCAN_EXCLUSIVE ? "exclusive" : "inclusive",
-           o.desc.flags & PSCAN_SCAN_REVERSE ? "reverse" : "forward", o.reps);
+           o.desc.flags & PSCAN_SCAN_REVERSE ? "reverse" : "forward", o.in_place ? " in place" : "", o.reps);
     printf("%-8s %-20s %-5s %-5s %12s %9s %8s%s\n", "backend", "algo", "type", "n", "time_us", "GB/s", "of_copy",
            on_cuda ? "   of_cub" : "");
 
@@ -414,13 +423,14 @@ int ps_cli_bench(int argc, char **argv) {
         pscan_scan_desc descs[PSCAN_ALGO_COUNT];
         double seconds[PSCAN_ALGO_COUNT + 1], cub_seconds = 0;
         int count = 1;
-        calls[0].buf = &b, calls[0].desc = NULL, calls[0].n = n, calls[0].bytes = bytes;
+        calls[0].buf = &b, calls[0].in_place = 0, calls[0].desc = NULL, calls[0].n = n, calls[0].bytes = bytes;
         for (int a = 0; a < algo_count; a++) {
             /* An algorithm with a size limit (one block, 32-bit indices) sits out the sizes it refuses. */
             descs[count - 1] = o.desc;
             descs[count - 1].algo = algos[a];
             calls[count] = calls[0];
             calls[count].desc = &descs[count - 1];
+            calls[count].in_place = o.in_place;
             s = call_once(&calls[count], 0);
             if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(b.ctx);
             if (s == PSCAN_SUCCESS)

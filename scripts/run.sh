@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# scripts/run.sh - the main job of the README: `bash scripts/run.sh`.
+#
+# On a fresh Debian machine (as root, apt reachable) it installs what the build needs, builds pscan (Release;
+# the CUDA backend too when nvcc is present, OpenCL when its headers and loader are), then runs
+#   pscan info                                        the backends compiled in and the devices found
+#   pscan bench --backend auto --type i32|f32 ...     every algorithm of the chosen backend against a copy
+# The sizes run to 2^26 elements on the CPU (about a minute in all on 2 cores, build included) and to 2^28
+# on a GPU. The tables are also written as CSV to out/bench-<backend>-<type>.csv.
+# Environment: PSCAN_RUN_BUILD_DIR (default build-run), PSCAN_JOBS (default: all cores),
+# PSCAN_RUN_MAX_LOG2 (largest size, 2^K elements), PSCAN_RUN_OPENCL=1 (also install PoCL, an OpenCL CPU device).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$(pwd)
+BUILD=${PSCAN_RUN_BUILD_DIR:-$ROOT/build-run}
+JOBS=${PSCAN_JOBS:-$(nproc 2>/dev/null || echo 2)}
+START=$(date +%s)
+
+say() { printf '\n=== %s (%ds)\n' "$*" "$(( $(date +%s) - START ))"; }
+
+# ---- what the build needs --------------------------------------------------------------------------------
+PACKAGES=(build-essential cmake ninja-build pkg-config)
+if [[ ${PSCAN_RUN_OPENCL:-0} == 1 ]]; then PACKAGES+=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers); fi
+missing=()
+if command -v dpkg-query >/dev/null 2>&1; then
+  for p in "${PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+fi
+if (( ${#missing[@]} )); then
+  say "installing ${missing[*]}"
+  SUDO=""
+  if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The CUDA toolkit's usual home is not always on PATH in a non-login shell.
+if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export PATH=/usr/local/cuda/bin:$PATH
+fi
+GENERATOR=()
+if command -v ninja >/dev/null 2>&1; then GENERATOR=(-G Ninja); fi
+
+# ---- build -----------------------------------------------------------------------------------------------
+say "configure ($BUILD)"
+cmake -S "$ROOT" -B "$BUILD" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release -DPSCAN_TESTS=OFF
+say "build the pscan tool (-j$JOBS)"
+cmake --build "$BUILD" -j "$JOBS" --target pscan-cli
+PSCAN=$BUILD/tools/pscan
+
+# ---- run -------------------------------------------------------------------------------------------------
+say "pscan info"
+"$PSCAN" info
+
+# The backend AUTO picks decides the default size range: a GPU gets larger sizes.
+backend=$("$PSCAN" info | awk '$1 == "auto" { print $3 }' | tr -d ':')
+max_log2=${PSCAN_RUN_MAX_LOG2:-$([[ $backend == cpu || -z $backend ]] && echo 26 || echo 28)}
+mkdir -p "$ROOT/out"
+for type in i32 f32; do
+  say "pscan bench --backend auto --type $type --min-log2 10 --max-log2 $max_log2"
+  "$PSCAN" bench --backend auto --type "$type" --min-log2 10 --max-log2 "$max_log2" \
+    --csv "$ROOT/out/bench-${backend:-auto}-$type.csv"
+done
+say "done in $(( $(date +%s) - START )) s; CSV in out/"
