@@ -21,11 +21,13 @@
  * Work O(n), two ops per element; depth O(n / T). Memory passes: the input is read from DRAM once and the
  * output written once (about 2n traffic, as a copy), because the second read of each block hits the cache.
  * Measured with pscan bench --backend cpu --min-log2 26 (2^26 elements, inclusive sum, median of 21, copy and
- * scans interleaved) on the 2-core AMD EPYC (Zen 5) VM, three runs, while other jobs shared the machine:
- *   i32: copy 33.5-35.5 GB/s, THREADS 27.1-29.8 GB/s = 0.76-0.86 of copy (SERIAL 27.1-27.6 GB/s, 0.78-0.81);
- *   f32: copy 32.0-35.0 GB/s, THREADS 24.5-28.0 GB/s = 0.77-0.80 of copy (SERIAL 14.6-15.1 GB/s, 0.43-0.46).
- * With one thread, THREADS (i32) reaches 18.4 GB/s, with two 29.9 GB/s (1.6x). Before the chains and the
- * chained carries (one chain, a barrier per round) it was 17.5-19.6 GB/s i32 and 18.0-21.3 GB/s f32.
+ * scans interleaved) on the 2-core AMD EPYC (Zen 5) VM, five runs each while other jobs shared the machine:
+ *   i32: copy 24.9-35.3 GB/s, THREADS 24.1-29.0 GB/s: 0.72-1.00 of copy, median 0.82 (SERIAL 22-29 GB/s);
+ *   f32: copy 25.1-35.1 GB/s, THREADS 22.0-28.2 GB/s: 0.72-0.88 of copy, median 0.80 (SERIAL 14-15 GB/s).
+ * Best times (min of 25) on a quiet spell: i32 THREADS 16.3 ms against memcpy 14.2 ms (0.87), f32 16.8 against
+ * 14.9 ms (0.89). THREADS is the most sensitive to a busy machine: it needs both cores at once.
+ * One thread: 18.4 GB/s (i32); two: 24.8-29.9 GB/s. Before the chains and the chained carries (one chain, a
+ * barrier per round) it was 17.5-19.6 GB/s i32 and 18.0-21.3 GB/s f32 (0.57-0.72 of copy).
  * Non-temporal stores (scan into an L1 staging buffer, stream it out) and software prefetch of the next
  * block were tried and gained nothing measurable on this machine: its write-allocate reads are not the
  * limit, so they were left out.
@@ -291,10 +293,17 @@ static void block_scan(const threads_job *job, const block_split *b, const ps_va
                            &chain_carry[b->q > 0 ? PSCAN_CPU_CHAINS - 1 : 0]);
 }
 
-/* Waits until *word == value: spins, then yields the core (threads may outnumber cores). */
+/* Waits until *word == value: spins (with a pause, which leaves the core's resources to a sibling hardware
+ * thread or vCPU), then yields the core (threads may outnumber cores, as under sanitizers). */
 static void wait_for(const atomic_uint_fast64_t *word, uint64_t value) {
-    for (unsigned spins = 0; atomic_load_explicit(word, memory_order_acquire) != value; spins++)
-        if (spins >= PSCAN_CPU_SPINS) sched_yield();
+    for (unsigned spins = 0; atomic_load_explicit(word, memory_order_acquire) != value; spins++) {
+        if (spins >= PSCAN_CPU_SPINS)
+            sched_yield();
+#if defined(__x86_64__) || defined(__i386__)
+        else
+            __builtin_ia32_pause();
+#endif
+    }
 }
 
 static void threads_job_run(void *arg, unsigned t) {
