@@ -2,9 +2,10 @@
  * test_scan.c - the scan test table, read as a specification of pscan_scan().
  *
  *   test_scan --backend cpu|cuda|opencl --algo NAME [--quick] [--large] [--seed S]
- *             [--type T] [--op O] [--n N]
+ *             [--type T] [--op O] [--n N] [--threads T]
  *
- * (--type, --op narrow the table; --n N runs only that size, any N, with all 16 flag combinations. The seed
+ * (--type, --op narrow the table; --n N runs only that size, any N, with all 16 flag combinations; --threads T
+ * sizes the CPU backend's pool, e.g. more threads than cores to shake out races. The seed
  * defaults to PSCAN_TEST_SEED, else a fixed value; PSCAN_TEST_REQUIRE_BACKENDS="opencl ..." turns a missing
  * backend into a failure instead of a skip.)
  *
@@ -280,6 +281,7 @@ typedef struct options {
     int quick, large;
     int only_type, only_op; /* -1: all */
     long long only_n;       /* -1: all */
+    long threads;           /* -1: the backend's default */
 } options;
 
 /* Buffers sized once for the largest n, reused by every case. */
@@ -652,7 +654,7 @@ static void run_fixed(harness *h) {
 
 static int usage(void) {
     fprintf(stderr, "usage: test_scan --backend cpu|cuda|opencl --algo NAME [--quick] [--large] [--seed S]\n"
-                    "                 [--type T] [--op O] [--n N]\n");
+                    "                 [--type T] [--op O] [--n N] [--threads T]\n");
     return 2;
 }
 
@@ -664,6 +666,7 @@ int main(int argc, char **argv) {
     h.opt.seed = 20260101;
     h.opt.only_type = h.opt.only_op = -1;
     h.opt.only_n = -1;
+    h.opt.threads = -1;
     const char *env_seed = getenv("PSCAN_TEST_SEED");
     if (env_seed && *env_seed) h.opt.seed = strtoull(env_seed, NULL, 0);
     for (int i = 1; i < argc; i++) {
@@ -690,6 +693,9 @@ int main(int argc, char **argv) {
             pscan_op o;
             if (pscan_op_parse(v, &o) != PSCAN_SUCCESS) return usage();
             h.opt.only_op = (int)o;
+            i++;
+        } else if (v && !strcmp(a, "--threads")) {
+            h.opt.threads = strtol(v, NULL, 0);
             i++;
         } else if (v && !strcmp(a, "--n")) {
             h.opt.only_n = strtoll(v, NULL, 0);
@@ -718,6 +724,17 @@ int main(int argc, char **argv) {
     if (h.opt.only_n > (long long)h.max_n) h.max_n = (size_t)h.opt.only_n;
     int rc = test_open_backend("test_scan", h.opt.backend, &h.ctx);
     if (rc != 0) return rc;
+    if (h.opt.threads >= 0) {
+        pscan_status st = pscan_context_set_threads(h.ctx, (unsigned)h.opt.threads);
+        if (st != PSCAN_SUCCESS) {
+            fprintf(stderr, "FAIL: pscan_context_set_threads(%ld): %s\n", h.opt.threads, pscan_status_name(st));
+            pscan_context_destroy(h.ctx);
+            return 1;
+        }
+        char name[256] = "";
+        pscan_context_device_name(h.ctx, name, sizeof name);
+        printf("test_scan: now \"%s\"\n", name);
+    }
     printf("test_scan: algo %s, seed %" PRIu64 "%s%s\n", pscan_algo_name(h.opt.algo), h.opt.seed,
            h.opt.quick ? ", quick" : "", h.opt.large ? ", large" : "");
 
