@@ -24,8 +24,8 @@
  * scans interleaved) on the 2-core AMD EPYC (Zen 5) VM, five runs each while other jobs shared the machine:
  *   i32: copy 24.9-35.3 GB/s, THREADS 24.1-29.0 GB/s: 0.72-1.00 of copy, median 0.82 (SERIAL 22-29 GB/s);
  *   f32: copy 25.1-35.1 GB/s, THREADS 22.0-28.2 GB/s: 0.72-0.88 of copy, median 0.80 (SERIAL 14-15 GB/s).
- * Best times (min of 25) on a quiet spell: i32 THREADS 16.3 ms against memcpy 14.2 ms (0.87), f32 16.8 against
- * 14.9 ms (0.89). THREADS is the most sensitive to a busy machine: it needs both cores at once.
+ * Best times (min of 25) on a quiet spell: i32 THREADS 16.3 ms against memcpy 14.2 ms (0.87), f32 17.2 against
+ * 14.9 ms (0.87). THREADS is the most sensitive to a busy machine: it needs both cores at once.
  * One thread: 18.4 GB/s (i32); two: 24.8-29.9 GB/s. Before the chains and the chained carries (one chain, a
  * barrier per round) it was 17.5-19.6 GB/s i32 and 18.0-21.3 GB/s f32 (0.57-0.72 of copy).
  * Non-temporal stores (scan into an L1 staging buffer, stream it out) and software prefetch of the next
@@ -45,6 +45,8 @@
 #define PSCAN_CPU_BLOCK_BYTES (256u * 1024u)
 /* Spins before a waiting thread yields its core (matters when threads outnumber cores, as under sanitizers). */
 #define PSCAN_CPU_SPINS 4096
+/* Spins of an idle worker before it sleeps (about 0.5 ms): calls closer together than that wake no thread. */
+#define PSCAN_CPU_IDLE_SPINS 16384
 /* Independent dependency chains per block in the scan phase; 4 hides a float add's latency and still keeps
  * the 4 input and 4 output pointers in registers. */
 #define PSCAN_CPU_CHAINS 4
@@ -53,14 +55,21 @@
 
 /* ---- pool ------------------------------------------------------------------------------------------- */
 
+/* One spin of a busy-wait: a pause leaves the core's resources to a sibling hardware thread or vCPU. */
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 struct ps_cpu_pool {
     unsigned threads; /* workers + the calling thread */
     pthread_t *workers;
-    pthread_mutex_t lock;
-    pthread_cond_t wake, done;
-    uint64_t generation;
-    unsigned pending;
-    int stop;
+    pthread_mutex_t lock; /* only for sleeping: jobs are published through the atomics */
+    pthread_cond_t wake;
+    atomic_uint_fast64_t generation; /* one more per job */
+    atomic_uint pending;             /* workers still running the current job */
+    atomic_int stop;
     void (*job)(void *arg, unsigned thread);
     void *arg;
 };
@@ -70,34 +79,40 @@ typedef struct worker_start {
     unsigned index;
 } worker_start;
 
+static int no_new_job(ps_cpu_pool *pool, uint64_t seen) {
+    return atomic_load_explicit(&pool->generation, memory_order_acquire) == seen && !atomic_load(&pool->stop);
+}
+
 static void *worker_main(void *start_) {
     worker_start start = *(worker_start *)start_;
     free(start_);
     ps_cpu_pool *pool = start.pool;
     uint64_t seen = 0;
-    pthread_mutex_lock(&pool->lock);
     for (;;) {
-        while (pool->generation == seen && !pool->stop) pthread_cond_wait(&pool->wake, &pool->lock);
-        if (pool->stop) break;
-        seen = pool->generation;
-        pthread_mutex_unlock(&pool->lock);
+        /* Spin a while before sleeping, so that back-to-back calls find the workers awake: waking a thread
+         * from a condition variable costs 10-100 us, more than a whole scan of 2^16 elements. */
+        for (unsigned spins = 0; spins < PSCAN_CPU_IDLE_SPINS && no_new_job(pool, seen); spins++) cpu_relax();
+        if (no_new_job(pool, seen)) {
+            pthread_mutex_lock(&pool->lock);
+            while (no_new_job(pool, seen)) pthread_cond_wait(&pool->wake, &pool->lock);
+            pthread_mutex_unlock(&pool->lock);
+        }
+        if (atomic_load(&pool->stop)) break;
+        seen = atomic_load_explicit(&pool->generation, memory_order_acquire);
         pool->job(pool->arg, start.index);
-        pthread_mutex_lock(&pool->lock);
-        if (--pool->pending == 0) pthread_cond_signal(&pool->done);
+        atomic_fetch_sub_explicit(&pool->pending, 1, memory_order_acq_rel);
     }
-    pthread_mutex_unlock(&pool->lock);
     return NULL;
 }
 
 void ps_cpu_pool_destroy(ps_cpu_pool *pool) {
     if (!pool) return;
     pthread_mutex_lock(&pool->lock);
-    pool->stop = 1;
+    atomic_store(&pool->stop, 1);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
     for (unsigned i = 0; i + 1 < pool->threads; i++) pthread_join(pool->workers[i], NULL);
     pthread_cond_destroy(&pool->wake);
-    pthread_cond_destroy(&pool->done);
     pthread_mutex_destroy(&pool->lock);
     free(pool->workers);
     free(pool);
@@ -113,7 +128,9 @@ pscan_status ps_cpu_pool_create(unsigned threads, ps_cpu_pool **out) {
     }
     pthread_mutex_init(&pool->lock, NULL);
     pthread_cond_init(&pool->wake, NULL);
-    pthread_cond_init(&pool->done, NULL);
+    atomic_init(&pool->generation, 0);
+    atomic_init(&pool->pending, 0);
+    atomic_init(&pool->stop, 0);
     pool->threads = 1;
     for (unsigned i = 1; i < threads; i++) {
         worker_start *start = (worker_start *)malloc(sizeof *start);
@@ -138,17 +155,23 @@ unsigned ps_cpu_pool_threads(const ps_cpu_pool *pool) { return pool->threads; }
 
 /* Runs job(arg, t) on every thread t of the pool, the caller being thread 0, and returns when all are done. */
 static void pool_run(ps_cpu_pool *pool, void (*job)(void *, unsigned), void *arg) {
-    pthread_mutex_lock(&pool->lock);
     pool->job = job;
     pool->arg = arg;
-    pool->pending = pool->threads - 1;
-    pool->generation++;
+    atomic_store_explicit(&pool->pending, pool->threads - 1, memory_order_relaxed);
+    /* publishes job, arg and pending to the workers that spin ... */
+    atomic_fetch_add_explicit(&pool->generation, 1, memory_order_acq_rel);
+    /* ... and wakes those that sleep: they test the generation under the lock, so none misses it */
+    pthread_mutex_lock(&pool->lock);
     pthread_cond_broadcast(&pool->wake);
     pthread_mutex_unlock(&pool->lock);
     job(arg, 0);
-    pthread_mutex_lock(&pool->lock);
-    while (pool->pending > 0) pthread_cond_wait(&pool->done, &pool->lock);
-    pthread_mutex_unlock(&pool->lock);
+    /* The workers run the same job and finish about when the caller does: spin, yielding after a while. */
+    for (unsigned spins = 0; atomic_load_explicit(&pool->pending, memory_order_acquire) > 0; spins++) {
+        if (spins >= PSCAN_CPU_SPINS)
+            sched_yield();
+        else
+            cpu_relax();
+    }
 }
 
 /* ---- chains ------------------------------------------------------------------------------------------ */
@@ -293,16 +316,13 @@ static void block_scan(const threads_job *job, const block_split *b, const ps_va
                            &chain_carry[b->q > 0 ? PSCAN_CPU_CHAINS - 1 : 0]);
 }
 
-/* Waits until *word == value: spins (with a pause, which leaves the core's resources to a sibling hardware
- * thread or vCPU), then yields the core (threads may outnumber cores, as under sanitizers). */
+/* Waits until *word == value: spins, then yields the core (threads may outnumber cores, as under sanitizers). */
 static void wait_for(const atomic_uint_fast64_t *word, uint64_t value) {
     for (unsigned spins = 0; atomic_load_explicit(word, memory_order_acquire) != value; spins++) {
         if (spins >= PSCAN_CPU_SPINS)
             sched_yield();
-#if defined(__x86_64__) || defined(__i386__)
         else
-            __builtin_ia32_pause();
-#endif
+            cpu_relax();
     }
 }
 
