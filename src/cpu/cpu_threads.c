@@ -182,7 +182,10 @@ static void pool_run(ps_cpu_pool *pool, void (*job)(void *, unsigned), void *arg
 typedef void (*chains_fn)(const void *const *in, void *const *out, uint64_t len, int exclusive, int reverse,
                           ps_value *carry);
 
-/* One element of each chain: x is read before out is written, so in == out works. */
+/* One element of each chain, written out for four chains: x is read before out is written, so in == out works. */
+#if PSCAN_CPU_CHAINS != 4
+#error "PSCAN_CPU_CHAIN_STEP and PSCAN_CPU_CHAINS_DEFINE are written for 4 chains"
+#endif
 #define PSCAN_CPU_CHAIN_STEP(OP, T, U, i, exclusive)                                                         \
     {                                                                                                        \
         T x0 = i0[i], x1 = i1[i], x2 = i2[i], x3 = i3[i];                                                    \
