@@ -4,9 +4,10 @@
 # On a fresh Debian machine (as root, apt reachable) it installs what the build and tests need, then:
 #   1. a Release build with every backend whose toolchain is present (the CUDA backend whenever nvcc is: it
 #      must compile and link without a GPU; its tests then skip with exit 77), and the whole ctest suite;
-#   2. a sanitizer build (ASan + UBSan) of the library and tests, CPU backend only, and its ctest suite.
-# Exits non-zero if anything fails. Build trees: build-ci/ and build-ci-asan/ (PSCAN_CI_BUILD_DIR changes the
-# prefix); PSCAN_JOBS sets the parallelism (default: all cores).
+#   2. a sanitizer build (ASan + UBSan) of the library and tests, CPU backend only, and its ctest suite;
+#   3. a ThreadSanitizer build of the scan table, run on the CPU's threaded scan.
+# Exits non-zero if anything fails. Build trees: build-ci/, build-ci-asan/, build-ci-tsan/ (PSCAN_CI_BUILD_DIR
+# changes the prefix); PSCAN_JOBS sets the parallelism (default: all cores).
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -17,7 +18,7 @@ START=$(date +%s)
 
 say() { printf '\n=== %s (%ds)\n' "$*" "$(( $(date +%s) - START ))"; }
 
-# ---- 1. what the build needs -----------------------------------------------------------------------------
+# ---- what the build needs -----------------------------------------------------------------------------
 # build-essential, cmake, ninja and pkg-config build and install; PoCL + the ICD loader + headers give an
 # OpenCL device on the CPU, so the OpenCL backend is built and its tests really run; clinfo helps diagnose it.
 PACKAGES=(build-essential cmake ninja-build pkg-config pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo)
@@ -45,7 +46,7 @@ if command -v ninja >/dev/null 2>&1; then GENERATOR=(-G Ninja); fi
 
 status=0
 
-# ---- 2. Release build, every backend present, all tests ----------------------------------------------------
+# ---- 1. Release build, every backend present, all tests ----------------------------------------------------
 say "configure ($BUILD)"
 cmake -S "$ROOT" -B "$BUILD" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release
 say "build (-j$JOBS; the CUDA backend's type x operator instantiations are the slow part)"
@@ -56,7 +57,7 @@ say "ctest (all labels: cpu, cuda, opencl, large, install; absent backends skip,
 PSCAN_TEST_REQUIRE_BACKENDS=${PSCAN_TEST_REQUIRE_BACKENDS:-opencl} \
   ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" || status=1
 
-# ---- 3. sanitizer build --------------------------------------------------------------------------------
+# ---- 2. sanitizer build --------------------------------------------------------------------------------
 # CPU backend only: the CUDA runtime and the OpenCL ICD loader / PoCL are not ASan-clean (they leak at exit and
 # touch memory the sanitizer cannot see), so their reports would be theirs, not ours. The whole scan table runs
 # (about half a minute per algorithm); the "large" label does not: under ASan the 2^32-element case takes
@@ -72,6 +73,28 @@ say "ctest under ASan + UBSan (labels large and install excluded)"
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:strict_string_checks=1} \
 UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
   ctest --test-dir "$ASAN_BUILD" --output-on-failure -j "$JOBS" -LE "large|install" || status=1
+
+# ---- 3. ThreadSanitizer on the CPU's threaded scan --------------------------------------------------------
+# Its pool and its carries chained between threads are lock-free; TSan checks every access is ordered. Two
+# narrow runs (TSan is slow): 8- and 1-byte elements with every flag combination at all sizes up to 2^20+1, on
+# the default pool and on an odd one with more threads than cores.
+TSAN_BUILD=${BUILD}-tsan
+say "ThreadSanitizer build of test_scan ($TSAN_BUILD)"
+cmake -S "$ROOT" -B "$TSAN_BUILD" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPSCAN_CUDA=OFF \
+  -DPSCAN_OPENCL=OFF -DCMAKE_C_FLAGS=-fsanitize=thread -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread >/dev/null
+cmake --build "$TSAN_BUILD" -j "$JOBS" --target test_scan
+say "test_scan --algo threads under TSan"
+for args in "--type i64" "--type u8 --threads 3"; do
+  # shellcheck disable=SC2086
+  if out=$(TSAN_OPTIONS=${TSAN_OPTIONS:-halt_on_error=1} \
+    "$TSAN_BUILD/tests/test_scan" --backend cpu --algo threads --quick $args 2>&1); then
+    echo "$args: ${out##*$'\n'}"
+  else
+    printf '%s\n' "$out" | tail -60
+    echo "$args: FAILED under ThreadSanitizer"
+    status=1
+  fi
+done
 
 say "done: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $(( $(date +%s) - START )) s"
 exit "$status"
