@@ -11,38 +11,13 @@
 # PSCAN_RUN_MAX_LOG2 (largest size, 2^K elements), PSCAN_RUN_OPENCL=1 (also install PoCL, an OpenCL CPU device).
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-ROOT=$(pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 BUILD=${PSCAN_RUN_BUILD_DIR:-$ROOT/build-run}
-JOBS=${PSCAN_JOBS:-$(nproc 2>/dev/null || echo 2)}
-START=$(date +%s)
 
-say() { printf '\n=== %s (%ds)\n' "$*" "$(( $(date +%s) - START ))"; }
-
-# ---- what the build needs --------------------------------------------------------------------------------
+# ---- what the build needs ---------------------------------------------------------------------------
 PACKAGES=(build-essential cmake ninja-build pkg-config)
 if [[ ${PSCAN_RUN_OPENCL:-0} == 1 ]]; then PACKAGES+=(pocl-opencl-icd ocl-icd-opencl-dev opencl-headers); fi
-missing=()
-if command -v dpkg-query >/dev/null 2>&1; then
-  for p in "${PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-fi
-if (( ${#missing[@]} )); then
-  say "installing ${missing[*]}"
-  SUDO=""
-  if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
-
-# The CUDA toolkit's usual home is not always on PATH in a non-login shell.
-if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
-  export PATH=/usr/local/cuda/bin:$PATH
-fi
-GENERATOR=()
-if command -v ninja >/dev/null 2>&1; then GENERATOR=(-G Ninja); fi
+ensure_packages "${PACKAGES[@]}"
 
 # ---- build -----------------------------------------------------------------------------------------------
 say "configure ($BUILD)"

@@ -10,39 +10,14 @@
 # changes the prefix); PSCAN_JOBS sets the parallelism (default: all cores).
 set -euo pipefail
 
-cd "$(dirname "${BASH_SOURCE[0]}")/.."
-ROOT=$(pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 BUILD=${PSCAN_CI_BUILD_DIR:-$ROOT/build-ci}
-JOBS=${PSCAN_JOBS:-$(nproc 2>/dev/null || echo 2)}
-START=$(date +%s)
 
-say() { printf '\n=== %s (%ds)\n' "$*" "$(( $(date +%s) - START ))"; }
-
-# ---- what the build needs -----------------------------------------------------------------------------
+# ---- what the build needs ---------------------------------------------------------------------------
 # build-essential, cmake, ninja and pkg-config build and install; PoCL + the ICD loader + headers give an
 # OpenCL device on the CPU, so the OpenCL backend is built and its tests really run; clinfo helps diagnose it.
 PACKAGES=(build-essential cmake ninja-build pkg-config pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo)
-missing=()
-if command -v dpkg-query >/dev/null 2>&1; then
-  for p in "${PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-fi
-if (( ${#missing[@]} )); then
-  say "installing ${missing[*]}"
-  SUDO=""
-  if [[ $(id -u) -ne 0 ]]; then SUDO=sudo; fi
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
-
-# The CUDA toolkit's usual home is not always on PATH in a non-login shell.
-if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
-  export PATH=/usr/local/cuda/bin:$PATH
-fi
-GENERATOR=()
-if command -v ninja >/dev/null 2>&1; then GENERATOR=(-G Ninja); fi
+ensure_packages "${PACKAGES[@]}"
 
 status=0
 

@@ -297,16 +297,6 @@ static void test_worked_example(api_fixture *f) {
     EXPECT_ARRAY8(out, INT32_MIN, 3, 3, 7, 7, 7, 7, 7);
 }
 
-/* The algorithms the backend must implement; the first one that needs temporary storage is used for the
- * TEMP_TOO_SMALL check. */
-static const pscan_algo cpu_algos[] = {PSCAN_ALGO_SERIAL, PSCAN_ALGO_THREADS};
-static const pscan_algo cuda_algos[] = {PSCAN_ALGO_HILLIS_STEELE,       PSCAN_ALGO_BLELLOCH_UNPADDED,
-                                        PSCAN_ALGO_BLELLOCH,            PSCAN_ALGO_SCAN_THEN_PROPAGATE,
-                                        PSCAN_ALGO_REDUCE_THEN_SCAN,    PSCAN_ALGO_DECOUPLED_LOOKBACK};
-static const pscan_algo opencl_algos[] = {PSCAN_ALGO_HILLIS_STEELE,    PSCAN_ALGO_BLELLOCH_UNPADDED,
-                                          PSCAN_ALGO_BLELLOCH,         PSCAN_ALGO_SCAN_THEN_PROPAGATE,
-                                          PSCAN_ALGO_REDUCE_THEN_SCAN, PSCAN_ALGO_DECOUPLED_LOOKBACK};
-
 static void test_scan_arguments(api_fixture *f) {
     const size_t n = 1000;
     void *in = NULL, *out = NULL;
@@ -398,12 +388,8 @@ static void test_scan_arguments(api_fixture *f) {
     }
 
     /* temporary storage: exactly the size asked for works, one byte less is refused, for every algorithm */
-    const pscan_algo *algos = f->backend == PSCAN_BACKEND_CPU    ? cpu_algos
-                              : f->backend == PSCAN_BACKEND_CUDA ? cuda_algos
-                                                                 : opencl_algos;
-    size_t algo_count = f->backend == PSCAN_BACKEND_CPU    ? sizeof cpu_algos / sizeof cpu_algos[0]
-                        : f->backend == PSCAN_BACKEND_CUDA ? sizeof cuda_algos / sizeof cuda_algos[0]
-                                                           : sizeof opencl_algos / sizeof opencl_algos[0];
+    const pscan_algo *algos = NULL;
+    size_t algo_count = test_backend_algos(f->backend, &algos);
     EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_upload(f->ctx, in, host, n * sizeof(int32_t))); /* scanned above */
     int some_needs_temp = 0;
     const uint64_t big_n = 1u << 20; /* large enough that multi-block algorithms need storage for totals */

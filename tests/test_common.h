@@ -28,15 +28,27 @@ typedef struct test_rng {
 } test_rng;
 
 static inline uint64_t test_rng_next(test_rng *r) {
+    uint64_t x = test_mix64(r->state);
     r->state += 0x9E3779B97F4A7C15ull;
-    uint64_t x = r->state;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
+    return x;
 }
 
 /* A uniform double in [0, 1) with 53 random bits. */
 static inline double test_rng_unit(test_rng *r) { return (double)(test_rng_next(r) >> 11) * 0x1.0p-53; }
+
+/* The algorithms each backend must implement, as tests/CMakeLists.txt registers them; sets *algos, returns the count. */
+static inline size_t test_backend_algos(pscan_backend backend, const pscan_algo **algos) {
+    static const pscan_algo cpu[] = {PSCAN_ALGO_SERIAL, PSCAN_ALGO_THREADS};
+    static const pscan_algo gpu[] = {PSCAN_ALGO_HILLIS_STEELE,      PSCAN_ALGO_BLELLOCH_UNPADDED,
+                                     PSCAN_ALGO_BLELLOCH,           PSCAN_ALGO_SCAN_THEN_PROPAGATE,
+                                     PSCAN_ALGO_REDUCE_THEN_SCAN,   PSCAN_ALGO_DECOUPLED_LOOKBACK};
+    if (backend == PSCAN_BACKEND_CPU) {
+        *algos = cpu;
+        return sizeof cpu / sizeof cpu[0];
+    }
+    *algos = gpu; /* CUDA and OpenCL implement the same progression */
+    return sizeof gpu / sizeof gpu[0];
+}
 
 /* Whether the environment says this backend must be present (PSCAN_TEST_REQUIRE_BACKENDS="opencl cuda"), so
  * that a CI machine which should run it fails loudly instead of skipping when the backend is missing. */

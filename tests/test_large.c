@@ -115,19 +115,8 @@ int main(int argc, char **argv) {
         }
     }
 
-    static const pscan_algo cpu_algos[] = {PSCAN_ALGO_SERIAL, PSCAN_ALGO_THREADS};
-    static const pscan_algo cuda_algos[] = {PSCAN_ALGO_HILLIS_STEELE,    PSCAN_ALGO_BLELLOCH_UNPADDED,
-                                            PSCAN_ALGO_BLELLOCH,         PSCAN_ALGO_SCAN_THEN_PROPAGATE,
-                                            PSCAN_ALGO_REDUCE_THEN_SCAN, PSCAN_ALGO_DECOUPLED_LOOKBACK};
-    static const pscan_algo opencl_algos[] = {PSCAN_ALGO_HILLIS_STEELE,       PSCAN_ALGO_BLELLOCH_UNPADDED,
-                                              PSCAN_ALGO_BLELLOCH,            PSCAN_ALGO_SCAN_THEN_PROPAGATE,
-                                              PSCAN_ALGO_REDUCE_THEN_SCAN,    PSCAN_ALGO_DECOUPLED_LOOKBACK};
-    const pscan_algo *algos = backend == PSCAN_BACKEND_CUDA     ? cuda_algos
-                              : backend == PSCAN_BACKEND_OPENCL ? opencl_algos
-                                                                : cpu_algos;
-    size_t algo_count = backend == PSCAN_BACKEND_CUDA     ? sizeof cuda_algos / sizeof cuda_algos[0]
-                        : backend == PSCAN_BACKEND_OPENCL ? sizeof opencl_algos / sizeof opencl_algos[0]
-                                                          : sizeof cpu_algos / sizeof cpu_algos[0];
+    const pscan_algo *algos = NULL;
+    size_t algo_count = test_backend_algos(backend, &algos);
     if (only_algo != PSCAN_ALGO_COUNT) {
         algos = &only_algo;
         algo_count = 1;
