@@ -36,7 +36,8 @@ static inline uint64_t test_rng_next(test_rng *r) {
 /* A uniform double in [0, 1) with 53 random bits. */
 static inline double test_rng_unit(test_rng *r) { return (double)(test_rng_next(r) >> 11) * 0x1.0p-53; }
 
-/* The algorithms each backend must implement, as tests/CMakeLists.txt registers them; sets *algos, returns the count. */
+/* The algorithms each backend must implement, as tests/CMakeLists.txt registers them; sets *algos and
+ * returns the count. */
 static inline size_t test_backend_algos(pscan_backend backend, const pscan_algo **algos) {
     static const pscan_algo cpu[] = {PSCAN_ALGO_SERIAL, PSCAN_ALGO_THREADS};
     static const pscan_algo gpu[] = {PSCAN_ALGO_HILLIS_STEELE,      PSCAN_ALGO_BLELLOCH_UNPADDED,
