@@ -316,6 +316,8 @@ static const ps_value identities[PSCAN_TYPE_COUNT][PSCAN_OP_COUNT] = {
 #undef PSCAN_ARITH_ROW_
 #undef PSCAN_BITWISE_ROW_
 
+const ps_value *ps_core_identity(pscan_type type, pscan_op op) { return &identities[type][op]; }
+
 /* Checks desc and the buffers and fills call; the algorithm is still as the caller asked. */
 static pscan_status scan_call_prepare(const pscan_context *ctx, const pscan_scan_desc *desc, const void *in,
                                       void *out, uint64_t n, ps_scan_call *call) {
@@ -339,7 +341,7 @@ static pscan_status scan_call_prepare(const pscan_context *ctx, const pscan_scan
     if (desc->init)
         memcpy(call->init.bytes, desc->init, call->elem_bytes);
     else
-        call->init = identities[desc->type][desc->op];
+        call->init = *ps_core_identity(desc->type, desc->op);
     if (n > SIZE_MAX / call->elem_bytes) return PSCAN_ERROR_TOO_LARGE;
     if (n == 0) return PSCAN_SUCCESS;
     if (!in || !out) return PSCAN_ERROR_NULL_POINTER;

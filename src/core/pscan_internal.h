@@ -76,6 +76,8 @@ pscan_status ps_opencl_context_init_default(pscan_context *ctx, int gpu_only);
 
 /* Allocates a zeroed context shell for the backend add-on constructors (pscan_cuda.h, pscan_opencl.h). */
 pscan_status ps_core_context_alloc(pscan_context **ctx);
+/* The operator's identity for the type (a validated pair): what pads partial tiles and starts later ones. */
+const ps_value *ps_core_identity(pscan_type type, pscan_op op);
 /* Records a build log on the context (copied); NULL clears it. */
 pscan_status ps_core_set_build_log(pscan_context *ctx, const char *log);
 

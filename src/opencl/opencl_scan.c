@@ -19,21 +19,6 @@
 /* Tile-looping kernels get at most this many work-groups; each then strides over tiles. */
 #define PS_CL_MAX_GROUPS ((uint64_t)1 << 16)
 
-/* The identity of every operator for every type it is defined for (carry of a tile that is not the first). */
-#define PS_CL_ARITH_ROW_(NAME, name, T, U, LOWEST, HIGHEST)                                                  \
-    [PSCAN_TYPE_##NAME][PSCAN_OP_SUM] = {.name = PSCAN_IDENTITY_SUM(T, LOWEST, HIGHEST)},                    \
-    [PSCAN_TYPE_##NAME][PSCAN_OP_PRODUCT] = {.name = PSCAN_IDENTITY_PRODUCT(T, LOWEST, HIGHEST)},            \
-    [PSCAN_TYPE_##NAME][PSCAN_OP_MIN] = {.name = PSCAN_IDENTITY_MIN(T, LOWEST, HIGHEST)},                    \
-    [PSCAN_TYPE_##NAME][PSCAN_OP_MAX] = {.name = PSCAN_IDENTITY_MAX(T, LOWEST, HIGHEST)},
-#define PS_CL_BITWISE_ROW_(NAME, name, T, U, LOWEST, HIGHEST)                                                \
-    [PSCAN_TYPE_##NAME][PSCAN_OP_AND] = {.name = PSCAN_IDENTITY_AND(T, LOWEST, HIGHEST)},                    \
-    [PSCAN_TYPE_##NAME][PSCAN_OP_OR] = {.name = PSCAN_IDENTITY_OR(T, LOWEST, HIGHEST)},                      \
-    [PSCAN_TYPE_##NAME][PSCAN_OP_XOR] = {.name = PSCAN_IDENTITY_XOR(T, LOWEST, HIGHEST)},
-static const ps_value identities[PSCAN_TYPE_COUNT][PSCAN_OP_COUNT] = {
-    PSCAN_ARITH_TYPE_LIST(PS_CL_ARITH_ROW_) PSCAN_ARITH_INT_TYPE_LIST(PS_CL_BITWISE_ROW_)};
-#undef PS_CL_ARITH_ROW_
-#undef PS_CL_BITWISE_ROW_
-
 /* Mirrors PS_AUX_* in kernels/0_common.cl. */
 enum { AUX_NONE = 0, AUX_WRITE_TOTALS = 1, AUX_READ_CARRIES = 2 };
 
@@ -157,7 +142,7 @@ static pscan_status scan_level(pscan_context *ctx, const ps_scan_call *call, con
     if (tiles <= 1) return launch_tiles(ctx, call, plan, io, &call->init, io->in, 0, AUX_NONE);
 
     /* ---- first pass: one total per tile ---- */
-    const ps_value *identity = &identities[call->type][call->op];
+    const ps_value *identity = ps_core_identity(call->type, call->op);
     pscan_status s;
     if (plan->reduce_first) {
         cl_kernel k = NULL;
