@@ -110,6 +110,18 @@ int ps_cli_parse_uint(const char *text, const char *what, uint64_t lowest, uint6
     return PS_CLI_OK;
 }
 
+/* Stores the low bits of v as an integer of that width; a signed value's two's complement has the same low
+ * bits, so one store serves both signednesses on any byte order. */
+static void store_integer(unsigned char value[8], uint64_t v, size_t bits) {
+    uint8_t v8 = (uint8_t)v;
+    uint16_t v16 = (uint16_t)v;
+    uint32_t v32 = (uint32_t)v;
+    const void *src = bits == 8 ? (const void *)&v8 : bits == 16 ? (const void *)&v16
+                                                  : bits == 32   ? (const void *)&v32
+                                                                 : (const void *)&v;
+    memcpy(value, src, bits / 8);
+}
+
 int ps_cli_parse_value(const char *text, pscan_type type, unsigned char value[8]) {
     char *end = NULL;
     errno = 0;
@@ -136,15 +148,7 @@ int ps_cli_parse_value(const char *text, pscan_type type, unsigned char value[8]
         long long v = strtoll(text, &end, 0);
         long long highest = (long long)(UINT64_MAX >> (65 - bits)), lowest = -highest - 1;
         ok = ok && *end == '\0' && errno != ERANGE && v >= lowest && v <= highest;
-        /* little-endian machines only (every machine pscan targets): the low bytes are the narrow value */
-        int8_t v8 = (int8_t)v;
-        int16_t v16 = (int16_t)v;
-        int32_t v32 = (int32_t)v;
-        int64_t v64 = (int64_t)v;
-        const void *src = bits == 8 ? (const void *)&v8 : bits == 16 ? (const void *)&v16
-                                                      : bits == 32   ? (const void *)&v32
-                                                                     : (const void *)&v64;
-        memcpy(value, src, bits / 8);
+        store_integer(value, (uint64_t)v, bits);
         break;
     }
     default: { /* unsigned integers */
@@ -154,14 +158,7 @@ int ps_cli_parse_value(const char *text, pscan_type type, unsigned char value[8]
         unsigned long long v = strtoull(text, &end, 0);
         unsigned long long highest = UINT64_MAX >> (64 - bits);
         ok = ok && *p != '-' && *end == '\0' && errno != ERANGE && v <= highest;
-        uint8_t v8 = (uint8_t)v;
-        uint16_t v16 = (uint16_t)v;
-        uint32_t v32 = (uint32_t)v;
-        uint64_t v64 = (uint64_t)v;
-        const void *src = bits == 8 ? (const void *)&v8 : bits == 16 ? (const void *)&v16
-                                                      : bits == 32   ? (const void *)&v32
-                                                                     : (const void *)&v64;
-        memcpy(value, src, bits / 8);
+        store_integer(value, v, bits);
         break;
     }
     }
