@@ -1,5 +1,5 @@
 /*
- * cpu_kernels.c - reduce, scan and combine for every (type, operator), expanded from the lists in
+ * cpu_kernels.c - reduce, scan, chains and combine for every (type, operator), expanded from the lists in
  * pscan.h and pscan_ops.h. The serial scan here is the reference every backend is tested against: one loop,
  * one carry, obviously correct.
  */
@@ -8,6 +8,21 @@
 /* Eight independent accumulators let the compiler vectorise the reduction (floats included, which it may
  * not reassociate on its own) and hide the latency of a floating-point add. */
 #define PSCAN_CPU_LANES 8
+
+/* One element of each chain, written out for four chains: x is read before out is written, so in == out works. */
+#if PSCAN_CPU_CHAINS != 4
+#error "PSCAN_CPU_CHAIN_STEP and the chains function are written for 4 chains"
+#endif
+#define PSCAN_CPU_CHAIN_STEP(OP, T, U, i, exclusive)                                                         \
+    {                                                                                                        \
+        T x0 = i0[i], x1 = i1[i], x2 = i2[i], x3 = i3[i];                                                    \
+        if (exclusive) o0[i] = a0, o1[i] = a1, o2[i] = a2, o3[i] = a3;                                       \
+        a0 = PSCAN_COMBINE_##OP(T, U, a0, x0);                                                               \
+        a1 = PSCAN_COMBINE_##OP(T, U, a1, x1);                                                               \
+        a2 = PSCAN_COMBINE_##OP(T, U, a2, x2);                                                               \
+        a3 = PSCAN_COMBINE_##OP(T, U, a3, x3);                                                               \
+        if (!(exclusive)) o0[i] = a0, o1[i] = a1, o2[i] = a2, o3[i] = a3;                                    \
+    }
 
 #define PSCAN_CPU_DEFINE(OP, op, NAME, name, T, U, LOWEST, HIGHEST)                                          \
     static void reduce_##name##_##op(const void *in_, uint64_t begin, uint64_t end, ps_value *total) {    \
@@ -45,6 +60,22 @@
             }                                                                                                \
         carry->name = acc;                                                                                   \
     }                                                                                                        \
+    static void chains_##name##_##op(const void *const *in, void *const *out, uint64_t len, int exclusive,   \
+                                     int reverse, ps_value *carry) {                                         \
+        const T *i0 = (const T *)in[0], *i1 = (const T *)in[1], *i2 = (const T *)in[2],                      \
+                *i3 = (const T *)in[3];                                                                      \
+        T *o0 = (T *)out[0], *o1 = (T *)out[1], *o2 = (T *)out[2], *o3 = (T *)out[3];                        \
+        T a0 = carry[0].name, a1 = carry[1].name, a2 = carry[2].name, a3 = carry[3].name;                    \
+        if (!reverse && !exclusive)                                                                          \
+            for (uint64_t i = 0; i < len; i++) PSCAN_CPU_CHAIN_STEP(OP, T, U, i, 0)                          \
+        else if (!reverse)                                                                                   \
+            for (uint64_t i = 0; i < len; i++) PSCAN_CPU_CHAIN_STEP(OP, T, U, i, 1)                          \
+        else if (!exclusive)                                                                                 \
+            for (uint64_t i = len; i-- > 0;) PSCAN_CPU_CHAIN_STEP(OP, T, U, i, 0)                            \
+        else                                                                                                 \
+            for (uint64_t i = len; i-- > 0;) PSCAN_CPU_CHAIN_STEP(OP, T, U, i, 1)                            \
+        carry[0].name = a0, carry[1].name = a1, carry[2].name = a2, carry[3].name = a3;                      \
+    }                                                                                                        \
     static void combine_##name##_##op(ps_value *acc, const ps_value *x) {                              \
         acc->name = PSCAN_COMBINE_##OP(T, U, acc->name, x->name);                                            \
     }
@@ -63,7 +94,8 @@ PSCAN_ARITH_TYPE_LIST(PSCAN_CPU_DEFINE_ARITH)
 PSCAN_ARITH_INT_TYPE_LIST(PSCAN_CPU_DEFINE_BITWISE)
 
 #define PSCAN_CPU_ENTRY(NAME, name, OP, op)                                                                  \
-    [PSCAN_TYPE_##NAME][PSCAN_OP_##OP] = {reduce_##name##_##op, scan_##name##_##op, combine_##name##_##op},
+    [PSCAN_TYPE_##NAME][PSCAN_OP_##OP] = {reduce_##name##_##op, scan_##name##_##op, chains_##name##_##op,    \
+                                          combine_##name##_##op},
 #define PSCAN_CPU_ROW_ARITH(NAME, name, T, U, LOWEST, HIGHEST)                                               \
     PSCAN_CPU_ENTRY(NAME, name, SUM, sum)                                                                    \
     PSCAN_CPU_ENTRY(NAME, name, PRODUCT, product)                                                            \

@@ -1,7 +1,7 @@
 /*
  * cpu_kernels.h - the per type x operator building blocks of the CPU backend. Internal.
  *
- * Three functions per (type, operator), generated from one type list and one operator list in
+ * Four functions per (type, operator), generated from one type list and one operator list in
  * cpu_kernels.c: everything the serial reference and the threaded scan need. All take physical index ranges
  * [begin, end); the scan walks them backwards when reverse is set.
  */
@@ -12,6 +12,10 @@
 
 #include "pscan_ops.h"
 
+/* Independent dependency chains per block in the threaded scan phase; 4 hides a float add's latency and still
+ * keeps the 4 input and 4 output pointers in registers. */
+#define PSCAN_CPU_CHAINS 4
+
 typedef struct ps_cpu_kernels {
     /* *total = in[begin] (+) ... (+) in[end-1], without an initial value; begin < end. */
     void (*reduce)(const void *in, uint64_t begin, uint64_t end, ps_value *total);
@@ -19,6 +23,11 @@ typedef struct ps_cpu_kernels {
      * *carry the value after the last. out may equal in. */
     void (*scan)(const void *in, void *out, uint64_t begin, uint64_t end, int exclusive, int reverse,
                  ps_value *carry);
+    /* Scans PSCAN_CPU_CHAINS ranges of len elements each, in lockstep: chain c reads [in[c], in[c] + len) and
+     * writes [out[c], out[c] + len), backwards if reverse, starting from carry[c], and leaves in carry[c] the
+     * value after its last element. in[c] may equal out[c]. */
+    void (*chains)(const void *const *in, void *const *out, uint64_t len, int exclusive, int reverse,
+                   ps_value *carry);
     /* *acc = *acc (+) x */
     void (*combine)(ps_value *acc, const ps_value *x);
 } ps_cpu_kernels;

@@ -47,9 +47,6 @@
 #define PSCAN_CPU_SPINS 4096
 /* Spins of an idle worker before it sleeps (about 0.5 ms): calls closer together than that wake no thread. */
 #define PSCAN_CPU_IDLE_SPINS 16384
-/* Independent dependency chains per block in the scan phase; 4 hides a float add's latency and still keeps
- * the 4 input and 4 output pointers in registers. */
-#define PSCAN_CPU_CHAINS 4
 /* One cache line per thread for the prefix it publishes, so that publishing does not disturb the others. */
 #define PSCAN_CPU_SLOT_BYTES 64
 
@@ -174,69 +171,6 @@ static void pool_run(ps_cpu_pool *pool, void (*job)(void *, unsigned), void *arg
     }
 }
 
-/* ---- chains ------------------------------------------------------------------------------------------ */
-
-/* Scans CHAINS ranges of len elements each, in lockstep: chain c reads [in[c], in[c] + len) and writes
- * [out[c], out[c] + len), backwards if reverse, starting from carry[c], and leaves in carry[c] the value
- * after its last element. Generated for every (type, operator) below. */
-typedef void (*chains_fn)(const void *const *in, void *const *out, uint64_t len, int exclusive, int reverse,
-                          ps_value *carry);
-
-/* One element of each chain, written out for four chains: x is read before out is written, so in == out works. */
-#if PSCAN_CPU_CHAINS != 4
-#error "PSCAN_CPU_CHAIN_STEP and PSCAN_CPU_CHAINS_DEFINE are written for 4 chains"
-#endif
-#define PSCAN_CPU_CHAIN_STEP(OP, T, U, i, exclusive)                                                         \
-    {                                                                                                        \
-        T x0 = i0[i], x1 = i1[i], x2 = i2[i], x3 = i3[i];                                                    \
-        if (exclusive) o0[i] = a0, o1[i] = a1, o2[i] = a2, o3[i] = a3;                                       \
-        a0 = PSCAN_COMBINE_##OP(T, U, a0, x0);                                                               \
-        a1 = PSCAN_COMBINE_##OP(T, U, a1, x1);                                                               \
-        a2 = PSCAN_COMBINE_##OP(T, U, a2, x2);                                                               \
-        a3 = PSCAN_COMBINE_##OP(T, U, a3, x3);                                                               \
-        if (!(exclusive)) o0[i] = a0, o1[i] = a1, o2[i] = a2, o3[i] = a3;                                    \
-    }
-
-#define PSCAN_CPU_CHAINS_DEFINE(OP, op, NAME, name, T, U, LOWEST, HIGHEST)                                   \
-    static void chains_##name##_##op(const void *const *in, void *const *out, uint64_t len, int exclusive,   \
-                                     int reverse, ps_value *carry) {                                         \
-        const T *i0 = (const T *)in[0], *i1 = (const T *)in[1], *i2 = (const T *)in[2],                      \
-                *i3 = (const T *)in[3];                                                                      \
-        T *o0 = (T *)out[0], *o1 = (T *)out[1], *o2 = (T *)out[2], *o3 = (T *)out[3];                        \
-        T a0 = carry[0].name, a1 = carry[1].name, a2 = carry[2].name, a3 = carry[3].name;                    \
-        if (!reverse && !exclusive)                                                                          \
-            for (uint64_t i = 0; i < len; i++) PSCAN_CPU_CHAIN_STEP(OP, T, U, i, 0)                          \
-        else if (!reverse)                                                                                   \
-            for (uint64_t i = 0; i < len; i++) PSCAN_CPU_CHAIN_STEP(OP, T, U, i, 1)                          \
-        else if (!exclusive)                                                                                 \
-            for (uint64_t i = len; i-- > 0;) PSCAN_CPU_CHAIN_STEP(OP, T, U, i, 0)                            \
-        else                                                                                                 \
-            for (uint64_t i = len; i-- > 0;) PSCAN_CPU_CHAIN_STEP(OP, T, U, i, 1)                            \
-        carry[0].name = a0, carry[1].name = a1, carry[2].name = a2, carry[3].name = a3;                      \
-    }
-
-#define PSCAN_CPU_CHAINS_ARITH(NAME, name, T, U, LOWEST, HIGHEST)                                            \
-    PSCAN_CPU_CHAINS_DEFINE(SUM, sum, NAME, name, T, U, LOWEST, HIGHEST)                                     \
-    PSCAN_CPU_CHAINS_DEFINE(PRODUCT, product, NAME, name, T, U, LOWEST, HIGHEST)                             \
-    PSCAN_CPU_CHAINS_DEFINE(MIN, min, NAME, name, T, U, LOWEST, HIGHEST)                                     \
-    PSCAN_CPU_CHAINS_DEFINE(MAX, max, NAME, name, T, U, LOWEST, HIGHEST)
-#define PSCAN_CPU_CHAINS_BITWISE(NAME, name, T, U, LOWEST, HIGHEST)                                          \
-    PSCAN_CPU_CHAINS_DEFINE(AND, and, NAME, name, T, U, LOWEST, HIGHEST)                                     \
-    PSCAN_CPU_CHAINS_DEFINE(OR, or, NAME, name, T, U, LOWEST, HIGHEST)                                       \
-    PSCAN_CPU_CHAINS_DEFINE(XOR, xor, NAME, name, T, U, LOWEST, HIGHEST)
-PSCAN_ARITH_TYPE_LIST(PSCAN_CPU_CHAINS_ARITH)
-PSCAN_ARITH_INT_TYPE_LIST(PSCAN_CPU_CHAINS_BITWISE)
-
-#define PSCAN_CPU_CHAINS_ENTRY(NAME, name, OP, op) [PSCAN_TYPE_##NAME][PSCAN_OP_##OP] = chains_##name##_##op,
-#define PSCAN_CPU_CHAINS_ROW_ARITH(NAME, name, T, U, LOWEST, HIGHEST)                                        \
-    PSCAN_CPU_CHAINS_ENTRY(NAME, name, SUM, sum) PSCAN_CPU_CHAINS_ENTRY(NAME, name, PRODUCT, product)        \
-        PSCAN_CPU_CHAINS_ENTRY(NAME, name, MIN, min) PSCAN_CPU_CHAINS_ENTRY(NAME, name, MAX, max)
-#define PSCAN_CPU_CHAINS_ROW_BITWISE(NAME, name, T, U, LOWEST, HIGHEST)                                      \
-    PSCAN_CPU_CHAINS_ENTRY(NAME, name, AND, and) PSCAN_CPU_CHAINS_ENTRY(NAME, name, OR, or)                  \
-        PSCAN_CPU_CHAINS_ENTRY(NAME, name, XOR, xor)
-static const chains_fn chains_table[PSCAN_TYPE_COUNT][PSCAN_OP_COUNT] = {
-    PSCAN_ARITH_TYPE_LIST(PSCAN_CPU_CHAINS_ROW_ARITH) PSCAN_ARITH_INT_TYPE_LIST(PSCAN_CPU_CHAINS_ROW_BITWISE)};
-
 /* ---- scan -------------------------------------------------------------------------------------------- */
 
 /* What thread t has published: the inclusive prefix up to the end of its block of round (round - 1). */
@@ -250,7 +184,6 @@ typedef struct threads_job {
     ps_cpu_pool *pool;
     const ps_scan_call *call;
     const ps_cpu_kernels *kernels;
-    chains_fn chains;
     uint64_t block; /* elements per thread per round */
     threads_slot *slots; /* [threads], in the caller's temp */
 } threads_job;
@@ -311,7 +244,7 @@ static void block_scan(const threads_job *job, const block_split *b, const ps_va
             src[c] = (const char *)call->in + b->seg[c] * es;
             dst[c] = (char *)call->out + b->seg[c] * es;
         }
-        job->chains(src, dst, b->q, call->exclusive, call->reverse, chain_carry);
+        job->kernels->chains(src, dst, b->q, call->exclusive, call->reverse, chain_carry);
     }
     /* The remainder continues the last chain (or is the whole block, if it is shorter than CHAINS). */
     if (b->tail_begin < b->tail_end)
@@ -373,7 +306,6 @@ void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_scan_call *call) {
     job.pool = pool;
     job.call = call;
     job.kernels = ps_cpu_kernels_get(call->type, call->op);
-    job.chains = chains_table[call->type][call->op];
     job.block = PSCAN_CPU_BLOCK_BYTES / call->elem_bytes;
     uintptr_t temp = ((uintptr_t)call->temp + PSCAN_CPU_SLOT_BYTES - 1) & ~(uintptr_t)(PSCAN_CPU_SLOT_BYTES - 1);
     job.slots = (threads_slot *)temp;
