@@ -74,7 +74,11 @@ const char *pscan_status_string(pscan_status status);
  * Integer arithmetic wraps modulo 2^bits (two's complement), as unsigned arithmetic does in C, for signed
  * types too: an i32 sum that passes INT32_MAX continues from INT32_MIN. Floats follow IEEE rounding; the
  * order in which a parallel algorithm combines elements may differ from the serial order, so float results
- * differ from a serial loop by rounding. min and max on NaN inputs are unspecified.
+ * differ from a serial loop by rounding; the same input on the same device and algorithm gives the same bits
+ * on every run. Every operator is treated as associative, never as commutative: elements are combined in
+ * their order. min and max propagate NaN, as numpy.minimum and torch.cummin do: from the first NaN on, every
+ * result is that NaN (its bits). -0.0 and +0.0 compare equal, and of equal elements min and max keep the
+ * earlier one.
  * ------------------------------------------------------------------------------------------------------- */
 #define PSCAN_INT_TYPE_LIST(X)                                                                               \
     X(I8, i8, int8_t)                                                                                        \
@@ -227,11 +231,35 @@ pscan_status pscan_scan_temp_bytes(pscan_context *ctx, const pscan_scan_desc *de
 
 /* Scans n elements of in into out on the context's stream or queue.
  * out == in scans in place; any other overlap returns PSCAN_ERROR_OVERLAP. n == 0 is a valid no-op (in and
- * out may then be NULL). temp is caller-owned device storage of temp_bytes >= pscan_scan_temp_bytes(); pass
- * temp == NULL to use the context's workspace instead (grown on demand, see pscan_context_reserve()).
+ * out may then be NULL). temp is caller-owned device storage of temp_bytes >= pscan_scan_temp_bytes(), at any
+ * address (the size includes the slack to align it); pass temp == NULL to use the context's workspace instead
+ * (grown on demand, see pscan_context_reserve()). n whose bytes exceed 2^48 (no real buffer spans them) or
+ * whose range wraps the address space is PSCAN_ERROR_TOO_LARGE, as is an n beyond an algorithm's own limit;
+ * pscan_scan_temp_bytes() returns the same errors the call would.
  * Example: in = [3 1 7 0 4 1 6 3], PSCAN_OP_SUM, PSCAN_SCAN_EXCLUSIVE -> out = [0 3 4 11 11 15 16 22]. */
 pscan_status pscan_scan(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out, uint64_t n,
                         void *temp, size_t temp_bytes);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Reduce: one result, init (+) in[0] (+) ... (+) in[n-1], written to device memory (so nothing synchronises).
+ * ------------------------------------------------------------------------------------------------------- */
+typedef struct pscan_reduce_desc {
+    pscan_type type;
+    pscan_op op;
+    pscan_algo algo;  /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK (single pass) */
+    const void *init; /* host pointer to one element of type, or NULL for the operator's identity */
+} pscan_reduce_desc;
+
+/* Sets *bytes to the temporary storage pscan_reduce() needs for this desc and n (0 is possible). */
+pscan_status pscan_reduce_temp_bytes(pscan_context *ctx, const pscan_reduce_desc *desc, uint64_t n, size_t *bytes);
+
+/* Reduces n elements of in into *result, one element of desc->type in device memory (a host pointer on the
+ * CPU backend, a cl_mem of at least one element on OpenCL), on the context's stream or queue. n == 0 writes
+ * init (the identity without one). result must not overlap in (PSCAN_ERROR_OVERLAP). temp as for pscan_scan.
+ * Float results repeat bit for bit for the same input, n and device. OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM
+ * for now. Example: in = [3 1 7 0 4 1 6 3], PSCAN_OP_SUM -> *result = 25; PSCAN_OP_MAX -> 7. */
+pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, const void *in, uint64_t n,
+                          void *result, void *temp, size_t temp_bytes);
 
 #ifdef __cplusplus
 }

@@ -430,6 +430,82 @@ static void test_scan_arguments(api_fixture *f) {
     EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_free(f->ctx, out));
 }
 
+/* Issue 8, bugs 2, 3 and 6: n beyond any memory is PSCAN_ERROR_TOO_LARGE (from the call and the size query
+ * alike) with the output untouched; caller temp at any address works; which error wins at n == 0. */
+static void test_limits_and_alignment(api_fixture *f) {
+    const size_t n = 70001; /* several blocks for every GPU algorithm: they all need temp */
+    unsigned char *host = (unsigned char *)malloc(n), *got = (unsigned char *)malloc(n);
+    void *in = NULL, *out = NULL;
+    if (!host || !got) return;
+    for (size_t i = 0; i < n; i++) host[i] = (unsigned char)(i * 7 + 3);
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_alloc(f->ctx, n, &in));
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_alloc(f->ctx, n, &out));
+    if (!in || !out) return;
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_upload(f->ctx, in, host, n));
+    const pscan_algo *algos = NULL;
+    const size_t algo_count = test_backend_algos(f->backend, &algos);
+    const uint64_t huge[] = {UINT64_MAX, 1ull << 63, (1ull << 48) + 1, 1ull << 41};
+    for (size_t k = 0; k <= algo_count; k++) {
+        pscan_scan_desc d = {PSCAN_TYPE_U8, PSCAN_OP_SUM, 0, k < algo_count ? algos[k] : PSCAN_ALGO_AUTO, NULL};
+        char what[160];
+        for (size_t h = 0; h < sizeof huge / sizeof huge[0]; h++) {
+            if (huge[h] == 1ull << 41 && f->backend != PSCAN_BACKEND_CUDA) continue; /* CUDA's own limit: 2^39 */
+            size_t bytes = 12345;
+            EXPECT_STATUS(PSCAN_ERROR_TOO_LARGE, pscan_scan_temp_bytes(f->ctx, &d, huge[h], &bytes));
+            memset(got, 0x5a, n);
+            EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_upload(f->ctx, out, got, n));
+            EXPECT_STATUS(PSCAN_ERROR_TOO_LARGE, pscan_scan(f->ctx, &d, in, out, huge[h], NULL, 0));
+            EXPECT_STATUS(PSCAN_ERROR_TOO_LARGE, pscan_scan(f->ctx, &d, in, in, huge[h], NULL, 0));
+            EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_download(f->ctx, got, out, n));
+            EXPECT_STATUS(PSCAN_SUCCESS, pscan_context_synchronize(f->ctx));
+            int untouched = 1;
+            for (size_t i = 0; i < n; i++) untouched &= got[i] == 0x5a;
+            snprintf(what, sizeof what, "algo %s, n = %llu refused with the output untouched",
+                     pscan_algo_name(d.algo), (unsigned long long)huge[h]);
+            check(untouched, __FILE__, __LINE__, what);
+        }
+        /* caller temp at any address: offsets 1..255 past an allocation */
+        size_t bytes = 0;
+        EXPECT_STATUS(PSCAN_SUCCESS, pscan_scan_temp_bytes(f->ctx, &d, n, &bytes));
+        if (bytes == 0 || !f->addresses) continue;
+        void *temp = NULL;
+        EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_alloc(f->ctx, bytes + 256, &temp));
+        if (!temp) continue;
+        static const size_t offsets[] = {1, 2, 4, 7, 8, 100, 255};
+        for (size_t o = 0; o < sizeof offsets / sizeof offsets[0]; o++) {
+            memset(got, 0x5a, n);
+            EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_upload(f->ctx, out, got, n));
+            EXPECT_STATUS(PSCAN_SUCCESS, pscan_scan(f->ctx, &d, in, out, n, (char *)temp + offsets[o], bytes));
+            EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_download(f->ctx, got, out, n));
+            EXPECT_STATUS(PSCAN_SUCCESS, pscan_context_synchronize(f->ctx));
+            unsigned char acc = 0;
+            int ok = 1;
+            for (size_t i = 0; i < n; i++) ok &= got[i] == (acc = (unsigned char)(acc + host[i]));
+            snprintf(what, sizeof what, "algo %s with caller temp at offset %zu", pscan_algo_name(d.algo), offsets[o]);
+            check(ok, __FILE__, __LINE__, what);
+        }
+        /* the context is still usable afterwards (a misaligned access on CUDA would have poisoned it) */
+        void *probe = NULL;
+        EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_alloc(f->ctx, 64, &probe));
+        EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_free(f->ctx, probe));
+        EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_free(f->ctx, temp));
+    }
+    /* which error wins at n == 0: bad flags, then the operator, then the algorithm; then success */
+    pscan_scan_desc d = {PSCAN_TYPE_F32, PSCAN_OP_XOR, 0x80, PSCAN_ALGO_AUTO, NULL};
+    EXPECT_STATUS(PSCAN_ERROR_INVALID_VALUE, pscan_scan(f->ctx, &d, NULL, NULL, 0, NULL, 0));
+    d.flags = 0;
+    EXPECT_STATUS(PSCAN_ERROR_UNSUPPORTED_OPERATOR, pscan_scan(f->ctx, &d, NULL, NULL, 0, NULL, 0));
+    d.op = PSCAN_OP_SUM;
+    d.algo = f->backend == PSCAN_BACKEND_CPU ? PSCAN_ALGO_BLELLOCH : PSCAN_ALGO_THREADS;
+    EXPECT_STATUS(PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_scan(f->ctx, &d, NULL, NULL, 0, NULL, 0));
+    d.algo = PSCAN_ALGO_AUTO;
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_scan(f->ctx, &d, NULL, NULL, 0, NULL, 0));
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_free(f->ctx, in));
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_free(f->ctx, out));
+    free(host);
+    free(got);
+}
+
 int main(int argc, char **argv) {
     api_fixture f;
     memset(&f, 0, sizeof f);
@@ -465,6 +541,7 @@ int main(int argc, char **argv) {
     test_context_queries(&f);
     test_worked_example(&f);
     test_scan_arguments(&f);
+    test_limits_and_alignment(&f);
     EXPECT_STATUS(PSCAN_SUCCESS, pscan_context_destroy(f.ctx));
 
     printf("test_api: %lu passed, %lu failed\n", passed, failed);

@@ -3,7 +3,13 @@
  * look-back races (a tile reading a predecessor's status too early, a stale status from an earlier call, a
  * ticket counter that was not re-armed), which a table of single calls rarely provokes.
  *
- *   test_cuda_stress [--backend cuda] [--algo decoupled-lookback] [--iters 1000] [--seed S]
+ *   test_cuda_stress [--backend cuda] [--algo decoupled-lookback|mixed] [--iters 1000] [--seed S]
+ *
+ * --algo mixed picks every call's algorithm at random from the backend's list (and AUTO): algorithms that
+ * share the workspace then write their own scratch over one another's between calls. Before the rounds, the
+ * sequence of issue 8 (bug 1) runs on the fresh context with the workspace: a scan that returned success
+ * without writing its output once, because the look-back trusted a word another algorithm had overwritten.
+ * The caller temp buffer is used at a random offset (0..255 bytes) in each round: any address must work.
  *
  * Each round enqueues BATCH scans back to back on one stream, without synchronising in between, all sharing
  * one temporary buffer (alternately a caller buffer filled with junk once, and the context workspace): a call
@@ -36,7 +42,7 @@ typedef struct stress_type {
 
 static const stress_type types[] = {
     {PSCAN_TYPE_I32, 4, 1}, {PSCAN_TYPE_U32, 4, 0}, {PSCAN_TYPE_I64, 8, 1},
-    {PSCAN_TYPE_U64, 8, 0}, {PSCAN_TYPE_U8, 1, 0},  {PSCAN_TYPE_I16, 2, 1},
+    {PSCAN_TYPE_U64, 8, 0}, {PSCAN_TYPE_U8, 1, 0},  {PSCAN_TYPE_I16, 2, 1}, {PSCAN_TYPE_I8, 1, 1},
 };
 #define TYPE_COUNT (sizeof types / sizeof types[0])
 static const pscan_op ops[] = {PSCAN_OP_SUM, PSCAN_OP_SUM, PSCAN_OP_SUM, PSCAN_OP_MIN,
@@ -120,6 +126,69 @@ static uint64_t check(const stress_case *c, uint64_t seed, int round, int slot, 
     return wrong;
 }
 
+/* Issue 8, bug 1, exactly as reported: on one fresh context with the workspace, out of place, the last call's
+ * output was left untouched while every call returned PSCAN_SUCCESS. Each output is poisoned first. */
+static pscan_status prelude(pscan_context *ctx, long *passed, long *failed) {
+    static const struct {
+        pscan_type type;
+        size_t bytes;
+        int is_signed;
+        pscan_op op;
+        unsigned flags;
+        pscan_algo algo;
+        int with_init;
+        uint64_t n;
+    } seq[] = {
+        {PSCAN_TYPE_U32, 4, 0, PSCAN_OP_OR, PSCAN_SCAN_EXCLUSIVE, PSCAN_ALGO_BLELLOCH, 0, 2389},
+        {PSCAN_TYPE_U64, 8, 0, PSCAN_OP_OR, 0, PSCAN_ALGO_DECOUPLED_LOOKBACK, 1, 2389},
+        {PSCAN_TYPE_I8, 1, 1, PSCAN_OP_MIN, PSCAN_SCAN_REVERSE, PSCAN_ALGO_HILLIS_STEELE, 1, 697},
+        {PSCAN_TYPE_I32, 4, 1, PSCAN_OP_SUM, 0, PSCAN_ALGO_DECOUPLED_LOOKBACK, 0, 5941},
+    };
+    pscan_backend backend = PSCAN_BACKEND_CPU;
+    pscan_context_backend(ctx, &backend);
+    if (backend != PSCAN_BACKEND_CUDA && backend != PSCAN_BACKEND_OPENCL) return PSCAN_SUCCESS;
+    test_rng rng = {0xb001};
+    pscan_status s = PSCAN_SUCCESS;
+    for (size_t q = 0; q < sizeof seq / sizeof seq[0] && s == PSCAN_SUCCESS; q++) {
+        stress_type t = {seq[q].type, seq[q].bytes, seq[q].is_signed};
+        stress_case c;
+        memset(&c, 0, sizeof c);
+        c.t = &t;
+        c.desc = (pscan_scan_desc){seq[q].type, seq[q].op, seq[q].flags, seq[q].algo, NULL};
+        c.init_bits = 0x5a & mask_of(t.bytes);
+        if (seq[q].with_init) c.desc.init = &c.init_bits;
+        c.n = seq[q].n;
+        const size_t bytes = (size_t)c.n * t.bytes;
+        c.host_in = (unsigned char *)malloc(bytes);
+        c.host_out = (unsigned char *)malloc(bytes);
+        unsigned char *poison = (unsigned char *)malloc(bytes);
+        if (!c.host_in || !c.host_out || !poison) s = PSCAN_ERROR_OUT_OF_MEMORY;
+        for (size_t i = 0; s == PSCAN_SUCCESS && i < bytes; i++) c.host_in[i] = (unsigned char)test_rng_next(&rng);
+        if (s == PSCAN_SUCCESS) memset(poison, 0xa5, bytes);
+        if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(ctx, bytes, &c.dev_in);
+        if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(ctx, bytes, &c.dev_out);
+        if (s == PSCAN_SUCCESS) s = pscan_memory_upload(ctx, c.dev_in, c.host_in, bytes);
+        if (s == PSCAN_SUCCESS) s = pscan_memory_upload(ctx, c.dev_out, poison, bytes);
+        if (s == PSCAN_SUCCESS) s = pscan_scan(ctx, &c.desc, c.dev_in, c.dev_out, c.n, NULL, 0);
+        if (s == PSCAN_SUCCESS) s = pscan_memory_download(ctx, c.host_out, c.dev_out, bytes);
+        if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(ctx);
+        int reports = 0;
+        if (s == PSCAN_SUCCESS) {
+            if (check(&c, 0xb001, -1, (int)q, &reports) == 0)
+                ++*passed;
+            else
+                ++*failed;
+        }
+        pscan_memory_free(ctx, c.dev_in);
+        pscan_memory_free(ctx, c.dev_out);
+        free(c.host_in);
+        free(c.host_out);
+        free(poison);
+    }
+    if (s != PSCAN_SUCCESS) fprintf(stderr, "test_cuda_stress: issue 8 sequence: %s\n", pscan_status_name(s));
+    return s;
+}
+
 static int usage(void) {
     fprintf(stderr, "usage: test_cuda_stress [--backend cuda] [--algo NAME] [--iters N] [--seed S]\n");
     return 2;
@@ -130,12 +199,17 @@ int main(int argc, char **argv) {
     pscan_algo algo = PSCAN_ALGO_DECOUPLED_LOOKBACK;
     long iters = 1000;
     uint64_t seed = 0x5eed;
+    int mixed = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (v && !strcmp(a, "--backend")) {
             if (pscan_backend_parse(v, &backend) != PSCAN_SUCCESS) return usage();
         } else if (v && !strcmp(a, "--algo")) {
-            if (pscan_algo_parse(v, &algo) != PSCAN_SUCCESS) return usage();
+            mixed = !strcmp(v, "mixed");
+            if (mixed)
+                algo = PSCAN_ALGO_AUTO;
+            else if (pscan_algo_parse(v, &algo) != PSCAN_SUCCESS)
+                return usage();
         } else if (v && !strcmp(a, "--iters")) {
             iters = strtol(v, NULL, 10);
         } else if (v && !strcmp(a, "--seed")) {
@@ -151,7 +225,12 @@ int main(int argc, char **argv) {
     int rc = test_open_backend("test_cuda_stress", backend, &ctx);
     if (rc != 0) return rc;
 
+    const pscan_algo *algos = NULL;
+    const size_t algo_count = test_backend_algos(backend, &algos);
     test_rng rng = {seed};
+    long passed = 0, failed = 0;
+    int reports = 0;
+    if (prelude(ctx, &passed, &failed) != PSCAN_SUCCESS) failed++;
     size_t cap_bytes = (size_t)BIG_N * 8;
     stress_case cases[BATCH];
     memset(cases, 0, sizeof cases);
@@ -168,12 +247,16 @@ int main(int argc, char **argv) {
     size_t temp_bytes = 0;
     if (s == PSCAN_SUCCESS) {
         for (size_t t = 0; t < TYPE_COUNT && s == PSCAN_SUCCESS; t++) {
-            pscan_scan_desc big = {types[t].type, PSCAN_OP_SUM, PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE, algo, NULL};
-            size_t bytes = 0;
-            s = pscan_scan_temp_bytes(ctx, &big, BIG_N, &bytes);
-            if (bytes > temp_bytes) temp_bytes = bytes;
+            for (size_t a = 0; a < (mixed ? algo_count : 1) && s == PSCAN_SUCCESS; a++) {
+                pscan_scan_desc big = {types[t].type, PSCAN_OP_SUM, PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE,
+                                       mixed ? algos[a] : algo, NULL};
+                size_t bytes = 0;
+                s = pscan_scan_temp_bytes(ctx, &big, BIG_N, &bytes);
+                if (bytes > temp_bytes) temp_bytes = bytes;
+            }
         }
         if (s == PSCAN_SUCCESS && temp_bytes > 0) {
+            temp_bytes += 256; /* room for the random offset of each round */
             unsigned char *junk = (unsigned char *)malloc(temp_bytes);
             s = junk ? pscan_memory_alloc(ctx, temp_bytes, &temp) : PSCAN_ERROR_OUT_OF_MEMORY;
             if (s == PSCAN_SUCCESS) {
@@ -189,19 +272,20 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    long passed = 0, failed = 0;
-    int reports = 0;
     const long rounds = (iters + BATCH - 1) / BATCH;
     for (long r = 0; r < rounds && s == PSCAN_SUCCESS; r++) {
         const int count = (int)(r == rounds - 1 ? iters - r * BATCH : BATCH);
         const int use_caller_temp = (r & 1) == 0 && temp != NULL;
+        const size_t offset = (size_t)(test_rng_next(&rng) % 256);
         for (int b = 0; b < count && s == PSCAN_SUCCESS; b++) {
             stress_case *c = &cases[b];
             c->t = &types[test_rng_next(&rng) % TYPE_COUNT];
             c->desc.type = c->t->type;
             c->desc.op = ops[test_rng_next(&rng) % OP_COUNT];
             c->desc.flags = (unsigned)(test_rng_next(&rng) % 4);
-            c->desc.algo = algo;
+            c->desc.algo = mixed ? (test_rng_next(&rng) % 4 == 0 ? PSCAN_ALGO_AUTO
+                                                                 : algos[test_rng_next(&rng) % algo_count])
+                                 : algo;
             c->init_bits = test_rng_next(&rng) & mask_of(c->t->bytes);
             c->desc.init = test_rng_next(&rng) % 2 ? &c->init_bits : NULL;
             c->in_place = test_rng_next(&rng) % 4 == 0;
@@ -224,8 +308,8 @@ int main(int argc, char **argv) {
         for (int b = 0; b < count && s == PSCAN_SUCCESS; b++) {
             stress_case *c = &cases[b];
             void *out = c->in_place ? c->dev_in : c->dev_out;
-            s = pscan_scan(ctx, &c->desc, c->dev_in, out, c->n, use_caller_temp ? temp : NULL,
-                           use_caller_temp ? temp_bytes : 0);
+            s = pscan_scan(ctx, &c->desc, c->dev_in, out, c->n, use_caller_temp ? (char *)temp + offset : NULL,
+                           use_caller_temp ? temp_bytes - offset : 0);
         }
         for (int b = 0; b < count && s == PSCAN_SUCCESS; b++) {
             stress_case *c = &cases[b];
@@ -254,7 +338,7 @@ int main(int argc, char **argv) {
     }
     pscan_memory_free(ctx, temp);
     pscan_context_destroy(ctx);
-    printf("test_cuda_stress: %s, %ld scans: %ld passed, %ld failed (seed %" PRIu64 ")\n", pscan_algo_name(algo),
+    printf("test_cuda_stress: %s, %ld scans: %ld passed, %ld failed (seed %" PRIu64 ")\n", mixed ? "mixed" : pscan_algo_name(algo),
            iters, passed, failed, seed);
     return failed ? 1 : 0;
 }

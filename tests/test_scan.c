@@ -157,8 +157,8 @@ static long double float_combine(pscan_op op, long double a, long double b) {
     switch (op) {
     case PSCAN_OP_SUM: return a + b;
     case PSCAN_OP_PRODUCT: return a * b;
-    case PSCAN_OP_MIN: return b < a ? b : a;
-    default: return a < b ? b : a;
+    case PSCAN_OP_MIN: return a != a ? a : b != b ? b : b < a ? b : a; /* NaN propagates */
+    default: return a != a ? a : b != b ? b : a < b ? b : a;
     }
 }
 

@@ -318,36 +318,99 @@ static const ps_value identities[PSCAN_TYPE_COUNT][PSCAN_OP_COUNT] = {
 
 const ps_value *ps_core_identity(pscan_type type, pscan_op op) { return &identities[type][op]; }
 
-/* Checks desc and the buffers and fills call; the algorithm is still as the caller asked. */
-static pscan_status scan_call_prepare(const pscan_context *ctx, const pscan_scan_desc *desc, const void *in,
-                                      void *out, uint64_t n, ps_scan_call *call) {
-    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
-    if (!PSCAN_IN_RANGE(desc->type, PSCAN_TYPE_COUNT) || !PSCAN_IN_RANGE(desc->op, PSCAN_OP_COUNT) ||
-        !PSCAN_IN_RANGE(desc->algo, PSCAN_ALGO_COUNT) ||
-        (desc->flags & ~(PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE)) != 0)
-        return PSCAN_ERROR_INVALID_VALUE;
-    if (!ps_op_supports_type(desc->op, desc->type)) return PSCAN_ERROR_UNSUPPORTED_OPERATOR;
+/* ---- the request path every primitive shares: check, plan, temp, run ------------------------------------ */
 
-    memset(call, 0, sizeof *call);
-    call->type = desc->type;
-    call->op = desc->op;
-    call->exclusive = (desc->flags & PSCAN_SCAN_EXCLUSIVE) != 0;
-    call->reverse = (desc->flags & PSCAN_SCAN_REVERSE) != 0;
-    call->algo = desc->algo;
-    call->in = in;
-    call->out = out;
-    call->n = n;
-    call->elem_bytes = pscan_type_size(desc->type);
-    if (desc->init)
-        memcpy(call->init.bytes, desc->init, call->elem_bytes);
+/* Checks what every primitive shares: type, operator and algorithm enums, the size limit, and (for backends
+ * whose handles are addresses) that no range wraps the address space. Fills the common fields of req. The
+ * order of the checks is the contract's (docs/api.md, "Which error wins"): NULL pointers, then enum and flag
+ * values, then the operator for the type, then n too large; the algorithm is then planned even when n == 0,
+ * so a program that asks for an algorithm the backend lacks hears it on its first call. */
+static pscan_status request_prepare(const pscan_context *ctx, ps_primitive prim, pscan_type type, pscan_op op,
+                                    pscan_algo algo, const void *init, uint64_t n, ps_request *req) {
+    if (!PSCAN_IN_RANGE(type, PSCAN_TYPE_COUNT) || !PSCAN_IN_RANGE(op, PSCAN_OP_COUNT) ||
+        !PSCAN_IN_RANGE(algo, PSCAN_ALGO_COUNT))
+        return PSCAN_ERROR_INVALID_VALUE;
+    if (!ps_op_supports_type(op, type)) return PSCAN_ERROR_UNSUPPORTED_OPERATOR;
+    memset(req, 0, sizeof *req);
+    req->prim = prim;
+    req->type = type;
+    req->op = op;
+    req->algo = algo;
+    req->n = n;
+    req->elem_bytes = pscan_type_size(type);
+    if (init)
+        memcpy(req->init.bytes, init, req->elem_bytes);
     else
-        call->init = *ps_core_identity(desc->type, desc->op);
-    if (n > SIZE_MAX / call->elem_bytes) return PSCAN_ERROR_TOO_LARGE;
+        req->init = *ps_core_identity(type, op);
+    if (n > PS_MAX_RANGE_BYTES / req->elem_bytes) return PSCAN_ERROR_TOO_LARGE;
+    (void)ctx;
+    return PSCAN_SUCCESS;
+}
+
+/* A range [p, p + bytes) that wraps the address space cannot be real memory. */
+static int range_wraps(const void *p, uint64_t bytes) { return (uintptr_t)p > UINTPTR_MAX - bytes; }
+
+/* The temp bytes a caller must provide for a plan that needs `needed`: on address backends the core rounds
+ * the caller's pointer up to PS_TEMP_ALIGN, so any address works and the slack is part of the size. */
+static size_t temp_with_slack(const pscan_context *ctx, size_t needed) {
+    return needed && ctx->ops->handles_are_addresses ? needed + PS_TEMP_ALIGN - 1 : needed;
+}
+
+static pscan_status request_temp_bytes(pscan_context *ctx, ps_request *req, size_t *bytes) {
+    size_t needed = 0;
+    pscan_status s = ctx->ops->plan(ctx, req, &needed);
+    if (s != PSCAN_SUCCESS) return s;
+    *bytes = temp_with_slack(ctx, needed);
+    return PSCAN_SUCCESS;
+}
+
+/* Plans req, places its temp (the caller's, aligned, or the workspace) and runs it. */
+static pscan_status request_submit(pscan_context *ctx, ps_request *req, void *temp, size_t temp_bytes) {
+    size_t needed = 0;
+    pscan_status s = ctx->ops->plan(ctx, req, &needed);
+    if (s != PSCAN_SUCCESS) return s;
+    if (req->n == 0 && req->prim != PS_PRIM_REDUCE) return PSCAN_SUCCESS; /* a reduce still writes init */
+    if (needed > 0) {
+        const size_t with_slack = temp_with_slack(ctx, needed);
+        if (temp) {
+            if (temp_bytes < with_slack) return PSCAN_ERROR_TEMP_TOO_SMALL;
+        } else {
+            s = pscan_context_reserve(ctx, with_slack);
+            if (s != PSCAN_SUCCESS) return s;
+            temp = ctx->workspace;
+            temp_bytes = ctx->workspace_bytes;
+        }
+        if (ctx->ops->handles_are_addresses) {
+            const uintptr_t a = ((uintptr_t)temp + PS_TEMP_ALIGN - 1) & ~(uintptr_t)(PS_TEMP_ALIGN - 1);
+            temp_bytes -= (size_t)(a - (uintptr_t)temp);
+            temp = (void *)a;
+        }
+        req->temp = temp;
+        req->temp_bytes = temp_bytes;
+    }
+    return ctx->ops->run(ctx, req);
+}
+
+/* ---- scan -------------------------------------------------------------------------------------------- */
+
+/* Checks desc and the buffers and fills req; the algorithm is still as the caller asked. */
+static pscan_status scan_prepare(const pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
+                                 uint64_t n, ps_request *req) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    if ((desc->flags & ~(PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE)) != 0) return PSCAN_ERROR_INVALID_VALUE;
+    pscan_status s = request_prepare(ctx, PS_PRIM_SCAN, desc->type, desc->op, desc->algo, desc->init, n, req);
+    if (s != PSCAN_SUCCESS) return s;
+    req->exclusive = (desc->flags & PSCAN_SCAN_EXCLUSIVE) != 0;
+    req->reverse = (desc->flags & PSCAN_SCAN_REVERSE) != 0;
+    req->in = in;
+    req->out = out;
     if (n == 0) return PSCAN_SUCCESS;
     if (!in || !out) return PSCAN_ERROR_NULL_POINTER;
-    if (ctx->ops->handles_are_addresses && in != (const void *)out) {
-        uintptr_t a = (uintptr_t)in, b = (uintptr_t)out, bytes = (uintptr_t)(n * call->elem_bytes);
-        if (a < b + bytes && b < a + bytes) return PSCAN_ERROR_OVERLAP;
+    if (ctx->ops->handles_are_addresses) {
+        const uint64_t bytes = n * req->elem_bytes;
+        if (range_wraps(in, bytes) || range_wraps(out, bytes)) return PSCAN_ERROR_TOO_LARGE;
+        uintptr_t a = (uintptr_t)in, b = (uintptr_t)out;
+        if (in != (const void *)out && a < b + bytes && b < a + bytes) return PSCAN_ERROR_OVERLAP;
     }
     return PSCAN_SUCCESS;
 }
@@ -355,37 +418,60 @@ static pscan_status scan_call_prepare(const pscan_context *ctx, const pscan_scan
 pscan_status pscan_scan_temp_bytes(pscan_context *ctx, const pscan_scan_desc *desc, uint64_t n, size_t *bytes) {
     if (!bytes) return PSCAN_ERROR_NULL_POINTER;
     *bytes = 0;
-    ps_scan_call call;
-    /* the size depends on n and the request, not on where the data is: pass dummy distinct handles */
-    static const char dummy_in, dummy_out;
-    pscan_status s = scan_call_prepare(ctx, desc, &dummy_in, (void *)&dummy_out, 0, &call);
+    ps_request req;
+    pscan_status s = scan_prepare(ctx, desc, NULL, NULL, 0, &req);
     if (s != PSCAN_SUCCESS) return s;
-    call.n = n;
-    if (n == 0) return PSCAN_SUCCESS;
-    s = ctx->ops->choose_algo(ctx, &call);
-    if (s != PSCAN_SUCCESS) return s;
-    return ctx->ops->scan_temp_bytes(ctx, &call, bytes);
+    req.n = n; /* the size depends on n and the request, not on where the data is */
+    if (n > PS_MAX_RANGE_BYTES / req.elem_bytes) return PSCAN_ERROR_TOO_LARGE;
+    return request_temp_bytes(ctx, &req, bytes);
 }
 
 pscan_status pscan_scan(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out, uint64_t n,
                         void *temp, size_t temp_bytes) {
-    ps_scan_call call;
-    pscan_status s = scan_call_prepare(ctx, desc, in, out, n, &call);
-    if (s != PSCAN_SUCCESS || n == 0) return s;
-    s = ctx->ops->choose_algo(ctx, &call);
+    ps_request req;
+    pscan_status s = scan_prepare(ctx, desc, in, out, n, &req);
     if (s != PSCAN_SUCCESS) return s;
-    size_t needed = 0;
-    s = ctx->ops->scan_temp_bytes(ctx, &call, &needed);
+    return request_submit(ctx, &req, temp, temp_bytes);
+}
+
+/* ---- reduce ------------------------------------------------------------------------------------------ */
+
+static pscan_status reduce_prepare(const pscan_context *ctx, const pscan_reduce_desc *desc, const void *in,
+                                   uint64_t n, void *result, ps_request *req) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    pscan_status s = request_prepare(ctx, PS_PRIM_REDUCE, desc->type, desc->op, desc->algo, desc->init, n, req);
     if (s != PSCAN_SUCCESS) return s;
-    if (temp) {
-        if (temp_bytes < needed) return PSCAN_ERROR_TEMP_TOO_SMALL;
-        call.temp = temp;
-        call.temp_bytes = temp_bytes;
-    } else if (needed > 0) {
-        s = pscan_context_reserve(ctx, needed);
-        if (s != PSCAN_SUCCESS) return s;
-        call.temp = ctx->workspace;
-        call.temp_bytes = ctx->workspace_bytes;
+    req->in = in;
+    req->out = result;
+    if (!result || (n > 0 && !in)) return PSCAN_ERROR_NULL_POINTER;
+    if (ctx->ops->handles_are_addresses && n > 0) {
+        const uint64_t bytes = n * req->elem_bytes;
+        if (range_wraps(in, bytes) || range_wraps(result, req->elem_bytes)) return PSCAN_ERROR_TOO_LARGE;
+        uintptr_t a = (uintptr_t)in, b = (uintptr_t)result;
+        if (a < b + req->elem_bytes && b < a + bytes) return PSCAN_ERROR_OVERLAP;
+    } else if (!ctx->ops->handles_are_addresses && n > 0 && in == (const void *)result) {
+        return PSCAN_ERROR_OVERLAP;
     }
-    return ctx->ops->scan(ctx, &call);
+    return PSCAN_SUCCESS;
+}
+
+pscan_status pscan_reduce_temp_bytes(pscan_context *ctx, const pscan_reduce_desc *desc, uint64_t n,
+                                     size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    static char dummy;
+    ps_request req;
+    pscan_status s = reduce_prepare(ctx, desc, NULL, 0, &dummy, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    req.n = n;
+    if (n > PS_MAX_RANGE_BYTES / req.elem_bytes) return PSCAN_ERROR_TOO_LARGE;
+    return request_temp_bytes(ctx, &req, bytes);
+}
+
+pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, const void *in, uint64_t n,
+                          void *result, void *temp, size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = reduce_prepare(ctx, desc, in, n, result, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
 }

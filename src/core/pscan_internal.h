@@ -18,21 +18,42 @@
 extern "C" {
 #endif
 
-/* One validated scan request. init always holds a value: the caller's, or the operator's identity. */
-typedef struct ps_scan_call {
-    pscan_type type;
+/* The primitives, one list: each backend keeps one table of {plan, run} generated from it, and a new
+ * primitive adds one row here, its public entry point (src/core/<primitive>.c) and its tile programs. */
+#define PS_PRIMITIVE_LIST(X)                                                                                 \
+    X(SCAN, scan)                                                                                            \
+    X(REDUCE, reduce)
+
+typedef enum ps_primitive {
+#define PS_PRIMITIVE_ENUM_(NAME, name) PS_PRIM_##NAME,
+    PS_PRIMITIVE_LIST(PS_PRIMITIVE_ENUM_)
+#undef PS_PRIMITIVE_ENUM_
+        PS_PRIM_COUNT
+} ps_primitive;
+
+/* One validated request of any primitive: the one shape that crosses from the core to a backend. Fields a
+ * primitive does not use stay zero. init always holds a value: the caller's, or the operator's identity. */
+typedef struct ps_request {
+    ps_primitive prim;
+    pscan_type type; /* element type of in (and of out, for a scan) */
     pscan_op op;
-    int exclusive;
-    int reverse;
-    pscan_algo algo; /* never AUTO: the backend's choose_algo has run */
+    int exclusive;   /* scan */
+    int reverse;     /* scan */
+    pscan_algo algo; /* never AUTO once the backend's plan has run */
     const void *in;
-    void *out;
-    uint64_t n;
+    void *out;       /* scan: n elements; reduce: one element (the result), in device memory */
+    uint64_t n;      /* may be 0 for a reduce (the result is init) */
     size_t elem_bytes;
-    ps_value init;
-    void *temp; /* device storage of temp_bytes >= the backend's scan_temp_bytes */
+    ps_value init;   /* the carry into the first element (scan, reduce) */
+    void *temp;      /* device storage of temp_bytes >= what plan returned, 256-byte aligned (addresses) */
     size_t temp_bytes;
-} ps_scan_call;
+} ps_request;
+
+/* The largest range of bytes a buffer can span on any backend (2^48 = 256 TiB, the x86-64 and arm64 user
+ * address space); a request beyond it cannot describe real memory and is PSCAN_ERROR_TOO_LARGE. */
+#define PS_MAX_RANGE_BYTES (1ull << 48)
+/* Alignment the core guarantees for temp (it rounds the caller's pointer up and asks for this much slack). */
+#define PS_TEMP_ALIGN 256u
 
 typedef struct ps_backend_ops {
     pscan_backend kind;
@@ -41,10 +62,12 @@ typedef struct ps_backend_ops {
     void (*destroy)(pscan_context *ctx);
     pscan_status (*device_name)(const pscan_context *ctx, char *buf, size_t buf_bytes);
     pscan_status (*set_threads)(pscan_context *ctx, unsigned threads); /* may be NULL */
-    /* AUTO -> the backend's choice for this call; an algorithm it lacks -> PSCAN_ERROR_UNSUPPORTED_ALGORITHM. */
-    pscan_status (*choose_algo)(const pscan_context *ctx, ps_scan_call *call);
-    pscan_status (*scan_temp_bytes)(const pscan_context *ctx, const ps_scan_call *call, size_t *bytes);
-    pscan_status (*scan)(pscan_context *ctx, const ps_scan_call *call);
+    /* Resolves req->algo (AUTO -> the backend's choice; an algorithm it lacks for this primitive ->
+     * PSCAN_ERROR_UNSUPPORTED_ALGORITHM), checks the algorithm's limits (PSCAN_ERROR_TOO_LARGE) and sets
+     * *temp_bytes. Everything the call could refuse, it refuses here: the size query returns the same. */
+    pscan_status (*plan)(const pscan_context *ctx, ps_request *req, size_t *temp_bytes);
+    /* Runs a planned request; req->temp holds at least what plan asked for. */
+    pscan_status (*run)(pscan_context *ctx, const ps_request *req);
     pscan_status (*mem_alloc)(pscan_context *ctx, size_t bytes, void **ptr);
     pscan_status (*mem_free)(pscan_context *ctx, void *ptr);
     pscan_status (*mem_upload)(pscan_context *ctx, void *dst, const void *src, size_t bytes);

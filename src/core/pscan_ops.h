@@ -29,11 +29,27 @@
     X(F64, f64, double, double, -HUGE_VAL, HUGE_VAL)
 #define PSCAN_ARITH_TYPE_LIST(X) PSCAN_ARITH_INT_TYPE_LIST(X) PSCAN_ARITH_FLOAT_TYPE_LIST(X)
 
+/* Compile-time check that the arithmetic list names exactly the public types: each row must name a public
+ * enum value (else PSCAN_TYPE_<NAME> is undeclared), its C type must have the public type's size, and the
+ * counts must agree, so every backend table generated from either list covers every type. */
+#define PS_ARITH_ROW_CHECK_(NAME, name, T, U, LOWEST, HIGHEST)                                               \
+    typedef char ps_arith_row_##name##_[(PSCAN_TYPE_##NAME >= 0 && sizeof(T) == sizeof(ps_public_##name##_)) ? 1 : -1];
+#define PS_PUBLIC_TYPEDEF_(NAME, name, ctype) typedef ctype ps_public_##name##_;
+PSCAN_TYPE_LIST(PS_PUBLIC_TYPEDEF_)
+PSCAN_ARITH_TYPE_LIST(PS_ARITH_ROW_CHECK_)
+#define PS_ARITH_COUNT_(NAME, name, T, U, LOWEST, HIGHEST) +1
+typedef char ps_arith_list_covers_public_types_[(0 PSCAN_ARITH_TYPE_LIST(PS_ARITH_COUNT_)) == PSCAN_TYPE_COUNT ? 1 : -1];
+#undef PS_ARITH_ROW_CHECK_
+#undef PS_PUBLIC_TYPEDEF_
+#undef PS_ARITH_COUNT_
+
 /* a (+) b for each operator. T is the element type, U its arithmetic type (see above). */
 #define PSCAN_COMBINE_SUM(T, U, a, b) ((T)((U)(a) + (U)(b)))
 #define PSCAN_COMBINE_PRODUCT(T, U, a, b) ((T)((U)(a) * (U)(b)))
-#define PSCAN_COMBINE_MIN(T, U, a, b) ((b) < (a) ? (b) : (a))
-#define PSCAN_COMBINE_MAX(T, U, a, b) ((a) < (b) ? (b) : (a))
+/* min and max propagate the first NaN (x != x only for a NaN; for integers the compiler drops the test), which
+ * keeps them associative on floats; of equal elements (-0.0 and +0.0 too) they keep the earlier one. */
+#define PSCAN_COMBINE_MIN(T, U, a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (b) < (a) ? (b) : (a))
+#define PSCAN_COMBINE_MAX(T, U, a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) < (b) ? (b) : (a))
 #define PSCAN_COMBINE_AND(T, U, a, b) ((T)((a) & (b)))
 #define PSCAN_COMBINE_OR(T, U, a, b) ((T)((a) | (b)))
 #define PSCAN_COMBINE_XOR(T, U, a, b) ((T)((a) ^ (b)))

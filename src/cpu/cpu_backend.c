@@ -49,34 +49,53 @@ static pscan_status cpu_set_threads(pscan_context *ctx, unsigned threads) {
     return PSCAN_SUCCESS;
 }
 
-static pscan_status cpu_choose_algo(const pscan_context *ctx, ps_scan_call *call) {
-    switch (call->algo) {
-    case PSCAN_ALGO_AUTO:
-        call->algo = call->n >= PSCAN_CPU_THREADS_MIN_N && ps_cpu_pool_threads(state_of(ctx)->pool) > 1
-                         ? PSCAN_ALGO_THREADS
-                         : PSCAN_ALGO_SERIAL;
-        return PSCAN_SUCCESS;
-    case PSCAN_ALGO_SERIAL:
-    case PSCAN_ALGO_THREADS:
-        return PSCAN_SUCCESS;
-    default:
-        return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
-    }
+/* AUTO: the pool when there is enough work for it, else one loop. */
+static pscan_algo cpu_auto_algo(const pscan_context *ctx, const ps_request *req) {
+    return req->n >= PSCAN_CPU_THREADS_MIN_N && ps_cpu_pool_threads(state_of(ctx)->pool) > 1 ? PSCAN_ALGO_THREADS
+                                                                                             : PSCAN_ALGO_SERIAL;
 }
 
-static pscan_status cpu_scan_temp_bytes(const pscan_context *ctx, const ps_scan_call *call, size_t *bytes) {
-    *bytes = call->algo == PSCAN_ALGO_THREADS ? ps_cpu_threads_temp_bytes(state_of(ctx)->pool) : 0;
+/* Both primitives run SERIAL and THREADS; the GPU algorithms are not the CPU's. */
+static pscan_status cpu_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes) {
+    if (req->algo == PSCAN_ALGO_AUTO) req->algo = cpu_auto_algo(ctx, req);
+    if (req->algo != PSCAN_ALGO_SERIAL && req->algo != PSCAN_ALGO_THREADS) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    const ps_cpu_pool *pool = state_of(ctx)->pool;
+    *temp_bytes = 0;
+    if (req->algo == PSCAN_ALGO_THREADS && req->n > 0)
+        *temp_bytes = req->prim == PS_PRIM_SCAN ? ps_cpu_threads_temp_bytes(pool) : ps_cpu_threads_reduce_temp_bytes(pool);
     return PSCAN_SUCCESS;
 }
 
-static pscan_status cpu_scan(pscan_context *ctx, const ps_scan_call *call) {
-    if (call->algo == PSCAN_ALGO_THREADS) {
-        ps_cpu_threads_scan(state_of(ctx)->pool, call);
+static void cpu_scan(pscan_context *ctx, const ps_request *req) {
+    if (req->algo == PSCAN_ALGO_THREADS) {
+        ps_cpu_threads_scan(state_of(ctx)->pool, req);
     } else {
-        ps_value carry = call->init;
-        ps_cpu_kernels_get(call->type, call->op)
-            ->scan(call->in, call->out, 0, call->n, call->exclusive, call->reverse, &carry);
+        ps_value carry = req->init;
+        ps_cpu_kernels_get(req->type, req->op)->scan(req->in, req->out, 0, req->n, req->exclusive, req->reverse, &carry);
     }
+}
+
+static void cpu_reduce(pscan_context *ctx, const ps_request *req) {
+    ps_value result = req->init;
+    if (req->n > 0 && req->algo == PSCAN_ALGO_THREADS) {
+        ps_cpu_threads_reduce(state_of(ctx)->pool, req, &result);
+    } else if (req->n > 0) {
+        const ps_cpu_kernels *k = ps_cpu_kernels_get(req->type, req->op);
+        ps_value total;
+        k->reduce(req->in, 0, req->n, &total);
+        k->combine(&result, &total);
+    }
+    memcpy(req->out, result.bytes, req->elem_bytes);
+}
+
+/* One runner per primitive, generated from the core's list: a primitive without a CPU runner fails to link. */
+#define CPU_RUNNER_(NAME, name) [PS_PRIM_##NAME] = cpu_##name,
+static void (*const cpu_runners[PS_PRIM_COUNT])(pscan_context *, const ps_request *) = {
+    PS_PRIMITIVE_LIST(CPU_RUNNER_)};
+#undef CPU_RUNNER_
+
+static pscan_status cpu_run(pscan_context *ctx, const ps_request *req) {
+    cpu_runners[req->prim](ctx, req);
     return PSCAN_SUCCESS;
 }
 
@@ -110,9 +129,8 @@ static const ps_backend_ops cpu_ops = {
     .destroy = cpu_destroy,
     .device_name = cpu_device_name,
     .set_threads = cpu_set_threads,
-    .choose_algo = cpu_choose_algo,
-    .scan_temp_bytes = cpu_scan_temp_bytes,
-    .scan = cpu_scan,
+    .plan = cpu_plan,
+    .run = cpu_run,
     .mem_alloc = cpu_mem_alloc,
     .mem_free = cpu_mem_free,
     .mem_upload = cpu_mem_copy,

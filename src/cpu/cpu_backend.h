@@ -14,6 +14,9 @@ unsigned ps_cpu_pool_threads(const ps_cpu_pool *pool);
 
 /* The threaded scan needs two rows of per-thread totals in call->temp. */
 size_t ps_cpu_threads_temp_bytes(const ps_cpu_pool *pool);
-void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_scan_call *call);
+void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_request *call);
+/* The threaded reduce: one contiguous range per thread, totals combined in order into *result (with init). */
+size_t ps_cpu_threads_reduce_temp_bytes(const ps_cpu_pool *pool);
+void ps_cpu_threads_reduce(ps_cpu_pool *pool, const ps_request *req, ps_value *result);
 
 #endif /* PSCAN_CPU_BACKEND_H */

@@ -182,7 +182,7 @@ typedef struct threads_slot {
 
 typedef struct threads_job {
     ps_cpu_pool *pool;
-    const ps_scan_call *call;
+    const ps_request *call;
     const ps_cpu_kernels *kernels;
     uint64_t block; /* elements per thread per round */
     threads_slot *slots; /* [threads], in the caller's temp */
@@ -205,7 +205,7 @@ static void block_split_make(uint64_t begin, uint64_t end, int reverse, block_sp
 /* Reduce phase of one block: the totals of the first CHAINS - 1 segments in seg_totals, the whole block's in
  * *total. */
 static void block_reduce(const threads_job *job, const block_split *b, ps_value *seg_totals, ps_value *total) {
-    const ps_scan_call *call = job->call;
+    const ps_request *call = job->call;
     const ps_cpu_kernels *k = job->kernels;
     int have = 0;
     for (unsigned c = 0; c < PSCAN_CPU_CHAINS; c++) {
@@ -229,7 +229,7 @@ static void block_reduce(const threads_job *job, const block_split *b, ps_value 
 
 /* Scan phase of one block from carry: the chains in lockstep, then the remainder. */
 static void block_scan(const threads_job *job, const block_split *b, const ps_value *seg_totals, ps_value carry) {
-    const ps_scan_call *call = job->call;
+    const ps_request *call = job->call;
     const size_t es = call->elem_bytes;
     ps_value chain_carry[PSCAN_CPU_CHAINS];
     chain_carry[0] = carry;
@@ -264,7 +264,7 @@ static void wait_for(const atomic_uint_fast64_t *word, uint64_t value) {
 
 static void threads_job_run(void *arg, unsigned t) {
     const threads_job *job = (const threads_job *)arg;
-    const ps_scan_call *call = job->call;
+    const ps_request *call = job->call;
     const ps_cpu_kernels *k = job->kernels;
     const uint64_t n = call->n, block = job->block, threads = job->pool->threads;
     ps_value total, seg_totals[PSCAN_CPU_CHAINS];
@@ -301,7 +301,7 @@ size_t ps_cpu_threads_temp_bytes(const ps_cpu_pool *pool) {
     return (size_t)(pool->threads + 1) * PSCAN_CPU_SLOT_BYTES; /* + 1: room to align the caller's buffer */
 }
 
-void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_scan_call *call) {
+void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_request *call) {
     threads_job job;
     job.pool = pool;
     job.call = call;
@@ -311,4 +311,40 @@ void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_scan_call *call) {
     job.slots = (threads_slot *)temp;
     for (unsigned t = 0; t < pool->threads; t++) atomic_init(&job.slots[t].round, 0);
     pool_run(pool, threads_job_run, &job);
+}
+
+/* ---- reduce ------------------------------------------------------------------------------------------ */
+
+/* Each thread reduces one contiguous range; the caller combines the totals in order (never assuming the
+ * operator commutes). One pass over the data at the speed of the reads. */
+typedef struct reduce_job {
+    const ps_request *req;
+    const ps_cpu_kernels *kernels;
+    uint64_t chunk;
+    ps_value *totals; /* [threads] in temp, one per cache line */
+} reduce_job;
+
+static void reduce_job_run(void *arg, unsigned t) {
+    const reduce_job *job = (const reduce_job *)arg;
+    const uint64_t begin = t * job->chunk, end = begin + job->chunk < job->req->n ? begin + job->chunk : job->req->n;
+    ps_value *slot = (ps_value *)((char *)job->totals + (size_t)t * PSCAN_CPU_SLOT_BYTES);
+    if (begin < end) job->kernels->reduce(job->req->in, begin, end, slot);
+}
+
+size_t ps_cpu_threads_reduce_temp_bytes(const ps_cpu_pool *pool) {
+    return (size_t)(pool->threads + 1) * PSCAN_CPU_SLOT_BYTES;
+}
+
+void ps_cpu_threads_reduce(ps_cpu_pool *pool, const ps_request *req, ps_value *result) {
+    reduce_job job;
+    job.req = req;
+    job.kernels = ps_cpu_kernels_get(req->type, req->op);
+    job.chunk = (req->n + pool->threads - 1) / pool->threads;
+    uintptr_t temp = ((uintptr_t)req->temp + PSCAN_CPU_SLOT_BYTES - 1) & ~(uintptr_t)(PSCAN_CPU_SLOT_BYTES - 1);
+    job.totals = (ps_value *)temp;
+    pool_run(pool, reduce_job_run, &job);
+    *result = req->init;
+    for (unsigned t = 0; t < pool->threads; t++)
+        if ((uint64_t)t * job.chunk < req->n)
+            job.kernels->combine(result, (const ps_value *)((char *)job.totals + (size_t)t * PSCAN_CPU_SLOT_BYTES));
 }

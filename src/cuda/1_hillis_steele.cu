@@ -66,18 +66,19 @@ template <class T, class Op> struct hs_tile {
 };
 
 template <class T, class Op> struct hs_scan {
-    static cudaError_t run(const ps_scan_call *call, const ps_cuda_device *dev) {
+    static cudaError_t run(const ps_request *call, const ps_cuda_device *dev) {
         return ps_cuda_scan_propagate<T, Op, hs_tile<T, Op>>(ps_cuda_problem_of<T>(call),
                                                             (unsigned char *)call->temp, dev->stream);
     }
 };
 
-static size_t hs_temp_bytes(const ps_scan_call *call, const ps_cuda_device *dev) {
+static pscan_status hs_temp_bytes(const ps_request *call, const ps_cuda_device *dev, size_t *bytes) {
     (void)dev;
-    return ps_cuda_propagate_temp_bytes(call->n, call->elem_bytes, HS_THREADS);
+    *bytes = ps_cuda_propagate_temp_bytes(call->n, call->elem_bytes, HS_THREADS);
+    return PSCAN_SUCCESS;
 }
 
-static cudaError_t hs_run(const ps_scan_call *call, const ps_cuda_device *dev) {
+static cudaError_t hs_run(const ps_request *call, const ps_cuda_device *dev) {
     return ps_cuda_dispatch<hs_scan>::run(call, dev);
 }
 

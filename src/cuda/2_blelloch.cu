@@ -105,7 +105,7 @@ template <class T, class Op, bool Padded> struct bl_tile {
 };
 
 template <class T, class Op, bool Padded> struct bl_scan {
-    static cudaError_t run(const ps_scan_call *call, const ps_cuda_device *dev) {
+    static cudaError_t run(const ps_request *call, const ps_cuda_device *dev) {
         return ps_cuda_scan_propagate<T, Op, bl_tile<T, Op, Padded>>(ps_cuda_problem_of<T>(call),
                                                                     (unsigned char *)call->temp, dev->stream);
     }
@@ -113,15 +113,16 @@ template <class T, class Op, bool Padded> struct bl_scan {
 template <class T, class Op> using bl_scan_padded = bl_scan<T, Op, true>;
 template <class T, class Op> using bl_scan_unpadded = bl_scan<T, Op, false>;
 
-static size_t bl_temp_bytes(const ps_scan_call *call, const ps_cuda_device *dev) {
+static pscan_status bl_temp_bytes(const ps_request *call, const ps_cuda_device *dev, size_t *bytes) {
     (void)dev;
-    return ps_cuda_propagate_temp_bytes(call->n, call->elem_bytes, BL_TILE);
+    *bytes = ps_cuda_propagate_temp_bytes(call->n, call->elem_bytes, BL_TILE);
+    return PSCAN_SUCCESS;
 }
 
-static cudaError_t bl_run_padded(const ps_scan_call *call, const ps_cuda_device *dev) {
+static cudaError_t bl_run_padded(const ps_request *call, const ps_cuda_device *dev) {
     return ps_cuda_dispatch<bl_scan_padded>::run(call, dev);
 }
-static cudaError_t bl_run_unpadded(const ps_scan_call *call, const ps_cuda_device *dev) {
+static cudaError_t bl_run_unpadded(const ps_request *call, const ps_cuda_device *dev) {
     return ps_cuda_dispatch<bl_scan_unpadded>::run(call, dev);
 }
 

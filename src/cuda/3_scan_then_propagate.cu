@@ -54,19 +54,20 @@ cudaError_t stp_tile<T, Op>::scan_tiles(const ps_cuda_problem<T> &p, T carry, T 
 }
 
 template <class T, class Op> struct stp_scan {
-    static cudaError_t run(const ps_scan_call *call, const ps_cuda_device *dev) {
+    static cudaError_t run(const ps_request *call, const ps_cuda_device *dev) {
         return ps_cuda_scan_propagate<T, Op, stp_tile<T, Op>>(ps_cuda_problem_of<T>(call),
                                                              (unsigned char *)call->temp, dev->stream);
     }
 };
 
-static size_t stp_temp_bytes(const ps_scan_call *call, const ps_cuda_device *dev) {
+static pscan_status stp_temp_bytes(const ps_request *call, const ps_cuda_device *dev, size_t *bytes) {
     (void)dev;
-    return ps_cuda_propagate_temp_bytes(call->n, call->elem_bytes,
+    *bytes = ps_cuda_propagate_temp_bytes(call->n, call->elem_bytes,
                                         (uint64_t)STP_THREADS * ps_cuda_tile_items(call->elem_bytes));
+    return PSCAN_SUCCESS;
 }
 
-static cudaError_t stp_run(const ps_scan_call *call, const ps_cuda_device *dev) {
+static cudaError_t stp_run(const ps_request *call, const ps_cuda_device *dev) {
     return ps_cuda_dispatch<stp_scan>::run(call, dev);
 }
 

@@ -107,7 +107,7 @@ __global__ __launch_bounds__(RTS_THREADS) void rts_downsweep(ps_cuda_problem<T> 
 }
 
 template <class T, class Op> struct rts_scan {
-    static cudaError_t run(const ps_scan_call *call, const ps_cuda_device *dev) {
+    static cudaError_t run(const ps_request *call, const ps_cuda_device *dev) {
         const ps_cuda_problem<T> p = ps_cuda_problem_of<T>(call);
         const rts_grid grid = rts_grid_of(p.n, rts_shape<T>::TILE, dev);
         if (grid.blocks == 1) { /* one block: a single pass seeded with init */
@@ -140,13 +140,14 @@ template <class T, class Op> struct rts_scan {
     }
 };
 
-static size_t rts_temp_bytes(const ps_scan_call *call, const ps_cuda_device *dev) {
+static pscan_status rts_temp_bytes(const ps_request *call, const ps_cuda_device *dev, size_t *bytes) {
     const rts_grid grid =
         rts_grid_of(call->n, (uint64_t)RTS_THREADS * ps_cuda_tile_items(call->elem_bytes), dev);
-    return grid.blocks > 1 ? ps_cuda_align((size_t)grid.blocks * call->elem_bytes) : 0;
+    *bytes = grid.blocks > 1 ? ps_cuda_align((size_t)grid.blocks * call->elem_bytes) : 0;
+    return PSCAN_SUCCESS;
 }
 
-static cudaError_t rts_run(const ps_scan_call *call, const ps_cuda_device *dev) {
+static cudaError_t rts_run(const ps_request *call, const ps_cuda_device *dev) {
     return ps_cuda_dispatch<rts_scan>::run(call, dev);
 }
 

@@ -68,24 +68,55 @@ static const ps_cuda_algorithm *algorithm_of(pscan_algo algo) {
     }
 }
 
-/* The backend's fastest: the single-pass decoupled look-back (5_decoupled_lookback.cu). */
+/* The backend's fastest for every primitive: the single-pass chain (5_decoupled_lookback.cu, reduce.cu). */
 static const pscan_algo cuda_auto_algo = PSCAN_ALGO_DECOUPLED_LOOKBACK;
 
-static pscan_status cuda_choose_algo(const pscan_context *ctx, ps_scan_call *call) {
-    (void)ctx;
-    if (call->algo == PSCAN_ALGO_AUTO) call->algo = cuda_auto_algo;
-    return algorithm_of(call->algo) ? PSCAN_SUCCESS : PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+/* Grids of the multi-pass algorithms reach 2^31 - 1 blocks of at least 256 elements; beyond 2^39 elements no
+ * CUDA algorithm can launch (and no GPU has the memory). The single-pass ones check their own tile count. */
+#define PS_CUDA_MAX_N (1ull << 39)
+
+static pscan_status cuda_scan_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes) {
+    const ps_cuda_algorithm *a = algorithm_of(req->algo);
+    if (!a) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    return a->plan(req, dev, bytes);
 }
 
-static pscan_status cuda_scan_temp_bytes(const pscan_context *ctx, const ps_scan_call *call, size_t *bytes) {
-    *bytes = algorithm_of(call->algo)->temp_bytes(call, &state_of(ctx)->dev);
-    return PSCAN_SUCCESS;
+static cudaError_t cuda_scan_run(const ps_request *req, const ps_cuda_device *dev) {
+    return algorithm_of(req->algo)->scan(req, dev);
 }
 
-static pscan_status cuda_scan(pscan_context *ctx, const ps_scan_call *call) {
+/* One {plan, run} per primitive, generated from the core's list: a primitive without a CUDA entry fails to
+ * link. The scan's go through the algorithm table above, the others through their own file. */
+typedef struct cuda_primitive {
+    pscan_status (*plan)(const ps_request *, const ps_cuda_device *, size_t *);
+    cudaError_t (*run)(const ps_request *, const ps_cuda_device *);
+} cuda_primitive;
+#define CUDA_PRIMITIVE_(NAME, name) {ps_cuda_##name##_plan, ps_cuda_##name##_run},
+#define ps_cuda_scan_plan cuda_scan_plan
+#define ps_cuda_scan_run cuda_scan_run
+static const cuda_primitive cuda_primitives[PS_PRIM_COUNT] = {PS_PRIMITIVE_LIST(CUDA_PRIMITIVE_)};
+#undef ps_cuda_scan_plan
+#undef ps_cuda_scan_run
+#undef CUDA_PRIMITIVE_
+
+static pscan_status cuda_plan(const pscan_context *ctx, ps_request *req, size_t *bytes) {
+    *bytes = 0;
+    if (req->algo == PSCAN_ALGO_AUTO) req->algo = cuda_auto_algo;
+    if (req->n > PS_CUDA_MAX_N) {
+        /* still refuse an algorithm the backend lacks first, as for any n */
+        size_t ignored = 0;
+        ps_request small = *req;
+        small.n = 1;
+        pscan_status s = cuda_primitives[req->prim].plan(&small, &state_of(ctx)->dev, &ignored);
+        return s != PSCAN_SUCCESS ? s : PSCAN_ERROR_TOO_LARGE;
+    }
+    return cuda_primitives[req->prim].plan(req, &state_of(ctx)->dev, bytes);
+}
+
+static pscan_status cuda_run(pscan_context *ctx, const ps_request *req) {
     cuda_state *st = state_of(ctx);
     device_guard guard(st->dev.device);
-    return fail(ctx, algorithm_of(call->algo)->scan(call, &st->dev));
+    return fail(ctx, cuda_primitives[req->prim].run(req, &st->dev));
 }
 
 /* ---- memory and stream ------------------------------------------------------------------------------- */
@@ -155,9 +186,8 @@ static const ps_backend_ops cuda_ops = {
     cuda_destroy,
     cuda_device_name,
     NULL, /* set_threads */
-    cuda_choose_algo,
-    cuda_scan_temp_bytes,
-    cuda_scan,
+    cuda_plan,
+    cuda_run,
     cuda_mem_alloc,
     cuda_mem_free,
     cuda_mem_upload,

@@ -22,13 +22,14 @@ typedef struct ps_cuda_device {
     cudaStream_t stream;
 } ps_cuda_device;
 
-typedef size_t (*ps_cuda_temp_fn)(const ps_scan_call *call, const ps_cuda_device *dev);
-typedef cudaError_t (*ps_cuda_scan_fn)(const ps_scan_call *call, const ps_cuda_device *dev);
+/* Checks the algorithm's limits (PSCAN_ERROR_TOO_LARGE) and sets *bytes to the temp it needs (0 allowed). */
+typedef pscan_status (*ps_cuda_plan_fn)(const ps_request *call, const ps_cuda_device *dev, size_t *bytes);
+typedef cudaError_t (*ps_cuda_scan_fn)(const ps_request *call, const ps_cuda_device *dev);
 
 typedef struct ps_cuda_algorithm {
     pscan_algo algo;
-    ps_cuda_temp_fn temp_bytes; /* bytes of call->temp the launcher needs (0 allowed) */
-    ps_cuda_scan_fn scan;       /* call->temp holds at least temp_bytes(call, dev) bytes */
+    ps_cuda_plan_fn plan; /* limits and the bytes of call->temp the launcher needs */
+    ps_cuda_scan_fn scan; /* call->temp holds at least what plan asked for */
 } ps_cuda_algorithm;
 
 /* The progression, one file each. */
@@ -38,5 +39,9 @@ extern const ps_cuda_algorithm ps_cuda_blelloch_unpadded;  /* 2_blelloch.cu, wit
 extern const ps_cuda_algorithm ps_cuda_scan_then_propagate; /* 3_scan_then_propagate.cu */
 extern const ps_cuda_algorithm ps_cuda_reduce_then_scan;   /* 4_reduce_then_scan.cu */
 extern const ps_cuda_algorithm ps_cuda_decoupled_lookback; /* 5_decoupled_lookback.cu */
+
+/* The primitives other than scan, one file each: plan and run, as in ps_backend_ops. */
+pscan_status ps_cuda_reduce_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
+cudaError_t ps_cuda_reduce_run(const ps_request *req, const ps_cuda_device *dev);
 
 #endif /* PSCAN_CUDA_BACKEND_H */

@@ -40,7 +40,7 @@ template <class T> struct ps_cuda_problem {
     }
 };
 
-template <class T> static ps_cuda_problem<T> ps_cuda_problem_of(const ps_scan_call *call) {
+template <class T> static ps_cuda_problem<T> ps_cuda_problem_of(const ps_request *call) {
     ps_cuda_problem<T> p;
     p.in = (const T *)call->in;
     p.out = (T *)call->out;

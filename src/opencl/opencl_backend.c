@@ -162,7 +162,7 @@ static pscan_status cl_device_name(const pscan_context *ctx, char *buf, size_t b
  * reduce-then-scan: below that its short kernels won on the H100 (docs/opencl.md), and on CPU runtimes such
  * as PoCL it never waits on another work-group (see 4_reduce_then_scan.cl). */
 #define PS_CL_LOOKBACK_MIN_N ((uint64_t)1 << 24)
-static pscan_status cl_choose_algo(const pscan_context *ctx, ps_scan_call *call) {
+static pscan_status cl_choose_algo(const pscan_context *ctx, ps_request *call) {
     const ps_cl_state *st = ps_cl_state_of(ctx);
     switch (call->algo) {
     case PSCAN_ALGO_AUTO:
@@ -179,6 +179,15 @@ static pscan_status cl_choose_algo(const pscan_context *ctx, ps_scan_call *call)
     default:
         return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
     }
+}
+
+/* Scan only, for now: the other primitives are PSCAN_ERROR_UNSUPPORTED_ALGORITHM on OpenCL (docs/opencl.md). */
+static pscan_status cl_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes) {
+    *temp_bytes = 0;
+    if (req->prim != PS_PRIM_SCAN) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    pscan_status s = cl_choose_algo(ctx, req);
+    if (s != PSCAN_SUCCESS || req->n == 0) return s;
+    return ps_cl_scan_temp_bytes(ctx, req, temp_bytes);
 }
 
 static pscan_status cl_mem_alloc(pscan_context *ctx, size_t bytes, void **ptr) {
@@ -217,9 +226,8 @@ static const ps_backend_ops cl_ops = {
     .destroy = cl_destroy,
     .device_name = cl_device_name,
     .set_threads = NULL,
-    .choose_algo = cl_choose_algo,
-    .scan_temp_bytes = ps_cl_scan_temp_bytes,
-    .scan = ps_cl_scan,
+    .plan = cl_plan,
+    .run = ps_cl_scan,
     .mem_alloc = cl_mem_alloc,
     .mem_free = cl_mem_free,
     .mem_upload = cl_mem_upload,

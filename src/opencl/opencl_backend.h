@@ -55,8 +55,8 @@ pscan_status ps_cl_kernel(pscan_context *ctx, pscan_type type, pscan_op op, ps_c
 unsigned ps_cl_items(size_t elem_bytes);
 
 /* opencl_scan.c: the algorithms behind the backend table. */
-pscan_status ps_cl_scan_temp_bytes(const pscan_context *ctx, const ps_scan_call *call, size_t *bytes);
-pscan_status ps_cl_scan(pscan_context *ctx, const ps_scan_call *call);
+pscan_status ps_cl_scan_temp_bytes(const pscan_context *ctx, const ps_request *call, size_t *bytes);
+pscan_status ps_cl_scan(pscan_context *ctx, const ps_request *call);
 
 /* Test hooks (tests/test_opencl_fallback.c; the static library only): the look-back spin limit, a tile that
  * stalls before publishing until another work-group reduced it by fallback (-1: none), and the number of

@@ -31,7 +31,7 @@ typedef struct level_plan {
 
 static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
-static pscan_status plan_of(const pscan_context *ctx, const ps_scan_call *call, level_plan *plan) {
+static pscan_status plan_of(const pscan_context *ctx, const ps_request *call, level_plan *plan) {
     const ps_cl_state *st = ps_cl_state_of(ctx);
     uint64_t wg = st->wg, items = ps_cl_items(call->elem_bytes);
     memset(plan, 0, sizeof *plan);
@@ -70,14 +70,14 @@ static uint64_t level_temp_elems(uint64_t n, uint64_t tile) {
 }
 
 /* Look-back temporary storage: two counters, then one status slot (8 or 16 bytes) per tile. */
-static uint64_t lookback_tile(const pscan_context *ctx, const ps_scan_call *call) {
+static uint64_t lookback_tile(const pscan_context *ctx, const ps_request *call) {
     return (uint64_t)ps_cl_state_of(ctx)->wg * ps_cl_items(call->elem_bytes);
 }
 static size_t lookback_temp_bytes(uint64_t tiles, size_t elem_bytes) {
     return 8 + (size_t)tiles * (elem_bytes <= 4 ? 8 : 16);
 }
 
-pscan_status ps_cl_scan_temp_bytes(const pscan_context *ctx, const ps_scan_call *call, size_t *bytes) {
+pscan_status ps_cl_scan_temp_bytes(const pscan_context *ctx, const ps_request *call, size_t *bytes) {
     if (call->algo == PSCAN_ALGO_DECOUPLED_LOOKBACK) {
         uint64_t tiles = ceil_div(call->n, lookback_tile(ctx, call));
         if (tiles >= ((uint64_t)1 << 32)) return PSCAN_ERROR_TOO_LARGE;
@@ -120,7 +120,7 @@ typedef struct level_io {
 } level_io;
 
 /* Launches the tile kernel over io with a carry-in value and an auxiliary array (totals or carries). */
-static pscan_status launch_tiles(pscan_context *ctx, const ps_scan_call *call, const level_plan *plan,
+static pscan_status launch_tiles(pscan_context *ctx, const ps_request *call, const level_plan *plan,
                                  const level_io *io, const ps_value *carry, cl_mem aux, cl_ulong aux_off,
                                  cl_int aux_mode) {
     cl_kernel k = NULL;
@@ -136,7 +136,7 @@ static pscan_status launch_tiles(pscan_context *ctx, const ps_scan_call *call, c
 }
 
 /* Scans io; the totals of this level live at temp[temp_off ...], deeper levels after them. */
-static pscan_status scan_level(pscan_context *ctx, const ps_scan_call *call, const level_plan *plan,
+static pscan_status scan_level(pscan_context *ctx, const ps_request *call, const level_plan *plan,
                                const level_io *io, cl_mem temp, cl_ulong temp_off) {
     uint64_t tiles = ceil_div(io->n, plan->tile);
     if (tiles <= 1) return launch_tiles(ctx, call, plan, io, &call->init, io->in, 0, AUX_NONE);
@@ -171,7 +171,7 @@ static pscan_status scan_level(pscan_context *ctx, const ps_scan_call *call, con
     return launch(ctx, k, args, 7, tiles < PS_CL_MAX_GROUPS ? tiles : PS_CL_MAX_GROUPS);
 }
 
-static pscan_status scan_lookback(pscan_context *ctx, const ps_scan_call *call, const level_io *io, cl_mem temp) {
+static pscan_status scan_lookback(pscan_context *ctx, const ps_request *call, const level_io *io, cl_mem temp) {
     ps_cl_state *st = ps_cl_state_of(ctx);
     cl_kernel k = NULL;
     pscan_status s = ps_cl_kernel(ctx, call->type, call->op, PS_CL_DECOUPLED_LOOKBACK_SCAN, &k);
@@ -204,12 +204,13 @@ static pscan_status buffer_holds(pscan_context *ctx, cl_mem buf, size_t bytes, p
     return size >= bytes ? PSCAN_SUCCESS : too_small;
 }
 
-pscan_status ps_cl_scan(pscan_context *ctx, const ps_scan_call *call) {
+pscan_status ps_cl_scan(pscan_context *ctx, const ps_request *call) {
     if (call->type == PSCAN_TYPE_F64 && !ps_cl_state_of(ctx)->has_fp64) return PSCAN_ERROR_UNSUPPORTED_TYPE;
     size_t data_bytes = (size_t)call->n * call->elem_bytes, temp_bytes = 0;
     pscan_status s = ps_cl_scan_temp_bytes(ctx, call, &temp_bytes);
-    if (s == PSCAN_SUCCESS) s = buffer_holds(ctx, (cl_mem)call->in, data_bytes, PSCAN_ERROR_INVALID_VALUE);
-    if (s == PSCAN_SUCCESS) s = buffer_holds(ctx, (cl_mem)call->out, data_bytes, PSCAN_ERROR_INVALID_VALUE);
+    /* n beyond the buffers: the n is too large for the memory it names */
+    if (s == PSCAN_SUCCESS) s = buffer_holds(ctx, (cl_mem)call->in, data_bytes, PSCAN_ERROR_TOO_LARGE);
+    if (s == PSCAN_SUCCESS) s = buffer_holds(ctx, (cl_mem)call->out, data_bytes, PSCAN_ERROR_TOO_LARGE);
     if (s == PSCAN_SUCCESS && temp_bytes > 0)
         s = buffer_holds(ctx, (cl_mem)call->temp, temp_bytes, PSCAN_ERROR_TEMP_TOO_SMALL);
     if (s != PSCAN_SUCCESS) return s;

@@ -36,10 +36,11 @@ typedef PS_U U;
 #define PS_COMBINE(a, b) ((T)((U)(a) * (U)(b)))
 #define PS_IDENTITY ((T)1)
 #elif defined(PS_OP_MIN)
-#define PS_COMBINE(a, b) ((b) < (a) ? (b) : (a))
+/* NaN propagates (the first one wins); of equal elements the earlier is kept (pscan_ops.h) */
+#define PS_COMBINE(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (b) < (a) ? (b) : (a))
 #define PS_IDENTITY ((T)(PS_HIGHEST))
 #elif defined(PS_OP_MAX)
-#define PS_COMBINE(a, b) ((a) < (b) ? (b) : (a))
+#define PS_COMBINE(a, b) ((a) != (a) ? (a) : (b) != (b) ? (b) : (a) < (b) ? (b) : (a))
 #define PS_IDENTITY ((T)(PS_LOWEST))
 #elif defined(PS_OP_AND)
 #define PS_COMBINE(a, b) ((T)((a) & (b)))

@@ -1,0 +1,50 @@
+/*
+ * block/ops.cuh - element types and operators on the device, from the same lists and macros as the CPU
+ * (pscan_ops.h). Device-level code only: it includes no host dispatch header. Internal.
+ *
+ * Op::combine(a, b) is a (+) b, earlier element on the left (never assumed commutative); Op::identity<T>()
+ * pads partial tiles; ps_cuda_type<T>::arith is the type integer arithmetic wraps in.
+ */
+#ifndef PSCAN_BLOCK_OPS_CUH
+#define PSCAN_BLOCK_OPS_CUH
+
+#include <cuda_runtime.h>
+
+#include "pscan_ops.h"
+
+template <class T> struct ps_cuda_type;
+#define PS_CUDA_TYPE_INT_(NAME, name, T, U, LOWEST, HIGHEST)                                                 \
+    template <> struct ps_cuda_type<T> {                                                                     \
+        typedef U arith;                                                                                     \
+        static __host__ __device__ __forceinline__ T lowest() { return (T)(LOWEST); }                        \
+        static __host__ __device__ __forceinline__ T highest() { return (T)(HIGHEST); }                      \
+    };
+PSCAN_ARITH_INT_TYPE_LIST(PS_CUDA_TYPE_INT_)
+#undef PS_CUDA_TYPE_INT_
+/* Infinities are the identities of min and max on floats; __builtin_huge_val works on host and device. */
+template <> struct ps_cuda_type<float> {
+    typedef float arith;
+    static __host__ __device__ __forceinline__ float lowest() { return -__builtin_huge_valf(); }
+    static __host__ __device__ __forceinline__ float highest() { return __builtin_huge_valf(); }
+};
+template <> struct ps_cuda_type<double> {
+    typedef double arith;
+    static __host__ __device__ __forceinline__ double lowest() { return -__builtin_huge_val(); }
+    static __host__ __device__ __forceinline__ double highest() { return __builtin_huge_val(); }
+};
+
+/* One functor per operator of the public list: combine and identity from pscan_ops.h's macros. */
+#define PS_CUDA_OP_(OP, op)                                                                                  \
+    struct ps_cuda_op_##op {                                                                                 \
+        template <class T> static __host__ __device__ __forceinline__ T combine(T a, T b) {                  \
+            typedef typename ps_cuda_type<T>::arith U;                                                       \
+            return PSCAN_COMBINE_##OP(T, U, a, b);                                                           \
+        }                                                                                                    \
+        template <class T> static __host__ __device__ __forceinline__ T identity() {                         \
+            return PSCAN_IDENTITY_##OP(T, ps_cuda_type<T>::lowest(), ps_cuda_type<T>::highest());            \
+        }                                                                                                    \
+    };
+PSCAN_OP_LIST(PS_CUDA_OP_)
+#undef PS_CUDA_OP_
+
+#endif /* PSCAN_BLOCK_OPS_CUH */
