@@ -85,6 +85,8 @@ static uint64_t combine(pscan_op op, uint64_t a, uint64_t b, const stress_type *
     case PSCAN_OP_MIN: return less(b, a, t) ? b : a;
     case PSCAN_OP_MAX: return less(a, b, t) ? b : a;
     case PSCAN_OP_XOR: return a ^ b;
+    case PSCAN_OP_OR: return a | b;
+    case PSCAN_OP_AND: return a & b;
     default: return 0;
     }
 }
@@ -95,6 +97,7 @@ static uint64_t identity(pscan_op op, const stress_type *t) {
     case PSCAN_OP_PRODUCT: return 1;
     case PSCAN_OP_MIN: return t->is_signed ? (top - 1) : m;
     case PSCAN_OP_MAX: return t->is_signed ? top : 0;
+    case PSCAN_OP_AND: return m;
     default: return 0;
     }
 }

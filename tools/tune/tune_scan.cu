@@ -1,0 +1,167 @@
+/*
+ * tune_scan.cu - the tuning harness of the single-pass scan: several compiled variants of the scan tile
+ * program (vectors per thread, blocks per SM, look-back entries per lane) timed side by side with a device
+ * copy and CUB in one run, each checked against CUB's result first. Not part of the library.
+ *
+ *   tune_scan [--max-log2 30] [--reps 25]      prints one CSV row per (type, variant, n) and a summary
+ *
+ * Method: random data; each timed call is preceded by a write of 2x the L2 size (outside the timed region),
+ * so no size is timed from cache; CUDA events around the call alone; the median of reps calls after two
+ * warm-ups; the spread as (p90 - p10) / median. Fractions are of the copy of the same bytes in the same run.
+ */
+#include <cub/cub.cuh>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "block/ops.cuh"
+#include "chain/single_pass.cuh"
+
+/* the scan program of the library, included as a header for the variants */
+#define PS_TUNE_NO_LIBRARY_ENTRY
+#include "../../src/cuda/5_decoupled_lookback.cu"
+
+#define CK(...)                                                                                              \
+    do {                                                                                                     \
+        cudaError_t e_ = (__VA_ARGS__);                                                                                \
+        if (e_ != cudaSuccess) {                                                                             \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #__VA_ARGS__, cudaGetErrorString(e_));              \
+            exit(1);                                                                                         \
+        }                                                                                                    \
+    } while (0)
+
+static void *g_flush;
+static size_t g_flush_bytes;
+static int g_reps = 25;
+
+struct timing {
+    double median_us, spread;
+};
+
+template <class F> static timing time_it(F f) {
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    std::vector<float> ms;
+    for (int r = 0; r < g_reps + 2; r++) {
+        CK(cudaMemsetAsync(g_flush, r, g_flush_bytes));
+        CK(cudaEventRecord(a));
+        f();
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float t = 0;
+        CK(cudaEventElapsedTime(&t, a, b));
+        if (r >= 2) ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    const double med = ms[ms.size() / 2];
+    timing out = {med * 1000.0, (ms[ms.size() * 9 / 10] - ms[ms.size() / 10]) / med};
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    return out;
+}
+
+template <class T, int VECS, int MINB, int E> struct variant {
+    typedef ps_scan_program<T, ps_cuda_op_sum, false, VECS, MINB> P;
+    static void run(const T *in, T *out, uint64_t n, void *temp) {
+        typename P::params p;
+        memset(&p, 0, sizeof p);
+        p.in = in;
+        p.out = out;
+        p.n = n;
+        p.tiles = (uint32_t)((n + P::TILE - 1) / P::TILE);
+        p.aligned = 1;
+        CK(ps_chain_single_pass<P, E>(p, p.tiles, temp, 0));
+    }
+    static const char *name() {
+        static char buf[64];
+        snprintf(buf, sizeof buf, "v%d.b%d.e%d", VECS, MINB, E);
+        return buf;
+    }
+};
+
+template <class T> static const char *tname() {
+    return sizeof(T) == 1 ? "u8" : sizeof(T) == 2 ? "u16" : sizeof(T) == 4 ? "i32" : "i64";
+}
+
+template <class T, class V>
+static void bench_variant(uint64_t n, const T *in, T *out, const T *ref, void *temp, double copy_us, double cub_us) {
+    CK(cudaMemset(out, 0xa5, n * sizeof(T)));
+    V::run(in, out, n, temp);
+    CK(cudaDeviceSynchronize());
+    /* check against CUB's result (integer sums wrap identically) */
+    std::vector<T> a(n < (1u << 22) ? n : (1u << 22)), b(a.size());
+    const uint64_t off = n - a.size();
+    CK(cudaMemcpy(a.data(), out + off, a.size() * sizeof(T), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(b.data(), ref + off, b.size() * sizeof(T), cudaMemcpyDeviceToHost));
+    const bool ok = memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
+    timing t = time_it([&] { V::run(in, out, n, temp); });
+    printf("%s,%s,%llu,%.2f,%.3f,%.3f,%.3f,%s\n", tname<T>(), V::name(), (unsigned long long)n, t.median_us,
+           copy_us / t.median_us, cub_us / t.median_us, t.spread, ok ? "ok" : "WRONG");
+    fflush(stdout);
+}
+
+template <class T, class... Vs> static void bench_type(int min_log2, int max_log2) {
+    for (int lg = min_log2; lg <= max_log2; lg += 2) {
+        const uint64_t n = 1ull << lg;
+        T *in, *out, *ref;
+        CK(cudaMalloc(&in, n * sizeof(T)));
+        CK(cudaMalloc(&out, n * sizeof(T)));
+        CK(cudaMalloc(&ref, n * sizeof(T)));
+        std::vector<T> h(n);
+        uint64_t x = 0x9e3779b97f4a7c15ull * (lg + 1);
+        for (uint64_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            h[i] = (T)x;
+        }
+        CK(cudaMemcpy(in, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+        size_t cub_bytes = 0;
+        CK(cub::DeviceScan::InclusiveSum(nullptr, cub_bytes, in, ref, (int64_t)n));
+        void *cub_temp, *temp;
+        CK(cudaMalloc(&cub_temp, cub_bytes + 16));
+        CK(cudaMalloc(&temp, 64 * ((n >> 8) + 64)));
+        const timing copy = time_it([&] { CK(cudaMemcpyAsync(out, in, n * sizeof(T), cudaMemcpyDeviceToDevice)); });
+        const timing cub = time_it([&] { CK(cub::DeviceScan::InclusiveSum(cub_temp, cub_bytes, in, ref, (int64_t)n)); });
+        printf("%s,copy,%llu,%.2f,1.000,%.3f,%.3f,ok\n", tname<T>(), (unsigned long long)n, copy.median_us,
+               cub.median_us / copy.median_us, copy.spread);
+        printf("%s,cub,%llu,%.2f,%.3f,1.000,%.3f,ok\n", tname<T>(), (unsigned long long)n, cub.median_us,
+               copy.median_us / cub.median_us, cub.spread);
+        int dummy[] = {(bench_variant<T, Vs>(n, in, out, ref, temp, copy.median_us, cub.median_us), 0)...};
+        (void)dummy;
+        CK(cudaFree(in));
+        CK(cudaFree(out));
+        CK(cudaFree(ref));
+        CK(cudaFree(cub_temp));
+        CK(cudaFree(temp));
+    }
+}
+
+int main(int argc, char **argv) {
+    int max_log2 = 30;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--max-log2")) max_log2 = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--reps")) g_reps = atoi(argv[i + 1]);
+    }
+    int dev = 0, l2 = 0;
+    CK(cudaGetDevice(&dev));
+    CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, dev));
+    g_flush_bytes = (size_t)l2 * 2;
+    CK(cudaMalloc(&g_flush, g_flush_bytes));
+    printf("# %s, L2 %d MB, CUDA runtime %d, reps %d\n", prop.name, l2 >> 20, CUDART_VERSION, g_reps);
+    printf("type,variant,n,us,frac_copy,vs_cub,spread,check\n");
+    bench_type<int32_t, variant<int32_t, 4, 8, 4>, variant<int32_t, 4, 8, 2>, variant<int32_t, 4, 8, 8>,
+               variant<int32_t, 4, 6, 4>, variant<int32_t, 8, 4, 4>, variant<int32_t, 8, 6, 4>,
+               variant<int32_t, 2, 8, 4>>(16, max_log2);
+    bench_type<int64_t, variant<int64_t, 4, 8, 4>, variant<int64_t, 4, 8, 8>, variant<int64_t, 4, 6, 4>,
+               variant<int64_t, 4, 4, 4>, variant<int64_t, 8, 4, 4>, variant<int64_t, 2, 8, 4>>(16, max_log2 - 1);
+    bench_type<uint16_t, variant<uint16_t, 4, 8, 4>, variant<uint16_t, 2, 8, 4>, variant<uint16_t, 4, 6, 4>,
+               variant<uint16_t, 2, 6, 4>>(16, max_log2);
+    bench_type<uint8_t, variant<uint8_t, 4, 8, 4>, variant<uint8_t, 2, 8, 4>, variant<uint8_t, 4, 6, 4>,
+               variant<uint8_t, 2, 6, 4>, variant<uint8_t, 1, 8, 4>>(16, max_log2);
+    return 0;
+}
