@@ -5,8 +5,10 @@
  */
 #include "cpu_kernels.h"
 
-/* Eight independent accumulators let the compiler vectorise the reduction (floats included, which it may
- * not reassociate on its own) and hide the latency of a floating-point add. */
+/* Eight independent accumulators, each over its own contiguous eighth of the range, combined in order: the
+ * loads of the eight streams overlap and a floating-point add's latency is hidden, and no element ever meets
+ * a later one before an earlier one (the operator is never assumed commutative: NaN and -0.0 keep their
+ * order for min and max). */
 #define PSCAN_CPU_LANES 8
 
 /* One element of each chain, written out for four chains: x is read before out is written, so in == out works. */
@@ -29,12 +31,13 @@
         const T *in = (const T *)in_;                                                                        \
         T lane[PSCAN_CPU_LANES];                                                                             \
         for (int k = 0; k < PSCAN_CPU_LANES; k++) lane[k] = PSCAN_IDENTITY_##OP(T, LOWEST, HIGHEST);         \
-        uint64_t i = begin;                                                                                  \
-        for (; i + PSCAN_CPU_LANES <= end; i += PSCAN_CPU_LANES)                                             \
-            for (int k = 0; k < PSCAN_CPU_LANES; k++) lane[k] = PSCAN_COMBINE_##OP(T, U, lane[k], in[i + k]); \
+        const uint64_t q = (end - begin) / PSCAN_CPU_LANES;                                                  \
+        for (uint64_t i = 0; i < q; i++)                                                                     \
+            for (int k = 0; k < PSCAN_CPU_LANES; k++)                                                        \
+                lane[k] = PSCAN_COMBINE_##OP(T, U, lane[k], in[begin + (uint64_t)k * q + i]);                \
         T acc = lane[0];                                                                                     \
         for (int k = 1; k < PSCAN_CPU_LANES; k++) acc = PSCAN_COMBINE_##OP(T, U, acc, lane[k]);              \
-        for (; i < end; i++) acc = PSCAN_COMBINE_##OP(T, U, acc, in[i]);                                     \
+        for (uint64_t i = begin + PSCAN_CPU_LANES * q; i < end; i++) acc = PSCAN_COMBINE_##OP(T, U, acc, in[i]); \
         total->name = acc;                                                                                   \
     }                                                                                                        \
     static void scan_##name##_##op(const void *in_, void *out_, uint64_t begin, uint64_t end, int exclusive, \
