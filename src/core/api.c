@@ -322,7 +322,7 @@ const ps_value *ps_core_identity(pscan_type type, pscan_op op) { return &identit
 
 /* Checks what every primitive shares: type, operator and algorithm enums, the size limit, and (for backends
  * whose handles are addresses) that no range wraps the address space. Fills the common fields of req. The
- * order of the checks is the contract's (docs/api.md, "Which error wins"): NULL pointers, then enum and flag
+ * order of the checks is the contract's (docs/engine.md, "Which error wins"): NULL pointers, then enum and flag
  * values, then the operator for the type, then n too large; the algorithm is then planned even when n == 0,
  * so a program that asks for an algorithm the backend lacks hears it on its first call. */
 static pscan_status request_prepare(const pscan_context *ctx, ps_primitive prim, pscan_type type, pscan_op op,
