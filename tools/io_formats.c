@@ -489,6 +489,8 @@ static int reader_fail(ps_io_reader *r, const char *format, ...) {
     return -1;
 }
 
+static int csv_start(ps_io_reader *r);
+
 int ps_io_reader_open(ps_io_reader *r, ps_io_in *in, ps_io_format format, pscan_type type,
                       const ps_io_column *column, int header) {
     memset(r, 0, sizeof *r);
@@ -499,6 +501,7 @@ int ps_io_reader_open(ps_io_reader *r, ps_io_in *in, ps_io_format format, pscan_
     r->line = 1;
     r->header = header;
     if (column) r->column = *column;
+    if (format == PS_IO_CSV) return csv_start(r) < 0 ? -1 : 0;
     if (format != PS_IO_NPY) return 0;
 
     size_t needed = 10;
@@ -668,44 +671,50 @@ static int csv_record(ps_io_reader *r, uint64_t want, int match, uint64_t *field
     }
 }
 
+/* The first row: a header (named column, --header, or a column whose first field is not a number) or the
+ * first data row, whose value is then kept in r->token for the first read (r->pending). */
+static int csv_start(ps_io_reader *r) {
+    uint64_t fields = 0, found = 0, line = 0;
+    if (r->column.name[0]) {
+        int rc = csv_record(r, UINT64_MAX, 1, &fields, &found, &line);
+        if (rc <= 0) return rc;
+        if (!found)
+            return reader_fail(r, "line %" PRIu64 ": no column named '%s' in the header row", line, r->column.name);
+        r->column.index = found;
+        memcpy(r->header_name, r->column.name, sizeof r->header_name);
+        return 0;
+    }
+    int chosen = r->column.index != 0;
+    if (!chosen) r->column.index = 1;
+    int rc = csv_record(r, r->column.index - 1, 0, &fields, &found, &line);
+    if (rc <= 0) return rc;
+    if (!chosen && fields > 1)
+        return reader_fail(r, "line %" PRIu64 ": %" PRIu64 " columns; choose one with --column N (from 1) or "
+                              "--column NAME", line, fields);
+    unsigned char value[8];
+    int numeric = fields >= r->column.index && r->token_len <= PS_IO_TOKEN_MAX &&
+                  ps_io_number_parse(r->token, r->token_len, r->type, value, NULL, 0) == 0;
+    if (r->header == 1 || (r->header < 0 && !numeric)) {
+        if (fields >= r->column.index && r->token_len <= PS_IO_TOKEN_MAX) {
+            memcpy(r->header_name, r->token, r->token_len);
+            r->header_name[r->token_len] = '\0';
+        }
+        return 0;
+    }
+    if (fields < r->column.index)
+        return reader_fail(r, "line %" PRIu64 ": %" PRIu64 " field%s, no column %" PRIu64, line, fields,
+                           fields == 1 ? "" : "s", r->column.index);
+    r->pending = line;
+    return 0;
+}
+
 static int read_csv(ps_io_reader *r, void *dst, size_t max, size_t *got) {
     uint64_t fields = 0, found = 0, line = 0;
     size_t n = 0;
-    *got = 0;
-    if (!r->started) {
-        r->started = 1;
-        if (r->column.name[0]) {
-            int rc = csv_record(r, UINT64_MAX, 1, &fields, &found, &line);
-            if (rc <= 0) return rc;
-            if (!found) return reader_fail(r, "line %" PRIu64 ": no column named '%s' in the header row", line,
-                                           r->column.name);
-            r->column.index = found;
-            memcpy(r->header_name, r->column.name, sizeof r->header_name);
-        } else {
-            int chosen = r->column.index != 0;
-            if (!chosen) r->column.index = 1;
-            int rc = csv_record(r, r->column.index - 1, 0, &fields, &found, &line);
-            if (rc <= 0) return rc;
-            if (!chosen && fields > 1)
-                return reader_fail(r, "line %" PRIu64 ": %" PRIu64 " columns; choose one with --column N (from 1) "
-                                      "or --column NAME", line, fields);
-            unsigned char value[8];
-            int numeric = fields >= r->column.index && r->token_len <= PS_IO_TOKEN_MAX &&
-                          ps_io_number_parse(r->token, r->token_len, r->type, value, NULL, 0) == 0;
-            if (r->header == 1 || (r->header < 0 && !numeric)) {
-                if (fields >= r->column.index && r->token_len <= PS_IO_TOKEN_MAX) {
-                    memcpy(r->header_name, r->token, r->token_len);
-                    r->header_name[r->token_len] = '\0';
-                }
-            } else {
-                if (fields < r->column.index)
-                    return reader_fail(r, "line %" PRIu64 ": %" PRIu64 " fields, no column %" PRIu64, line, fields,
-                                       r->column.index);
-                if (max == 0) return reader_fail(r, "internal: read of 0 elements");
-                if (parse_token(r, r->token, r->token_len, dst, line, r->column.index) != 0) return -1;
-                n = 1;
-            }
-        }
+    if (r->pending && max > 0) {
+        if (parse_token(r, r->token, r->token_len, dst, r->pending, r->column.index) != 0) return -1;
+        r->pending = 0;
+        n = 1;
     }
     while (n < max) {
         int rc = csv_record(r, r->column.index - 1, 0, &fields, &found, &line);

@@ -100,7 +100,7 @@ typedef struct ps_io_reader {
     /* csv */
     ps_io_column column;
     int header;                /* 1 the first row is a header, 0 it is not, -1 decide from that row */
-    int started;               /* csv: the first row has been read */
+    uint64_t pending;          /* csv: the line of a first data row read by ps_io_reader_open, else 0 */
     char header_name[PS_IO_TOKEN_MAX + 1]; /* the chosen column's name in the header row, "" if none */
     char token[PS_IO_TOKEN_MAX + 2];
     size_t token_len;
@@ -108,7 +108,8 @@ typedef struct ps_io_reader {
 } ps_io_reader;
 
 /* Prepares r to read elements of type in format from in (which r takes over). A .npy header is read and
- * checked here; its dtype sets r->type (the caller compares it with --type). Returns 0 or -1 (r->error). */
+ * checked here, its dtype setting r->type (the caller compares it with --type); so is a CSV's first row, so
+ * that r->header_name is known before the first read. Returns 0 or -1 (r->error). */
 int ps_io_reader_open(ps_io_reader *r, ps_io_in *in, ps_io_format format, pscan_type type,
                       const ps_io_column *column, int header);
 /* Reads up to max elements into dst; *got = 0 at the end. Returns 0, or -1 with the message in r->error. */
