@@ -1,66 +1,96 @@
 /*
- * cmd_scan.c - `pscan scan IN OUT`: scans a raw binary file of any size on any backend.
+ * cmd_scan.c - `pscan scan IN OUT`: scans raw binary, text, a CSV column or a .npy array of any size, from a
+ * file or a pipe, on any backend (docs/cli.md is the user's guide).
  *
- * The file is streamed through the device in chunks (64 MiB by default), so files larger than host or
- * device memory work. Each chunk is uploaded, scanned in place with desc.init = the carry out of the chunks
- * before it, and downloaded. The carry into the next chunk is the last inclusive value of this one: the
- * chunk's last output for an inclusive scan, and that output combined with the chunk's last input for an
- * exclusive one (a one-element inclusive scan does that combine, so the tool needs no operator code of its
- * own). A reverse scan visits the chunks from the end of the file backwards; "last" is then the first
- * element of the chunk. Reads and writes use pread/pwrite at the chunk's offset.
+ * Streaming. The input is read in chunks (64 MiB by default) through io_formats.c's readers, so neither
+ * files larger than memory nor pipes of unknown length are a problem. Each chunk is uploaded, scanned in
+ * place with desc.init = the carry out of the chunks before it, and downloaded. The carry into the next
+ * chunk is the last inclusive value of this one: the chunk's last output for an inclusive scan, and that
+ * output combined with the chunk's last input for an exclusive one (a one-element inclusive scan does that
+ * combine, so the tool needs no operator code of its own). A reverse scan visits the chunks from the end of
+ * the input backwards, "last" being the first element of the chunk: it reads a raw or .npy file at offsets,
+ * and anything else (a pipe, text, CSV) after spooling it to an unlinked temporary raw file.
  *
- * The output goes to OUT.tmp.XXXXXX in OUT's directory and is renamed onto OUT only when everything has been
- * written and synced, so a failure (or Ctrl-C) never leaves a half-written OUT that looks complete.
+ * The output target. A regular file is written to OUT.tmp.XXXXXX in the directory of the file OUT resolves
+ * to (symlinks followed) and renamed onto it when complete and synced, with the mode and owner OUT had, so a
+ * failure or Ctrl-C never leaves a half-written OUT. A read-only OUT is refused. A file with other hard links
+ * is written to the temporary file and then copied back into the same inode, so every link sees the result
+ * (a rename would detach OUT from its other names). Anything that is not a regular file (a terminal,
+ * /dev/null, a FIFO, a socket, stdout with `-`) is written straight through, in order.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "io_formats.h"
 
 static const char scan_usage[] =
-    "usage: pscan scan IN OUT --type T [--op OP] [--exclusive] [--reverse] [--init V]\n"
-    "                         [--backend B] [--algo A] [--chunk-mb N] [--progress]\n"
+    "usage: pscan scan IN OUT [--type T] [--op OP] [--exclusive] [--reverse] [--init V]\n"
+    "                         [--format F | --in-format F --out-format F] [--column N|NAME]\n"
+    "                         [--header | --no-header] [--backend B] [--algo A] [--chunk-mb N]\n"
+    "                         [--progress | --no-progress] [--quiet]\n"
     "\n"
-    "Scans the raw binary file IN (native-endian elements of type T) into OUT.\n"
-    "  --type T      i8 u8 i16 u16 i32 u32 i64 u64 f32 f64 (required)\n"
+    "Scans IN into OUT. IN or OUT may be - (stdin, stdout), a pipe or any file; IN may be OUT.\n"
+    "  --type T      i8 u8 i16 u16 i32 u32 i64 u64 f32 f64 (required unless IN is .npy, whose dtype sets it)\n"
     "  --op OP       sum product min max and or xor (default sum; and/or/xor need an integer type)\n"
     "  --exclusive   out[i] combines the elements before i (out[0] = init)\n"
-    "  --reverse     scan from the end of the file towards its start\n"
+    "  --reverse     scan from the end of the input towards its start\n"
     "  --init V      initial value (default: the operator's identity), e.g. 100, -3, 0x7f, 2.5\n"
+    "  --format F    raw text csv npy, for IN and OUT (default: from the extension .bin/.raw .txt .csv\n"
+    "                .npy; OUT without one gets IN's format); --in-format/--out-format for one side\n"
+    "  --column C    the CSV column to scan: a number from 1 or a name in the header row\n"
+    "  --header      the CSV's first row is a header; --no-header: it is data (default: a header when\n"
+    "                the column's first field is not a number)\n"
     "  --backend B   auto cpu cuda opencl (default auto)\n"
     "  --algo A      an algorithm of that backend (default auto; see `pscan bench`)\n"
-    "  --chunk-mb N  stream the file through the device N MiB at a time (default 64)\n"
+    "  --chunk-mb N  stream through the device N MiB at a time (default 64)\n"
     "  --progress    report progress on stderr (default: only when stderr is a terminal)\n"
+    "  --quiet       no summary line on stderr at the end\n"
     "\n"
-    "OUT is written to a temporary file next to it and renamed when complete. IN may be OUT.\n"
-    "Example: 8 i32 values 3 1 7 0 4 1 6 3, --exclusive -> 0 3 4 11 11 15 16 22\n";
+    "Raw files are native-endian elements. Text is numbers separated by whitespace or commas ('#' starts a\n"
+    "comment); output text is one number per line, floats printed to round-trip. An IN of unknown format\n"
+    "that looks like text is refused rather than scanned as bytes: name its format.\n"
+    "Example: printf '3 1 7 0 4 1 6 3' | pscan scan - - --format text --type i32 --exclusive\n"
+    "         -> 0 3 4 11 11 15 16 22, one per line\n";
 
 typedef struct scan_options {
     const char *in_path, *out_path;
     pscan_scan_desc desc;
-    int have_type, have_init, progress;
-    unsigned char init[8];
+    int have_type, progress, quiet, header;
+    const char *init_text;
+    ps_io_format in_format, out_format;
+    ps_io_column column;
     pscan_backend backend;
     uint64_t chunk_bytes;
 } scan_options;
 
 /* The temporary output, removed by the signal handler if the user interrupts the scan. */
-static char temp_path[4096];
+static char temp_path[PATH_MAX + 32];
 static volatile sig_atomic_t temp_live;
 
 static void remove_temp_and_die(int sig) {
     if (temp_live) unlink(temp_path);
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+static int parse_format(const char *option, const char *text, ps_io_format *format) {
+    if (ps_io_format_parse(text, format) == 0) return PS_CLI_OK;
+    ps_cli_error("scan: %s '%s' is not one of raw text csv npy", option, text);
+    return PS_CLI_USAGE;
 }
 
 static int parse_options(int argc, char **argv, scan_options *o) {
@@ -70,7 +100,8 @@ static int parse_options(int argc, char **argv, scan_options *o) {
     o->backend = PSCAN_BACKEND_AUTO;
     o->chunk_bytes = 64u << 20;
     o->progress = isatty(STDERR_FILENO);
-    const char *init_text = NULL;
+    o->header = -1;
+    ps_io_format both = PS_IO_AUTO;
     int positional = 0;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
@@ -89,7 +120,20 @@ static int parse_options(int argc, char **argv, scan_options *o) {
             r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_algo(v, &o->desc.algo);
         } else if ((m = ps_cli_option(argc, argv, &i, "--init", &v)) != 0) {
             r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
-            init_text = v;
+            o->init_text = v;
+        } else if ((m = ps_cli_option(argc, argv, &i, "--format", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : parse_format("--format", v, &both);
+        } else if ((m = ps_cli_option(argc, argv, &i, "--in-format", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : parse_format("--in-format", v, &o->in_format);
+        } else if ((m = ps_cli_option(argc, argv, &i, "--out-format", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : parse_format("--out-format", v, &o->out_format);
+        } else if ((m = ps_cli_option(argc, argv, &i, "--column", &v)) != 0) {
+            char message[PS_IO_ERROR_MAX];
+            r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
+            if (m > 0 && ps_io_column_parse(v, &o->column, message, sizeof message) != 0) {
+                ps_cli_error("scan: %s", message);
+                r = PS_CLI_USAGE;
+            }
         } else if ((m = ps_cli_option(argc, argv, &i, "--chunk-mb", &v)) != 0) {
             uint64_t mb = 0;
             r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_uint(v, "--chunk-mb", 1, 1u << 20, &mb);
@@ -98,10 +142,12 @@ static int parse_options(int argc, char **argv, scan_options *o) {
             o->desc.flags |= PSCAN_SCAN_EXCLUSIVE;
         } else if (strcmp(argv[i], "--reverse") == 0) {
             o->desc.flags |= PSCAN_SCAN_REVERSE;
-        } else if (strcmp(argv[i], "--progress") == 0) {
-            o->progress = 1;
-        } else if (strcmp(argv[i], "--no-progress") == 0) {
-            o->progress = 0;
+        } else if (strcmp(argv[i], "--header") == 0 || strcmp(argv[i], "--no-header") == 0) {
+            o->header = argv[i][2] == 'h';
+        } else if (strcmp(argv[i], "--progress") == 0 || strcmp(argv[i], "--no-progress") == 0) {
+            o->progress = argv[i][2] == 'p';
+        } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+            o->quiet = 1;
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             ps_cli_error("scan: unknown option '%s' (pscan scan --help)", argv[i]);
             r = PS_CLI_USAGE;
@@ -113,21 +159,361 @@ static int parse_options(int argc, char **argv, scan_options *o) {
         }
         if (r != PS_CLI_OK) return r;
     }
-    if (positional < 2 || !o->have_type) {
-        ps_cli_error("scan: %s (pscan scan --help)", positional < 2 ? "needs IN and OUT" : "needs --type");
+    if (positional < 2) {
+        ps_cli_error("scan: needs IN and OUT (pscan scan --help)");
         return PS_CLI_USAGE;
     }
-    if (init_text) {
-        int r = ps_cli_parse_value(init_text, o->desc.type, o->init);
-        if (r != PS_CLI_OK) return r;
-        o->have_init = 1;
-    }
+    if (o->in_format == PS_IO_AUTO) o->in_format = both;
+    if (o->out_format == PS_IO_AUTO) o->out_format = both;
+    return PS_CLI_OK;
+}
+
+/* The element type is known once the input is open (a .npy header carries it): check what depends on it. */
+static int check_typed_options(scan_options *o, unsigned char init[8]) {
     if (o->desc.op >= PSCAN_OP_AND && (o->desc.type == PSCAN_TYPE_F32 || o->desc.type == PSCAN_TYPE_F64)) {
         ps_cli_error("scan: operator %s needs an integer type, not %s", pscan_op_name(o->desc.op),
                      pscan_type_name(o->desc.type));
         return PS_CLI_USAGE;
     }
+    if (o->init_text) {
+        char message[PS_IO_ERROR_MAX];
+        if (ps_io_number_parse(o->init_text, strlen(o->init_text), o->desc.type, init, message, sizeof message)) {
+            ps_cli_error("scan: --init %s", message);
+            return PS_CLI_USAGE;
+        }
+        o->desc.init = init;
+    }
     return PS_CLI_OK;
+}
+
+/* ---- input ------------------------------------------------------------------------------------------- */
+
+typedef struct input {
+    int fd, regular;  /* regular: a regular file, readable at offsets */
+    ps_io_reader reader;
+    uint64_t count;   /* elements, when known before reading (a raw or .npy file); else UINT64_MAX */
+    uint64_t offset;  /* where the elements start in the file */
+} input;
+
+static int input_open(scan_options *o, input *in) {
+    const char *path = o->in_path;
+    int is_stdin = strcmp(path, "-") == 0;
+    struct stat info;
+    ps_io_in bytes;
+    memset(in, 0, sizeof *in);
+    in->count = UINT64_MAX;
+    in->fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY);
+    if (in->fd < 0) {
+        ps_cli_error("cannot open %s: %s", path, strerror(errno));
+        return PS_CLI_FAILURE;
+    }
+    if (fstat(in->fd, &info) != 0 || S_ISDIR(info.st_mode)) {
+        ps_cli_error("cannot read %s: %s", path, S_ISDIR(info.st_mode) ? "it is a directory" : strerror(errno));
+        return PS_CLI_FAILURE;
+    }
+    in->regular = S_ISREG(info.st_mode);
+    if (ps_io_in_open_fd(&bytes, in->fd) != 0) {
+        ps_cli_error("out of memory");
+        return PS_CLI_FAILURE;
+    }
+
+    /* The format: named, else the extension's, else what the first bytes say. A format that was not named
+     * is checked against the first bytes, so that a text file is never scanned as binary. */
+    ps_io_format format = o->in_format;
+    if (format == PS_IO_AUTO && !is_stdin) format = ps_io_format_from_path(path);
+    if (o->in_format == PS_IO_AUTO && (format == PS_IO_AUTO || format == PS_IO_RAW)) {
+        size_t have = ps_io_in_fill(&bytes, 4096);
+        if (have >= 6 && memcmp(bytes.buf + bytes.pos, "\x93NUMPY", 6) == 0) {
+            format = PS_IO_NPY;
+        } else if (ps_io_looks_like_text(bytes.buf + bytes.pos, have)) {
+            ps_cli_error("%s looks like text, not raw binary: say --format text (or csv), or --format raw to "
+                         "scan its bytes anyway", is_stdin ? "stdin" : path);
+            ps_io_in_close(&bytes);
+            return PS_CLI_USAGE;
+        } else {
+            format = PS_IO_RAW;
+        }
+    }
+    o->in_format = format;
+
+    if (format != PS_IO_NPY && !o->have_type) {
+        ps_cli_error("scan: needs --type (only a .npy input carries its element type; pscan scan --help)");
+        ps_io_in_close(&bytes);
+        return PS_CLI_USAGE;
+    }
+    if (ps_io_reader_open(&in->reader, &bytes, format, o->desc.type, &o->column, o->header) != 0) {
+        ps_cli_error("%s: %s", is_stdin ? "stdin" : path, in->reader.error);
+        return PS_CLI_FAILURE;
+    }
+    if (format == PS_IO_NPY) {
+        if (o->have_type && o->desc.type != in->reader.type) {
+            ps_cli_error("scan: %s holds %s elements but --type says %s", path, pscan_type_name(in->reader.type),
+                         pscan_type_name(o->desc.type));
+            return PS_CLI_USAGE;
+        }
+        o->desc.type = in->reader.type;
+        o->have_type = 1;
+        in->count = in->reader.remaining;
+        in->offset = in->reader.in.pos; /* the header was the first thing read */
+    }
+    size_t esize = pscan_type_size(o->desc.type);
+    if (in->regular && format == PS_IO_RAW) {
+        uint64_t size = (uint64_t)info.st_size;
+        if (size % esize != 0) {
+            ps_cli_error("%s is %" PRIu64 " bytes, not a whole number of %zu-byte %s elements", path, size, esize,
+                         pscan_type_name(o->desc.type));
+            return PS_CLI_FAILURE;
+        }
+        in->count = size / esize;
+    }
+    if (in->regular && format == PS_IO_NPY && (uint64_t)info.st_size != in->offset + in->count * esize) {
+        ps_cli_error("%s: the .npy header declares %" PRIu64 " elements (%" PRIu64 " bytes of data) but the file "
+                     "holds %" PRIu64 " bytes of data", path, in->count, in->count * esize,
+                     (uint64_t)info.st_size - in->offset);
+        return PS_CLI_FAILURE;
+    }
+    return PS_CLI_OK;
+}
+
+/* ---- output target ----------------------------------------------------------------------------------- */
+
+typedef enum target_kind {
+    TARGET_THROUGH, /* not a regular file, or stdout: written in order, straight through */
+    TARGET_RENAME,  /* a regular file (new or not): a temporary file renamed onto it */
+    TARGET_COPY     /* a regular file with other hard links: a temporary file copied back into it */
+} target_kind;
+
+typedef struct output {
+    target_kind kind;
+    int fd;            /* what the scan writes: the temporary file, or the target itself */
+    int seekable;      /* fd is a file at offset 0 that pwrite can patch */
+    char real[PATH_MAX];
+    struct stat old;   /* the target as it was (kind != THROUGH and it existed) */
+    int existed;
+} output;
+
+/* A unix socket is connected to, not opened. */
+static int socket_open(const char *path) {
+    struct sockaddr_un addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof addr.sun_path) return errno = ENAMETOOLONG, -1;
+    strcpy(addr.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) {
+        int e = errno;
+        close(fd);
+        return errno = e, -1;
+    }
+    return fd;
+}
+
+static int output_open(const scan_options *o, output *out) {
+    const char *path = o->out_path;
+    struct stat info, std_out;
+    memset(out, 0, sizeof *out);
+    out->fd = -1;
+    int is_stdout = strcmp(path, "-") == 0;
+    if (!is_stdout && stat(path, &info) == 0 && fstat(STDOUT_FILENO, &std_out) == 0 &&
+        info.st_dev == std_out.st_dev && info.st_ino == std_out.st_ino)
+        is_stdout = 1; /* /dev/stdout, /proc/self/fd/1 or the very file stdout is: write to stdout as is */
+    if (is_stdout) {
+        out->kind = TARGET_THROUGH;
+        out->fd = STDOUT_FILENO;
+        out->seekable = fstat(STDOUT_FILENO, &std_out) == 0 && S_ISREG(std_out.st_mode) &&
+                        lseek(STDOUT_FILENO, 0, SEEK_CUR) == 0;
+        return PS_CLI_OK;
+    }
+
+    if (stat(path, &info) != 0) {
+        struct stat link;
+        if (errno != ENOENT) {
+            ps_cli_error("cannot write %s: %s", path, strerror(errno));
+            return PS_CLI_FAILURE;
+        }
+        if (lstat(path, &link) == 0) {
+            ps_cli_error("%s is a symbolic link to a file that does not exist; pscan does not create through it",
+                         path);
+            return PS_CLI_FAILURE;
+        }
+        out->kind = TARGET_RENAME;
+        if (strlen(path) >= sizeof out->real) {
+            ps_cli_error("output path too long: %s", path);
+            return PS_CLI_USAGE;
+        }
+        strcpy(out->real, path);
+    } else if (S_ISDIR(info.st_mode)) {
+        ps_cli_error("%s is a directory", path);
+        return PS_CLI_FAILURE;
+    } else if (!S_ISREG(info.st_mode)) {
+        out->kind = TARGET_THROUGH;
+        snprintf(out->real, sizeof out->real, "%s", path);
+        out->fd = S_ISSOCK(info.st_mode) ? socket_open(path) : open(path, O_WRONLY);
+        if (out->fd < 0) {
+            ps_cli_error("cannot write %s: %s", path, strerror(errno));
+            return PS_CLI_FAILURE;
+        }
+        return PS_CLI_OK;
+    } else {
+        if (!realpath(path, out->real)) {
+            ps_cli_error("cannot resolve %s: %s", path, strerror(errno));
+            return PS_CLI_FAILURE;
+        }
+        if ((info.st_mode & 0222) == 0 || access(out->real, W_OK) != 0) {
+            ps_cli_error("%s is read-only (mode %04o); pscan does not replace it: make it writable or remove it",
+                         path, (unsigned)(info.st_mode & 07777));
+            return PS_CLI_FAILURE;
+        }
+        out->kind = info.st_nlink > 1 ? TARGET_COPY : TARGET_RENAME;
+        out->old = info;
+        out->existed = 1;
+    }
+
+    /* A temporary file in the target's directory, so that rename() is atomic. */
+    if (snprintf(temp_path, sizeof temp_path, "%s.tmp.XXXXXX", out->real) >= (int)sizeof temp_path) {
+        ps_cli_error("output path too long: %s", out->real);
+        return PS_CLI_USAGE;
+    }
+    signal(SIGINT, remove_temp_and_die);
+    signal(SIGTERM, remove_temp_and_die);
+    signal(SIGHUP, remove_temp_and_die);
+    out->fd = mkstemp(temp_path);
+    if (out->fd < 0) {
+        ps_cli_error("cannot create %s: %s", temp_path, strerror(errno));
+        return PS_CLI_FAILURE;
+    }
+    temp_live = 1;
+    out->seekable = 1;
+    return PS_CLI_OK;
+}
+
+/* Copies the temporary file into the target's own inode (TARGET_COPY). */
+static int copy_back(output *out) {
+    int fd = open(out->real, O_WRONLY | O_TRUNC);
+    if (fd < 0) return -1;
+    static char buf[1 << 16];
+    int err = 0;
+    for (off_t at = 0;;) {
+        ssize_t got = pread(out->fd, buf, sizeof buf, at);
+        if (got < 0 && errno == EINTR) continue;
+        if (got <= 0) {
+            err = got < 0 ? errno : 0;
+            break;
+        }
+        for (ssize_t done = 0; done < got && !err;) {
+            ssize_t put = write(fd, buf + done, (size_t)(got - done));
+            if (put < 0 && errno != EINTR) err = errno;
+            if (put > 0) done += put;
+        }
+        if (err) break;
+        at += got;
+    }
+    if (!err && fsync(fd) != 0) err = errno;
+    if (close(fd) != 0 && !err) err = errno;
+    return err ? (errno = err, -1) : 0;
+}
+
+/* Publishes the temporary file (r == PS_CLI_OK) or removes it; returns the final status. */
+static int output_close(output *out, int r) {
+    if (out->kind == TARGET_THROUGH) {
+        if (out->fd != STDOUT_FILENO && close(out->fd) != 0 && r == PS_CLI_OK) {
+            ps_cli_error("cannot close %s: %s", out->real, strerror(errno));
+            r = PS_CLI_FAILURE;
+        }
+        return r;
+    }
+    if (out->fd < 0) return r;
+    if (r == PS_CLI_OK && out->kind == TARGET_RENAME) {
+        /* mkstemp made the file 0600: give it the target's mode and owner, or a plain create's mode. */
+        mode_t mask = umask(0);
+        umask(mask);
+        mode_t mode = out->existed ? out->old.st_mode & 07777 : 0666 & ~mask;
+        if (out->existed && fchown(out->fd, out->old.st_uid, out->old.st_gid) != 0) {
+            /* not the owner: the file becomes ours, as with any program that rewrites a file */
+        }
+        if (fchmod(out->fd, mode) != 0 || fsync(out->fd) != 0) {
+            ps_cli_error("cannot finish %s: %s", temp_path, strerror(errno));
+            r = PS_CLI_FAILURE;
+        }
+    }
+    if (r == PS_CLI_OK && out->kind == TARGET_COPY && copy_back(out) != 0) {
+        ps_cli_error("cannot copy the result back into %s: %s (it may be incomplete; the result is in %s)",
+                     out->real, strerror(errno), temp_path);
+        close(out->fd);
+        temp_live = 0;
+        return PS_CLI_FAILURE;
+    }
+    if (close(out->fd) != 0 && r == PS_CLI_OK) {
+        ps_cli_error("cannot close %s: %s", temp_path, strerror(errno));
+        r = PS_CLI_FAILURE;
+    }
+    if (r == PS_CLI_OK && out->kind == TARGET_RENAME && rename(temp_path, out->real) != 0) {
+        ps_cli_error("cannot rename %s to %s: %s", temp_path, out->real, strerror(errno));
+        r = PS_CLI_FAILURE;
+    }
+    if (r != PS_CLI_OK || out->kind == TARGET_COPY) unlink(temp_path);
+    temp_live = 0;
+    return r;
+}
+
+/* ---- the scan ---------------------------------------------------------------------------------------- */
+
+/* Device side of the streaming scan: one chunk buffer scanned in place, one element for the carry. */
+typedef struct stream {
+    pscan_context *ctx;
+    void *chunk, *one;
+    unsigned char *host;
+    size_t chunk_elems, esize;
+    pscan_scan_desc desc;
+    unsigned char carry[8];
+    int have_carry;
+} stream;
+
+/* Scans host[0 .. count) in place, continuing from the chunks before it; 0 or PS_CLI_FAILURE. */
+static int scan_chunk(stream *st, uint64_t count) {
+    const size_t esize = st->esize, bytes = (size_t)count * esize;
+    const int reverse = (st->desc.flags & PSCAN_SCAN_REVERSE) != 0;
+    const size_t last = reverse ? 0 : (size_t)(count - 1) * esize; /* byte offset of the last in scan order */
+    unsigned char last_in[8];
+    pscan_scan_desc desc = st->desc;
+    pscan_status s;
+    memcpy(last_in, st->host + last, esize);
+    if (st->have_carry) desc.init = st->carry;
+    if ((s = pscan_memory_upload(st->ctx, st->chunk, st->host, bytes)) != PSCAN_SUCCESS)
+        return ps_cli_status_error(st->ctx, "upload", s);
+    if ((s = pscan_scan(st->ctx, &desc, st->chunk, st->chunk, count, NULL, 0)) != PSCAN_SUCCESS)
+        return ps_cli_status_error(st->ctx, "scan", s);
+    if ((s = pscan_memory_download(st->ctx, st->host, st->chunk, bytes)) != PSCAN_SUCCESS ||
+        (s = pscan_context_synchronize(st->ctx)) != PSCAN_SUCCESS)
+        return ps_cli_status_error(st->ctx, "download", s);
+
+    /* Carry phase: the last inclusive value of this chunk goes into the next one. */
+    memcpy(st->carry, st->host + last, esize);
+    if (desc.flags & PSCAN_SCAN_EXCLUSIVE) {
+        pscan_scan_desc one = {desc.type, desc.op, 0, PSCAN_ALGO_AUTO, st->carry};
+        if ((s = pscan_memory_upload(st->ctx, st->one, last_in, esize)) != PSCAN_SUCCESS ||
+            (s = pscan_scan(st->ctx, &one, st->one, st->one, 1, NULL, 0)) != PSCAN_SUCCESS ||
+            (s = pscan_memory_download(st->ctx, st->carry, st->one, esize)) != PSCAN_SUCCESS ||
+            (s = pscan_context_synchronize(st->ctx)) != PSCAN_SUCCESS)
+            return ps_cli_status_error(st->ctx, "carry", s);
+    }
+    st->have_carry = 1;
+    return PS_CLI_OK;
+}
+
+static void progress_report(uint64_t done_bytes, uint64_t total_bytes, int final) {
+    if (total_bytes == UINT64_MAX)
+        fprintf(stderr, "\rpscan scan: %" PRIu64 " MiB%s", done_bytes >> 20, final ? "\n" : "");
+    else
+        fprintf(stderr, "\rpscan scan: %" PRIu64 " / %" PRIu64 " MiB (%3.0f%%)%s", done_bytes >> 20,
+                total_bytes >> 20, total_bytes ? 100.0 * (double)done_bytes / (double)total_bytes : 100.0,
+                final ? "\n" : "");
+    fflush(stderr);
+}
+
+static int io_error(const char *what, const char *path, int err) {
+    ps_cli_error("cannot %s %s: %s", what, path, strerror(err));
+    return PS_CLI_FAILURE;
 }
 
 /* Whole-buffer pread/pwrite: they may transfer less than asked. 0 on success, else errno (EIO on EOF). */
@@ -152,137 +538,137 @@ static int write_at(int fd, const void *buf, size_t bytes, uint64_t offset) {
     return 0;
 }
 
-/* Device side of the streaming scan: one chunk buffer scanned in place, one element for the carry. */
-typedef struct stream {
-    pscan_context *ctx;
-    void *chunk, *one;
-    unsigned char *host;
-} stream;
-
-static void progress_report(uint64_t done, uint64_t total, int final) {
-    fprintf(stderr, "\rpscan scan: %" PRIu64 " / %" PRIu64 " MiB (%3.0f%%)%s", done >> 20, total >> 20,
-            total ? 100.0 * (double)done / (double)total : 100.0, final ? "\n" : "");
-    fflush(stderr);
+/* An unlinked temporary file for spooling a reverse scan's input or output. */
+static int spool_create(void) {
+    const char *dir = getenv("TMPDIR");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/pscan-spool.XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(path);
+    if (fd >= 0) unlink(path);
+    else ps_cli_error("cannot create a temporary file in %s: %s", dir && *dir ? dir : "/tmp", strerror(errno));
+    return fd;
 }
 
-/* Scans the whole input into fd_out; 0 on success, else after printing a message, PS_CLI_FAILURE. */
-static int scan_file(const scan_options *o, int fd_in, int fd_out, uint64_t n, stream *st) {
-    const size_t esize = pscan_type_size(o->desc.type);
-    const int exclusive = (o->desc.flags & PSCAN_SCAN_EXCLUSIVE) != 0;
-    const int reverse = (o->desc.flags & PSCAN_SCAN_REVERSE) != 0;
-    uint64_t chunk_elems = o->chunk_bytes / esize;
-    if (chunk_elems == 0) chunk_elems = 1;
-    if (chunk_elems > n) chunk_elems = n;
-    if (n == 0) return PS_CLI_OK;
-
-    pscan_status s;
-    st->host = (unsigned char *)malloc(chunk_elems * esize);
-    if (!st->host) {
-        ps_cli_error("cannot allocate a %" PRIu64 " MiB host buffer (try a smaller --chunk-mb)",
-                     (chunk_elems * esize) >> 20);
-        return PS_CLI_FAILURE;
-    }
-    if ((s = pscan_memory_alloc(st->ctx, chunk_elems * esize, &st->chunk)) != PSCAN_SUCCESS ||
-        (s = pscan_memory_alloc(st->ctx, esize, &st->one)) != PSCAN_SUCCESS)
-        return ps_cli_status_error(st->ctx, "cannot allocate device memory (try a smaller --chunk-mb)", s);
-
-    unsigned char carry[8], last_in[8];
-    memcpy(carry, o->init, sizeof carry);
-    int have_carry = o->have_init;
-    pscan_scan_desc desc = o->desc;
-
-    for (uint64_t done = 0; done < n;) {
-        /* Chunk [begin, begin + count) in elements; scan order runs backwards through the file if reverse. */
-        uint64_t count = n - done < chunk_elems ? n - done : chunk_elems;
-        uint64_t begin = reverse ? n - done - count : done;
-        size_t bytes = (size_t)(count * esize);
-        size_t last = reverse ? 0 : (size_t)(count - 1) * esize; /* byte offset of the last in scan order */
-        int err = read_at(fd_in, st->host, bytes, begin * esize);
-        if (err) {
-            ps_cli_error("cannot read %s: %s", o->in_path, strerror(err));
+/* Forward: read a chunk, scan it, write it, until the input ends. *n counts the elements. */
+static int scan_forward(const scan_options *o, input *in, ps_io_writer *w, stream *st, uint64_t *n) {
+    const char *in_name = strcmp(o->in_path, "-") == 0 ? "stdin" : o->in_path;
+    uint64_t total = in->count == UINT64_MAX ? UINT64_MAX : in->count * st->esize;
+    for (;;) {
+        size_t got = 0;
+        if (ps_io_read(&in->reader, st->host, st->chunk_elems, &got) != 0) {
+            ps_cli_error("%s: %s", in_name, in->reader.error);
             return PS_CLI_FAILURE;
         }
-        memcpy(last_in, st->host + last, esize);
-
-        desc.init = have_carry ? carry : NULL;
-        if ((s = pscan_memory_upload(st->ctx, st->chunk, st->host, bytes)) != PSCAN_SUCCESS)
-            return ps_cli_status_error(st->ctx, "upload", s);
-        if ((s = pscan_scan(st->ctx, &desc, st->chunk, st->chunk, count, NULL, 0)) != PSCAN_SUCCESS)
-            return ps_cli_status_error(st->ctx, "scan", s);
-        if ((s = pscan_memory_download(st->ctx, st->host, st->chunk, bytes)) != PSCAN_SUCCESS ||
-            (s = pscan_context_synchronize(st->ctx)) != PSCAN_SUCCESS)
-            return ps_cli_status_error(st->ctx, "download", s);
-
-        /* Carry phase: the last inclusive value of this chunk goes into the next one. */
-        memcpy(carry, st->host + last, esize);
-        if (exclusive) {
-            pscan_scan_desc one = {o->desc.type, o->desc.op, 0, PSCAN_ALGO_AUTO, carry};
-            if ((s = pscan_memory_upload(st->ctx, st->one, last_in, esize)) != PSCAN_SUCCESS ||
-                (s = pscan_scan(st->ctx, &one, st->one, st->one, 1, NULL, 0)) != PSCAN_SUCCESS ||
-                (s = pscan_memory_download(st->ctx, carry, st->one, esize)) != PSCAN_SUCCESS ||
-                (s = pscan_context_synchronize(st->ctx)) != PSCAN_SUCCESS)
-                return ps_cli_status_error(st->ctx, "carry", s);
-        }
-        have_carry = 1;
-
-        err = write_at(fd_out, st->host, bytes, begin * esize);
-        if (err) {
-            ps_cli_error("cannot write %s: %s", temp_path, strerror(err));
-            return PS_CLI_FAILURE;
-        }
-        done += count;
-        if (o->progress) progress_report(done * esize, n * esize, done == n);
+        if (got == 0) break;
+        if (scan_chunk(st, got) != PS_CLI_OK) return PS_CLI_FAILURE;
+        if (ps_io_write(w, st->host, got) != 0) return io_error("write", o->out_path, w->err);
+        *n += got;
+        if (o->progress) progress_report(*n * st->esize, total, 0);
     }
+    if (o->progress) progress_report(*n * st->esize, total, 1);
     return PS_CLI_OK;
+}
+
+/* Reverse: the input at offsets (spooled first unless a raw or .npy file), chunks from the end backwards,
+ * written at offsets into the output file when it is raw or .npy in a file of ours, else into a spool that
+ * is then written out in order. */
+static int scan_reverse(const scan_options *o, input *in, output *out, stream *st, uint64_t *n) {
+    const char *in_name = strcmp(o->in_path, "-") == 0 ? "stdin" : o->in_path;
+    const size_t esize = st->esize;
+    int fd_in = in->fd, spool_in = -1, spool_out = -1, r = PS_CLI_OK;
+    uint64_t in_offset = in->offset, count = in->count;
+    if (!(in->regular && (o->in_format == PS_IO_RAW || o->in_format == PS_IO_NPY))) {
+        if ((spool_in = spool_create()) < 0) return PS_CLI_FAILURE;
+        fd_in = spool_in, in_offset = 0, count = 0;
+        for (;;) {
+            size_t got = 0;
+            if (ps_io_read(&in->reader, st->host, st->chunk_elems, &got) != 0) {
+                ps_cli_error("%s: %s", in_name, in->reader.error);
+                r = PS_CLI_FAILURE;
+                break;
+            }
+            if (got == 0) break;
+            int err = write_at(spool_in, st->host, got * esize, count * esize);
+            if (err) {
+                r = io_error("spool", in_name, err);
+                break;
+            }
+            count += got;
+        }
+    }
+    int direct = out->kind != TARGET_THROUGH && (o->out_format == PS_IO_RAW || o->out_format == PS_IO_NPY);
+    int fd_out = out->fd;
+    uint64_t out_offset = 0;
+    if (r == PS_CLI_OK && direct && o->out_format == PS_IO_NPY) {
+        unsigned char header[PS_IO_NPY_HEADER_BYTES];
+        ps_io_npy_header(o->desc.type, count, header);
+        int err = write_at(fd_out, header, sizeof header, 0);
+        if (err) r = io_error("write", o->out_path, err);
+        out_offset = sizeof header;
+    }
+    if (r == PS_CLI_OK && !direct) {
+        if ((spool_out = spool_create()) < 0) r = PS_CLI_FAILURE;
+        fd_out = spool_out;
+    }
+    for (uint64_t done = 0; r == PS_CLI_OK && done < count;) {
+        uint64_t chunk = count - done < st->chunk_elems ? count - done : st->chunk_elems;
+        uint64_t begin = count - done - chunk;
+        int err = read_at(fd_in, st->host, (size_t)(chunk * esize), in_offset + begin * esize);
+        if (err) r = io_error("read", in_name, err);
+        if (r == PS_CLI_OK) r = scan_chunk(st, chunk);
+        if (r == PS_CLI_OK && (err = write_at(fd_out, st->host, (size_t)(chunk * esize), out_offset + begin * esize)))
+            r = io_error("write", direct ? o->out_path : "a temporary file for", err);
+        done += chunk;
+        if (o->progress && r == PS_CLI_OK) progress_report(done * esize, count * esize, done == count);
+    }
+    if (r == PS_CLI_OK && !direct) { /* the spool, in order, through the output's format */
+        ps_io_writer w;
+        if (ps_io_writer_open(&w, out->fd, o->out_format, o->desc.type, out->seekable, count,
+                              in->reader.header_name) != 0)
+            r = io_error("write", o->out_path, w.err);
+        for (uint64_t done = 0; r == PS_CLI_OK && done < count;) {
+            uint64_t chunk = count - done < st->chunk_elems ? count - done : st->chunk_elems;
+            int err = read_at(spool_out, st->host, (size_t)(chunk * esize), done * esize);
+            if (err) r = io_error("read back", "a temporary file", err);
+            else if (ps_io_write(&w, st->host, (size_t)chunk) != 0) r = io_error("write", o->out_path, w.err);
+            done += chunk;
+        }
+        if (ps_io_writer_close(&w) != 0 && r == PS_CLI_OK) r = io_error("write", o->out_path, w.err);
+    }
+    if (spool_in >= 0) close(spool_in);
+    if (spool_out >= 0) close(spool_out);
+    *n = count;
+    return r;
+}
+
+static double seconds_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 int ps_cli_scan(int argc, char **argv) {
     scan_options o;
+    unsigned char init[8];
     int r = parse_options(argc, argv, &o);
     if (r != PS_CLI_OK) return r < 0 ? PS_CLI_OK : r;
+    double start = seconds_now();
+
+    input in;
+    r = input_open(&o, &in);
+    if (r == PS_CLI_OK) r = check_typed_options(&o, init);
     const size_t esize = pscan_type_size(o.desc.type);
+    if (r == PS_CLI_OK && o.out_format == PS_IO_AUTO)
+        o.out_format = strcmp(o.out_path, "-") == 0 ? PS_IO_AUTO : ps_io_format_from_path(o.out_path);
+    if (o.out_format == PS_IO_AUTO) o.out_format = o.in_format;
 
-    /* Input: a regular file (pread needs one) whose size is a whole number of elements. */
-    int fd_in = open(o.in_path, O_RDONLY);
-    if (fd_in < 0) {
-        ps_cli_error("cannot open %s: %s", o.in_path, strerror(errno));
-        return PS_CLI_FAILURE;
-    }
-    struct stat info;
-    if (fstat(fd_in, &info) != 0 || !S_ISREG(info.st_mode)) {
-        ps_cli_error("%s is not a regular file (pscan scan reads files at offsets)", o.in_path);
-        close(fd_in);
-        return PS_CLI_FAILURE;
-    }
-    uint64_t size = (uint64_t)info.st_size;
-    if (size % esize != 0) {
-        ps_cli_error("%s is %" PRIu64 " bytes, not a whole number of %zu-byte %s elements", o.in_path, size,
-                     esize, pscan_type_name(o.desc.type));
-        close(fd_in);
-        return PS_CLI_FAILURE;
-    }
-
-    /* Output: a temporary file in OUT's directory, so that rename() is atomic. */
-    if (snprintf(temp_path, sizeof temp_path, "%s.tmp.XXXXXX", o.out_path) >= (int)sizeof temp_path) {
-        ps_cli_error("output path too long: %s", o.out_path);
-        close(fd_in);
-        return PS_CLI_USAGE;
-    }
-    signal(SIGINT, remove_temp_and_die);
-    signal(SIGTERM, remove_temp_and_die);
-    signal(SIGHUP, remove_temp_and_die);
-    int fd_out = mkstemp(temp_path);
-    if (fd_out < 0) {
-        ps_cli_error("cannot create %s: %s", temp_path, strerror(errno));
-        close(fd_in);
-        return PS_CLI_FAILURE;
-    }
-    temp_live = 1;
-
-    stream st = {NULL, NULL, NULL, NULL};
-    r = ps_cli_context_create(o.backend, &st.ctx);
+    /* The device before the output: a backend or algorithm that cannot run this leaves no output behind. */
+    stream st;
+    memset(&st, 0, sizeof st);
+    st.desc = o.desc;
+    st.esize = esize;
+    if (r == PS_CLI_OK) r = ps_cli_context_create(o.backend, &st.ctx);
     if (r == PS_CLI_OK) {
-        /* Refuse an algorithm the backend lacks before any data moves. */
         size_t temp_bytes = 0;
         pscan_status s = pscan_scan_temp_bytes(st.ctx, &o.desc, o.chunk_bytes / esize + 1, &temp_bytes);
         if (s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM || s == PSCAN_ERROR_UNSUPPORTED_TYPE) {
@@ -294,33 +680,64 @@ int ps_cli_scan(int argc, char **argv) {
             r = PS_CLI_USAGE;
         }
     }
-    if (r == PS_CLI_OK) r = scan_file(&o, fd_in, fd_out, size / esize, &st);
+    if (r == PS_CLI_OK) {
+        st.chunk_elems = (size_t)(o.chunk_bytes / esize);
+        if (in.count != UINT64_MAX && in.count < st.chunk_elems) st.chunk_elems = in.count ? (size_t)in.count : 1;
+        pscan_status s;
+        st.host = (unsigned char *)malloc(st.chunk_elems * esize);
+        if (!st.host) {
+            ps_cli_error("cannot allocate a %zu MiB host buffer (try a smaller --chunk-mb)",
+                         (st.chunk_elems * esize) >> 20);
+            r = PS_CLI_FAILURE;
+        } else if ((s = pscan_memory_alloc(st.ctx, st.chunk_elems * esize, &st.chunk)) != PSCAN_SUCCESS ||
+                   (s = pscan_memory_alloc(st.ctx, esize, &st.one)) != PSCAN_SUCCESS) {
+            r = ps_cli_status_error(st.ctx, "cannot allocate device memory (try a smaller --chunk-mb)", s);
+        }
+    }
+
+    output out;
+    int have_out = 0;
+    if (r == PS_CLI_OK) r = output_open(&o, &out), have_out = 1;
+    if (r == PS_CLI_OK && o.out_format == PS_IO_NPY && !out.seekable && in.count == UINT64_MAX &&
+        !(o.desc.flags & PSCAN_SCAN_REVERSE)) {
+        ps_cli_error("scan: a .npy header states the element count first: write .npy from a raw or .npy input "
+                     "file, or to a file rather than a pipe");
+        r = PS_CLI_USAGE;
+    }
+    uint64_t n = 0;
+    if (r == PS_CLI_OK) {
+        if (o.desc.flags & PSCAN_SCAN_REVERSE) {
+            r = scan_reverse(&o, &in, &out, &st, &n);
+        } else {
+            ps_io_writer w;
+            if (ps_io_writer_open(&w, out.fd, o.out_format, o.desc.type, out.seekable, in.count,
+                                  in.reader.header_name) != 0)
+                r = io_error("write", o.out_path, w.err);
+            if (r == PS_CLI_OK) r = scan_forward(&o, &in, &w, &st, &n);
+            if (ps_io_writer_close(&w) != 0 && r == PS_CLI_OK) r = io_error("write", o.out_path, w.err);
+        }
+    }
+    if (have_out) r = output_close(&out, r);
+
+    if (r == PS_CLI_OK && !o.quiet) {
+        double seconds = seconds_now() - start;
+        char device[128] = "";
+        pscan_backend kind = o.backend;
+        pscan_context_backend(st.ctx, &kind);
+        pscan_context_device_name(st.ctx, device, sizeof device);
+        fprintf(stderr, "pscan scan: %" PRIu64 " %s elements (%s -> %s) in %.3f s, %.2f GB/s (read + written), "
+                        "backend %s (%s)\n",
+                n, pscan_type_name(o.desc.type), ps_io_format_name(o.in_format), ps_io_format_name(o.out_format),
+                seconds, seconds > 0 ? 2.0 * (double)n * (double)esize / seconds / 1e9 : 0.0,
+                pscan_backend_name(kind), device);
+    }
     if (st.ctx) {
         pscan_memory_free(st.ctx, st.chunk);
         pscan_memory_free(st.ctx, st.one);
         pscan_context_destroy(st.ctx);
     }
     free(st.host);
-    close(fd_in);
-
-    /* Publish: mkstemp made the file 0600; give it the mode a plain create would have (0666 & ~umask). */
-    if (r == PS_CLI_OK) {
-        mode_t mask = umask(0);
-        umask(mask);
-        if (fchmod(fd_out, 0666 & ~mask) != 0 || fsync(fd_out) != 0) {
-            ps_cli_error("cannot finish %s: %s", temp_path, strerror(errno));
-            r = PS_CLI_FAILURE;
-        }
-    }
-    if (close(fd_out) != 0 && r == PS_CLI_OK) {
-        ps_cli_error("cannot close %s: %s", temp_path, strerror(errno));
-        r = PS_CLI_FAILURE;
-    }
-    if (r == PS_CLI_OK && rename(temp_path, o.out_path) != 0) {
-        ps_cli_error("cannot rename %s to %s: %s", temp_path, o.out_path, strerror(errno));
-        r = PS_CLI_FAILURE;
-    }
-    if (r != PS_CLI_OK) unlink(temp_path);
-    temp_live = 0;
+    ps_io_reader_close(&in.reader);
+    if (in.fd > STDIN_FILENO) close(in.fd);
     return r;
 }
