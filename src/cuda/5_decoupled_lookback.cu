@@ -43,11 +43,11 @@
 #include "cuda_ops.cuh"
 #include "scan_problem.cuh"
 
-/* Vectors per thread and blocks per SM, per element size, from the sweep of tools/tune/tune_scan.cu on an H100
- * (docs/performance.md): 32 KiB tiles at 4 blocks/SM for 4- and 8-byte types (0.85 of copy at 2^28, against
- * 0.83 and 0.75 for 16 KiB tiles at 8 blocks/SM), 16 KiB tiles at 8 blocks/SM for 1- and 2-byte types. */
-#define PS_SCAN_VECS(bytes) ((bytes) >= 4 ? 8 : 4)
-#define PS_SCAN_MIN_BLOCKS(bytes) ((bytes) >= 4 ? 4 : 8)
+/* Vectors per thread and blocks per SM, from the sweep of tools/tune/tune_scan.cu on an H100 (docs/performance.md):
+ * 32 KiB tiles at 5 blocks/SM for every element size (0.93-0.95 of copy at 2^28; 16 KiB tiles at 8 blocks/SM
+ * reach 0.73-0.80, 32 KiB at 6 blocks/SM 0.83-0.88). */
+#define PS_SCAN_VECS(bytes) 8
+#define PS_SCAN_MIN_BLOCKS(bytes) 5
 
 template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_> struct ps_scan_program {
     typedef T carry;

@@ -9,8 +9,8 @@
  * every combination follows a fixed tree, so float sums repeat bit for bit (the driver's look-back is fixed
  * too). n == 0 runs one empty tile: the result is init.
  *
- * Global memory: n reads and one write; 16 bytes of status per tile. Depth: one tile plus n / (tile * 128)
- * group steps of the chain. Measured: see docs/performance.md.
+ * Global memory: n reads and one write; 32 bytes of status per tile. Depth: one tile plus n / (tile * 64)
+ * look-back rounds. Measured: see docs/performance.md.
  */
 #include <stdint.h>
 #include <string.h>
@@ -21,15 +21,17 @@
 #include "cuda_ops.cuh"
 #include "scan_problem.cuh"
 
+/* 64 KiB tiles at 3 blocks/SM: a reduce reads only, so it needs twice the scan's tile rate for the same bytes;
+ * the sweep (docs/performance.md) found 16 vectors per thread at 3 blocks/SM on a par with CUB at large n. */
 #ifndef PS_REDUCE_VECS
-#define PS_REDUCE_VECS 4
+#define PS_REDUCE_VECS 16
 #endif
 
-template <class T, class Op, int VECS_> struct ps_reduce_program {
+template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_program {
     typedef T carry;
     enum {
         THREADS = 256,
-        MIN_BLOCKS = 8,
+        MIN_BLOCKS = MIN_BLOCKS_,
         WARPS = THREADS / PS_WARP_LANES,
         VEC = 16 / sizeof(T),
         VECS = VECS_,
@@ -101,6 +103,8 @@ template <class T, class Op, int VECS_> struct ps_reduce_program {
     }
 };
 
+#ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_scan.cu includes the program alone */
+
 template <class T> struct reduce_policy {
     enum { TILE = 16 / sizeof(T) * PS_REDUCE_VECS * 256 };
 };
@@ -141,3 +145,5 @@ template <class T, class Op> struct reduce_launch {
 cudaError_t ps_cuda_reduce_run(const ps_request *req, const ps_cuda_device *dev) {
     return ps_cuda_dispatch<reduce_launch>::run(req, dev);
 }
+
+#endif /* PS_TUNE_NO_LIBRARY_ENTRY */

@@ -23,6 +23,7 @@
 /* the scan program of the library, included as a header for the variants */
 #define PS_TUNE_NO_LIBRARY_ENTRY
 #include "../../src/cuda/5_decoupled_lookback.cu"
+#include "../../src/cuda/reduce.cu"
 
 #define CK(...)                                                                                              \
     do {                                                                                                     \
@@ -104,6 +105,21 @@ static void bench_variant(uint64_t n, const T *in, T *out, const T *ref, void *t
     fflush(stdout);
 }
 
+/* The reduce's result against CUB's (integer sums wrap identically); frac_copy > 1: a reduce reads n bytes,
+ * a copy reads and writes them. */
+template <class T, class V>
+static int bench_variant_reduce(uint64_t n, const T *in, T *out, const T *ref, void *temp, double copy_us, double cub_us) {
+    V::run(in, out, n, temp);
+    T a, b;
+    CK(cudaMemcpy(&a, out, sizeof a, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&b, ref, sizeof b, cudaMemcpyDeviceToHost));
+    timing t = time_it([&] { V::run(in, out, n, temp); });
+    printf("%s,%s,%llu,%.2f,%.3f,%.3f,%.3f,%s\n", tname<T>(), V::name(), (unsigned long long)n, t.median_us,
+           copy_us / t.median_us, cub_us / t.median_us, t.spread, a == b ? "ok" : "WRONG");
+    fflush(stdout);
+    return 0;
+}
+
 template <class T, class... Vs> static void bench_type(int min_log2, int max_log2) {
     for (int lg = min_log2; lg <= max_log2; lg += 2) {
         const uint64_t n = 1ull << lg;
@@ -122,7 +138,7 @@ template <class T, class... Vs> static void bench_type(int min_log2, int max_log
         CK(cub::DeviceScan::InclusiveSum(nullptr, cub_bytes, in, ref, (int64_t)n));
         void *cub_temp, *temp;
         CK(cudaMalloc(&cub_temp, cub_bytes + 16));
-        CK(cudaMalloc(&temp, 64 * ((n >> 8) + 64)));
+        CK(cudaMalloc(&temp, 128 * ((n >> 8) + 64)));
         const timing copy = time_it([&] { CK(cudaMemcpyAsync(out, in, n * sizeof(T), cudaMemcpyDeviceToDevice)); });
         const timing cub = time_it([&] { CK(cub::DeviceScan::InclusiveSum(cub_temp, cub_bytes, in, ref, (int64_t)n)); });
         printf("%s,copy,%llu,%.2f,1.000,%.3f,%.3f,ok\n", tname<T>(), (unsigned long long)n, copy.median_us,
@@ -139,10 +155,68 @@ template <class T, class... Vs> static void bench_type(int min_log2, int max_log
     }
 }
 
+/* ---- reduce: the second tile program on the same driver, beside CUB's DeviceReduce::Sum ---- */
+
+template <class T, int VECS, int MINB, int E = 2> struct rvariant {
+    typedef ps_reduce_program<T, ps_cuda_op_sum, VECS, MINB> P;
+    static void run(const T *in, T *out, uint64_t n, void *temp) {
+        typename P::params p;
+        memset(&p, 0, sizeof p);
+        p.in = in;
+        p.result = out;
+        p.n = n;
+        p.tiles = (uint32_t)((n + P::TILE - 1) / P::TILE);
+        p.aligned = 1;
+        CK(ps_chain_single_pass<P, E>(p, p.tiles, temp, 0));
+    }
+    static const char *name() {
+        static char buf[64];
+        snprintf(buf, sizeof buf, "reduce.v%d.b%d.e%d", VECS, MINB, E);
+        return buf;
+    }
+};
+
+template <class T, class... Vs> static void bench_reduce(int min_log2, int max_log2) {
+    for (int lg = min_log2; lg <= max_log2; lg += 2) {
+        const uint64_t n = 1ull << lg;
+        T *in, *out, *ref, *copy_dst;
+        CK(cudaMalloc(&in, n * sizeof(T)));
+        CK(cudaMalloc(&copy_dst, n * sizeof(T)));
+        CK(cudaMalloc(&out, 64));
+        CK(cudaMalloc(&ref, 64));
+        std::vector<T> h(n);
+        uint64_t x = 0x9e3779b97f4a7c15ull * (lg + 7);
+        for (uint64_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            h[i] = (T)x;
+        }
+        CK(cudaMemcpy(in, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+        size_t cub_bytes = 0;
+        CK(cub::DeviceReduce::Sum(nullptr, cub_bytes, in, ref, (int64_t)n));
+        void *cub_temp, *temp;
+        CK(cudaMalloc(&cub_temp, cub_bytes + 16));
+        CK(cudaMalloc(&temp, 128 * ((n >> 8) + 64)));
+        const timing copy = time_it([&] { CK(cudaMemcpyAsync(copy_dst, in, n * sizeof(T), cudaMemcpyDeviceToDevice)); });
+        const timing cub = time_it([&] { CK(cub::DeviceReduce::Sum(cub_temp, cub_bytes, in, ref, (int64_t)n)); });
+        printf("%s,reduce.cub,%llu,%.2f,%.3f,1.000,%.3f,ok\n", tname<T>(), (unsigned long long)n, cub.median_us,
+               copy.median_us / cub.median_us, cub.spread);
+        int dummy[] = {(bench_variant_reduce<T, Vs>(n, in, out, ref, temp, copy.median_us, cub.median_us), 0)...};
+        (void)dummy;
+        CK(cudaFree(in));
+        CK(cudaFree(copy_dst));
+        CK(cudaFree(out));
+        CK(cudaFree(ref));
+        CK(cudaFree(cub_temp));
+        CK(cudaFree(temp));
+    }
+}
+
 int main(int argc, char **argv) {
     int max_log2 = 30;
+    const char *types = "i32,i64,u16,u8,reduce";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--max-log2")) max_log2 = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--types")) types = argv[i + 1];
         if (!strcmp(argv[i], "--reps")) g_reps = atoi(argv[i + 1]);
     }
     int dev = 0, l2 = 0;
@@ -154,14 +228,21 @@ int main(int argc, char **argv) {
     CK(cudaMalloc(&g_flush, g_flush_bytes));
     printf("# %s, L2 %d MB, CUDA runtime %d, reps %d\n", prop.name, l2 >> 20, CUDART_VERSION, g_reps);
     printf("type,variant,n,us,frac_copy,vs_cub,spread,check\n");
-    bench_type<int32_t, variant<int32_t, 4, 8, 4>, variant<int32_t, 4, 8, 2>, variant<int32_t, 4, 8, 8>,
-               variant<int32_t, 4, 6, 4>, variant<int32_t, 8, 4, 4>, variant<int32_t, 8, 6, 4>,
-               variant<int32_t, 2, 8, 4>>(16, max_log2);
-    bench_type<int64_t, variant<int64_t, 4, 8, 4>, variant<int64_t, 4, 8, 8>, variant<int64_t, 4, 6, 4>,
-               variant<int64_t, 4, 4, 4>, variant<int64_t, 8, 4, 4>, variant<int64_t, 2, 8, 4>>(16, max_log2 - 1);
-    bench_type<uint16_t, variant<uint16_t, 4, 8, 4>, variant<uint16_t, 2, 8, 4>, variant<uint16_t, 4, 6, 4>,
-               variant<uint16_t, 2, 6, 4>>(16, max_log2);
-    bench_type<uint8_t, variant<uint8_t, 4, 8, 4>, variant<uint8_t, 2, 8, 4>, variant<uint8_t, 4, 6, 4>,
-               variant<uint8_t, 2, 6, 4>, variant<uint8_t, 1, 8, 4>>(16, max_log2);
+    /* the sweep behind the library's choice (docs/performance.md); earlier sweeps also tried 16 and 8 KiB tiles
+     * at 4-8 blocks/SM and 1-4 look-back entries per lane */
+    if (strstr(types, "i32"))
+        bench_type<int32_t, variant<int32_t, 8, 5, 2>, variant<int32_t, 8, 4, 2>, variant<int32_t, 4, 8, 2>>(16, max_log2);
+    if (strstr(types, "i64"))
+        bench_type<int64_t, variant<int64_t, 8, 5, 2>, variant<int64_t, 8, 4, 2>, variant<int64_t, 4, 8, 2>>(16, max_log2);
+    if (strstr(types, "u16"))
+        bench_type<uint16_t, variant<uint16_t, 8, 5, 2>, variant<uint16_t, 4, 8, 2>>(16, max_log2);
+    if (strstr(types, "u8"))
+        bench_type<uint8_t, variant<uint8_t, 8, 5, 2>, variant<uint8_t, 4, 8, 2>>(16, max_log2);
+    if (strstr(types, "reduce")) {
+        bench_reduce<int32_t, rvariant<int32_t, 8, 5>, rvariant<int32_t, 16, 3>, rvariant<int32_t, 16, 4>,
+                     rvariant<int32_t, 16, 3, 4>, rvariant<int32_t, 16, 4, 4>>(16, max_log2);
+        bench_reduce<int64_t, rvariant<int64_t, 16, 3>, rvariant<int64_t, 16, 4>, rvariant<int64_t, 16, 4, 4>>(16, max_log2);
+        bench_reduce<uint8_t, rvariant<uint8_t, 16, 3>, rvariant<uint8_t, 16, 4>>(16, max_log2);
+    }
     return 0;
 }

@@ -1,7 +1,7 @@
 /*
  * chain/single_pass.cuh - the single-pass chain driver: runs any tile program over n elements in one launch,
  * each tile learning the carry of every tile before it through a decoupled look-back (Merrill and Garland,
- * NVR-2016-002) in a grouped, fixed-order form. Device code and its launcher; it includes no host dispatch
+ * NVR-2016-002) in a fixed-order (sliding-window) form. Device code and its launcher; it includes no host dispatch
  * header. Internal.
  *
  * A tile program P supplies (see 5_decoupled_lookback.cu for the scan, reduce.cu for the reduction):
@@ -23,17 +23,20 @@
  *    the tag and changed the count, and a scan returned success without writing: issue 8, bug 1.)
  *  - One launch, no initialisation kernel: entries are tagged with a fresh 60-bit epoch per call
  *    (tile_state.cuh), so stale or foreign words never validate.
- *  - Grouped look-back, the same expression on every run. Tiles form groups of G = 32 * E. A tile in group g
- *    (first tile g0) takes as its prefix: [inclusive prefix of tile g0 - 1] (+) [aggregates of tiles g0 .. id-1,
- *    combined in a fixed tree]. Only the last tile of a group publishes its INCLUSIVE prefix; the others
- *    publish their AGGREGATE. So a tile's prefix never depends on which predecessors happened to be done
- *    when it looked, float results repeat bit for bit, and one round trip of warp 0 reads up to G entries
- *    (E per lane, back to back), so the start-up walk of the classic 32-wide look-back is gone.
+ *  - Sliding-window look-back, the same expression on every run. Tile k publishes its aggregate A(k) as soon
+ *    as it has loaded, and after its look-back its inclusive prefix I(k), in a second entry. Its prefix is
+ *    always P(k) = I(k - W) (+) [A(k - W + 1) ... A(k - 1) combined in a fixed tree] (init in place of I for
+ *    k < W), W = 32 x E: one round trip of warp 0 reads all W entries (E per lane), and each lane stops
+ *    reading an entry once it is valid. A tile's prefix never depends on which predecessors happened to be
+ *    done when it looked, so float results repeat bit for bit; the price against the classic look-back
+ *    (which takes the nearest inclusive prefix it finds) is that every tile waits for the one exactly W back
+ *    to finish, so the chain moves W tiles per round trip. (A group variant, waiting for the last tile of the
+ *    previous group of W, and a Fenwick-tree variant, were measured slower: docs/performance.md.)
  *  - Carries of any size: warp shuffles go word by word (block/warp.cuh), entries carry 32 value bits per
  *    64-bit word (tile_state.cuh).
  *
  * Work O(n); global memory: what the program moves, plus one entry per tile (16 bytes per 16 KiB tile for
- * carries up to 8 bytes: 0.1%). Depth: the tile's own work plus the chain of group ends, one step per G tiles.
+ * carries up to 8 bytes, two per tile). Depth: the tile's own work plus one look-back round per W tiles.
  */
 #ifndef PSCAN_CHAIN_SINGLE_PASS_CUH
 #define PSCAN_CHAIN_SINGLE_PASS_CUH
@@ -46,10 +49,11 @@
 #include "block/warp.cuh"
 #include "chain/tile_state.cuh"
 
-/* Look-back entries read per lane per round trip (G = 32 * E tiles per group); see docs/performance.md. */
+/* Look-back entries per lane (W = 32 x E tiles of window); see docs/performance.md for the sweep. */
 #ifndef PS_CHAIN_LANE_ENTRIES
-#define PS_CHAIN_LANE_ENTRIES 4
+#define PS_CHAIN_LANE_ENTRIES 2
 #endif
+
 /* Nanoseconds warp 0 sleeps before re-reading entries that were not ready (0: spin). */
 #ifndef PS_CHAIN_BACKOFF_NS
 #define PS_CHAIN_BACKOFF_NS 0
@@ -61,36 +65,57 @@ template <class P> struct ps_chain_combine {
     }
 };
 
-/* Run by the whole of warp 0 of tile id: the carry of every tile before id (with the program's initial carry). */
+/* Entry 2t holds tile t's aggregate, entry 2t + 1 its inclusive prefix. */
+__device__ __forceinline__ uint32_t ps_chain_aggregate_entry(uint32_t t) { return 2 * t; }
+__device__ __forceinline__ uint32_t ps_chain_inclusive_entry(uint32_t t) { return 2 * t + 1; }
+
+/* Run by the whole of warp 0 of tile id: the carry of every tile before id (with the program's initial
+ * carry), always as I(id - W) (+) the fixed-tree combination of A(id - W + 1) ... A(id - 1). */
 template <class P, int E>
 __device__ __forceinline__ typename P::carry ps_chain_look_back(const typename P::params &p,
-                                                                  const ps_tile_state<typename P::carry> &ts, uint32_t id) {
+                                                                  const ps_tile_state<typename P::carry> &ts,
+                                                                  uint32_t id) {
     typedef typename P::carry C;
     const unsigned lane = threadIdx.x % PS_WARP_LANES;
-    const uint32_t G = PS_WARP_LANES * E;
-    const uint32_t g0 = id - id % G;
-    for (;;) {
-        bool missing = false;
-        C part = P::identity();
+    const int64_t W = PS_WARP_LANES * E;
+    const int64_t first = (int64_t)id - W + 1; /* the tile of slot 0; slot W - 1 would be id itself */
+    C v[E];
+    bool have[E];
 #pragma unroll
-        for (int j = 0; j < E; j++) {
-            const uint32_t t = g0 + lane * E + j;
-            if (t < id) {
-                C v;
-                if (ts.read(t, &v) != PS_TILE_AGGREGATE) missing = true;
-                part = P::combine(part, v);
+    for (int e = 0; e < E; e++) {
+        const int64_t slot = (int64_t)lane * E + e, t = first + slot;
+        v[e] = P::identity();
+        have[e] = t < 0 || slot >= W - 1;
+    }
+    C base = P::initial(p);
+    bool have_base = lane != 0 || first - 1 < 0;
+    for (;;) {
+#pragma unroll
+        for (int e = 0; e < E; e++) {
+            if (!have[e]) {
+                C t;
+                if (ts.read(ps_chain_aggregate_entry((uint32_t)(first + lane * E + e)), &t) == PS_TILE_AGGREGATE)
+                    v[e] = t, have[e] = true;
             }
         }
-        C base = P::initial(p);
-        if (g0 > 0 && lane == 0 && ts.read(g0 - 1, &base) != PS_TILE_INCLUSIVE) missing = true;
-        if (!__any_sync(PS_WARP_ALL, missing)) {
-            const C r = ps_warp_reduce_to_lane0(part, lane, ps_chain_combine<P>());
-            return ps_shfl_idx(P::combine(base, r), 0);
+        if (!have_base) {
+            C t;
+            if (ts.read(ps_chain_inclusive_entry((uint32_t)(first - 1)), &t) == PS_TILE_INCLUSIVE)
+                base = t, have_base = true;
         }
+        bool all = have_base;
+#pragma unroll
+        for (int e = 0; e < E; e++) all = all && have[e];
+        if (__all_sync(PS_WARP_ALL, all)) break;
 #if PS_CHAIN_BACKOFF_NS > 0
         __nanosleep(PS_CHAIN_BACKOFF_NS);
 #endif
     }
+    C part = v[0];
+#pragma unroll
+    for (int e = 1; e < E; e++) part = P::combine(part, v[e]);
+    const C r = ps_warp_reduce_to_lane0(part, lane, ps_chain_combine<P>());
+    return ps_shfl_idx(P::combine(base, r), 0);
 }
 
 template <class P, int E>
@@ -101,18 +126,17 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     __shared__ C prefix_sh;
     typename P::local l;
     const uint32_t id = blockIdx.x;
-    const uint32_t G = PS_WARP_LANES * E;
+    const uint32_t W = PS_WARP_LANES * E;
 
     /* ---- reduce: the program loads its tile and returns the tile's aggregate ---- */
     const C aggregate = P::reduce(p, id, l, s);
 
     /* ---- look-back: warp 0 publishes and finds the carry of everything before this tile ---- */
     if (threadIdx.x < PS_WARP_LANES) {
-        const bool group_end = id % G == G - 1, read_later = id + 1 < tiles;
-        if (!group_end && read_later && threadIdx.x == 0) ts.publish(id, PS_TILE_AGGREGATE, aggregate);
+        if (threadIdx.x == 0 && id + 1 < tiles) ts.publish(ps_chain_aggregate_entry(id), PS_TILE_AGGREGATE, aggregate);
         const C prefix = id == 0 ? P::initial(p) : ps_chain_look_back<P, E>(p, ts, id);
         if (threadIdx.x == 0) {
-            if (group_end && read_later) ts.publish(id, PS_TILE_INCLUSIVE, P::combine(prefix, aggregate));
+            if ((uint64_t)id + W < tiles) ts.publish(ps_chain_inclusive_entry(id), PS_TILE_INCLUSIVE, P::combine(prefix, aggregate));
             prefix_sh = prefix;
         }
     }
@@ -138,9 +162,9 @@ static inline unsigned long long ps_chain_next_epoch(void) {
     return counter.fetch_add(1, std::memory_order_relaxed);
 }
 
-/* Temp bytes for tiles tiles of carry C (tiles > 1 need entries; one tile needs none). */
+/* Temp bytes for tiles tiles of carry C: two entries per tile; one tile needs none. */
 template <class C> static inline size_t ps_chain_temp_bytes(uint64_t tiles) {
-    return tiles > 1 ? ps_tile_state<C>::bytes(tiles) : 0;
+    return tiles > 1 ? ps_tile_state<C>::bytes(2 * tiles) : 0;
 }
 
 /* The most tiles one launch can run (the grid's x limit). */

@@ -7,9 +7,9 @@
  * 30 epoch bits in even words, the next 30 in odd ones: 60 in all) and a 2-bit status in the tag's low bits.
  * Each word is stored and loaded as one single-copy-atomic 64-bit access (pairs of them as one relaxed
  * v2.u64), so a reader never sees half a word; it accepts the entry only when every word carries this call's
- * tag and the same status. Every entry is written exactly once per call (a tile publishes either its
- * AGGREGATE or, at the end of a group, its INCLUSIVE prefix, never both), so an entry whose words all carry
- * this call's tag holds one write's bytes: a reader never assembles a torn carry. Words left by earlier calls
+ * tag and the same status. Every entry is written exactly once per call (a tile's aggregate and its inclusive
+ * prefix go to two different entries), so an entry whose words all carry this call's tag holds one write's
+ * bytes: a reader never assembles a torn carry. Words left by earlier calls
  * carry other epochs; garbage (fresh memory, another primitive's scratch in a shared workspace) would have to
  * reproduce 60 tag bits and a status pair. Statuses 0 and 3 never validate, so zeroed or 0xff-filled memory
  * is INVALID under any epoch. Only the entries carry data between blocks: relaxed gpu-scope accesses suffice.
