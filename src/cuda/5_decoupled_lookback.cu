@@ -8,11 +8,11 @@
  * driver's look-back); it never waits for a predecessor's scan, only for its load, so the chain moves at
  * the speed of the loads.
  *
- * Work O(n), depth O(log tile + n / (tile * G)) with G = 128 tiles per look-back group. Global memory: n reads
- * + n writes (the copy floor), plus 16 bytes of status per tile of 16 KiB (0.1%).
+ * Work O(n), depth O(log tile + n / (tile * 64)): the look-back window is 64 tiles. Global memory: n reads + n
+ * writes (the copy floor), plus two 16-byte status entries per tile of 32 KiB (0.1%).
  *
  * The tile program:
- *  - reduce: 256 threads x VECS 16-byte vectors each (16 KiB for VECS = 4). Warp w owns a contiguous part of
+ *  - reduce: 256 threads x VECS 16-byte vectors each (32 KiB for VECS = 8). Warp w owns a contiguous part of
  *    the tile; its lanes load vector k of the warp's chunk as one coalesced 512-byte access (warp-striped).
  *    Each thread scans inside each vector in registers and parks the scanned vectors in shared memory
  *    (its own slots: no barrier, no bank conflicts), keeping only one prefix per vector in registers: the
@@ -29,10 +29,11 @@
  *
  * Limits: up to 2^31 - 1 tiles (the grid size).
  *
- * Measured (NVIDIA H100 80GB HBM3, CUDA 13.0, tools/tune/tune_scan.cu, L2 flushed, median of 21, 2026-11-22),
- * inclusive sum at 2^28, fraction of copy / speed against CUB 3.0.1 in the same run: i32 0.85 / 1.04x,
- * i64 0.84 / 0.93x, u16 0.80 / 1.31x, u8 0.74 / 2.24x; at 2^16 1.27-1.36x CUB. What limits it: the tile's
- * hold time (load, wait for the group's prefix, store); see docs/performance.md.
+ * Measured (tools/tune/tune_scan.cu: L2 flushed, median of 21, CUB 3.0.1 in the same run, CUDA 13.0, 2026-11-22),
+ * inclusive sum at 2^28, fraction of copy / speed against CUB:
+ *   NVIDIA H100 80GB HBM3: u8 0.93 / 2.82x, u16 0.95 / 1.55x, i32 0.95 / 1.16x, i64 0.95 / 1.05x
+ *   NVIDIA H200:           u8 0.85 / 3.41x, u16 0.88 / 1.83x, i32 0.88 / 1.19x, i64 0.88 / 1.07x
+ * and 1.1-1.3x CUB at 2^16. docs/performance.md has every size and what limits the rest.
  */
 #include <stdint.h>
 #include <string.h>
