@@ -65,8 +65,8 @@ template <class F> static timing time_it(F f) {
     return out;
 }
 
-template <class T, int VECS, int MINB, int E> struct variant {
-    typedef ps_scan_program<T, ps_cuda_op_sum, false, VECS, MINB> P;
+template <class T, int VECS, int MINB, int E, bool ASYNC = false> struct variant {
+    typedef ps_scan_program<T, ps_cuda_op_sum, false, VECS, MINB, ASYNC> P;
     static void run(const T *in, T *out, uint64_t n, void *temp) {
         typename P::params p;
         memset(&p, 0, sizeof p);
@@ -79,10 +79,27 @@ template <class T, int VECS, int MINB, int E> struct variant {
     }
     static const char *name() {
         static char buf[64];
-        snprintf(buf, sizeof buf, "v%d.b%d.e%d", VECS, MINB, E);
+        snprintf(buf, sizeof buf, "v%d.b%d.e%d%s", VECS, MINB, E, ASYNC ? ".async" : "");
         return buf;
     }
 };
+
+/* A plain SM copy (16-byte vectors, 4 per thread, one tile per block): the floor for any kernel that moves the
+ * bytes through the SMs, against cudaMemcpyAsync's (which may use the copy engines). */
+__global__ void __launch_bounds__(256) sm_copy_kernel(const uint4 *in, uint4 *out, uint64_t vecs) {
+    const uint64_t base = (uint64_t)blockIdx.x * 256 * 8;
+    uint4 r[8];
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        const uint64_t i = base + (uint64_t)k * 256 + threadIdx.x;
+        if (i < vecs) r[k] = in[i];
+    }
+#pragma unroll
+    for (int k = 0; k < 8; k++) {
+        const uint64_t i = base + (uint64_t)k * 256 + threadIdx.x;
+        if (i < vecs) out[i] = r[k];
+    }
+}
 
 template <class T> static const char *tname() {
     return sizeof(T) == 1 ? "u8" : sizeof(T) == 2 ? "u16" : sizeof(T) == 4 ? "i32" : "i64";
@@ -145,6 +162,13 @@ template <class T, class... Vs> static void bench_type(int min_log2, int max_log
                cub.median_us / copy.median_us, copy.spread);
         printf("%s,cub,%llu,%.2f,%.3f,1.000,%.3f,ok\n", tname<T>(), (unsigned long long)n, cub.median_us,
                copy.median_us / cub.median_us, cub.spread);
+        const uint64_t vecs = n * sizeof(T) / 16;
+        const timing smc = time_it([&] {
+            sm_copy_kernel<<<(unsigned)((vecs + 2047) / 2048), 256>>>((const uint4 *)in, (uint4 *)out, vecs);
+            CK(cudaGetLastError());
+        });
+        printf("%s,sm-copy,%llu,%.2f,%.3f,%.3f,%.3f,ok\n", tname<T>(), (unsigned long long)n, smc.median_us,
+               copy.median_us / smc.median_us, cub.median_us / smc.median_us, smc.spread);
         int dummy[] = {(bench_variant<T, Vs>(n, in, out, ref, temp, copy.median_us, cub.median_us), 0)...};
         (void)dummy;
         CK(cudaFree(in));
@@ -231,13 +255,15 @@ int main(int argc, char **argv) {
     /* the sweep behind the library's choice (docs/performance.md); earlier sweeps also tried 16 and 8 KiB tiles
      * at 4-8 blocks/SM and 1-4 look-back entries per lane */
     if (strstr(types, "i32"))
-        bench_type<int32_t, variant<int32_t, 8, 5, 2>, variant<int32_t, 8, 4, 2>, variant<int32_t, 4, 8, 2>>(16, max_log2);
+        bench_type<int32_t, variant<int32_t, 8, 5, 2>, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 8, 5, 3, true>,
+                   variant<int32_t, 8, 5, 4, true>, variant<int32_t, 8, 6, 3, true>>(16, max_log2);
     if (strstr(types, "i64"))
-        bench_type<int64_t, variant<int64_t, 8, 5, 2>, variant<int64_t, 8, 4, 2>, variant<int64_t, 4, 8, 2>>(16, max_log2);
+        bench_type<int64_t, variant<int64_t, 8, 5, 2>, variant<int64_t, 8, 5, 2, true>, variant<int64_t, 8, 5, 3, true>,
+                   variant<int64_t, 8, 5, 4, true>>(16, max_log2);
     if (strstr(types, "u16"))
-        bench_type<uint16_t, variant<uint16_t, 8, 5, 2>, variant<uint16_t, 4, 8, 2>>(16, max_log2);
+        bench_type<uint16_t, variant<uint16_t, 8, 5, 2>, variant<uint16_t, 8, 5, 2, true>, variant<uint16_t, 8, 6, 2, true>>(16, max_log2);
     if (strstr(types, "u8"))
-        bench_type<uint8_t, variant<uint8_t, 8, 5, 2>, variant<uint8_t, 4, 8, 2>>(16, max_log2);
+        bench_type<uint8_t, variant<uint8_t, 8, 5, 2>, variant<uint8_t, 8, 5, 2, true>, variant<uint8_t, 8, 6, 2, true>>(16, max_log2);
     if (strstr(types, "reduce")) {
         bench_reduce<int32_t, rvariant<int32_t, 8, 5>, rvariant<int32_t, 16, 3>, rvariant<int32_t, 16, 4>,
                      rvariant<int32_t, 16, 3, 4>, rvariant<int32_t, 16, 4, 4>>(16, max_log2);

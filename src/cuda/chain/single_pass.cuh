@@ -178,6 +178,16 @@ static cudaError_t ps_chain_single_pass(const typename P::params &p, uint32_t ti
     ts.entries = (typename ps_tile_state<typename P::carry>::entry *)temp;
     ts.tag_lo = (uint32_t)(epoch & 0x3fffffffull) << 2;
     ts.tag_hi = (uint32_t)((epoch >> 30) & 0x3fffffffull) << 2;
+    /* ask for the largest shared-memory carveout once per kernel: programs that park tiles in shared memory
+     * are bounded by it, not by registers */
+    static bool carveout_set = false;
+    if (!carveout_set) {
+        cudaError_t err = cudaFuncSetAttribute(ps_chain_single_pass_kernel<P, E>,
+                                               cudaFuncAttributePreferredSharedMemoryCarveout,
+                                               (int)cudaSharedmemCarveoutMaxShared);
+        if (err != cudaSuccess) return err;
+        carveout_set = true;
+    }
     ps_chain_single_pass_kernel<P, E><<<tiles, P::THREADS, 0, stream>>>(p, ts, tiles);
     return cudaGetLastError();
 }
