@@ -2,7 +2,7 @@
 # program finds pscan with find_package(pscan) or pkg-config --cflags --libs pscan.
 include(CMakePackageConfigHelpers)
 
-install(TARGETS pscan EXPORT pscanTargets
+install(TARGETS pscan pscan_shared EXPORT pscanTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
@@ -24,5 +24,8 @@ endif()
 if(PSCAN_HAVE_OPENCL)
   string(APPEND PSCAN_PC_LIBS_PRIVATE " -lOpenCL")
 endif()
+# Relocatable: the prefix is found from the .pc file's own place (pkg-config's ${pcfiledir}), so an installed
+# tree works wherever it is moved or copied; the rpath lets programs linked against libpscan.so run.
+file(RELATIVE_PATH PSCAN_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)
 configure_file(${CMAKE_CURRENT_LIST_DIR}/pscan.pc.in ${CMAKE_CURRENT_BINARY_DIR}/pscan.pc @ONLY)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/pscan.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

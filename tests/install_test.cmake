@@ -26,25 +26,29 @@ run_step("configure examples/"
 run_step("build examples/" ${CMAKE_COMMAND} --build ${WORK_DIR}/examples)
 run_step("run scan_example (find_package)" ${WORK_DIR}/examples/scan_example)
 
-# pkg-config: pscan.pc names the configure-time prefix, so point prefix at where we installed. A static
-# libpscan needs its private libraries (threads, libm, the backends' runtimes) on the link line: --static.
-file(GLOB_RECURSE pc_files ${prefix}/*/pscan.pc)
-list(GET pc_files 0 pc_file)
-get_filename_component(pc_dir ${pc_file} DIRECTORY)
-get_filename_component(lib_dir ${pc_dir} DIRECTORY)
-set(pc_static --static)
-if(EXISTS ${lib_dir}/libpscan.so)
-  set(pc_static "")
+# The README's install block, run as written: only its prefix (/opt/pscan), its build folder and the path of
+# examples/ are replaced by this test's own.
+file(READ ${SOURCE_DIR}/README.md readme)
+string(FIND "${readme}" "<!-- install-test:" at)
+if(at LESS 0)
+  message(FATAL_ERROR "install test: README.md has no install-test block")
 endif()
-set(ENV{PKG_CONFIG_PATH} ${pc_dir})
-execute_process(COMMAND pkg-config --define-variable=prefix=${prefix} --cflags --libs ${pc_static} pscan
-  RESULT_VARIABLE rc OUTPUT_VARIABLE flags ERROR_VARIABLE err OUTPUT_STRIP_TRAILING_WHITESPACE)
-if(NOT rc EQUAL 0)
-  message(FATAL_ERROR "install test: pkg-config --cflags --libs pscan failed: ${err}")
-endif()
-message(STATUS "pkg-config --cflags --libs ${pc_static} pscan: ${flags}")
-separate_arguments(flag_list UNIX_COMMAND "${flags}")
-run_step("compile scan_example.c with pkg-config flags"
-  ${C_COMPILER} ${SOURCE_DIR}/examples/scan_example.c ${flag_list} -o ${WORK_DIR}/scan_example_pc)
-set(ENV{LD_LIBRARY_PATH} "${lib_dir}:$ENV{LD_LIBRARY_PATH}")
-run_step("run scan_example (pkg-config)" ${WORK_DIR}/scan_example_pc)
+string(SUBSTRING "${readme}" ${at} -1 rest)
+string(FIND "${rest}" "```sh\n" open_at)
+math(EXPR open_at "${open_at} + 6")
+string(SUBSTRING "${rest}" ${open_at} -1 rest)
+string(FIND "${rest}" "```" close_at)
+string(SUBSTRING "${rest}" 0 ${close_at} block)
+string(REPLACE "/opt/pscan" "${WORK_DIR}/readme-prefix" block "${block}")
+string(REPLACE "cmake --install build " "cmake --install ${BUILD_DIR} " block "${block}")
+string(REPLACE "examples/" "${SOURCE_DIR}/examples/" block "${block}")
+file(WRITE ${WORK_DIR}/readme_block.sh "set -eux\n${block}")
+message(STATUS "the README's install block:\n${block}")
+run_step("the README's install block" bash ${WORK_DIR}/readme_block.sh WORKING_DIRECTORY ${WORK_DIR})
+
+# The installed tree moved elsewhere still works: pkg-config finds the prefix from the .pc file's own place.
+file(RENAME ${WORK_DIR}/readme-prefix ${WORK_DIR}/moved-prefix)
+file(WRITE ${WORK_DIR}/moved.sh "set -eux\nexport PKG_CONFIG_PATH=${WORK_DIR}/moved-prefix/lib/pkgconfig\n"
+  "cc ${SOURCE_DIR}/examples/scan_example.c $(pkg-config --cflags --libs pscan) -o scan_example_moved\n"
+  "./scan_example_moved\n")
+run_step("a moved install tree" bash ${WORK_DIR}/moved.sh WORKING_DIRECTORY ${WORK_DIR})
