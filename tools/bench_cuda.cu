@@ -3,13 +3,13 @@
  * peers it is measured against on the same stream: a device-to-device cudaMemcpyAsync of the same bytes and
  * CUB's DeviceScan. CUB is used here only, never in the library.
  *
- * Timing, the same for all three: two warm-up calls, then a one-call probe that sizes a batch of back-to-back
- * calls to about 1 ms (at most 4096 calls); each timed repeat is one batch between two events, and its time
- * divided by the batch size. The median over the repeats is reported. Batches make small n measure what a user
- * of back-to-back calls sees: the launch overhead included, the host's synchronisation excluded.
+ * Timing, the same for all three: two warm-up calls, then reps single calls, each after a write of twice the
+ * L2 size to a scratch buffer (outside the timed region: no size is timed from cache, and a call pays for
+ * reaching memory as a user's first call on fresh data does), with CUDA events around the call alone. The
+ * median and the spread (p90 - p10) / median are reported.
  *
- * CUB covers the 4- and 8-byte types (i32 u32 f32 i64 u64 f64) with sum, product, min and max, inclusive and
- * exclusive, forward, n < 2^31; anything else (reverse, an initial value on an inclusive scan, other types or
+ * CUB covers every type with sum, and the 4- and 8-byte types also with product, min and max; inclusive and
+ * exclusive, forward, n < 2^31. Anything else (reverse, an initial value on an inclusive scan, other
  * operators) returns PSCAN_ERROR_UNSUPPORTED_ALGORITHM and the harness prints "-". Instantiations are kept
  * to that set because each costs seconds of compile time.
  */
@@ -25,8 +25,6 @@
 #include "pscan_cuda.h"
 
 #define BENCH_WARMUP 2
-#define BENCH_TARGET_SECONDS 1e-3
-#define BENCH_MAX_BATCH 4096
 
 /* One thing to time: f(arg) enqueues one call on the stream. */
 typedef pscan_status (*bench_fn)(void *arg);
@@ -41,22 +39,34 @@ static pscan_status cuda_status(cudaError_t err) {
     return err == cudaErrorMemoryAllocation ? PSCAN_ERROR_OUT_OF_MEMORY : PSCAN_ERROR_BACKEND;
 }
 
-/* Seconds of one batch of calls between two events. */
-static pscan_status time_batch(cudaStream_t stream, bench_fn f, void *arg, int batch, cudaEvent_t start,
-                               cudaEvent_t stop, double *seconds) {
-    pscan_status s = cuda_status(cudaEventRecord(start, stream));
-    for (int i = 0; i < batch && s == PSCAN_SUCCESS; i++) s = f(arg);
-    if (s == PSCAN_SUCCESS) s = cuda_status(cudaEventRecord(stop, stream));
-    if (s == PSCAN_SUCCESS) s = cuda_status(cudaEventSynchronize(stop));
-    float ms = 0;
-    if (s == PSCAN_SUCCESS) s = cuda_status(cudaEventElapsedTime(&ms, start, stop));
-    *seconds = 1e-3 * (double)ms;
-    return s;
+/* The scratch buffer written between timed calls: twice the device's L2, allocated once per process. */
+static pscan_status flush_buffer(void **buf, size_t *bytes) {
+    static void *scratch = NULL;
+    static size_t scratch_bytes = 0;
+    if (!scratch) {
+        int device = 0, l2 = 0;
+        cudaError_t err = cudaGetDevice(&device);
+        if (err == cudaSuccess) err = cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device);
+        if (err == cudaSuccess) err = cudaMalloc(&scratch, (size_t)(l2 > 0 ? l2 : 1 << 20) * 2);
+        if (err != cudaSuccess) {
+            scratch = NULL;
+            cudaGetLastError();
+            return cuda_status(err);
+        }
+        scratch_bytes = (size_t)(l2 > 0 ? l2 : 1 << 20) * 2;
+    }
+    *buf = scratch;
+    *bytes = scratch_bytes;
+    return PSCAN_SUCCESS;
 }
 
-static pscan_status time_median(pscan_context *ctx, bench_fn f, void *arg, int reps, double *seconds) {
+static pscan_status time_median(pscan_context *ctx, bench_fn f, void *arg, int reps, ps_bench_time *out) {
     cudaStream_t stream;
     pscan_status s = pscan_cuda_context_stream(ctx, &stream);
+    if (s != PSCAN_SUCCESS) return s;
+    void *scratch = NULL;
+    size_t scratch_bytes = 0;
+    s = flush_buffer(&scratch, &scratch_bytes);
     if (s != PSCAN_SUCCESS) return s;
     if (reps < 1) reps = 1;
     double *t = (double *)malloc((size_t)reps * sizeof *t);
@@ -66,20 +76,20 @@ static pscan_status time_median(pscan_context *ctx, bench_fn f, void *arg, int r
     if (s == PSCAN_SUCCESS) s = cuda_status(cudaEventCreate(&stop));
 
     for (int w = 0; w < BENCH_WARMUP && s == PSCAN_SUCCESS; w++) s = f(arg);
-    double one = 0;
-    if (s == PSCAN_SUCCESS) s = time_batch(stream, f, arg, 1, start, stop, &one);
-    int batch = 1;
-    if (one > 0 && one < BENCH_TARGET_SECONDS) {
-        double b = BENCH_TARGET_SECONDS / one;
-        batch = b > BENCH_MAX_BATCH ? BENCH_MAX_BATCH : (int)b;
-    }
     for (int r = 0; r < reps && s == PSCAN_SUCCESS; r++) {
-        s = time_batch(stream, f, arg, batch, start, stop, &t[r]);
-        t[r] /= batch;
+        s = cuda_status(cudaMemsetAsync(scratch, r & 0xff, scratch_bytes, stream));
+        if (s == PSCAN_SUCCESS) s = cuda_status(cudaEventRecord(start, stream));
+        if (s == PSCAN_SUCCESS) s = f(arg);
+        if (s == PSCAN_SUCCESS) s = cuda_status(cudaEventRecord(stop, stream));
+        if (s == PSCAN_SUCCESS) s = cuda_status(cudaEventSynchronize(stop));
+        float ms = 0;
+        if (s == PSCAN_SUCCESS) s = cuda_status(cudaEventElapsedTime(&ms, start, stop));
+        t[r] = 1e-3 * (double)ms;
     }
     if (s == PSCAN_SUCCESS) {
         qsort(t, (size_t)reps, sizeof *t, compare_doubles);
-        *seconds = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+        out->seconds = reps % 2 ? t[reps / 2] : 0.5 * (t[reps / 2 - 1] + t[reps / 2]);
+        out->spread = out->seconds > 0 ? (t[reps * 9 / 10 < reps ? reps * 9 / 10 : reps - 1] - t[reps / 10]) / out->seconds : 0;
     }
     if (start) cudaEventDestroy(start);
     if (stop) cudaEventDestroy(stop);
@@ -106,10 +116,10 @@ static pscan_status scan_once(void *arg) {
 
 extern "C" pscan_status ps_bench_cuda_time_scan(pscan_context *ctx, const pscan_scan_desc *desc, const void *in,
                                                 void *out, uint64_t n, void *temp, size_t temp_bytes, int reps,
-                                                double *seconds) {
-    if (!ctx || !desc || !seconds) return PSCAN_ERROR_NULL_POINTER;
+                                                ps_bench_time *t) {
+    if (!ctx || !desc || !t) return PSCAN_ERROR_NULL_POINTER;
     scan_args a = {ctx, desc, in, out, n, temp, temp_bytes};
-    return time_median(ctx, scan_once, &a, reps, seconds);
+    return time_median(ctx, scan_once, &a, reps, t);
 }
 
 /* ---- copy ---------------------------------------------------------------------------------------------- */
@@ -127,12 +137,12 @@ static pscan_status copy_once(void *arg) {
 }
 
 extern "C" pscan_status ps_bench_cuda_time_copy(pscan_context *ctx, void *dst, const void *src, size_t bytes,
-                                                int reps, double *seconds) {
-    if (!ctx || !dst || !src || !seconds) return PSCAN_ERROR_NULL_POINTER;
+                                                int reps, ps_bench_time *t) {
+    if (!ctx || !dst || !src || !t) return PSCAN_ERROR_NULL_POINTER;
     copy_args a = {0, dst, src, bytes};
     pscan_status s = pscan_cuda_context_stream(ctx, &a.stream);
     if (s != PSCAN_SUCCESS) return s;
-    return time_median(ctx, copy_once, &a, reps, seconds);
+    return time_median(ctx, copy_once, &a, reps, t);
 }
 
 /* ---- CUB ----------------------------------------------------------------------------------------------- */
@@ -162,7 +172,7 @@ template <class T, class Op> static cudaError_t cub_call(cub_args *a) {
 
 typedef cudaError_t (*cub_fn)(cub_args *a);
 
-/* The instantiated set: 4- and 8-byte types x sum, product, min, max. */
+/* The instantiated set: 4- and 8-byte types x sum, product, min, max; 1- and 2-byte types x sum. */
 static cub_fn cub_lookup(pscan_type type, pscan_op op) {
 #define BENCH_CUB_OPS_(T)                                                                                    \
     switch (op) {                                                                                            \
@@ -190,6 +200,10 @@ static cub_fn cub_lookup(pscan_type type, pscan_op op) {
         BENCH_CUB_OPS_(uint64_t)
     case PSCAN_TYPE_F64:
         BENCH_CUB_OPS_(double)
+    case PSCAN_TYPE_I8: return op == PSCAN_OP_SUM ? cub_call<int8_t, cuda::std::plus<int8_t>> : NULL;
+    case PSCAN_TYPE_U8: return op == PSCAN_OP_SUM ? cub_call<uint8_t, cuda::std::plus<uint8_t>> : NULL;
+    case PSCAN_TYPE_I16: return op == PSCAN_OP_SUM ? cub_call<int16_t, cuda::std::plus<int16_t>> : NULL;
+    case PSCAN_TYPE_U16: return op == PSCAN_OP_SUM ? cub_call<uint16_t, cuda::std::plus<uint16_t>> : NULL;
     default:
         return NULL;
     }
@@ -230,8 +244,8 @@ static pscan_status cub_once(void *arg) {
 }
 
 extern "C" pscan_status ps_bench_cuda_time_cub(pscan_context *ctx, const pscan_scan_desc *desc, const void *in,
-                                               void *out, uint64_t n, int reps, double *seconds) {
-    if (!ctx || !desc || !seconds) return PSCAN_ERROR_NULL_POINTER;
+                                               void *out, uint64_t n, int reps, ps_bench_time *t) {
+    if (!ctx || !desc || !t) return PSCAN_ERROR_NULL_POINTER;
     if ((unsigned)desc->type >= PSCAN_TYPE_COUNT || (unsigned)desc->op >= PSCAN_OP_COUNT)
         return PSCAN_ERROR_INVALID_VALUE;
     const int exclusive = (desc->flags & PSCAN_SCAN_EXCLUSIVE) != 0;
@@ -260,7 +274,7 @@ extern "C" pscan_status ps_bench_cuda_time_cub(pscan_context *ctx, const pscan_s
         cudaGetLastError();
         return s;
     }
-    s = time_median(ctx, cub_once, &c, reps, seconds);
+    s = time_median(ctx, cub_once, &c, reps, t);
     cudaError_t err = cudaStreamSynchronize(c.args.stream);
     cudaFree(c.args.temp);
     return s != PSCAN_SUCCESS ? s : cuda_status(err);

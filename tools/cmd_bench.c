@@ -40,13 +40,14 @@ static const char bench_usage[] =
     "  --min-log2 K    smallest n = 2^K (default 10)\n"
     "  --max-log2 K    largest n = 2^K (default 26 on the CPU, 30 on a GPU; sizes that do not fit in\n"
     "                  device memory are skipped with a note)\n"
-    "  --reps R        timed repeats per measurement, after a warm-up; the median is reported (default 10)\n"
+    "  --reps R        timed calls per measurement, after a warm-up; the median is reported (default 25);\n"
+    "                  on CUDA each call follows a write of twice the L2 size, so no size is timed from cache\n"
     "  --threads N     CPU backend: worker threads (default: one per online processor)\n"
     "  --seed S        seed of the random input (default 1)\n"
     "  --csv FILE      also write every measurement to FILE as CSV\n"
     "\n"
     "Columns: time_us = median time per call; GB/s = 2 * n * sizeof(T) / time (bytes read + written);\n"
-    "of_copy = GB/s / copy's GB/s; of_cub = GB/s / CUB's GB/s (CUDA only).\n";
+    "of_copy = GB/s / copy's GB/s; of_cub = GB/s / CUB's GB/s (CUDA only); spread (CSV) = (p90 - p10) / median.\n";
 
 /* Rotated buffers: at most this many pairs, and no more than needed to cover this many bytes. */
 #define BENCH_MAX_PAIRS 64
@@ -84,7 +85,7 @@ static int parse_options(int argc, char **argv, bench_options *o) {
     o->desc.op = PSCAN_OP_SUM;
     o->desc.algo = PSCAN_ALGO_AUTO;
     o->min_log2 = 10;
-    o->reps = 10;
+    o->reps = 25;
     o->seed = 1;
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
@@ -205,7 +206,7 @@ static double median(double *t, int count) {
  * shared machine hits the copy and the scans alike and their ratio stays fair. A repeat is one pass
  * through the buffer pairs, counted as the mean per call. seconds[i] = the median over reps, after a
  * warm-up. */
-static pscan_status time_host(const bench_call *calls, int count, int reps, double *seconds) {
+static pscan_status time_host(const bench_call *calls, int count, int reps, double *seconds, double *spread) {
     bench_buffers *b = calls[0].buf;
     pscan_status s = PSCAN_SUCCESS;
     double *t = (double *)malloc((size_t)reps * (size_t)count * sizeof *t);
@@ -218,32 +219,39 @@ static pscan_status time_host(const bench_call *calls, int count, int reps, doub
             if (r >= 0) t[i * reps + r] = (now_seconds() - start) / b->pairs;
         }
     }
-    for (int i = 0; i < count && s == PSCAN_SUCCESS; i++) seconds[i] = median(t + i * reps, reps);
+    for (int i = 0; i < count && s == PSCAN_SUCCESS; i++) {
+        double *ti = t + i * reps;
+        seconds[i] = median(ti, reps); /* sorts ti */
+        spread[i] = seconds[i] > 0 ? (ti[reps * 9 / 10 < reps ? reps * 9 / 10 : reps - 1] - ti[reps / 10]) / seconds[i] : 0;
+    }
     free(t);
     return s;
 }
 
 /* Times every call: on CUDA one after the other with CUDA events (bench_cuda.cu), else time_host(). */
-static pscan_status time_calls(const bench_call *calls, int count, int on_cuda, int reps, double *seconds) {
+static pscan_status time_calls(const bench_call *calls, int count, int on_cuda, int reps, double *seconds,
+                               double *spread) {
 #ifdef PSCAN_HAVE_CUDA
     if (on_cuda) {
         pscan_status s = PSCAN_SUCCESS;
         for (int i = 0; i < count && s == PSCAN_SUCCESS; i++) {
             const bench_call *c = &calls[i];
             bench_buffers *b = c->buf;
+            ps_bench_time t = {0, 0};
             if (!c->desc)
-                s = ps_bench_cuda_time_copy(b->ctx, b->out[0], b->in[0], c->bytes, reps, &seconds[i]);
+                s = ps_bench_cuda_time_copy(b->ctx, b->out[0], b->in[0], c->bytes, reps, &t);
             else
                 s = ps_bench_cuda_time_scan(b->ctx, c->desc, b->in[0], c->in_place ? b->in[0] : b->out[0], c->n,
-                                            b->temp, b->temp_bytes,
-                                            reps, &seconds[i]);
+                                            b->temp, b->temp_bytes, reps, &t);
+            seconds[i] = t.seconds;
+            spread[i] = t.spread;
         }
         return s;
     }
 #else
     (void)on_cuda;
 #endif
-    return time_host(calls, count, reps, seconds);
+    return time_host(calls, count, reps, seconds, spread);
 }
 
 /* ---- buffers ----------------------------------------------------------------------------------------- */
@@ -284,7 +292,7 @@ typedef struct bench_report {
 } bench_report;
 
 static void report_row(const bench_report *rep, const char *algo, uint64_t log2n, size_t esize, double seconds,
-                       double copy_seconds, double cub_seconds) {
+                       double spread, double copy_seconds, double cub_seconds) {
     uint64_t n = 1ull << log2n;
     double gbps = 2.0 * (double)n * (double)esize / seconds * 1e-9;
     double of_copy = copy_seconds > 0 ? copy_seconds / seconds : 0;
@@ -300,11 +308,11 @@ static void report_row(const bench_report *rep, const char *algo, uint64_t log2n
     printf("\n");
     fflush(stdout);
     if (rep->csv)
-        fprintf(rep->csv, "%s,\"%s\",%s,%s,%s,%s,%s,%" PRIu64 ",%.9g,%.6g,%.6g,%.6g,%.6g,%d\n", rep->backend,
+        fprintf(rep->csv, "%s,\"%s\",%s,%s,%s,%s,%s,%" PRIu64 ",%.9g,%.6g,%.6g,%.6g,%.6g,%d,%.4f\n", rep->backend,
                 rep->device, algo, rep->type, rep->op, rep->flags & PSCAN_SCAN_EXCLUSIVE ? "exclusive" : "inclusive",
                 rep->flags & PSCAN_SCAN_REVERSE ? "reverse" : "forward", n, seconds * 1e6, gbps, of_copy,
                 of_cub > 0 ? of_cub : 0.0, cub_seconds > 0 ? cub_seconds * 1e6 : 0.0,
-                rep->in_place && strcmp(algo, "copy") != 0);
+                rep->in_place && strcmp(algo, "copy") != 0, spread);
 }
 
 /* ---- main -------------------------------------------------------------------------------------------- */
@@ -369,7 +377,7 @@ int ps_cli_bench(int argc, char **argv) {
             return PS_CLI_FAILURE;
         }
         fprintf(rep.csv, "backend,device,algo,type,op,kind,direction,n,time_us,gbps,of_copy,of_cub,cub_time_us,"
-                         "in_place\n");
+                         "in_place,spread\n");
     }
     printf("# pscan bench: %s (%s), %s %s, %s %s%s, median of %" PRIu64 " after warm-up\n", rep.backend, device,
            rep.type, rep.op, o.desc.flags & PSCAN_SCAN_EXCLUSIVE ? "exclusive" : "inclusive",
@@ -421,7 +429,7 @@ int ps_cli_bench(int argc, char **argv) {
         /* The floor, a device copy of the same bytes, then every algorithm, timed together. */
         bench_call calls[PSCAN_ALGO_COUNT + 1];
         pscan_scan_desc descs[PSCAN_ALGO_COUNT];
-        double seconds[PSCAN_ALGO_COUNT + 1], cub_seconds = 0;
+        double seconds[PSCAN_ALGO_COUNT + 1], spread[PSCAN_ALGO_COUNT + 1], cub_seconds = 0, cub_spread = 0;
         int count = 1;
         calls[0].buf = &b, calls[0].in_place = 0, calls[0].desc = NULL, calls[0].n = n, calls[0].bytes = bytes;
         for (int a = 0; a < algo_count; a++) {
@@ -442,7 +450,7 @@ int ps_cli_bench(int argc, char **argv) {
                 break;
         }
         if (s == PSCAN_SUCCESS || s == PSCAN_ERROR_TOO_LARGE || s == PSCAN_ERROR_OUT_OF_MEMORY)
-            s = time_calls(calls, count, on_cuda, (int)o.reps, seconds);
+            s = time_calls(calls, count, on_cuda, (int)o.reps, seconds, spread);
         if (s == PSCAN_ERROR_TOO_LARGE || s == PSCAN_ERROR_OUT_OF_MEMORY) {
             printf("# n = 2^%" PRIu64 ": skipped, %s (%s)\n", k, pscan_status_name(s), pscan_status_string(s));
             buffers_free(&b);
@@ -455,14 +463,17 @@ int ps_cli_bench(int argc, char **argv) {
 #ifdef PSCAN_HAVE_CUDA
         if (on_cuda) {
             pscan_scan_desc cub = o.desc;
-            s = ps_bench_cuda_time_cub(b.ctx, &cub, b.in[0], b.out[0], n, (int)o.reps, &cub_seconds);
-            if (s != PSCAN_SUCCESS) cub_seconds = 0; /* CUB has no equivalent (e.g. reverse): column shows - */
+            ps_bench_time t = {0, 0};
+            s = ps_bench_cuda_time_cub(b.ctx, &cub, b.in[0], b.out[0], n, (int)o.reps, &t);
+            cub_seconds = s == PSCAN_SUCCESS ? t.seconds : 0; /* CUB has no equivalent (e.g. reverse): "-" */
+            cub_spread = t.spread;
         }
 #endif
-        report_row(&rep, "copy", k, esize, seconds[0], seconds[0], cub_seconds);
-        if (cub_seconds > 0) report_row(&rep, "cub", k, esize, cub_seconds, seconds[0], cub_seconds);
+        report_row(&rep, "copy", k, esize, seconds[0], spread[0], seconds[0], cub_seconds);
+        if (cub_seconds > 0) report_row(&rep, "cub", k, esize, cub_seconds, cub_spread, seconds[0], cub_seconds);
         for (int i = 1; i < count; i++)
-            report_row(&rep, pscan_algo_name(calls[i].desc->algo), k, esize, seconds[i], seconds[0], cub_seconds);
+            report_row(&rep, pscan_algo_name(calls[i].desc->algo), k, esize, seconds[i], spread[i], seconds[0],
+                       cub_seconds);
         buffers_free(&b);
     }
     free(host);
