@@ -10,9 +10,12 @@
 #             stress test (1000 back-to-back decoupled look-back scans, fresh random data, each checked)
 #   sanitize  compute-sanitizer memcheck and racecheck over test_scan --quick for every CUDA algorithm, on a
 #             few type x operator pairs (the full quick table takes hours under the sanitizer)
-#   bench     pscan bench --backend cuda, every algorithm + copy + CUB, n = 2^10..2^30, i32 and i64 sums;
-#             decoupled look-back spot checks at 2^28: min, max, product, exclusive, reverse (and in place
-#             when pscan bench has --in-place); CSVs, the PNG plot and the markdown table
+#   bench     pscan bench --backend cuda (L2 flushed before each call, median of 25): copy + CUB + every
+#             algorithm for i32, copy + CUB + the default algorithm for u8, u16 and i64 sums, n = 2^10..2^30,
+#             all rows in one CSV named after the GPU (h100-scan.csv, h200-scan.csv: docs/bench/ keeps them);
+#             decoupled look-back spot checks at 2^28: min, max, product, exclusive, reverse, in place;
+#             the PNG plot and the markdown table
+#   tune      (not in the default set) tools/tune/tune_scan.cu: the tile-program variants beside copy and CUB
 # --quick (or GPU_CHECK_QUICK=1): the quick test table, no 2^32 test, sanitizers on decoupled-lookback only,
 # the benchmark for decoupled-lookback, copy and CUB only, 5 repeats (GPU_CHECK_REPS overrides: 10 / 5).
 # Output: everything under $OUT when set (the device tool's folder), else build-gpu/gpu-check. The summary
@@ -141,6 +144,18 @@ if want sanitize; then
     for f in "$SAN_DIR"/*.log; do
         echo "---- $(basename "$f"): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test_scan: [0-9]+ passed' "$f" | tr '\n' ' ')" >>"$LOG"
     done
+    # the reduce primitive and the interleaved stress test (issue 8, bug 1), under memcheck
+    for extra in "test_reduce --backend cuda --algo decoupled-lookback --quick" \
+        "test_cuda_stress --backend cuda --algo mixed --iters 60"; do
+        # shellcheck disable=SC2086
+        if timeout 300 compute-sanitizer --tool memcheck --error-exitcode 99 "$BUILD/tests/"$extra >"$SAN_DIR/extra.log" 2>&1; then
+            pass=$((pass + 1))
+        else
+            fail=$((fail + 1))
+            say "  sanitizer FAIL: memcheck $extra"
+            tail -30 "$SAN_DIR/extra.log" >>"$LOG"
+        fi
+    done
     note "sanitizers: $pass clean, $fail failed"
     say "sanitizers (memcheck+racecheck over test_scan --quick; $SAN_ALGOS): $pass clean, $fail failed"
     [ $fail -ne 0 ] && STATUS=1
@@ -149,17 +164,25 @@ fi
 
 # ---- benchmark ---------------------------------------------------------------------------------------------
 if want bench; then
-    REPS=${GPU_CHECK_REPS:-10}
+    REPS=${GPU_CHECK_REPS:-25}
     ALGO_ARG=(--algo all)
     if [ "$QUICK" = 1 ]; then
         REPS=${GPU_CHECK_REPS:-5}
         ALGO_ARG=(--algo decoupled-lookback)
     fi
-    for t in i32 i64; do
-        note "bench $t sum, 2^10..2^30"
-        timeout 150 "$PSCAN" bench --backend cuda --type "$t" --op sum "${ALGO_ARG[@]}" --min-log2 10 --max-log2 30 \
-            --reps $REPS --csv "$DEST/bench_$t.csv" >>"$LOG" 2>&1 || { note "bench $t FAILED"; STATUS=1; }
+    GPU_TAG=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oiE 'h100|h200|a100|b200|l40s?' |
+        head -1 | tr 'A-Z' 'a-z')
+    BENCH_CSV=$DEST/${GPU_TAG:-gpu}-scan.csv
+    BENCH_TMP=$(mktemp -d)
+    for t in i32 u8 u16 i64; do
+        algo=(--algo decoupled-lookback)
+        [ "$t" = i32 ] && algo=("${ALGO_ARG[@]}")
+        note "bench $t sum, 2^10..2^30 (${algo[*]})"
+        timeout 150 "$PSCAN" bench --backend cuda --type "$t" --op sum "${algo[@]}" --min-log2 10 --max-log2 30 \
+            --reps $REPS --csv "$BENCH_TMP/bench_$t.csv" >>"$LOG" 2>&1 || { note "bench $t FAILED"; STATUS=1; }
     done
+    head -1 "$BENCH_TMP/bench_i32.csv" >"$BENCH_CSV"
+    for t in i32 u8 u16 i64; do tail -n +2 "$BENCH_TMP/bench_$t.csv" >>"$BENCH_CSV"; done
     SPOT=$DEST/bench_spot.csv
     echo "spot,backend,device,algo,type,op,kind,direction,n,time_us,gbps,of_copy,of_cub,cub_time_us" >"$SPOT"
     INPLACE=
@@ -179,9 +202,27 @@ if want bench; then
     rm -f "$DEST/spot.tmp"
     [ -z "$INPLACE" ] && say "bench: pscan bench has no --in-place here; in-place spot check not run"
     python3 "$ROOT/scripts/plot_bench.py" --png "$DEST/performance.png" --markdown "$DEST/bench_table.md" \
-        "$DEST/bench_i32.csv" "$DEST/bench_i64.csv" >>"$LOG" 2>&1 || note "plot failed (see log)"
-    python3 "$ROOT/scripts/plot_bench.py" --summary --spot "$SPOT" "$DEST/bench_i32.csv" "$DEST/bench_i64.csv" \
+        "$BENCH_TMP/bench_i32.csv" "$BENCH_TMP/bench_i64.csv" >>"$LOG" 2>&1 || note "plot failed (see log)"
+    python3 "$ROOT/scripts/plot_bench.py" --summary --spot "$SPOT" "$BENCH_TMP/bench_i32.csv" "$BENCH_TMP/bench_i64.csv" \
         >>"$SUMMARY" 2>>"$LOG" || say "bench summary failed (see gpu-check.log)"
+    # fraction of copy and ratio to CUB of the default algorithm, every type, from the one CSV
+    awk -F, 'NR > 1 { key = $4 "," $8 } NR > 1 && $3 == "decoupled-lookback" { f[key] = $11; c[key] = $12 }
+        END { for (k in f) { split(k, a, ","); if (a[2] >= 65536) printf "  %s n=%s: %.3f of copy, %.2fx CUB\n", a[1], a[2], f[k], c[k] } }' \
+        "$BENCH_CSV" | sort -t= -k1,1 -k2n >>"$SUMMARY"
+    rm -rf "$BENCH_TMP"
+fi
+
+# ---- tune (only when asked: --only tune) ----------------------------------------------------------------------
+if want tune; then
+    note "tools/tune/tune_scan.cu: build and run"
+    if nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -I"$ROOT/src/cuda" -I"$ROOT/src/core" \
+        -I"$ROOT/include" -o "$BUILD/tune_scan" "$ROOT/tools/tune/tune_scan.cu" >>"$LOG" 2>&1; then
+        timeout 400 "$BUILD/tune_scan" --max-log2 30 --reps 21 >"$DEST/tune.csv" 2>>"$LOG" || STATUS=1
+        say "tune: $(grep -vc '^#' "$DEST/tune.csv") rows in tune.csv"
+    else
+        say "tune: build FAILED"
+        STATUS=1
+    fi
 fi
 
 note "done in $(($(date +%s) - START)) s; files in $DEST"
