@@ -102,6 +102,14 @@ static const cuda_primitive cuda_primitives[PS_PRIM_COUNT] = {PS_PRIMITIVE_LIST(
 static pscan_status cuda_plan(const pscan_context *ctx, ps_request *req, size_t *bytes) {
     *bytes = 0;
     if (req->algo == PSCAN_ALGO_AUTO) req->algo = cuda_auto_algo;
+    if (req->n == 0 && req->prim == PS_PRIM_SCAN) {
+        /* a scan of nothing still refuses an algorithm the backend lacks; the algorithms' own sizing divides
+         * by tile counts, so it is asked about one element, and nothing runs */
+        size_t ignored = 0;
+        ps_request one = *req;
+        one.n = 1;
+        return cuda_primitives[req->prim].plan(&one, &state_of(ctx)->dev, &ignored);
+    }
     if (req->n > PS_CUDA_MAX_N) {
         /* still refuse an algorithm the backend lacks first, as for any n */
         size_t ignored = 0;
