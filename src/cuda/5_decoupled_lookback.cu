@@ -214,31 +214,40 @@ template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYN
 /* ---- host side ----------------------------------------------------------------------------------------- */
 #ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_scan.cu includes the program alone */
 
-template <class T> struct dlb_policy {
-    enum { VECS = PS_SCAN_VECS(sizeof(T)), MIN_BLOCKS = PS_SCAN_MIN_BLOCKS(sizeof(T)), TILE = 16 / sizeof(T) * VECS * 256 };
+/* Up to this many bytes a call uses 4 KiB tiles (one vector per thread, 8 blocks/SM): a small call is spread over
+ * more SMs and each thread's serial work is short. H100 sweep (docs/performance.md): u8 at 2^10-2^14 1.4-1.8x CUB
+ * with 4 KiB tiles against 0.7-0.9x with 32 KiB ones; i32/i64 at 2^10-2^16 1.4-1.7x against 1.2-1.5x. */
+#define PS_SCAN_SMALL_BYTES ((uint64_t)256 << 10)
+
+template <class T, bool Small> struct dlb_policy {
+    enum {
+        VECS = Small ? 1 : PS_SCAN_VECS(sizeof(T)),
+        MIN_BLOCKS = Small ? 8 : PS_SCAN_MIN_BLOCKS(sizeof(T)),
+        ASYNC = Small ? 0 : PS_SCAN_ASYNC,
+        TILE = 16 / sizeof(T) * VECS * 256
+    };
 };
 
-static uint64_t dlb_tile_items(size_t elem_bytes) {
-    switch (elem_bytes) {
-    case 1: return dlb_policy<uint8_t>::TILE;
-    case 2: return dlb_policy<uint16_t>::TILE;
-    case 4: return dlb_policy<uint32_t>::TILE;
-    default: return dlb_policy<uint64_t>::TILE;
-    }
+static bool dlb_small(const ps_request *req) { return req->n * req->elem_bytes <= PS_SCAN_SMALL_BYTES; }
+
+static uint64_t dlb_tile_items(const ps_request *req) {
+    const uint64_t vecs = dlb_small(req) ? 1 : PS_SCAN_VECS(req->elem_bytes);
+    return 16 / req->elem_bytes * vecs * 256;
 }
 
 static pscan_status dlb_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes) {
     (void)dev;
-    const uint64_t tiles = ps_cuda_div_up(req->n, dlb_tile_items(req->elem_bytes));
+    const uint64_t tiles = ps_cuda_div_up(req->n, dlb_tile_items(req));
     if (tiles > PS_CHAIN_MAX_TILES) return PSCAN_ERROR_TOO_LARGE;
     /* every carry of a built-in scan is one element: entries of two 64-bit words */
     *bytes = ps_chain_temp_bytes<uint64_t>(tiles);
     return PSCAN_SUCCESS;
 }
 
-template <class T, class Op, bool Reverse>
+template <class T, class Op, bool Reverse, bool Small>
 static cudaError_t dlb_launch(const ps_request *req, const ps_cuda_device *dev) {
-    typedef ps_scan_program<T, Op, Reverse, dlb_policy<T>::VECS, dlb_policy<T>::MIN_BLOCKS, PS_SCAN_ASYNC> P;
+    typedef dlb_policy<T, Small> Policy;
+    typedef ps_scan_program<T, Op, Reverse, Policy::VECS, Policy::MIN_BLOCKS, Policy::ASYNC != 0> P;
     typename P::params p;
     memset(&p, 0, sizeof p);
     p.in = (const T *)req->in;
@@ -253,7 +262,9 @@ static cudaError_t dlb_launch(const ps_request *req, const ps_cuda_device *dev) 
 
 template <class T, class Op> struct dlb_scan {
     static cudaError_t run(const ps_request *req, const ps_cuda_device *dev) {
-        return req->reverse ? dlb_launch<T, Op, true>(req, dev) : dlb_launch<T, Op, false>(req, dev);
+        if (dlb_small(req))
+            return req->reverse ? dlb_launch<T, Op, true, true>(req, dev) : dlb_launch<T, Op, false, true>(req, dev);
+        return req->reverse ? dlb_launch<T, Op, true, false>(req, dev) : dlb_launch<T, Op, false, false>(req, dev);
     }
 };
 

@@ -138,7 +138,7 @@ static int bench_variant_reduce(uint64_t n, const T *in, T *out, const T *ref, v
 }
 
 template <class T, class... Vs> static void bench_type(int min_log2, int max_log2) {
-    for (int lg = min_log2; lg <= max_log2; lg += 2) {
+    for (int lg = min_log2; lg <= max_log2; lg += (max_log2 <= 20 ? 1 : 2)) {
         const uint64_t n = 1ull << lg;
         T *in, *out, *ref;
         CK(cudaMalloc(&in, n * sizeof(T)));
@@ -254,6 +254,16 @@ int main(int argc, char **argv) {
     printf("type,variant,n,us,frac_copy,vs_cub,spread,check\n");
     /* the sweep behind the library's choice (docs/performance.md); earlier sweeps also tried 16 and 8 KiB tiles
      * at 4-8 blocks/SM and 1-4 look-back entries per lane */
+    if (strstr(types, "small")) { /* small n: smaller tiles spread one call over more SMs */
+        bench_type<uint8_t, variant<uint8_t, 8, 5, 2, true>, variant<uint8_t, 1, 8, 2>, variant<uint8_t, 2, 8, 2>,
+                   variant<uint8_t, 4, 8, 2>>(10, 20);
+        bench_type<uint16_t, variant<uint16_t, 8, 5, 2, true>, variant<uint16_t, 1, 8, 2>, variant<uint16_t, 2, 8, 2>,
+                   variant<uint16_t, 4, 8, 2>>(10, 20);
+        bench_type<int32_t, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 1, 8, 2>, variant<int32_t, 2, 8, 2>,
+                   variant<int32_t, 4, 8, 2>>(10, 20);
+        bench_type<int64_t, variant<int64_t, 8, 5, 2, true>, variant<int64_t, 1, 8, 2>, variant<int64_t, 2, 8, 2>,
+                   variant<int64_t, 4, 8, 2>>(10, 20);
+    }
     if (strstr(types, "i32"))
         bench_type<int32_t, variant<int32_t, 8, 5, 2>, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 8, 5, 3, true>,
                    variant<int32_t, 8, 5, 4, true>, variant<int32_t, 8, 6, 3, true>>(16, max_log2);
