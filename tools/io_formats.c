@@ -69,7 +69,7 @@ ps_io_format ps_io_format_from_path(const char *path) {
     if (!dot || (slash && dot < slash) || dot == path || dot[-1] == '/') return PS_IO_AUTO;
     dot++;
     if (strcasecmp(dot, "bin") == 0 || strcasecmp(dot, "raw") == 0) return PS_IO_RAW;
-    if (strcasecmp(dot, "txt") == 0) return PS_IO_TEXT;
+    if (strcasecmp(dot, "txt") == 0 || strcasecmp(dot, "text") == 0) return PS_IO_TEXT;
     if (strcasecmp(dot, "csv") == 0) return PS_IO_CSV;
     if (strcasecmp(dot, "npy") == 0) return PS_IO_NPY;
     return PS_IO_AUTO;
