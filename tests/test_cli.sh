@@ -140,7 +140,8 @@ if "$PSCAN" scan "$WORK/example.bin" "$WORK/stdout" --type i32 >"$WORK/stdout.bi
 # ref.py gen T N SEED FORMAT PATH writes N seeded values of type T as raw, text (mixed separators and
 # comments), csv (value in column 3, a quoted name with commas in column 2) or npy; ref.py expect T N SEED
 # FLAGS PATH writes the serial scan (sum, wrapping integers; floats are multiples of 1/8, so sums are exact)
-# one number per line as pscan prints them; ref.py npy2txt PATH prints a .npy file's values the same way.
+# one number per line as pscan prints them; ref.py npy2txt PATH prints a .npy file's values the same way;
+# ref.py npyhead DICT PATH writes a .npy of 8 zero bytes under that header.
 cat >"$WORK/ref.py" <<'PY'
 import ast, random, struct, sys
 INT = {'i8': (8, 1), 'u8': (8, 0), 'i16': (16, 1), 'u16': (16, 0), 'i32': (32, 1), 'u32': (32, 0),
@@ -189,6 +190,9 @@ elif cmd == 'expect':
         if 'excl' not in flags: out.append(acc)
     if 'rev' in flags: out = out[::-1]
     open(path, 'w').write(''.join(show(t, v) + '\n' for v in out))
+elif cmd == 'npyhead':  # a .npy of 8 zero bytes under the header dict given
+    d = sys.argv[2] + ' ' * (117 - len(sys.argv[2])) + '\n'
+    open(sys.argv[3], 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(d)) + d.encode() + bytes(8))
 elif cmd == 'npy2txt':
     b = open(sys.argv[2], 'rb').read()
     assert b[:8] == b'\x93NUMPY\x01\x00', 'magic'
@@ -308,10 +312,10 @@ expect_refusal "CSV of two columns without --column" "$WORK/two.csv" "$WORK/bad.
 expect_refusal "CSV column name not in the header" "$WORK/two.csv" "$WORK/bad.csv" --type i32 --column c
 expect_refusal "unknown --format" "$WORK/example.bin" "$WORK/bad.out" --type i32 --format parquet
 if command -v python3 >/dev/null 2>&1; then
-  python3 -c "import struct,sys; d=\"{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }\"; d+=' '*(117-len(d))+'\n'; open(sys.argv[1],'wb').write(b'\x93NUMPY\x01\x00'+struct.pack('<H',len(d))+d.encode()+bytes(8))" "$WORK/big.npy"
+  python3 "$WORK/ref.py" npyhead "{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }" "$WORK/big.npy"
   expect_refusal "big-endian .npy" "$WORK/big.npy" "$WORK/bad.npy"
   grep -q "big-endian" "$WORK/err" && ok || fail "big-endian message: $(cat "$WORK/err")"
-  python3 -c "import struct,sys; d=\"{'descr': '<i4', 'fortran_order': False, 'shape': (2, 1), }\"; d+=' '*(117-len(d))+'\n'; open(sys.argv[1],'wb').write(b'\x93NUMPY\x01\x00'+struct.pack('<H',len(d))+d.encode()+bytes(8))" "$WORK/two-d.npy"
+  python3 "$WORK/ref.py" npyhead "{'descr': '<i4', 'fortran_order': False, 'shape': (2, 1), }" "$WORK/two-d.npy"
   expect_refusal "2-D .npy" "$WORK/two-d.npy" "$WORK/bad.npy"
   grep -q "2-D" "$WORK/err" && ok || fail "2-D message: $(cat "$WORK/err")"
   python3 "$WORK/ref.py" gen i32 4 1 npy "$WORK/i32.npy"

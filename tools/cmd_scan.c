@@ -616,7 +616,8 @@ static int scan_reverse(const scan_options *o, input *in, output *out, stream *s
         int err = read_at(fd_in, st->host, (size_t)(chunk * esize), in_offset + begin * esize);
         if (err) r = io_error("read", in_name, err);
         if (r == PS_CLI_OK) r = scan_chunk(st, chunk);
-        if (r == PS_CLI_OK && (err = write_at(fd_out, st->host, (size_t)(chunk * esize), out_offset + begin * esize)))
+        if (r == PS_CLI_OK &&
+            (err = write_at(fd_out, st->host, (size_t)(chunk * esize), out_offset + begin * esize)) != 0)
             r = io_error("write", direct ? o->out_path : "a temporary file for", err);
         done += chunk;
         if (o->progress && r == PS_CLI_OK) progress_report(done * esize, count * esize, done == count);

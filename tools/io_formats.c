@@ -639,7 +639,8 @@ static int csv_record(ps_io_reader *r, uint64_t want, int match, uint64_t *field
                 blank = 0;
                 for (;;) {
                     c = in_get(&r->in);
-                    if (c < 0) return reader_fail(r, "line %" PRIu64 ": a quoted field is never closed", *first_line);
+                    if (c < 0)
+                        return reader_fail(r, "line %" PRIu64 ": a quoted field is never closed", *first_line);
                     if (c == '\n') r->line++;
                     if (c == '"' && in_peek(&r->in) == '"') r->in.pos++;
                     else if (c == '"') break;
@@ -679,7 +680,8 @@ static int csv_start(ps_io_reader *r) {
         int rc = csv_record(r, UINT64_MAX, 1, &fields, &found, &line);
         if (rc <= 0) return rc;
         if (!found)
-            return reader_fail(r, "line %" PRIu64 ": no column named '%s' in the header row", line, r->column.name);
+            return reader_fail(r, "line %" PRIu64 ": no column named '%s' in the header row", line,
+                               r->column.name);
         r->column.index = found;
         memcpy(r->header_name, r->column.name, sizeof r->header_name);
         return 0;
