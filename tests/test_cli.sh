@@ -310,6 +310,7 @@ expect_refusal "text named .bin" "$WORK/numbers.dat" "$WORK/bad.bin" --type i32 
 printf 'a,b\n1,2\n' >"$WORK/two.csv"
 expect_refusal "CSV of two columns without --column" "$WORK/two.csv" "$WORK/bad.csv" --type i32
 expect_refusal "CSV column name not in the header" "$WORK/two.csv" "$WORK/bad.csv" --type i32 --column c
+expect_refusal "--column on raw input" "$WORK/example.bin" "$WORK/bad.out" --type i32 --column 2
 expect_refusal "unknown --format" "$WORK/example.bin" "$WORK/bad.out" --type i32 --format parquet
 if command -v python3 >/dev/null 2>&1; then
   python3 "$WORK/ref.py" npyhead "{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }" "$WORK/big.npy"
