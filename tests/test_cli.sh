@@ -232,19 +232,22 @@ if command -v python3 >/dev/null 2>&1; then
   format_case npy u32 300000 "excl rev"
   format_case npy f64 1000 ""
 
-  # writing .npy: from a file (count known), from text in a pipe (header fixed at the end), reverse from a pipe
+  # writing .npy: from a file (count known), from text in a pipe (header fixed at the end), reverse from a
+  # pipe (spooled), reverse from a .npy file (written at offsets)
   python3 "$WORK/ref.py" gen i16 70000 3 text "$WORK/in.text"
+  python3 "$WORK/ref.py" gen i16 70000 3 npy "$WORK/in16.npy"
   python3 "$WORK/ref.py" expect i16 70000 3 "" "$WORK/expect.txt"
   python3 "$WORK/ref.py" expect i16 70000 3 "rev" "$WORK/expect-rev.txt"
-  for how in file pipe pipe-rev; do
+  for how in file pipe pipe-rev npy-rev; do
     rm -f "$WORK/out.npy"
     case $how in
       file) "$PSCAN" scan "$WORK/in.text" "$WORK/out.npy" --format text --out-format npy --type i16 -q 2>"$WORK/err" ;;
       pipe) "$PSCAN" scan - "$WORK/out.npy" --in-format text --type i16 -q <"$WORK/in.text" 2>"$WORK/err" ;;
       pipe-rev) "$PSCAN" scan - "$WORK/out.npy" --in-format text --type i16 --reverse -q <"$WORK/in.text" 2>"$WORK/err" ;;
+      npy-rev) "$PSCAN" scan "$WORK/in16.npy" "$WORK/out.npy" --reverse --chunk-mb 1 -q 2>"$WORK/err" ;;
     esac
     expect=$WORK/expect.txt
-    [[ $how == pipe-rev ]] && expect=$WORK/expect-rev.txt
+    [[ $how == *-rev ]] && expect=$WORK/expect-rev.txt
     if python3 "$WORK/ref.py" npy2txt "$WORK/out.npy" >"$WORK/got.txt" 2>>"$WORK/err" && cmp -s "$WORK/got.txt" "$expect"
     then ok; else fail "writing .npy ($how): $(cat "$WORK/err")"; fi
   done
