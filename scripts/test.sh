@@ -71,5 +71,21 @@ for args in "--type i64" "--type u8 --threads 3"; do
   fi
 done
 
+# ---- 4. the pscan tool: format tests with python3, and a short fuzz of its parsers ------------------------
+# tests/test_cli.sh compares the tool's formats with a serial reference written in python3 (no numpy); if
+# python3 was missing when ctest ran it above, those tests were skipped: install it and run them now. Then
+# libFuzzer (clang-14, ASan + UBSan) over every parser of `pscan scan` (numbers of each type, text lines, CSV
+# rows and columns, the .npy header, option values), 20 s per target; docs/cli.md has the long runs.
+had_python=$(command -v python3 || true)
+say "pscan tool: installing python3 (format tests), clang-14 and libFuzzer (fuzzing) if missing"
+ensure_packages python3 clang-14 libclang-rt-14-dev
+if [[ -z $had_python ]]; then
+  say "pscan tool: the format tests skipped by ctest, now with python3"
+  bash "$ROOT/tests/test_cli.sh" "$BUILD/tools/pscan" || status=1
+fi
+say "pscan tool: fuzzing 5 parsers, ${PSCAN_FUZZ_SECONDS:-20} s each (tests/fuzz/run.sh, in ${BUILD}-fuzz)"
+PSCAN_FUZZ_BUILD_DIR=${BUILD}-fuzz PSCAN_FUZZ_CC=clang-14 PSCAN_JOBS=$JOBS \
+  bash "$ROOT/tests/fuzz/run.sh" "${PSCAN_FUZZ_SECONDS:-20}" || status=1
+
 say "done: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $(( $(date +%s) - START )) s"
 exit "$status"

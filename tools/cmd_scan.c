@@ -211,7 +211,8 @@ static int input_open(scan_options *o, input *in) {
         ps_cli_error("cannot read %s: %s", path, S_ISDIR(info.st_mode) ? "it is a directory" : strerror(errno));
         return PS_CLI_FAILURE;
     }
-    in->regular = S_ISREG(info.st_mode);
+    /* stdin redirected from a file counts as one only when nothing has read from it yet */
+    in->regular = S_ISREG(info.st_mode) && (!is_stdin || lseek(in->fd, 0, SEEK_CUR) == 0);
     if (ps_io_in_open_fd(&bytes, in->fd) != 0) {
         ps_cli_error("out of memory");
         return PS_CLI_FAILURE;
@@ -235,6 +236,12 @@ static int input_open(scan_options *o, input *in) {
         }
     }
     o->in_format = format;
+    if (format != PS_IO_CSV && (o->column.index || o->column.name[0] || o->header >= 0)) {
+        ps_cli_error("scan: --column, --header and --no-header are for CSV input, and %s is %s",
+                     is_stdin ? "stdin" : path, ps_io_format_name(format));
+        ps_io_in_close(&bytes);
+        return PS_CLI_USAGE;
+    }
 
     if (format != PS_IO_NPY && !o->have_type) {
         ps_cli_error("scan: needs --type (only a .npy input carries its element type; pscan scan --help)");
@@ -616,7 +623,8 @@ static int scan_reverse(const scan_options *o, input *in, output *out, stream *s
         int err = read_at(fd_in, st->host, (size_t)(chunk * esize), in_offset + begin * esize);
         if (err) r = io_error("read", in_name, err);
         if (r == PS_CLI_OK) r = scan_chunk(st, chunk);
-        if (r == PS_CLI_OK && (err = write_at(fd_out, st->host, (size_t)(chunk * esize), out_offset + begin * esize)))
+        if (r == PS_CLI_OK &&
+            (err = write_at(fd_out, st->host, (size_t)(chunk * esize), out_offset + begin * esize)) != 0)
             r = io_error("write", direct ? o->out_path : "a temporary file for", err);
         done += chunk;
         if (o->progress && r == PS_CLI_OK) progress_report(done * esize, count * esize, done == count);

@@ -69,7 +69,7 @@ ps_io_format ps_io_format_from_path(const char *path) {
     if (!dot || (slash && dot < slash) || dot == path || dot[-1] == '/') return PS_IO_AUTO;
     dot++;
     if (strcasecmp(dot, "bin") == 0 || strcasecmp(dot, "raw") == 0) return PS_IO_RAW;
-    if (strcasecmp(dot, "txt") == 0) return PS_IO_TEXT;
+    if (strcasecmp(dot, "txt") == 0 || strcasecmp(dot, "text") == 0) return PS_IO_TEXT;
     if (strcasecmp(dot, "csv") == 0) return PS_IO_CSV;
     if (strcasecmp(dot, "npy") == 0) return PS_IO_NPY;
     return PS_IO_AUTO;
@@ -639,7 +639,8 @@ static int csv_record(ps_io_reader *r, uint64_t want, int match, uint64_t *field
                 blank = 0;
                 for (;;) {
                     c = in_get(&r->in);
-                    if (c < 0) return reader_fail(r, "line %" PRIu64 ": a quoted field is never closed", *first_line);
+                    if (c < 0)
+                        return reader_fail(r, "line %" PRIu64 ": a quoted field is never closed", *first_line);
                     if (c == '\n') r->line++;
                     if (c == '"' && in_peek(&r->in) == '"') r->in.pos++;
                     else if (c == '"') break;
@@ -679,7 +680,8 @@ static int csv_start(ps_io_reader *r) {
         int rc = csv_record(r, UINT64_MAX, 1, &fields, &found, &line);
         if (rc <= 0) return rc;
         if (!found)
-            return reader_fail(r, "line %" PRIu64 ": no column named '%s' in the header row", line, r->column.name);
+            return reader_fail(r, "line %" PRIu64 ": no column named '%s' in the header row", line,
+                               r->column.name);
         r->column.index = found;
         memcpy(r->header_name, r->column.name, sizeof r->header_name);
         return 0;

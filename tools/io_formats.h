@@ -26,7 +26,8 @@ typedef enum ps_io_format { PS_IO_AUTO, PS_IO_RAW, PS_IO_TEXT, PS_IO_CSV, PS_IO_
 const char *ps_io_format_name(ps_io_format format);
 /* "raw"/"bin", "text"/"txt", "csv", "npy" -> *format; -1 if unknown. */
 int ps_io_format_parse(const char *text, ps_io_format *format);
-/* The format a path's extension names: .bin .raw -> RAW, .txt -> TEXT, .csv -> CSV, .npy -> NPY, else AUTO. */
+/* The format a path's extension names: .bin .raw -> RAW, .txt .text -> TEXT, .csv -> CSV, .npy -> NPY;
+ * else AUTO. */
 ps_io_format ps_io_format_from_path(const char *path);
 /* Whether the first bytes of a stream look like text (printable ASCII and whitespace, nothing else). */
 int ps_io_looks_like_text(const unsigned char *bytes, size_t len);

@@ -3,7 +3,7 @@
  * subcommands share (cli.h).
  *
  *   pscan info                       version, backends compiled in, devices found
- *   pscan scan IN OUT --type T ...   scan a raw binary file of any size (cmd_scan.c)
+ *   pscan scan IN OUT --type T ...   scan raw, text, CSV or .npy, files or pipes, of any size (cmd_scan.c)
  *   pscan bench [...]                one harness for every backend and algorithm (cmd_bench.c)
  *   pscan explain [...]              step-by-step view of an algorithm (explain.c, when built)
  *
@@ -211,8 +211,18 @@ int ps_cli_context_create(pscan_backend backend, pscan_context **ctx) {
 static const char info_usage[] =
     "usage: pscan info\n"
     "\n"
-    "Prints the library version, the backends compiled into it, and for each whether a context can be\n"
-    "created and on which device. The AUTO line says which backend `--backend auto` picks here.\n";
+    "Prints the library version and one line per backend saying plainly what was found: not compiled in;\n"
+    "compiled in but no device (\"cuda: compiled in, no GPU found\"); or the device a context gets. The last\n"
+    "line says which backend `--backend auto` picks here. Exit status 1 if no backend works at all.\n";
+
+/* What "no device" means for each backend, in the user's words. */
+static const char *no_device_words(pscan_backend backend) {
+    switch (backend) {
+    case PSCAN_BACKEND_CUDA: return "no GPU found";
+    case PSCAN_BACKEND_OPENCL: return "no OpenCL device found (is an ICD such as PoCL or a GPU driver installed?)";
+    default: return "no device found";
+    }
+}
 
 int ps_cli_info(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
@@ -227,31 +237,41 @@ int ps_cli_info(int argc, char **argv) {
     printf("pscan %s (header %d.%d.%d)\n", pscan_version_string(), PSCAN_VERSION_MAJOR, PSCAN_VERSION_MINOR,
            PSCAN_VERSION_PATCH);
     int usable = 0;
-    for (int b = 0; b < PSCAN_BACKEND_COUNT; b++) {
-        pscan_backend backend = (pscan_backend)b;
+    /* the concrete backends first, AUTO's choice last */
+    static const pscan_backend order[] = {PSCAN_BACKEND_CPU, PSCAN_BACKEND_CUDA, PSCAN_BACKEND_OPENCL,
+                                          PSCAN_BACKEND_AUTO};
+    for (size_t b = 0; b < sizeof order / sizeof order[0]; b++) {
+        pscan_backend backend = order[b];
         int compiled = 0;
         pscan_backend_compiled(backend, &compiled);
-        printf("  %-7s ", pscan_backend_name(backend));
+        printf("%s: ", pscan_backend_name(backend));
         if (!compiled) {
             printf("not compiled in\n");
             continue;
         }
         pscan_context *ctx = NULL;
         pscan_status s = pscan_context_create(backend, &ctx);
+        if (s == PSCAN_ERROR_BACKEND_UNAVAILABLE) {
+            printf(backend == PSCAN_BACKEND_AUTO ? "no backend works\n" : "compiled in, %s\n",
+                   no_device_words(backend));
+            continue;
+        }
         if (s != PSCAN_SUCCESS) {
-            printf("compiled in; no context: %s (%s)\n", pscan_status_name(s), pscan_status_string(s));
+            printf("compiled in, but no context: %s (%s)\n", pscan_status_name(s), pscan_status_string(s));
             continue;
         }
         char device[256] = "";
         pscan_backend actual = backend;
         pscan_context_device_name(ctx, device, sizeof device);
         pscan_context_backend(ctx, &actual);
+        const char *shown = strncmp(device, "CPU: ", 5) == 0 ? device + 5 : device;
         if (backend == PSCAN_BACKEND_AUTO)
-            printf("picks %s: %s\n", pscan_backend_name(actual), device);
-        else {
-            printf("available: %s\n", device);
-            usable++;
-        }
+            printf("picks %s (%s)\n", pscan_backend_name(actual), shown);
+        else if (backend == PSCAN_BACKEND_CPU)
+            printf("%s\n", shown);
+        else
+            printf("compiled in, device: %s\n", shown);
+        usable += backend != PSCAN_BACKEND_AUTO;
         pscan_context_destroy(ctx);
     }
     return usable > 0 ? PS_CLI_OK : PS_CLI_FAILURE;
@@ -267,7 +287,7 @@ typedef struct subcommand {
 
 static const subcommand subcommands[] = {
     {"info", ps_cli_info, "version, backends compiled in, devices found"},
-    {"scan", ps_cli_scan, "scan a raw binary file of any size (streamed in chunks)"},
+    {"scan", ps_cli_scan, "scan raw, text, CSV or .npy data of any size, files or pipes (streamed in chunks)"},
     {"bench", ps_cli_bench, "time every algorithm of a backend against a copy (and CUB on CUDA)"},
 #ifdef PSCAN_HAVE_EXPLAIN
     {"explain", ps_cli_explain, "show an algorithm's steps on a small input"},
