@@ -2,7 +2,8 @@
  * cpu_backend.c - the CPU backend behind the common table: host memory, a thread pool, two algorithms.
  *
  *   SERIAL   one loop and one carry (cpu_kernels.c): the test oracle, and the fastest path for small n.
- *   THREADS  cache-blocked reduce-then-scan over the context's pool (cpu_threads.c).
+ *   THREADS  cache-blocked reduce-then-scan over the context's pool (cpu_threads.c); select and partition
+ *            run the serial code for now (cpu_select.c).
  *
  * The CPU "stream" is the calling thread: every call has finished when it returns.
  */
@@ -55,13 +56,13 @@ static pscan_algo cpu_auto_algo(const pscan_context *ctx, const ps_request *req)
                                                                                              : PSCAN_ALGO_SERIAL;
 }
 
-/* Both primitives run SERIAL and THREADS; the GPU algorithms are not the CPU's. */
+/* Every primitive runs SERIAL and THREADS; the GPU algorithms are not the CPU's. */
 static pscan_status cpu_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes) {
     if (req->algo == PSCAN_ALGO_AUTO) req->algo = cpu_auto_algo(ctx, req);
     if (req->algo != PSCAN_ALGO_SERIAL && req->algo != PSCAN_ALGO_THREADS) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
     const ps_cpu_pool *pool = state_of(ctx)->pool;
     *temp_bytes = 0;
-    if (req->algo == PSCAN_ALGO_THREADS && req->n > 0)
+    if (req->algo == PSCAN_ALGO_THREADS && req->n > 0 && (req->prim == PS_PRIM_SCAN || req->prim == PS_PRIM_REDUCE))
         *temp_bytes = req->prim == PS_PRIM_SCAN ? ps_cpu_threads_temp_bytes(pool) : ps_cpu_threads_reduce_temp_bytes(pool);
     return PSCAN_SUCCESS;
 }
@@ -87,6 +88,13 @@ static void cpu_reduce(pscan_context *ctx, const ps_request *req) {
     }
     memcpy(req->out, result.bytes, req->elem_bytes);
 }
+
+/* Select and partition: THREADS runs the serial code for now (cpu_select.c). */
+static void cpu_select(pscan_context *ctx, const ps_request *req) {
+    (void)ctx;
+    ps_cpu_select(req);
+}
+#define cpu_partition cpu_select
 
 /* One runner per primitive, generated from the core's list: a primitive without a CPU runner fails to link. */
 #define CPU_RUNNER_(NAME, name) [PS_PRIM_##NAME] = cpu_##name,

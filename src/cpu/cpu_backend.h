@@ -19,4 +19,7 @@ void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_request *call);
 size_t ps_cpu_threads_reduce_temp_bytes(const ps_cpu_pool *pool);
 void ps_cpu_threads_reduce(ps_cpu_pool *pool, const ps_request *req, ps_value *result);
 
+/* Select and partition (req->prim tells which), serial: cpu_select.c. */
+void ps_cpu_select(const ps_request *req);
+
 #endif /* PSCAN_CPU_BACKEND_H */
