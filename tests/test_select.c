@@ -2,7 +2,7 @@
  * test_select.c - the select and partition test table, read as a specification of pscan_select() and
  * pscan_partition().
  *
- *   test_select --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S]
+ *   test_select --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]
  *
  * For one backend and one algorithm, every result is checked against a serial loop written here (never the
  * library's): the kept items in input order, and for a partition the others after them in input order.
@@ -152,6 +152,7 @@ typedef struct options {
     pscan_algo algo;
     uint64_t seed;
     int quick;
+    long threads; /* -1: the backend's default */
 } options;
 
 typedef struct harness {
@@ -544,7 +545,7 @@ static void finish(harness *h) {
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: test_select --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S]\n");
+    fprintf(stderr, "usage: test_select --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]\n");
     return 1;
 }
 
@@ -553,6 +554,7 @@ int main(int argc, char **argv) {
     memset(&h, 0, sizeof h);
     h.opt.backend = PSCAN_BACKEND_CPU;
     h.opt.algo = PSCAN_ALGO_AUTO;
+    h.opt.threads = -1;
     const char *env_seed = getenv("PSCAN_TEST_SEED");
     h.opt.seed = env_seed ? strtoull(env_seed, NULL, 0) : 0x5E1EC7ull;
     for (int i = 1; i < argc; i++) {
@@ -562,6 +564,8 @@ int main(int argc, char **argv) {
             if (pscan_algo_parse(argv[++i], &h.opt.algo) != PSCAN_SUCCESS) return usage();
         } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
             h.opt.seed = strtoull(argv[++i], NULL, 0);
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            h.opt.threads = strtol(argv[++i], NULL, 0);
         } else if (strcmp(argv[i], "--quick") == 0) {
             h.opt.quick = 1;
         } else {
@@ -570,6 +574,11 @@ int main(int argc, char **argv) {
     }
     int rc = test_open_backend("test_select", h.opt.backend, &h.ctx);
     if (rc != 0) return rc;
+    if (h.opt.threads >= 0 && pscan_context_set_threads(h.ctx, (unsigned)h.opt.threads) != PSCAN_SUCCESS) {
+        fprintf(stderr, "test_select: FAIL: pscan_context_set_threads(%ld)\n", h.opt.threads);
+        pscan_context_destroy(h.ctx);
+        return 1;
+    }
     h.addresses = h.opt.backend != PSCAN_BACKEND_OPENCL;
     printf("test_select: algo %s, seed %" PRIu64 "%s\n", pscan_algo_name(h.opt.algo), h.opt.seed,
            h.opt.quick ? ", quick" : "");

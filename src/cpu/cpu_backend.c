@@ -3,7 +3,7 @@
  *
  *   SERIAL   one loop and one carry (cpu_kernels.c): the test oracle, and the fastest path for small n.
  *   THREADS  cache-blocked reduce-then-scan over the context's pool (cpu_threads.c); select and partition
- *            run the serial code for now (cpu_select.c).
+ *            count per thread, scan the counts, move per thread.
  *
  * The CPU "stream" is the calling thread: every call has finished when it returns.
  */
@@ -62,7 +62,7 @@ static pscan_status cpu_plan(const pscan_context *ctx, ps_request *req, size_t *
     if (req->algo != PSCAN_ALGO_SERIAL && req->algo != PSCAN_ALGO_THREADS) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
     const ps_cpu_pool *pool = state_of(ctx)->pool;
     *temp_bytes = 0;
-    if (req->algo == PSCAN_ALGO_THREADS && req->n > 0 && (req->prim == PS_PRIM_SCAN || req->prim == PS_PRIM_REDUCE))
+    if (req->algo == PSCAN_ALGO_THREADS && req->n > 0)
         *temp_bytes = req->prim == PS_PRIM_SCAN ? ps_cpu_threads_temp_bytes(pool) : ps_cpu_threads_reduce_temp_bytes(pool);
     return PSCAN_SUCCESS;
 }
@@ -89,10 +89,12 @@ static void cpu_reduce(pscan_context *ctx, const ps_request *req) {
     memcpy(req->out, result.bytes, req->elem_bytes);
 }
 
-/* Select and partition: THREADS runs the serial code for now (cpu_select.c). */
+/* Select and partition (cpu_select.c; the threaded phases in cpu_threads.c). */
 static void cpu_select(pscan_context *ctx, const ps_request *req) {
-    (void)ctx;
-    ps_cpu_select(req);
+    if (req->algo == PSCAN_ALGO_THREADS && req->n > 0)
+        ps_cpu_threads_select(state_of(ctx)->pool, req);
+    else
+        ps_cpu_select(req);
 }
 #define cpu_partition cpu_select
 

@@ -1,13 +1,13 @@
 /*
  * cpu_select.c - select (compact) and partition on the CPU: the serial reference for both.
  *
- * One pass decides and counts, a second moves: select copies each kept item to out[kept so far]; partition
- * first counts the kept items (the start of the second group), then copies each item to the next slot of its
- * group. Both groups keep their input order. Keys are decided by the type's own comparison (generated from
+ * One pass counts the kept items (the start of a partition's second group), a second moves each item to the
+ * next slot of its group (select: kept items only). Both groups keep their input order. Keys are decided by the type's own comparison (generated from
  * the type list), one switch on the predicate per item.
  *
- * PSCAN_ALGO_THREADS runs this serial code for now (the pool would split the range, count per thread, scan
- * the counts and scatter: a later step); AUTO therefore means serial too.
+ * The serial select reads the keys twice too (count, then move): the same two functions are the threaded
+ * version's phases (cpu_threads.c: each thread counts its range, the counts are scanned, each thread moves
+ * its range from its offsets).
  */
 #include <string.h>
 
@@ -53,18 +53,27 @@ static void move_item(const ps_request *req, uint64_t i, uint64_t d) {
     if (vb) memcpy((unsigned char *)req->out2 + d * vb, (const unsigned char *)req->in2 + i * vb, vb);
 }
 
-void ps_cpu_select(const ps_request *req) {
+uint64_t ps_cpu_select_count(const ps_request *req, uint64_t begin, uint64_t end) {
+    const pass_fn pass = pass_of(req->type);
+    uint64_t kept = 0;
+    for (uint64_t i = begin; i < end; i++) kept += (uint64_t)keeps(req, pass, i);
+    return kept;
+}
+
+void ps_cpu_select_move(const ps_request *req, uint64_t begin, uint64_t end, uint64_t kept_at,
+                        uint64_t rejected_at) {
     const pass_fn pass = pass_of(req->type);
     const int partition = req->prim == PS_PRIM_PARTITION;
-    uint64_t kept = 0;
-    if (partition)
-        for (uint64_t i = 0; i < req->n; i++) kept += (uint64_t)keeps(req, pass, i);
-    uint64_t next_kept = 0, next_rejected = kept;
-    for (uint64_t i = 0; i < req->n; i++) {
+    for (uint64_t i = begin; i < end; i++) {
         if (keeps(req, pass, i))
-            move_item(req, i, next_kept++);
+            move_item(req, i, kept_at++);
         else if (partition)
-            move_item(req, i, next_rejected++);
+            move_item(req, i, rejected_at++);
     }
-    memcpy(req->count, &next_kept, sizeof next_kept);
+}
+
+void ps_cpu_select(const ps_request *req) {
+    const uint64_t kept = ps_cpu_select_count(req, 0, req->n);
+    ps_cpu_select_move(req, 0, req->n, 0, kept);
+    memcpy(req->count, &kept, sizeof kept);
 }
