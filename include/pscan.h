@@ -261,6 +261,59 @@ pscan_status pscan_reduce_temp_bytes(pscan_context *ctx, const pscan_reduce_desc
 pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, const void *in, uint64_t n,
                           void *result, void *temp, size_t temp_bytes);
 
+/* ---------------------------------------------------------------------------------------------------------
+ * Select (compact) and partition: which items are kept is decided per item, by a u8 flag (nonzero keeps) or
+ * by a predicate of the key against one constant; both are stable. X(ENUM_SUFFIX, short_name)
+ *   nonzero: key != 0        eq: key == c   ne: key != c   lt: key < c   le: key <= c   gt: key > c   ge: key >= c
+ * in the key type's own order (signed types signed). Floats compare as IEEE does: -0.0 == +0.0 (so -0.0 is
+ * not nonzero), and a NaN key fails every predicate but ne and nonzero.
+ * ------------------------------------------------------------------------------------------------------- */
+#define PSCAN_PRED_LIST(X) X(NONZERO, nonzero) X(EQ, eq) X(NE, ne) X(LT, lt) X(LE, le) X(GT, gt) X(GE, ge)
+
+typedef enum pscan_pred {
+#define PSCAN_PRED_ENUM_(NAME, name) PSCAN_PRED_##NAME,
+    PSCAN_PRED_LIST(PSCAN_PRED_ENUM_)
+#undef PSCAN_PRED_ENUM_
+        PSCAN_PRED_COUNT
+} pscan_pred;
+
+typedef struct pscan_select_desc {
+    pscan_type type;      /* the key type */
+    size_t value_bytes;   /* 0: keys only; 1, 2, 4 or 8: a payload of that many bytes per item, moved with its key */
+    const void *flags;    /* device array of n uint8_t (nonzero keeps the item), or NULL to use pred */
+    pscan_pred pred;      /* used when flags is NULL (always checked to be in the list) */
+    const void *operand;  /* host pointer to one key of type, the constant c; ignored for nonzero or with flags */
+    pscan_algo algo;      /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK (single pass) */
+} pscan_select_desc;
+
+/* Sets *bytes to the temporary storage pscan_select() and pscan_partition() need for this desc and n (the
+ * larger of the two; 0 is possible). */
+pscan_status pscan_select_temp_bytes(pscan_context *ctx, const pscan_select_desc *desc, uint64_t n, size_t *bytes);
+
+/* Copies the kept items of keys_in (and values_in, when desc->value_bytes > 0) to the front of keys_out (and
+ * values_out), in their input order, and writes how many were kept to *count, one uint64_t in device memory
+ * (a host pointer on the CPU backend; any address), so nothing synchronises. Elements of keys_out and
+ * values_out from *count on are left as they were. keys_out and values_out have room for n items; no output
+ * may overlap an input or another output (PSCAN_ERROR_OVERLAP; inputs may overlap each other). values_in and
+ * values_out are ignored (may be NULL) when value_bytes == 0; NULL otherwise is PSCAN_ERROR_NULL_POINTER, as
+ * is a NULL count, or a NULL operand where the predicate needs it. value_bytes other than 0, 1, 2, 4, 8 and
+ * pred outside the list are PSCAN_ERROR_INVALID_VALUE. n == 0 writes 0 to *count (the data pointers may then
+ * be NULL). temp as for pscan_scan. On any error status nothing is written. OpenCL:
+ * PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now.
+ * Example: keys = [3 1 7 0 4 1 6 3], pred gt, operand 2 -> keys_out = [3 7 4 6 3], *count = 5; with
+ * values = [0 1 2 3 4 5 6 7] -> values_out = [0 2 4 6 7]. */
+pscan_status pscan_select(pscan_context *ctx, const pscan_select_desc *desc, const void *keys_in,
+                          const void *values_in, uint64_t n, void *keys_out, void *values_out, uint64_t *count,
+                          void *temp, size_t temp_bytes);
+
+/* As pscan_select, but every item is written: the kept ones first, in input order, then the others, in input
+ * order too (both groups stable), and *count is the number kept (the first index of the second group).
+ * Example: keys = [3 1 7 0 4 1 6 3], pred gt, operand 2 -> keys_out = [3 7 4 6 3 1 0 1], *count = 5; with
+ * values = [0 1 2 3 4 5 6 7] -> values_out = [0 2 4 6 7 1 3 5]. */
+pscan_status pscan_partition(pscan_context *ctx, const pscan_select_desc *desc, const void *keys_in,
+                             const void *values_in, uint64_t n, void *keys_out, void *values_out, uint64_t *count,
+                             void *temp, size_t temp_bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -369,7 +369,7 @@ static pscan_status request_submit(pscan_context *ctx, ps_request *req, void *te
     size_t needed = 0;
     pscan_status s = ctx->ops->plan(ctx, req, &needed);
     if (s != PSCAN_SUCCESS) return s;
-    if (req->n == 0 && req->prim != PS_PRIM_REDUCE) return PSCAN_SUCCESS; /* a reduce still writes init */
+    if (req->n == 0 && req->prim == PS_PRIM_SCAN) return PSCAN_SUCCESS; /* the others still write a result */
     if (needed > 0) {
         const size_t with_slack = temp_with_slack(ctx, needed);
         if (temp) {
@@ -472,6 +472,109 @@ pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, con
                           void *result, void *temp, size_t temp_bytes) {
     ps_request req;
     pscan_status s = reduce_prepare(ctx, desc, in, n, result, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
+}
+
+/* ---- select and partition ---------------------------------------------------------------------------- */
+
+/* [a, a + abytes) and [b, b + bbytes) share a byte (empty ranges share none). */
+static int ranges_overlap(const void *a, uint64_t abytes, const void *b, uint64_t bbytes) {
+    const uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+    return abytes > 0 && bbytes > 0 && x < y + bbytes && y < x + abytes;
+}
+
+/* Checks desc and the buffers and fills req. Inputs are keys, values, flags; outputs keys, values, count: no
+ * output may touch an input or another output. */
+static pscan_status select_prepare(const pscan_context *ctx, ps_primitive prim, const pscan_select_desc *desc,
+                                   const void *keys_in, const void *values_in, uint64_t n, void *keys_out,
+                                   void *values_out, void *count, ps_request *req) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    if (!PSCAN_IN_RANGE(desc->pred, PSCAN_PRED_COUNT)) return PSCAN_ERROR_INVALID_VALUE;
+    const size_t vb = desc->value_bytes;
+    if (vb != 0 && vb != 1 && vb != 2 && vb != 4 && vb != 8) return PSCAN_ERROR_INVALID_VALUE;
+    /* no operator: sum is defined for every type, and init is unused */
+    pscan_status s = request_prepare(ctx, prim, desc->type, PSCAN_OP_SUM, desc->algo, NULL, n, req);
+    if (s != PSCAN_SUCCESS) return s;
+    if (n > PS_MAX_RANGE_BYTES / (req->elem_bytes + vb + 1)) return PSCAN_ERROR_TOO_LARGE;
+    req->value_bytes = vb;
+    req->flags = desc->flags;
+    req->pred = desc->pred;
+    const int needs_operand = !desc->flags && desc->pred != PSCAN_PRED_NONZERO;
+    if (!count || (needs_operand && !desc->operand)) return PSCAN_ERROR_NULL_POINTER;
+    if (needs_operand) memcpy(req->operand.bytes, desc->operand, req->elem_bytes);
+    req->in = keys_in;
+    req->out = keys_out;
+    req->in2 = vb ? values_in : NULL;
+    req->out2 = vb ? values_out : NULL;
+    req->count = count;
+    if (n == 0) return PSCAN_SUCCESS;
+    if (!keys_in || !keys_out || (vb && (!values_in || !values_out))) return PSCAN_ERROR_NULL_POINTER;
+    const uint64_t kb = n * req->elem_bytes, vbytes = n * vb, fb = desc->flags ? n : 0;
+    if (ctx->ops->handles_are_addresses) {
+        if (range_wraps(keys_in, kb) || range_wraps(keys_out, kb) || range_wraps(count, sizeof(uint64_t)) ||
+            (vb && (range_wraps(values_in, vbytes) || range_wraps(values_out, vbytes))) ||
+            (fb && range_wraps(desc->flags, fb)))
+            return PSCAN_ERROR_TOO_LARGE;
+        const void *const outs[3] = {keys_out, req->out2, count};
+        const uint64_t out_bytes[3] = {kb, vbytes, sizeof(uint64_t)};
+        const void *const ins[3] = {keys_in, req->in2, desc->flags};
+        const uint64_t in_bytes[3] = {kb, vbytes, fb};
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 3; j++)
+                if (ranges_overlap(outs[i], out_bytes[i], ins[j], in_bytes[j])) return PSCAN_ERROR_OVERLAP;
+            for (int j = i + 1; j < 3; j++)
+                if (ranges_overlap(outs[i], out_bytes[i], outs[j], out_bytes[j])) return PSCAN_ERROR_OVERLAP;
+        }
+    } else {
+        const void *const outs[3] = {keys_out, req->out2, count};
+        const void *const ins[3] = {keys_in, req->in2, desc->flags};
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 3; j++)
+                if (outs[i] && outs[i] == ins[j]) return PSCAN_ERROR_OVERLAP;
+            for (int j = i + 1; j < 3; j++)
+                if (outs[i] && outs[i] == outs[j]) return PSCAN_ERROR_OVERLAP;
+        }
+    }
+    return PSCAN_SUCCESS;
+}
+
+pscan_status pscan_select_temp_bytes(pscan_context *ctx, const pscan_select_desc *desc, uint64_t n, size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    static uint64_t dummy_count;
+    static const unsigned char dummy_operand[8];
+    ps_request req;
+    pscan_select_desc d;
+    if (desc) {
+        d = *desc;
+        d.operand = dummy_operand; /* the size does not depend on the constant */
+        desc = &d;
+    }
+    /* a partition needs at least what a select does */
+    pscan_status s = select_prepare(ctx, PS_PRIM_PARTITION, desc, NULL, NULL, 0, NULL, NULL, &dummy_count, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    req.n = n;
+    if (n > PS_MAX_RANGE_BYTES / (req.elem_bytes + req.value_bytes + 1)) return PSCAN_ERROR_TOO_LARGE;
+    return request_temp_bytes(ctx, &req, bytes);
+}
+
+pscan_status pscan_select(pscan_context *ctx, const pscan_select_desc *desc, const void *keys_in,
+                          const void *values_in, uint64_t n, void *keys_out, void *values_out, uint64_t *count,
+                          void *temp, size_t temp_bytes) {
+    ps_request req;
+    pscan_status s =
+        select_prepare(ctx, PS_PRIM_SELECT, desc, keys_in, values_in, n, keys_out, values_out, count, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
+}
+
+pscan_status pscan_partition(pscan_context *ctx, const pscan_select_desc *desc, const void *keys_in,
+                             const void *values_in, uint64_t n, void *keys_out, void *values_out, uint64_t *count,
+                             void *temp, size_t temp_bytes) {
+    ps_request req;
+    pscan_status s =
+        select_prepare(ctx, PS_PRIM_PARTITION, desc, keys_in, values_in, n, keys_out, values_out, count, &req);
     if (s != PSCAN_SUCCESS) return s;
     return request_submit(ctx, &req, temp, temp_bytes);
 }

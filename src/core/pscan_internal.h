@@ -22,7 +22,9 @@ extern "C" {
  * primitive adds one row here, its public entry point (src/core/<primitive>.c) and its tile programs. */
 #define PS_PRIMITIVE_LIST(X)                                                                                 \
     X(SCAN, scan)                                                                                            \
-    X(REDUCE, reduce)
+    X(REDUCE, reduce)                                                                                        \
+    X(SELECT, select)                                                                                        \
+    X(PARTITION, partition)
 
 typedef enum ps_primitive {
 #define PS_PRIMITIVE_ENUM_(NAME, name) PS_PRIM_##NAME,
@@ -45,6 +47,16 @@ typedef struct ps_request {
     uint64_t n;      /* may be 0 for a reduce (the result is init) */
     size_t elem_bytes;
     ps_value init;   /* the carry into the first element (scan, reduce) */
+    /* select, partition: in and out are the keys (n elements, out has room for n); in2 and out2 the payload of
+     * value_bytes per item (0: none, both NULL); count one uint64_t in device memory, any address; flags n
+     * bytes or NULL for pred against operand (a key). */
+    const void *in2;
+    void *out2;
+    void *count;
+    const void *flags;
+    pscan_pred pred;
+    ps_value operand;
+    size_t value_bytes;
     void *temp;      /* device storage of temp_bytes >= what plan returned, 256-byte aligned (addresses) */
     size_t temp_bytes;
 } ps_request;

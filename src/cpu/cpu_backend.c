@@ -2,7 +2,8 @@
  * cpu_backend.c - the CPU backend behind the common table: host memory, a thread pool, two algorithms.
  *
  *   SERIAL   one loop and one carry (cpu_kernels.c): the test oracle, and the fastest path for small n.
- *   THREADS  cache-blocked reduce-then-scan over the context's pool (cpu_threads.c).
+ *   THREADS  cache-blocked reduce-then-scan over the context's pool (cpu_threads.c); select and partition
+ *            count per thread, scan the counts, move per thread.
  *
  * The CPU "stream" is the calling thread: every call has finished when it returns.
  */
@@ -78,7 +79,7 @@ static pscan_algo cpu_auto_algo(const pscan_context *ctx, const ps_request *req)
                : PSCAN_ALGO_SERIAL;
 }
 
-/* Both primitives run SERIAL and THREADS; the GPU algorithms are not the CPU's. */
+/* Every primitive runs SERIAL and THREADS; the GPU algorithms are not the CPU's. */
 static pscan_status cpu_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes) {
     if (req->algo == PSCAN_ALGO_AUTO) req->algo = cpu_auto_algo(ctx, req);
     if (req->algo != PSCAN_ALGO_SERIAL && req->algo != PSCAN_ALGO_THREADS) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
@@ -110,6 +111,15 @@ static void cpu_reduce(pscan_context *ctx, const ps_request *req) {
     }
     memcpy(req->out, result.bytes, req->elem_bytes);
 }
+
+/* Select and partition (cpu_select.c; the threaded phases in cpu_threads.c). */
+static void cpu_select(pscan_context *ctx, const ps_request *req) {
+    if (req->algo == PSCAN_ALGO_THREADS && req->n > 0)
+        ps_cpu_threads_select(state_of(ctx)->pool, req);
+    else
+        ps_cpu_select(req);
+}
+#define cpu_partition cpu_select
 
 /* One runner per primitive, generated from the core's list: a primitive without a CPU runner fails to link. */
 #define CPU_RUNNER_(NAME, name) [PS_PRIM_##NAME] = cpu_##name,

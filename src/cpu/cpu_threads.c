@@ -37,6 +37,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cpu_backend.h"
 
@@ -347,4 +348,51 @@ void ps_cpu_threads_reduce(ps_cpu_pool *pool, const ps_request *req, ps_value *r
     for (unsigned t = 0; t < pool->threads; t++)
         if ((uint64_t)t * job.chunk < req->n)
             job.kernels->combine(result, (const ps_value *)((char *)job.totals + (size_t)t * PSCAN_CPU_SLOT_BYTES));
+}
+
+/* ---- select and partition ---------------------------------------------------------------------------- */
+
+/* Phase 1: each thread counts the kept items of its range; phase 2, after the caller has scanned the counts:
+ * each moves its range from its offsets. Both groups stay in order: ranges are in order, and so are offsets. */
+typedef struct select_job {
+    const ps_request *req;
+    uint64_t chunk;
+    int phase;
+    uint64_t kept_total;
+    unsigned char *slots; /* [threads] in temp, one per cache line: the count, then the kept offset */
+} select_job;
+
+static void select_job_run(void *arg, unsigned t) {
+    const select_job *job = (const select_job *)arg;
+    const uint64_t n = job->req->n, begin = t * job->chunk, end = begin + job->chunk < n ? begin + job->chunk : n;
+    uint64_t *slot = (uint64_t *)(job->slots + (size_t)t * PSCAN_CPU_SLOT_BYTES);
+    if (begin >= end) return;
+    if (job->phase == 0) {
+        *slot = ps_cpu_select_count(job->req, begin, end);
+    } else {
+        const uint64_t kept_before = *slot, rejected_before = begin - kept_before;
+        ps_cpu_select_move(job->req, begin, end, kept_before, job->kept_total + rejected_before);
+    }
+}
+
+void ps_cpu_threads_select(ps_cpu_pool *pool, const ps_request *req) {
+    select_job job;
+    job.req = req;
+    job.chunk = (req->n + pool->threads - 1) / pool->threads;
+    job.phase = 0;
+    job.kept_total = 0;
+    uintptr_t temp = ((uintptr_t)req->temp + PSCAN_CPU_SLOT_BYTES - 1) & ~(uintptr_t)(PSCAN_CPU_SLOT_BYTES - 1);
+    job.slots = (unsigned char *)temp;
+    pool_run(pool, select_job_run, &job);
+    /* ---- spine: exclusive scan of the counts, in range order ---- */
+    for (unsigned t = 0; t < pool->threads; t++) {
+        if ((uint64_t)t * job.chunk >= req->n) break;
+        uint64_t *slot = (uint64_t *)(job.slots + (size_t)t * PSCAN_CPU_SLOT_BYTES);
+        const uint64_t count = *slot;
+        *slot = job.kept_total;
+        job.kept_total += count;
+    }
+    job.phase = 1;
+    pool_run(pool, select_job_run, &job);
+    memcpy(req->count, &job.kept_total, sizeof job.kept_total);
 }

@@ -86,7 +86,8 @@ static cudaError_t cuda_scan_run(const ps_request *req, const ps_cuda_device *de
 }
 
 /* One {plan, run} per primitive, generated from the core's list: a primitive without a CUDA entry fails to
- * link. The scan's go through the algorithm table above, the others through their own file. */
+ * link. The scan's go through the algorithm table above, the others through their own file (select.cu runs
+ * select and partition). */
 typedef struct cuda_primitive {
     pscan_status (*plan)(const ps_request *, const ps_cuda_device *, size_t *);
     cudaError_t (*run)(const ps_request *, const ps_cuda_device *);
@@ -94,9 +95,13 @@ typedef struct cuda_primitive {
 #define CUDA_PRIMITIVE_(NAME, name) {ps_cuda_##name##_plan, ps_cuda_##name##_run},
 #define ps_cuda_scan_plan cuda_scan_plan
 #define ps_cuda_scan_run cuda_scan_run
+#define ps_cuda_partition_plan ps_cuda_select_plan /* select.cu runs both */
+#define ps_cuda_partition_run ps_cuda_select_run
 static const cuda_primitive cuda_primitives[PS_PRIM_COUNT] = {PS_PRIMITIVE_LIST(CUDA_PRIMITIVE_)};
 #undef ps_cuda_scan_plan
 #undef ps_cuda_scan_run
+#undef ps_cuda_partition_plan
+#undef ps_cuda_partition_run
 #undef CUDA_PRIMITIVE_
 
 static pscan_status cuda_plan(const pscan_context *ctx, ps_request *req, size_t *bytes) {

@@ -43,5 +43,8 @@ extern const ps_cuda_algorithm ps_cuda_decoupled_lookback; /* 5_decoupled_lookba
 /* The primitives other than scan, one file each: plan and run, as in ps_backend_ops. */
 pscan_status ps_cuda_reduce_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
 cudaError_t ps_cuda_reduce_run(const ps_request *req, const ps_cuda_device *dev);
+/* select.cu: select and partition (req->prim tells which). */
+pscan_status ps_cuda_select_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
+cudaError_t ps_cuda_select_run(const ps_request *req, const ps_cuda_device *dev);
 
 #endif /* PSCAN_CUDA_BACKEND_H */

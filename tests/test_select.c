@@ -1,0 +1,620 @@
+/*
+ * test_select.c - the select and partition test table, read as a specification of pscan_select() and
+ * pscan_partition().
+ *
+ *   test_select --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]
+ *
+ * For one backend and one algorithm, every result is checked against a serial loop written here (never the
+ * library's): the kept items in input order, and for a partition the others after them in input order.
+ * Payloads hold the item's index (truncated to 1, 2, 4 or 8 bytes), so any reordering inside a group shows.
+ *  - run_table(): every key type x {select, partition} x {flags, and each of the 7 predicates}, at sizes 0, 1,
+ *    1000 and around the CUDA tile (16 rows x 256 threads = 4096 items: tile-1, tile, tile+1), payload size
+ *    cycling through 0, 1, 2, 4, 8; inputs and outputs at their allocation's start or one element in
+ *    (alternating); temp from the workspace or a caller buffer at +1 byte; the count at an 8-byte boundary
+ *    or 3 bytes past one.
+ *  - run_large(): every key type x {select, partition} at 64 * tile + 3 (past the 64-tile look-back window)
+ *    and at one random size up to 2^22 (2^20 with --quick), with 8-byte payloads.
+ *  - run_patterns(): all kept, none kept, alternating (flags, and the same through nonzero keys), each payload
+ *    size, at tile + 1 and 64 * tile + 3.
+ *  - run_bad_inputs(): each bad argument returns its exact status and leaves every output as it was.
+ * After each call: the status, *count, the written items, and that everything past them (for select past
+ * *count, for both past n) still holds its poison bytes.
+ *
+ * Keys are small values (-4 .. 4, 0 .. 8 unsigned) with one in eight full-range, so every predicate both
+ * keeps and rejects, and signed order is exercised; float keys include -0.0 and NaN.
+ *
+ * Exit status: 0 all passed, 1 any failure, 77 (skip) when the backend is not compiled in or has no device.
+ * The closing line reads "test_select: P passed, F failed".
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pscan.h"
+#include "test_common.h"
+
+#define MAX_REPORTS 20
+#define TILE 4096u /* the CUDA select tile: 16 rows x 256 threads (src/cuda/select.cu) */
+#define POISON 0xA5u
+#define GUARD_ITEMS 8 /* items past n that must stay poisoned */
+
+typedef struct type_info {
+    pscan_type type;
+    const char *name;
+    size_t bytes;
+    int is_float;
+    int is_signed;
+} type_info;
+
+static const type_info types[] = {
+    {PSCAN_TYPE_I8, "i8", 1, 0, 1},   {PSCAN_TYPE_U8, "u8", 1, 0, 0},   {PSCAN_TYPE_I16, "i16", 2, 0, 1},
+    {PSCAN_TYPE_U16, "u16", 2, 0, 0}, {PSCAN_TYPE_I32, "i32", 4, 0, 1}, {PSCAN_TYPE_U32, "u32", 4, 0, 0},
+    {PSCAN_TYPE_I64, "i64", 8, 0, 1}, {PSCAN_TYPE_U64, "u64", 8, 0, 0}, {PSCAN_TYPE_F32, "f32", 4, 1, 1},
+    {PSCAN_TYPE_F64, "f64", 8, 1, 1},
+};
+#define TYPE_COUNT (sizeof types / sizeof types[0])
+
+static const pscan_pred preds[] = {PSCAN_PRED_NONZERO, PSCAN_PRED_EQ, PSCAN_PRED_NE, PSCAN_PRED_LT,
+                                   PSCAN_PRED_LE,      PSCAN_PRED_GT, PSCAN_PRED_GE};
+static const char *const pred_names[] = {"nonzero", "eq", "ne", "lt", "le", "gt", "ge"};
+#define PRED_COUNT (sizeof preds / sizeof preds[0])
+#define MODE_FLAGS ((int)PRED_COUNT) /* mode 0..6: a predicate; 7: flags */
+
+static const size_t value_sizes[] = {0, 1, 2, 4, 8};
+#define VALUE_SIZE_COUNT (sizeof value_sizes / sizeof value_sizes[0])
+
+/* ---- the reference ------------------------------------------------------------------------------------- */
+
+static uint64_t load_raw(const unsigned char *buf, size_t i, size_t bytes) {
+    uint64_t v = 0;
+    memcpy(&v, buf + i * bytes, bytes);
+    return v;
+}
+
+/* The key as a double (floats), or as a sign-extended / zero-extended 64-bit integer. */
+static double key_float(const type_info *t, uint64_t raw) {
+    if (t->bytes == 4) {
+        float f;
+        uint32_t r = (uint32_t)raw;
+        memcpy(&f, &r, 4);
+        return f;
+    }
+    double d;
+    memcpy(&d, &raw, 8);
+    return d;
+}
+static int64_t key_signed(const type_info *t, uint64_t raw) {
+    const unsigned shift = 64 - 8 * (unsigned)t->bytes;
+    return (int64_t)(raw << shift) >> shift;
+}
+
+/* -1, 0, 1 as a < b, ==, >; 2 when unordered (a NaN). */
+static int compare(const type_info *t, uint64_t a, uint64_t b) {
+    if (t->is_float) {
+        double x = key_float(t, a), y = key_float(t, b);
+        return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
+    }
+    if (t->is_signed) {
+        int64_t x = key_signed(t, a), y = key_signed(t, b);
+        return x < y ? -1 : x > y;
+    }
+    return a < b ? -1 : a > b;
+}
+
+static int reference_keep(const type_info *t, int mode, uint64_t key, uint64_t operand, unsigned char flag) {
+    if (mode == MODE_FLAGS) return flag != 0;
+    const int c = compare(t, key, preds[mode] == PSCAN_PRED_NONZERO ? 0 : operand);
+    switch (preds[mode]) {
+    case PSCAN_PRED_NONZERO: return c != 0;
+    case PSCAN_PRED_EQ: return c == 0;
+    case PSCAN_PRED_NE: return c != 0;
+    case PSCAN_PRED_LT: return c == -1;
+    case PSCAN_PRED_LE: return c == -1 || c == 0;
+    case PSCAN_PRED_GT: return c == 1;
+    default: return c == 1 || c == 0;
+    }
+}
+
+/* ---- input data ---------------------------------------------------------------------------------------- */
+
+static uint64_t random_key(test_rng *rng, const type_info *t) {
+    const uint64_t r = test_rng_next(rng);
+    const int small = (int)(r % 9) - (t->is_signed ? 4 : 0);
+    if (t->is_float) {
+        const unsigned kind = (unsigned)(r >> 32) % 64;
+        double d = kind == 0 ? NAN : kind < 3 ? -0.0 : (double)small;
+        if (t->bytes == 4) {
+            float f = (float)d;
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            return u;
+        }
+        uint64_t u;
+        memcpy(&u, &d, 8);
+        return u;
+    }
+    const uint64_t mask = t->bytes == 8 ? ~0ull : (1ull << (8 * t->bytes)) - 1;
+    if ((r >> 40) % 8 == 0) return test_rng_next(rng) & mask;
+    return (uint64_t)(int64_t)small & mask;
+}
+
+/* Flag patterns: random, all kept, none kept, alternating. */
+enum { PATTERN_RANDOM, PATTERN_ALL, PATTERN_NONE, PATTERN_ALTERNATING };
+static const char *const pattern_names[] = {"random", "all", "none", "alternating"};
+
+/* ---- the run ------------------------------------------------------------------------------------------- */
+
+typedef struct options {
+    pscan_backend backend;
+    pscan_algo algo;
+    uint64_t seed;
+    int quick;
+    long threads; /* -1: the backend's default */
+} options;
+
+typedef struct harness {
+    options opt;
+    pscan_context *ctx;
+    int addresses;
+    size_t max_n;
+    /* host: input keys, values, flags; the reference outputs; what came back */
+    unsigned char *h_keys, *h_values, *h_flags, *h_ref_keys, *h_ref_values, *h_got;
+    /* device: (max_n + 1 + GUARD_ITEMS) items of 8 bytes for each data buffer */
+    void *d_keys, *d_values, *d_flags, *d_keys_out, *d_values_out, *d_count, *d_temp;
+    size_t d_temp_bytes;
+    unsigned long passed, failed, reports;
+} harness;
+
+static size_t buffer_bytes(const harness *h) { return (h->max_n + 1 + GUARD_ITEMS) * 8; }
+
+static void fail_report(harness *h, const char *what) {
+    h->failed++;
+    if (h->reports++ >= MAX_REPORTS) return;
+    fprintf(stderr, "FAIL: backend=%s algo=%s seed=%" PRIu64 ": %s\n", pscan_backend_name(h->opt.backend),
+            pscan_algo_name(h->opt.algo), h->opt.seed, what);
+}
+
+static void check(harness *h, int ok, const char *file, int line, const char *what) {
+    if (ok) {
+        h->passed++;
+        return;
+    }
+    char where[700];
+    snprintf(where, sizeof where, "%s:%d: %s", file, line, what);
+    fail_report(h, where);
+}
+
+#define EXPECT_STATUS(h, expected, call)                                                                     \
+    do {                                                                                                     \
+        pscan_status got_ = (call);                                                                          \
+        char what_[600];                                                                                     \
+        snprintf(what_, sizeof what_, "%s returned %s, expected %s", #call, pscan_status_name(got_),         \
+                 pscan_status_name(expected));                                                               \
+        check((h), got_ == (expected), __FILE__, __LINE__, what_);                                           \
+    } while (0)
+#define EXPECT(h, cond) check((h), (cond) != 0, __FILE__, __LINE__, #cond)
+
+/* Fills every output buffer with the poison byte. */
+static int poison_outputs(harness *h) {
+    const size_t bytes = buffer_bytes(h);
+    memset(h->h_got, POISON, bytes);
+    return pscan_memory_upload(h->ctx, h->d_keys_out, h->h_got, bytes) == PSCAN_SUCCESS &&
+           pscan_memory_upload(h->ctx, h->d_values_out, h->h_got, bytes) == PSCAN_SUCCESS &&
+           pscan_memory_upload(h->ctx, h->d_count, h->h_got, 16) == PSCAN_SUCCESS;
+}
+
+/* Whether every output buffer still holds only poison. */
+static int outputs_untouched(harness *h) {
+    const size_t bytes = buffer_bytes(h);
+    const void *bufs[3] = {h->d_keys_out, h->d_values_out, h->d_count};
+    const size_t sizes[3] = {bytes, bytes, 16};
+    for (int b = 0; b < 3; b++) {
+        if (pscan_memory_download(h->ctx, h->h_got, bufs[b], sizes[b]) != PSCAN_SUCCESS ||
+            pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS)
+            return 0;
+        for (size_t j = 0; j < sizes[b]; j++)
+            if (h->h_got[j] != POISON) return 0;
+    }
+    return 1;
+}
+
+typedef struct one_case {
+    const type_info *t;
+    int partition;
+    int mode;
+    size_t value_bytes;
+    size_t n;
+    int pattern;
+    int offset;      /* 0 or 1 element into every data buffer */
+    int caller_temp; /* 0: the workspace; 1: a caller buffer at +1 byte */
+    int count_at;    /* byte offset of the count in its buffer: 0 or 3 */
+    int keys_from_pattern; /* nonzero mode with keys 0 / 1 following the pattern */
+} one_case;
+
+static void describe(const one_case *c, char *text, size_t size) {
+    snprintf(text, size, "%s %s %s values=%zu n=%zu pattern=%s offset=%d temp=%s count+%d", c->t->name,
+             c->partition ? "partition" : "select", c->mode == MODE_FLAGS ? "flags" : pred_names[c->mode],
+             c->value_bytes, c->n, pattern_names[c->pattern], c->offset, c->caller_temp ? "caller+1" : "workspace",
+             c->count_at);
+}
+
+/* Compares n_check items of got and want from item `from`; reports the first difference. */
+static int compare_items(harness *h, const char *label, const char *desc, const unsigned char *got,
+                         const unsigned char *want, size_t from, size_t count, size_t bytes) {
+    for (size_t i = from; i < from + count; i++) {
+        if (memcmp(got + i * bytes, want + i * bytes, bytes) != 0) {
+            char what[600];
+            snprintf(what, sizeof what, "%s: %s[%zu] = 0x%" PRIx64 ", expected 0x%" PRIx64, desc, label, i,
+                     load_raw(got, i, bytes), load_raw(want, i, bytes));
+            fail_report(h, what);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int poisoned(const unsigned char *buf, size_t from_byte, size_t to_byte) {
+    for (size_t j = from_byte; j < to_byte; j++)
+        if (buf[j] != POISON) return 0;
+    return 1;
+}
+
+static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
+    const type_info *t = c->t;
+    const size_t n = c->n, kb = t->bytes, vb = c->value_bytes, off = (size_t)c->offset;
+    char desc[300];
+    describe(c, desc, sizeof desc);
+    test_rng rng = {test_mix64(case_seed)};
+
+    /* ---- inputs and the reference ---- */
+    uint64_t op = random_key(&rng, t);
+    if (t->is_float && compare(t, op, op) == 2) op = 0; /* a NaN constant keeps nothing but ne: use 0 instead */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key = random_key(&rng, t);
+        unsigned char flag;
+        switch (c->pattern) {
+        case PATTERN_ALL: flag = 1; break;
+        case PATTERN_NONE: flag = 0; break;
+        case PATTERN_ALTERNATING: flag = (unsigned char)(i % 2 == 0); break;
+        default: flag = (unsigned char)(test_rng_next(&rng) % 3 == 0 ? 0 : 1 + test_rng_next(&rng) % 255);
+        }
+        if (c->keys_from_pattern) key = flag ? 1 : 0;
+        memcpy(h->h_keys + (off + i) * kb, &key, kb);
+        h->h_flags[off + i] = flag;
+        const uint64_t index = i;
+        if (vb) memcpy(h->h_values + (off + i) * vb, &index, vb);
+    }
+    uint64_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        kept += (uint64_t)reference_keep(t, c->mode, load_raw(h->h_keys, off + i, kb), op, h->h_flags[off + i]);
+    uint64_t next_kept = 0, next_rejected = kept;
+    for (size_t i = 0; i < n; i++) {
+        const int keep = reference_keep(t, c->mode, load_raw(h->h_keys, off + i, kb), op, h->h_flags[off + i]);
+        if (!keep && !c->partition) continue;
+        const uint64_t d = keep ? next_kept++ : next_rejected++;
+        memcpy(h->h_ref_keys + (off + d) * kb, h->h_keys + (off + i) * kb, kb);
+        if (vb) memcpy(h->h_ref_values + (off + d) * vb, h->h_values + (off + i) * vb, vb);
+    }
+    const size_t written = c->partition ? n : (size_t)kept;
+
+    /* ---- upload, poison, call ---- */
+    if (pscan_memory_upload(h->ctx, h->d_keys, h->h_keys, (off + n) * kb + 1) != PSCAN_SUCCESS ||
+        (vb && pscan_memory_upload(h->ctx, h->d_values, h->h_values, (off + n) * vb + 1) != PSCAN_SUCCESS) ||
+        pscan_memory_upload(h->ctx, h->d_flags, h->h_flags, off + n + 1) != PSCAN_SUCCESS || !poison_outputs(h)) {
+        fail_report(h, "upload failed");
+        return;
+    }
+    pscan_select_desc d = {t->type, vb, NULL, PSCAN_PRED_NONZERO, NULL, h->opt.algo};
+    if (c->mode == MODE_FLAGS) {
+        d.flags = (char *)h->d_flags + off;
+        d.pred = (pscan_pred)(case_seed % PRED_COUNT); /* ignored with flags */
+    } else {
+        d.pred = preds[c->mode];
+        d.operand = &op;
+    }
+    void *temp = NULL;
+    size_t temp_bytes = 0;
+    if (c->caller_temp) {
+        size_t need = 0;
+        pscan_status s = pscan_select_temp_bytes(h->ctx, &d, n, &need);
+        if (s != PSCAN_SUCCESS) {
+            char what[400];
+            snprintf(what, sizeof what, "%s: pscan_select_temp_bytes returned %s", desc, pscan_status_name(s));
+            fail_report(h, what);
+            return;
+        }
+        if (need + 1 > h->d_temp_bytes) {
+            if (h->d_temp) pscan_memory_free(h->ctx, h->d_temp);
+            h->d_temp = NULL;
+            h->d_temp_bytes = 0;
+            if (pscan_memory_alloc(h->ctx, need + 1, &h->d_temp) != PSCAN_SUCCESS) {
+                fail_report(h, "temp allocation failed");
+                return;
+            }
+            h->d_temp_bytes = need + 1;
+        }
+        temp = (char *)h->d_temp + 1;
+        temp_bytes = need;
+    }
+    uint64_t *count = (uint64_t *)((char *)h->d_count + c->count_at);
+    void *keys_in = (char *)h->d_keys + off * kb, *keys_out = (char *)h->d_keys_out + off * kb;
+    void *values_in = vb ? (char *)h->d_values + off * vb : NULL;
+    void *values_out = vb ? (char *)h->d_values_out + off * vb : NULL;
+    pscan_status s = c->partition
+                         ? pscan_partition(h->ctx, &d, keys_in, values_in, n, keys_out, values_out, count, temp, temp_bytes)
+                         : pscan_select(h->ctx, &d, keys_in, values_in, n, keys_out, values_out, count, temp, temp_bytes);
+    if (s != PSCAN_SUCCESS) {
+        char what[400];
+        snprintf(what, sizeof what, "%s: returned %s", desc, pscan_status_name(s));
+        fail_report(h, what);
+        return;
+    }
+
+    /* ---- the count, the items, the poison around them ---- */
+    unsigned char count_buf[16];
+    if (pscan_memory_download(h->ctx, count_buf, h->d_count, 16) != PSCAN_SUCCESS ||
+        pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS) {
+        fail_report(h, "download failed");
+        return;
+    }
+    uint64_t got_count;
+    memcpy(&got_count, count_buf + c->count_at, 8);
+    if (got_count != kept || !poisoned(count_buf, 0, (size_t)c->count_at) ||
+        !poisoned(count_buf, (size_t)c->count_at + 8, 16)) {
+        char what[500];
+        snprintf(what, sizeof what, "%s: count %" PRIu64 ", expected %" PRIu64 " (or bytes around it written)", desc,
+                 got_count, kept);
+        fail_report(h, what);
+        return;
+    }
+    const size_t end_bytes = (off + n + GUARD_ITEMS) * 8;
+    for (int pass = 0; pass < (vb ? 2 : 1); pass++) {
+        const size_t bytes = pass ? vb : kb;
+        if (pscan_memory_download(h->ctx, h->h_got, pass ? h->d_values_out : h->d_keys_out, end_bytes) != PSCAN_SUCCESS ||
+            pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS) {
+            fail_report(h, "download failed");
+            return;
+        }
+        if (!compare_items(h, pass ? "values_out" : "keys_out", desc, h->h_got, pass ? h->h_ref_values : h->h_ref_keys,
+                           off, written, bytes))
+            return;
+        if (!poisoned(h->h_got, 0, off * bytes) || !poisoned(h->h_got, (off + written) * bytes, end_bytes)) {
+            char what[500];
+            snprintf(what, sizeof what, "%s: %s written outside [%zu, %zu)", desc, pass ? "values_out" : "keys_out",
+                     off, off + written);
+            fail_report(h, what);
+            return;
+        }
+    }
+    h->passed++;
+}
+
+static const size_t value_size_cycle[] = {0, 1, 2, 4, 8};
+
+/* Every type x {select, partition} x mode at the small and tile sizes. */
+static void run_table(harness *h) {
+    const size_t sizes[] = {0, 1, 1000, TILE - 1, TILE, TILE + 1};
+    unsigned index = 0;
+    for (size_t ti = 0; ti < TYPE_COUNT; ti++)
+        for (int part = 0; part < 2; part++)
+            for (int mode = 0; mode <= MODE_FLAGS; mode++)
+                for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++, index++) {
+                    one_case c = {&types[ti], part, mode, value_size_cycle[index % VALUE_SIZE_COUNT], sizes[si],
+                                  PATTERN_RANDOM, (int)(index % 2), (int)(index / 2 % 2), (index / 3 % 2) ? 3 : 0, 0};
+                    run_case(h, &c, h->opt.seed ^ (0x1000u + index));
+                }
+}
+
+/* Past the look-back window and one random size, 8-byte payloads (the full index). */
+static void run_large(harness *h, size_t random_n) {
+    const size_t sizes[] = {64 * TILE + 3, random_n};
+    unsigned index = 0;
+    for (size_t ti = 0; ti < TYPE_COUNT; ti++)
+        for (int part = 0; part < 2; part++)
+            for (size_t si = 0; si < 2; si++, index++) {
+                const int mode = (int)(index % (PRED_COUNT + 1));
+                one_case c = {&types[ti], part, mode, 8, sizes[si], PATTERN_RANDOM, (int)(index % 2),
+                              (int)(index / 2 % 2), 0, 0};
+                run_case(h, &c, h->opt.seed ^ (0x2000u + index));
+            }
+}
+
+/* All kept, none kept, alternating: through flags and through nonzero keys, each payload size. */
+static void run_patterns(harness *h) {
+    const size_t sizes[] = {TILE + 1, 64 * TILE + 3};
+    unsigned index = 0;
+    for (int pattern = PATTERN_ALL; pattern <= PATTERN_ALTERNATING; pattern++)
+        for (int part = 0; part < 2; part++)
+            for (size_t vi = 0; vi < VALUE_SIZE_COUNT; vi++)
+                for (int via_keys = 0; via_keys < 2; via_keys++)
+                    for (size_t si = 0; si < 2; si++, index++) {
+                        one_case c = {&types[index % TYPE_COUNT], part, via_keys ? 0 : MODE_FLAGS, value_sizes[vi],
+                                      sizes[si], pattern, (int)(index % 2), (int)(index / 2 % 2), 0, via_keys};
+                        run_case(h, &c, h->opt.seed ^ (0x3000u + index));
+                    }
+}
+
+/* Each bad argument: its exact status, and no output written. */
+static void run_bad_inputs(harness *h) {
+    const size_t n = 16;
+    if (!poison_outputs(h)) {
+        fail_report(h, "upload failed");
+        return;
+    }
+    pscan_context *ctx = h->ctx;
+    const int32_t two = 2;
+    const pscan_select_desc good = {PSCAN_TYPE_I32, 4, NULL, PSCAN_PRED_GT, &two, h->opt.algo};
+    pscan_select_desc d;
+    char *k = (char *)h->d_keys, *v = (char *)h->d_values, *ko = (char *)h->d_keys_out, *vo = (char *)h->d_values_out;
+    uint64_t *cnt = (uint64_t *)h->d_count;
+    size_t bytes = 0;
+
+    for (int part = 0; part < 2; part++) {
+        pscan_status (*call)(pscan_context *, const pscan_select_desc *, const void *, const void *, uint64_t, void *,
+                             void *, uint64_t *, void *, size_t) = part ? pscan_partition : pscan_select;
+        EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, call(NULL, &good, k, v, n, ko, vo, cnt, NULL, 0));
+        EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, call(ctx, NULL, k, v, n, ko, vo, cnt, NULL, 0));
+        d = good, d.type = PSCAN_TYPE_COUNT;
+        EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, call(ctx, &d, k, v, n, ko, vo, cnt, NULL, 0));
+        d = good, d.pred = PSCAN_PRED_COUNT;
+        EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, call(ctx, &d, k, v, n, ko, vo, cnt, NULL, 0));
+        d = good, d.pred = (pscan_pred)-1;
+        EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, call(ctx, &d, k, v, n, ko, vo, cnt, NULL, 0));
+        d = good, d.value_bytes = 3;
+        EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, call(ctx, &d, k, v, n, ko, vo, cnt, NULL, 0));
+        d = good, d.value_bytes = 16;
+        EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, call(ctx, &d, k, v, n, ko, vo, cnt, NULL, 0));
+        d = good, d.algo = PSCAN_ALGO_COUNT;
+        EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, call(ctx, &d, k, v, n, ko, vo, cnt, NULL, 0));
+        /* an invalid enum wins over a NULL pointer */
+        d = good, d.value_bytes = 5;
+        EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, call(ctx, &d, NULL, v, n, ko, vo, NULL, NULL, 0));
+        EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, call(ctx, &good, k, v, n, ko, vo, NULL, NULL, 0));
+        EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, call(ctx, &good, NULL, v, n, ko, vo, cnt, NULL, 0));
+        EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, call(ctx, &good, k, v, n, NULL, vo, cnt, NULL, 0));
+        EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, call(ctx, &good, k, NULL, n, ko, vo, cnt, NULL, 0));
+        EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, call(ctx, &good, k, v, n, ko, NULL, cnt, NULL, 0));
+        d = good, d.operand = NULL;
+        EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, call(ctx, &d, k, v, n, ko, vo, cnt, NULL, 0));
+        /* n too large for any buffer */
+        EXPECT_STATUS(h, PSCAN_ERROR_TOO_LARGE, call(ctx, &good, k, v, 1ull << 60, ko, vo, cnt, NULL, 0));
+        EXPECT_STATUS(h, PSCAN_ERROR_TOO_LARGE, pscan_select_temp_bytes(ctx, &good, 1ull << 60, &bytes));
+        if (h->addresses) {
+            /* no output may touch an input or another output; in place is not allowed either */
+            EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, call(ctx, &good, k, v, n, k, vo, cnt, NULL, 0));
+            EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, call(ctx, &good, k, v, n, k + 4 * n - 4, vo, cnt, NULL, 0));
+            EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, call(ctx, &good, k, v, n, ko, v + 8, cnt, NULL, 0));
+            EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, call(ctx, &good, k, v, n, ko, ko + 4 * n - 1, cnt, NULL, 0));
+            EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, call(ctx, &good, k, v, n, ko, vo, (uint64_t *)(ko + 8), NULL, 0));
+            EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, call(ctx, &good, k, v, n, ko, vo, (uint64_t *)(k + 4 * n - 1), NULL, 0));
+            d = good, d.flags = h->d_flags;
+            EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, call(ctx, &d, k, v, n, ko, vo, (uint64_t *)((char *)h->d_flags + n - 1), NULL, 0));
+            EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, call(ctx, &d, k, v, n, (char *)h->d_flags + 2, vo, cnt, NULL, 0));
+        }
+        /* an algorithm the backend lacks for these primitives */
+        d = good, d.algo = h->opt.backend == PSCAN_BACKEND_CPU ? PSCAN_ALGO_DECOUPLED_LOOKBACK : PSCAN_ALGO_SERIAL;
+        EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, call(ctx, &d, k, v, n, ko, vo, cnt, NULL, 0));
+        EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, call(ctx, &d, NULL, NULL, 0, NULL, NULL, cnt, NULL, 0));
+        /* temp smaller than the query said (when the algorithm needs any) */
+        EXPECT_STATUS(h, PSCAN_SUCCESS, pscan_select_temp_bytes(ctx, &good, 64 * TILE, &bytes));
+        if (bytes > 1)
+            EXPECT_STATUS(h, PSCAN_ERROR_TEMP_TOO_SMALL,
+                          call(ctx, &good, k, v, 64 * TILE, ko, vo, cnt, h->d_temp ? h->d_temp : ko, bytes - 1));
+        EXPECT(h, outputs_untouched(h));
+    }
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_select_temp_bytes(ctx, &good, n, NULL));
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_select_temp_bytes(NULL, &good, n, &bytes));
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_select_temp_bytes(ctx, NULL, n, &bytes));
+
+    /* n == 0: the count is written, nothing else; data pointers may be NULL; NONZERO needs no operand */
+    for (int part = 0; part < 2; part++) {
+        d = good, d.pred = PSCAN_PRED_NONZERO, d.operand = NULL;
+        if (!poison_outputs(h)) return;
+        EXPECT_STATUS(h, PSCAN_SUCCESS, (part ? pscan_partition : pscan_select)(ctx, &d, NULL, NULL, 0, NULL, NULL, cnt, NULL, 0));
+        unsigned char buf[16];
+        pscan_memory_download(ctx, buf, h->d_count, 16);
+        pscan_context_synchronize(ctx);
+        uint64_t got;
+        memcpy(&got, buf, 8);
+        EXPECT(h, got == 0 && poisoned(buf, 8, 16));
+    }
+}
+
+/* OpenCL implements neither primitive yet: every call returns PSCAN_ERROR_UNSUPPORTED_ALGORITHM. */
+static void run_opencl_unsupported(harness *h) {
+    const int32_t two = 2;
+    pscan_select_desc d = {PSCAN_TYPE_I32, 0, NULL, PSCAN_PRED_GT, &two, PSCAN_ALGO_AUTO};
+    size_t bytes = 0;
+    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_select_temp_bytes(h->ctx, &d, 100, &bytes));
+    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM,
+                  pscan_select(h->ctx, &d, h->d_keys, NULL, 100, h->d_keys_out, NULL, (uint64_t *)h->d_count, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM,
+                  pscan_partition(h->ctx, &d, h->d_keys, NULL, 100, h->d_keys_out, NULL, (uint64_t *)h->d_count, NULL, 0));
+}
+
+static void finish(harness *h) {
+    printf("test_select: %lu passed, %lu failed\n", h->passed, h->failed);
+    void *bufs[] = {h->d_keys, h->d_values, h->d_flags, h->d_keys_out, h->d_values_out, h->d_count, h->d_temp};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i]) pscan_memory_free(h->ctx, bufs[i]);
+    pscan_context_destroy(h->ctx);
+    free(h->h_keys), free(h->h_values), free(h->h_flags), free(h->h_ref_keys), free(h->h_ref_values), free(h->h_got);
+}
+
+static int usage(void) {
+    fprintf(stderr, "usage: test_select --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]\n");
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    harness h;
+    memset(&h, 0, sizeof h);
+    h.opt.backend = PSCAN_BACKEND_CPU;
+    h.opt.algo = PSCAN_ALGO_AUTO;
+    h.opt.threads = -1;
+    const char *env_seed = getenv("PSCAN_TEST_SEED");
+    h.opt.seed = env_seed ? strtoull(env_seed, NULL, 0) : 0x5E1EC7ull;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
+            if (pscan_backend_parse(argv[++i], &h.opt.backend) != PSCAN_SUCCESS) return usage();
+        } else if (strcmp(argv[i], "--algo") == 0 && i + 1 < argc) {
+            if (pscan_algo_parse(argv[++i], &h.opt.algo) != PSCAN_SUCCESS) return usage();
+        } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+            h.opt.seed = strtoull(argv[++i], NULL, 0);
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            h.opt.threads = strtol(argv[++i], NULL, 0);
+        } else if (strcmp(argv[i], "--quick") == 0) {
+            h.opt.quick = 1;
+        } else {
+            return usage();
+        }
+    }
+    int rc = test_open_backend("test_select", h.opt.backend, &h.ctx);
+    if (rc != 0) return rc;
+    if (h.opt.threads >= 0 && pscan_context_set_threads(h.ctx, (unsigned)h.opt.threads) != PSCAN_SUCCESS) {
+        fprintf(stderr, "test_select: FAIL: pscan_context_set_threads(%ld)\n", h.opt.threads);
+        pscan_context_destroy(h.ctx);
+        return 1;
+    }
+    h.addresses = h.opt.backend != PSCAN_BACKEND_OPENCL;
+    printf("test_select: algo %s, seed %" PRIu64 "%s\n", pscan_algo_name(h.opt.algo), h.opt.seed,
+           h.opt.quick ? ", quick" : "");
+
+    test_rng size_rng = {test_mix64(h.opt.seed ^ 0x5E1Eu)};
+    const size_t random_n = 1 + (size_t)(test_rng_next(&size_rng) % (h.opt.quick ? (1u << 20) : (1u << 22)));
+    h.max_n = 64 * TILE + 3 > random_n ? 64 * TILE + 3 : random_n;
+    const size_t bytes = buffer_bytes(&h);
+    h.h_keys = (unsigned char *)malloc(bytes), h.h_values = (unsigned char *)malloc(bytes);
+    h.h_flags = (unsigned char *)calloc(h.max_n + 2, 1), h.h_ref_keys = (unsigned char *)malloc(bytes);
+    h.h_ref_values = (unsigned char *)malloc(bytes), h.h_got = (unsigned char *)malloc(bytes);
+    if (!h.h_keys || !h.h_values || !h.h_flags || !h.h_ref_keys || !h.h_ref_values || !h.h_got ||
+        pscan_memory_alloc(h.ctx, bytes, &h.d_keys) != PSCAN_SUCCESS ||
+        pscan_memory_alloc(h.ctx, bytes, &h.d_values) != PSCAN_SUCCESS ||
+        pscan_memory_alloc(h.ctx, h.max_n + 2, &h.d_flags) != PSCAN_SUCCESS ||
+        pscan_memory_alloc(h.ctx, bytes, &h.d_keys_out) != PSCAN_SUCCESS ||
+        pscan_memory_alloc(h.ctx, bytes, &h.d_values_out) != PSCAN_SUCCESS ||
+        pscan_memory_alloc(h.ctx, 16, &h.d_count) != PSCAN_SUCCESS) {
+        fprintf(stderr, "test_select: FAIL: out of memory\n");
+        h.failed++;
+        finish(&h);
+        return 1;
+    }
+    memset(h.h_keys, 0, bytes), memset(h.h_values, 0, bytes);
+
+    if (h.opt.backend == PSCAN_BACKEND_OPENCL) {
+        run_opencl_unsupported(&h);
+        finish(&h);
+        return h.failed ? 1 : 0;
+    }
+
+    run_bad_inputs(&h);
+    run_table(&h);
+    run_patterns(&h);
+    printf("test_select: random size %zu\n", random_n);
+    run_large(&h, random_n);
+    finish(&h);
+    return h.failed ? 1 : 0;
+}
