@@ -146,6 +146,7 @@ if want sanitize; then
     done
     # the reduce primitive and the interleaved stress test (issue 8, bug 1), under memcheck
     for extra in "test_reduce --backend cuda --algo decoupled-lookback --quick" \
+        "test_select --backend cuda --algo decoupled-lookback --quick" \
         "test_cuda_stress --backend cuda --algo mixed --iters 60"; do
         # shellcheck disable=SC2086
         if timeout 300 compute-sanitizer --tool memcheck --error-exitcode 99 "$BUILD/tests/"$extra >"$SAN_DIR/extra.log" 2>&1; then
