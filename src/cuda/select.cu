@@ -241,7 +241,9 @@ pscan_status ps_cuda_select_plan(const ps_request *req, const ps_cuda_device *de
     if (tiles > PS_CHAIN_MAX_TILES) return PSCAN_ERROR_TOO_LARGE;
     *bytes = 0;
     if (req->n > 0)
-        *bytes = select_chain_bytes(tiles) + (req->prim == PS_PRIM_PARTITION ? sizeof(unsigned long long) : 0);
+        /* select and partition need the same temp (the size query answers for both): the partition keeps its
+         * kept total after the chain entries */
+        *bytes = select_chain_bytes(tiles) + sizeof(unsigned long long);
     return PSCAN_SUCCESS;
 }
 
