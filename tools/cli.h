@@ -41,10 +41,6 @@ int ps_cli_parse_backend(const char *text, pscan_backend *backend);
 int ps_cli_parse_algo(const char *text, pscan_algo *algo);
 /* An unsigned decimal in [lowest, highest]; what names the option in the message. */
 int ps_cli_parse_uint(const char *text, const char *what, uint64_t lowest, uint64_t highest, uint64_t *value);
-/* One element of type from text ("-5", "0x7f", "2.5", "inf"), range-checked, into value[0 .. size). */
-int ps_cli_parse_value(const char *text, pscan_type type, unsigned char value[8]);
-/* Formats one element of type for messages. */
-void ps_cli_format_value(pscan_type type, const void *value, char *buf, unsigned buf_bytes);
 
 /* pscan_context_create with a message naming the backend and the status on failure. */
 int ps_cli_context_create(pscan_backend backend, pscan_context **ctx);
