@@ -69,7 +69,7 @@ static const char bench_usage[] =
     "                  device memory are skipped with a note)\n"
     "  --reps R        timed calls per measurement, after a warm-up; the median is reported (default 25);\n"
     "                  on CUDA each call follows a write of twice the L2 size, so no size is timed from cache\n"
-    "  --threads N     CPU backend: worker threads (default: one per online processor)\n"
+    "  --threads N     CPU backend: worker threads (default: one per usable core)\n"
     "  --seed S        seed of the random input (default 1)\n"
     "  --csv FILE      also write every measurement to FILE as CSV\n"
     "\n"
