@@ -24,7 +24,8 @@ extern "C" {
     X(SCAN, scan)                                                                                            \
     X(REDUCE, reduce)                                                                                        \
     X(SELECT, select)                                                                                        \
-    X(PARTITION, partition)
+    X(PARTITION, partition)                                                                                  \
+    X(HISTOGRAM, histogram)
 
 typedef enum ps_primitive {
 #define PS_PRIMITIVE_ENUM_(NAME, name) PS_PRIM_##NAME,
@@ -32,6 +33,28 @@ typedef enum ps_primitive {
 #undef PS_PRIMITIVE_ENUM_
         PS_PRIM_COUNT
 } ps_primitive;
+
+/* A histogram's bins as the core resolved them (histogram_bin.h computes a sample's bin from it, on every
+ * backend). */
+typedef enum ps_histogram_form {
+    PS_HISTOGRAM_EVEN_SHIFT, /* integers, upper - lower == bins << shift: bin = (x - lower) >> shift */
+    PS_HISTOGRAM_EVEN_DIV,   /* integers, any range: exact floor((x - lower) * bins / range) */
+    PS_HISTOGRAM_EVEN_FLOAT, /* floats: min(bins - 1, floor((x - lower) * scale)) in the sample type */
+    PS_HISTOGRAM_EDGES       /* bins + 1 ascending edges in device memory, binary search */
+} ps_histogram_form;
+
+typedef struct ps_histogram_spec {
+    ps_histogram_form form;
+    uint32_t bins;
+    uint32_t shift;       /* EVEN_SHIFT */
+    int accumulate;       /* add to counts instead of overwriting them */
+    size_t count_bytes;   /* 4 (u32 counts) or 8 (u64) */
+    ps_value lower, upper; /* even forms: the bounds, in the sample type */
+    uint64_t range;       /* integer even forms: upper - lower as an unsigned number, >= 1 */
+    float scale_f;        /* EVEN_DIV on types up to 32 bits: bins / range, for the estimate; EVEN_FLOAT on f32: s */
+    double scale_d;       /* EVEN_DIV on 64-bit types: bins / range, for the estimate; EVEN_FLOAT on f64: s */
+    const void *edges;    /* EDGES */
+} ps_histogram_spec;
 
 /* One validated request of any primitive: the one shape that crosses from the core to a backend. Fields a
  * primitive does not use stay zero. init always holds a value: the caller's, or the operator's identity. */
@@ -57,6 +80,8 @@ typedef struct ps_request {
     pscan_pred pred;
     ps_value operand;
     size_t value_bytes;
+    /* histogram: in the samples, out the counts; everything else resolved once by the core */
+    ps_histogram_spec hist;
     void *temp;      /* device storage of temp_bytes >= what plan returned, 256-byte aligned (addresses) */
     size_t temp_bytes;
 } ps_request;
