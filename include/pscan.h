@@ -318,11 +318,13 @@ pscan_status pscan_partition(pscan_context *ctx, const pscan_select_desc *desc, 
  * Histogram: counts of n samples of any type in bins, either evenly spaced over [lower, upper) or between given
  * edges. A sample outside the bins, and every NaN, is counted nowhere.
  *
- * Evenly spaced (edges == NULL): lower < upper, both host pointers to one sample of desc->type. A sample x
- * counts iff lower <= x < upper (in the type's own order), into bin
+ * Evenly spaced (edges == NULL): lower < upper, host pointers to one int64_t each for signed integer samples,
+ * one uint64_t each for unsigned ones, one sample of the type for f32 and f64 (64-bit bounds let u8 samples
+ * use [0, 256), which no u8 could say; the largest i64 or u64 value can never lie below upper, so it is
+ * counted only through edges). A sample x counts iff lower <= x < upper, into bin
  *   integers: floor((x - lower) * bins / (upper - lower)), exact: computed in integers wide enough that nothing
- *             overflows or rounds (so [0, 256) in 256 bins puts sample v in bin v, and [0, 10) in 3 bins gives
- *             bins {0..3}, {4..6}, {7..9});
+ *             overflows or rounds (so u8 samples over [0, 256) in 256 bins put v in bin v, and [0, 10) in 3
+ *             bins gives bins {0..3}, {4..6}, {7..9});
  *   floats:   min(bins - 1, floor((x - lower) * s)) where s = bins / (upper - lower), each operation rounded to
  *             nearest in the sample type (f32 in float, f64 in double), so a sample within rounding of a bin
  *             boundary may land one bin off the real-number answer, the same on every backend. lower and
@@ -340,8 +342,8 @@ typedef struct pscan_histogram_desc {
     pscan_type type;       /* the sample type (and the edges' and bounds' type) */
     pscan_type count_type; /* PSCAN_TYPE_U32 or PSCAN_TYPE_U64: each count wraps modulo 2^32 or 2^64 */
     uint32_t bins;         /* 1 .. PSCAN_HISTOGRAM_MAX_BINS */
-    const void *lower;     /* evenly spaced: host pointer to one sample, the first bin's lower edge */
-    const void *upper;     /* evenly spaced: host pointer to one sample, the last bin's upper edge (excluded) */
+    const void *lower;     /* evenly spaced: host pointer to the first bin's lower edge: int64_t, uint64_t or float */
+    const void *upper;     /* evenly spaced: host pointer to the last bin's upper edge (excluded), the same type */
     const void *edges;     /* NULL for evenly spaced bins, else bins + 1 ascending samples in device memory */
     unsigned flags;        /* PSCAN_HISTOGRAM_ACCUMULATE, or 0 to overwrite counts */
     pscan_algo algo;       /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK (its one kernel) */
@@ -361,7 +363,7 @@ pscan_status pscan_histogram_temp_bytes(pscan_context *ctx, const pscan_histogra
  * large (PSCAN_ERROR_TOO_LARGE); NULL counts, or NULL samples with n > 0 (PSCAN_ERROR_NULL_POINTER); counts not
  * aligned to its count size (PSCAN_ERROR_INVALID_VALUE); overlap; then the algorithm and temp as for pscan_scan. Integer counts do not depend on the order of the samples, so every backend and algorithm
  * gives the same counts. OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now.
- * Example: samples = [3 1 7 0 4 1 6 3] (i32), lower 0, upper 8, 4 bins -> counts = [3 2 1 2];
+ * Example: samples = [3 1 7 0 4 1 6 3] (i32), lower 0, upper 8 (int64_t), 4 bins -> counts = [3 2 1 2];
  *          the same with edges [0 1 2 4 8] -> counts = [1 2 2 3]. */
 pscan_status pscan_histogram(pscan_context *ctx, const pscan_histogram_desc *desc, const void *samples, uint64_t n,
                              void *counts, void *temp, size_t temp_bytes);

@@ -104,6 +104,12 @@ static uint64_t float_raw(const type_info *t, double v) {
     return u;
 }
 
+/* Evenly spaced integer bounds are int64_t (signed samples) or uint64_t (unsigned), held here as their 64 bits;
+ * float bounds are samples. */
+static i128 bound_value(const type_info *t, uint64_t bits) {
+    return t->is_signed ? (i128)(int64_t)bits : (i128)bits;
+}
+
 /* ---- the reference --------------------------------------------------------------------------------------- */
 
 #define NO_BIN UINT32_MAX
@@ -111,7 +117,7 @@ static uint64_t float_raw(const type_info *t, double v) {
 /* Evenly spaced: the contract of pscan.h, in 128-bit integers or in the float type's own arithmetic. */
 static uint32_t reference_even(const type_info *t, uint32_t bins, uint64_t lo_raw, uint64_t hi_raw, uint64_t raw) {
     if (!t->is_float) {
-        const i128 x = int_value(t, raw), lo = int_value(t, lo_raw), hi = int_value(t, hi_raw);
+        const i128 x = int_value(t, raw), lo = bound_value(t, lo_raw), hi = bound_value(t, hi_raw);
         if (x < lo || x >= hi) return NO_BIN;
         return (uint32_t)((x - lo) * bins / (hi - lo));
     }
@@ -236,11 +242,18 @@ static void pick_bounds(test_rng *rng, const type_info *t, uint64_t *lo, uint64_
         return;
     }
     const i128 L = int_lowest(t), H = int_highest(t);
+    const i128 BL = t->is_signed ? -((i128)1 << 63) : 0, BH = t->is_signed ? ((i128)1 << 63) - 1 : ((i128)1 << 64) - 1;
     i128 a, b;
     if (kind == 0) {
-        a = L, b = H; /* the whole type (upper itself excluded) */
+        a = L, b = H + 1 <= BH ? H + 1 : BH; /* the whole type (u64, i64: but the largest value) */
     } else if (kind == 1) {
-        a = 0, b = 256 > H ? H : 256; /* a shift for 256 bins */
+        a = 0, b = 256; /* a shift for 256 bins; u8 samples over their whole range */
+    } else if (kind == 2) {
+        /* bounds beyond the type's values: the 64-bit forms for small types */
+        a = L - (i128)(test_rng_next(rng) % 1000) * (t->is_signed || L > 0);
+        b = H + 1 + (i128)(test_rng_next(rng) % 100000);
+        if (a < BL) a = BL;
+        if (b > BH) b = BH;
     } else {
         const uint64_t span = t->bytes == 8 ? test_rng_next(rng) >> (test_rng_next(rng) % 64)
                                             : test_rng_next(rng) % (uint64_t)(H - L);
@@ -249,8 +262,8 @@ static void pick_bounds(test_rng *rng, const type_info *t, uint64_t *lo, uint64_
         if (b > H) b = H;
         if (a >= b) a = b - 1;
     }
-    *lo = int_raw(t, a);
-    *hi = int_raw(t, b);
+    *lo = (uint64_t)a;
+    *hi = (uint64_t)b;
 }
 
 /* A sample: mostly inside [lo, hi), some on bin boundaries, some outside, some NaN (floats). */
@@ -264,7 +277,7 @@ static uint64_t random_sample(test_rng *rng, const type_info *t, uint32_t bins, 
         if (kind == 3) return float_raw(t, a + (b - a) * (double)(test_rng_next(rng) % (bins + 1)) / bins);
         return float_raw(t, a + (b - a) * 1.1 * test_rng_unit(rng));
     }
-    const i128 L = int_lowest(t), H = int_highest(t), a = int_value(t, lo), b = int_value(t, hi);
+    const i128 L = int_lowest(t), H = int_highest(t), a = bound_value(t, lo), b = bound_value(t, hi);
     i128 x;
     if (kind == 0) {
         x = test_rng_next(rng) % 2 ? b : a - 1;
@@ -275,7 +288,7 @@ static uint64_t random_sample(test_rng *rng, const type_info *t, uint32_t bins, 
     } else if (kind == 4) {
         x = L + (i128)(test_rng_next(rng) % (uint64_t)(H - L));
     } else {
-        x = a + (i128)(test_rng_next(rng) % (uint64_t)(b - a));
+        x = a + (i128)(test_rng_next(rng) % (uint64_t)(b - a > (i128)UINT64_MAX ? UINT64_MAX : b - a));
     }
     if (x < L) x = L;
     if (x > H) x = H;
@@ -332,6 +345,7 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
         lo = load_raw(h->h_edges, 0, sb);
         hi = load_raw(h->h_edges, bins, sb);
         if (!less(t, lo, hi)) hi = lo; /* all edges equal: nothing can count */
+        if (!t->is_float) lo = (uint64_t)int_value(t, lo), hi = (uint64_t)int_value(t, hi); /* as bounds */
     } else {
         pick_bounds(&rng, t, &lo, &hi);
     }
@@ -339,22 +353,26 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
     if (t->is_float)
         snprintf(bounds, sizeof bounds, "[%.17g, %.17g)", float_value(t, lo), float_value(t, hi));
     else
-        snprintf(bounds, sizeof bounds, "[%lld, %lld)", (long long)int_value(t, lo), (long long)int_value(t, hi));
+        snprintf(bounds, sizeof bounds, t->is_signed ? "[%lld, %lld)" : "[%llu, %llu)", (long long)lo, (long long)hi);
     describe(c, bounds, desc, sizeof desc);
 
+    /* a sample outside the bounds when the type has one (below lower, or at or above upper) */
+    const i128 lo_v = bound_value(t, lo), hi_v = bound_value(t, hi);
+    const int has_below = lo_v > int_lowest(t), has_above = hi_v <= int_highest(t);
     const uint64_t equal = lo == hi ? lo : random_sample(&rng, t, bins, lo, hi);
     for (size_t i = 0; i < n; i++) {
         uint64_t x;
         switch (c->data) {
         case DATA_EQUAL: x = equal; break;
         case DATA_OUTSIDE:
-            x = !t->is_float ? hi : i % 3 == 0 ? float_raw(t, NAN) : i % 2 ? hi : float_raw(t, float_value(t, lo) - 1.0);
+            if (t->is_float)
+                x = i % 3 == 0 ? float_raw(t, NAN) : i % 2 ? hi : float_raw(t, float_value(t, lo) - 1.0);
+            else if ((i % 2 && has_above) || !has_below)
+                x = has_above ? int_raw(t, hi_v) : int_raw(t, lo_v); /* no outside value: lower itself */
+            else
+                x = int_raw(t, lo_v - 1);
             break;
         default: x = lo == hi ? lo : random_sample(&rng, t, bins, lo, hi);
-        }
-        if (c->data == DATA_OUTSIDE && i % 2 == 0 && !t->is_float) {
-            /* below lower, unless lower is the type's lowest: then upper again */
-            x = int_value(t, lo) > int_lowest(t) ? int_raw(t, int_value(t, lo) - 1) : hi;
         }
         store_raw(h->h_samples, off + i, sb, x);
     }
@@ -512,7 +530,8 @@ static void expect_counts_u32(harness *h, const pscan_histogram_desc *d, const v
 /* pscan.h's worked examples and the exactness promises of the evenly spaced integer bins. */
 static void run_examples(harness *h) {
     const int32_t in[8] = {3, 1, 7, 0, 4, 1, 6, 3};
-    const int32_t lo = 0, hi = 8, edges[5] = {0, 1, 2, 4, 8};
+    const int64_t lo = 0, hi = 8;
+    const int32_t edges[5] = {0, 1, 2, 4, 8};
     pscan_histogram_desc d = {PSCAN_TYPE_I32, PSCAN_TYPE_U32, 4, &lo, &hi, NULL, 0, h->opt.algo};
     const uint32_t even_want[4] = {3, 2, 1, 2}, edges_want[4] = {1, 2, 2, 3};
     expect_counts_u32(h, &d, in, 8, 4, even_want, "example, evenly spaced");
@@ -521,22 +540,27 @@ static void run_examples(harness *h) {
     expect_counts_u32(h, &d, in, 8, 4, edges_want, "example, edges");
 
     /* [0, 10) in 3 bins: {0..3} {4..6} {7..9} */
-    const int32_t ten = 10, tens[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    const int64_t ten = 10;
+    const int32_t tens[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
     const uint32_t thirds[3] = {4, 3, 3};
     pscan_histogram_desc d3 = {PSCAN_TYPE_I32, PSCAN_TYPE_U32, 3, &lo, &ten, NULL, 0, h->opt.algo};
     expect_counts_u32(h, &d3, tens, 10, 4, thirds, "[0, 10) in 3 bins");
 
-    /* u8 over [0, 256) in 256 bins: sample v in bin v (upper 256 does not fit a u8: u16 bounds are not the
-     * sample type, so the bounds are [0, 255) in 255 bins here, and every value once) */
-    uint8_t bytes[256], lo8 = 0, hi8 = 255;
+    /* u8 over [0, 256) in 256 bins: sample v in bin v; in one bin: every sample there */
+    uint8_t bytes[256];
+    const uint64_t lo8 = 0, hi8 = 256;
     uint32_t ones[256];
     for (int i = 0; i < 256; i++) bytes[i] = (uint8_t)i, ones[i] = 1;
-    pscan_histogram_desc d8 = {PSCAN_TYPE_U8, PSCAN_TYPE_U32, 255, &lo8, &hi8, NULL, 0, h->opt.algo};
-    expect_counts_u32(h, &d8, bytes, 256, 1, ones, "u8 [0, 255) in 255 bins");
-    /* one bin: everything in range counts there */
-    const uint32_t all[1] = {255};
+    pscan_histogram_desc d8 = {PSCAN_TYPE_U8, PSCAN_TYPE_U32, 256, &lo8, &hi8, NULL, 0, h->opt.algo};
+    expect_counts_u32(h, &d8, bytes, 256, 1, ones, "u8 [0, 256) in 256 bins");
+    const uint32_t all[1] = {256};
     d8.bins = 1;
-    expect_counts_u32(h, &d8, bytes, 256, 1, all, "u8 [0, 255) in 1 bin");
+    expect_counts_u32(h, &d8, bytes, 256, 1, all, "u8 [0, 256) in 1 bin");
+    /* i8 over [-128, 128) in 2 bins: the negative ones, then the others */
+    const int64_t lo_i8 = -128, hi_i8 = 128;
+    const uint32_t halves[2] = {128, 128};
+    pscan_histogram_desc di8 = {PSCAN_TYPE_I8, PSCAN_TYPE_U32, 2, &lo_i8, &hi_i8, NULL, 0, h->opt.algo};
+    expect_counts_u32(h, &di8, bytes, 256, 1, halves, "i8 [-128, 128) in 2 bins");
 }
 
 /* Each bad argument: its exact status, and counts left as they were. */
@@ -547,7 +571,7 @@ static void run_bad_inputs(harness *h) {
         return;
     }
     pscan_context *ctx = h->ctx;
-    const int32_t lo = 0, hi = 100, lo_eq = 100;
+    const int64_t lo = 0, hi = 100, lo_eq = 100;
     const pscan_histogram_desc good = {PSCAN_TYPE_I32, PSCAN_TYPE_U32, 16, &lo, &hi, NULL, 0, h->opt.algo};
     pscan_histogram_desc d;
     char *s = (char *)h->d_samples, *c = (char *)h->d_counts;

@@ -581,25 +581,37 @@ pscan_status pscan_partition(pscan_context *ctx, const pscan_select_desc *desc, 
 
 /* ---- histogram --------------------------------------------------------------------------------------- */
 
-/* Evenly spaced integer bins: lower < upper in the type's order; the range as an unsigned number, and whether it
- * is bins times a power of two (one shift per sample). */
+/* Evenly spaced integer bins: lower < upper as int64_t (signed samples) or uint64_t (unsigned), the range minus
+ * one, whether the 32-bit forms apply (samples up to 32 bits, bounds within the type's values and one past its
+ * largest), and whether the range is bins times a power of two (one shift per sample). */
 #define PS_HIST_INT_BOUNDS_(NAME, name, T, U, LOWEST, HIGHEST)                                               \
     static pscan_status hist_bounds_##name(const void *lo, const void *hi, ps_histogram_spec *h) {           \
-        T lower, upper;                                                                                      \
-        memcpy(&lower, lo, sizeof lower);                                                                    \
-        memcpy(&upper, hi, sizeof upper);                                                                    \
-        if (!(lower < upper)) return PSCAN_ERROR_INVALID_VALUE;                                              \
-        h->lower.name = lower;                                                                               \
-        h->upper.name = upper;                                                                               \
-        h->range = (uint64_t)upper - (uint64_t)lower;                                                        \
-        h->form = PS_HISTOGRAM_EVEN_DIV;                                                                     \
-        const uint64_t q = h->range / h->bins;                                                               \
-        if (h->range % h->bins == 0 && (q & (q - 1)) == 0) {                                                 \
-            h->form = PS_HISTOGRAM_EVEN_SHIFT;                                                               \
-            while ((1ull << h->shift) < q) h->shift++;                                                       \
+        int narrow;                                                                                          \
+        if ((LOWEST) < 0) {                                                                                  \
+            int64_t lower, upper;                                                                            \
+            memcpy(&lower, lo, sizeof lower);                                                                \
+            memcpy(&upper, hi, sizeof upper);                                                                \
+            if (!(lower < upper)) return PSCAN_ERROR_INVALID_VALUE;                                          \
+            h->lower.i64 = lower;                                                                            \
+            h->upper.i64 = upper;                                                                            \
+            narrow = sizeof(T) <= 4 && lower >= (int64_t)(LOWEST) && upper - 1 <= (int64_t)(HIGHEST);        \
+        } else {                                                                                             \
+            uint64_t lower, upper;                                                                           \
+            memcpy(&lower, lo, sizeof lower);                                                                \
+            memcpy(&upper, hi, sizeof upper);                                                                \
+            if (!(lower < upper)) return PSCAN_ERROR_INVALID_VALUE;                                          \
+            h->lower.u64 = lower;                                                                            \
+            h->upper.u64 = upper;                                                                            \
+            narrow = sizeof(T) <= 4 && upper - 1 <= (uint64_t)(HIGHEST);                                     \
         }                                                                                                    \
-        h->scale_f = (float)h->bins / (float)h->range;                                                       \
-        h->scale_d = (double)h->bins / (double)h->range;                                                     \
+        const uint64_t range = h->upper.u64 - h->lower.u64, q = range / h->bins;                             \
+        const int shift = range % h->bins == 0 && (q & (q - 1)) == 0;                                       \
+        h->range_m1 = range - 1;                                                                             \
+        h->form = narrow ? (shift ? PS_HISTOGRAM_EVEN_SHIFT32 : PS_HISTOGRAM_EVEN_DIV32)                      \
+                         : (shift ? PS_HISTOGRAM_EVEN_SHIFT64 : PS_HISTOGRAM_EVEN_DIV64);                     \
+        while (shift && (1ull << h->shift) < q) h->shift++;                                                  \
+        h->scale_f = (float)h->bins / (float)range;                                                          \
+        h->scale_d = (double)h->bins / (double)range;                                                        \
         return PSCAN_SUCCESS;                                                                                \
     }
 PSCAN_ARITH_INT_TYPE_LIST(PS_HIST_INT_BOUNDS_)

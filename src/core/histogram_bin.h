@@ -12,8 +12,9 @@
  * Integer bins are exact: floor((x - lower) * bins / range) with range = upper - lower. When range is bins times
  * a power of two (u8 samples over [0, 256) in 256 bins, say) it is one shift. Otherwise a float estimate of the
  * quotient (off by at most one: its relative error is below 2^-21 and the quotient below 2^16) is corrected by
- * one exact comparison of products: est * range <= d * bins < (est + 1) * range. The products are 64-bit for
- * samples up to 32 bits (d < 2^32, bins <= 2^16) and 128-bit for 64-bit samples. No division: on a GPU a 64-bit
+ * one exact comparison of products: est * range <= d * bins < (est + 1) * range. The products are 64-bit in the
+ * 32-bit forms (d < 2^32, bins <= 2^16) and 128-bit in the 64-bit ones (64-bit samples, or bounds outside a
+ * smaller type's range). No division: on a GPU a 64-bit
  * division is a long software sequence, and the estimate costs one multiply.
  */
 #ifndef PSCAN_HISTOGRAM_BIN_H
@@ -31,8 +32,8 @@
 
 #define PS_HISTOGRAM_NONE 0xFFFFFFFFu
 
-/* EVEN_DIV, samples up to 32 bits: d < range < 2^32. */
-PS_HIST_FN uint32_t ps_histogram_div32(uint32_t d, uint32_t range, uint32_t bins, float scale) {
+/* EVEN_DIV32: d < range <= 2^32. */
+PS_HIST_FN uint32_t ps_histogram_div32(uint32_t d, uint64_t range, uint32_t bins, float scale) {
     uint32_t b = (uint32_t)((float)d * scale);
     const uint64_t p = (uint64_t)d * bins, lo = (uint64_t)b * range;
     if (lo > p)
@@ -55,7 +56,7 @@ PS_HIST_FN void ps_histogram_mul128(uint64_t a, uint64_t b, uint64_t *hi, uint64
 #endif
 }
 
-/* EVEN_DIV, 64-bit samples: d < range <= 2^64 - 1, the products in 128 bits. */
+/* EVEN_DIV64: d < range <= 2^64 - 1, the products in 128 bits. */
 PS_HIST_FN uint32_t ps_histogram_div64(uint64_t d, uint64_t range, uint32_t bins, double scale) {
     uint32_t b = (uint32_t)((double)d * scale);
     uint64_t ph, pl, lh, ll;
@@ -71,15 +72,21 @@ PS_HIST_FN uint32_t ps_histogram_div64(uint64_t d, uint64_t range, uint32_t bins
     return b;
 }
 
-/* Integer samples, evenly spaced bins. The difference is taken modulo 2^64, exact once x >= lower. */
+/* Integer samples, evenly spaced bins. One unsigned difference tests both bounds: d = x - lower wraps to a
+ * number >= range exactly when x < lower (as x and upper lie within 2^bits of each other), so x counts iff
+ * d <= range - 1. The 32-bit forms work modulo 2^32, valid when the bounds lie in the sample type's range. */
 #define PS_HISTOGRAM_EVEN_INT_(NAME, name, T, U, LOWEST, HIGHEST)                                            \
     PS_HIST_FN uint32_t ps_histogram_even_##name(const ps_histogram_spec *h, ps_histogram_form form, T x) {  \
-        const T lower = h->lower.name, upper = h->upper.name;                                                \
-        if (x < lower || x >= upper) return PS_HISTOGRAM_NONE;                                               \
-        const uint64_t d = (uint64_t)x - (uint64_t)lower;                                                    \
-        if (form == PS_HISTOGRAM_EVEN_SHIFT) return (uint32_t)(d >> h->shift);                               \
-        if (sizeof(T) <= 4) return ps_histogram_div32((uint32_t)d, (uint32_t)h->range, h->bins, h->scale_f); \
-        return ps_histogram_div64(d, h->range, h->bins, h->scale_d);                                         \
+        if (form == PS_HISTOGRAM_EVEN_SHIFT32 || form == PS_HISTOGRAM_EVEN_DIV32) {                          \
+            const uint32_t d = (uint32_t)x - (uint32_t)h->lower.u64;                                         \
+            if (d > (uint32_t)h->range_m1) return PS_HISTOGRAM_NONE;                                         \
+            if (form == PS_HISTOGRAM_EVEN_SHIFT32) return d >> h->shift;                                     \
+            return ps_histogram_div32(d, h->range_m1 + 1, h->bins, h->scale_f);                              \
+        }                                                                                                    \
+        const uint64_t d = (uint64_t)x - h->lower.u64;                                                       \
+        if (d > h->range_m1) return PS_HISTOGRAM_NONE;                                                       \
+        if (form == PS_HISTOGRAM_EVEN_SHIFT64) return (uint32_t)(d >> h->shift);                             \
+        return ps_histogram_div64(d, h->range_m1 + 1, h->bins, h->scale_d);                                  \
     }
 PSCAN_ARITH_INT_TYPE_LIST(PS_HISTOGRAM_EVEN_INT_)
 #undef PS_HISTOGRAM_EVEN_INT_

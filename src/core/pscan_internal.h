@@ -37,8 +37,13 @@ typedef enum ps_primitive {
 /* A histogram's bins as the core resolved them (histogram_bin.h computes a sample's bin from it, on every
  * backend). */
 typedef enum ps_histogram_form {
-    PS_HISTOGRAM_EVEN_SHIFT, /* integers, upper - lower == bins << shift: bin = (x - lower) >> shift */
-    PS_HISTOGRAM_EVEN_DIV,   /* integers, any range: exact floor((x - lower) * bins / range) */
+    /* integers whose bounds lie in the sample type's range (and up to one past its largest value): 32-bit
+     * arithmetic (samples up to 32 bits only) */
+    PS_HISTOGRAM_EVEN_SHIFT32, /* upper - lower == bins << shift: bin = (x - lower) >> shift */
+    PS_HISTOGRAM_EVEN_DIV32,   /* any range: exact floor((x - lower) * bins / range) */
+    /* any integer bounds: 64-bit arithmetic (128-bit products) */
+    PS_HISTOGRAM_EVEN_SHIFT64,
+    PS_HISTOGRAM_EVEN_DIV64,
     PS_HISTOGRAM_EVEN_FLOAT, /* floats: min(bins - 1, floor((x - lower) * scale)) in the sample type */
     PS_HISTOGRAM_EDGES       /* bins + 1 ascending edges in device memory, binary search */
 } ps_histogram_form;
@@ -46,13 +51,13 @@ typedef enum ps_histogram_form {
 typedef struct ps_histogram_spec {
     ps_histogram_form form;
     uint32_t bins;
-    uint32_t shift;       /* EVEN_SHIFT */
+    uint32_t shift;       /* EVEN_SHIFT* */
     int accumulate;       /* add to counts instead of overwriting them */
     size_t count_bytes;   /* 4 (u32 counts) or 8 (u64) */
-    ps_value lower, upper; /* even forms: the bounds, in the sample type */
-    uint64_t range;       /* integer even forms: upper - lower as an unsigned number, >= 1 */
-    float scale_f;        /* EVEN_DIV on types up to 32 bits: bins / range, for the estimate; EVEN_FLOAT on f32: s */
-    double scale_d;       /* EVEN_DIV on 64-bit types: bins / range, for the estimate; EVEN_FLOAT on f64: s */
+    ps_value lower, upper; /* even forms: integers as .i64 (signed samples) or .u64 (unsigned); floats .f32/.f64 */
+    uint64_t range_m1;    /* integer even forms: upper - lower - 1 (the range itself may be 2^32 in 32 bits) */
+    float scale_f;        /* EVEN_DIV32: bins / range, for the estimate; EVEN_FLOAT on f32: the scale */
+    double scale_d;       /* EVEN_DIV64: bins / range, for the estimate; EVEN_FLOAT on f64: the scale */
     const void *edges;    /* EDGES */
 } ps_histogram_spec;
 
