@@ -539,6 +539,12 @@ static void run_examples(harness *h) {
     d.edges = h->d_edges;
     expect_counts_u32(h, &d, in, 8, 4, edges_want, "example, edges");
 
+    /* [2, 7) in 5 bins: 0, 1, 1 and 7 outside */
+    const int64_t two = 2, seven = 7;
+    const uint32_t narrow_want[5] = {0, 2, 1, 0, 1};
+    pscan_histogram_desc d5 = {PSCAN_TYPE_I32, PSCAN_TYPE_U32, 5, &two, &seven, NULL, 0, h->opt.algo};
+    expect_counts_u32(h, &d5, in, 8, 4, narrow_want, "example, [2, 7) in 5 bins");
+
     /* [0, 10) in 3 bins: {0..3} {4..6} {7..9} */
     const int64_t ten = 10;
     const int32_t tens[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
