@@ -24,7 +24,8 @@ extern "C" {
     X(SCAN, scan)                                                                                            \
     X(REDUCE, reduce)                                                                                        \
     X(SELECT, select)                                                                                        \
-    X(PARTITION, partition)
+    X(PARTITION, partition)                                                                                  \
+    X(SORT, sort)
 
 typedef enum ps_primitive {
 #define PS_PRIMITIVE_ENUM_(NAME, name) PS_PRIM_##NAME,
@@ -57,6 +58,10 @@ typedef struct ps_request {
     pscan_pred pred;
     ps_value operand;
     size_t value_bytes;
+    /* sort: in/out the keys, in2/out2 the payloads (value_bytes, as select); bits [begin_bit, end_bit) of the
+     * order-preserving key (end_bit resolved, never 0), descending when set */
+    unsigned begin_bit, end_bit;
+    int descending;
     void *temp;      /* device storage of temp_bytes >= what plan returned, 256-byte aligned (addresses) */
     size_t temp_bytes;
 } ps_request;
