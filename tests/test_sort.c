@@ -526,6 +526,7 @@ static void run_bad_inputs(harness *h) {
     d = good, d.begin_bit = 32;
     EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_sort(ctx, &d, k, v, n, ko, vo, NULL, 0));
     EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_sort_temp_bytes(ctx, &d, n, &bytes));
+    EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_sort(ctx, &d, k, v, 1ull << 60, ko, vo, NULL, 0)); /* before n */
     /* an invalid value wins over a NULL pointer */
     d = good, d.value_bytes = 5;
     EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_sort(ctx, &d, NULL, v, n, NULL, vo, NULL, 0));

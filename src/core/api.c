@@ -590,12 +590,13 @@ static pscan_status sort_prepare(const pscan_context *ctx, const pscan_sort_desc
     const size_t vb = desc->value_bytes;
     if (vb != 0 && vb != 1 && vb != 2 && vb != 4 && vb != 8) return PSCAN_ERROR_INVALID_VALUE;
     if ((desc->flags & ~PSCAN_SORT_DESCENDING) != 0) return PSCAN_ERROR_INVALID_VALUE;
+    /* the bit range is a value check too: before n (request_prepare refuses a type outside the list) */
+    const unsigned key_bits = 8u * (unsigned)pscan_type_size(desc->type);
+    const unsigned end_bit = desc->end_bit ? desc->end_bit : key_bits;
+    if (key_bits && (end_bit > key_bits || desc->begin_bit >= end_bit)) return PSCAN_ERROR_INVALID_VALUE;
     /* no operator: sum is defined for every type, and init is unused */
     pscan_status s = request_prepare(ctx, PS_PRIM_SORT, desc->type, PSCAN_OP_SUM, desc->algo, NULL, n, req);
     if (s != PSCAN_SUCCESS) return s;
-    const unsigned key_bits = 8u * (unsigned)req->elem_bytes;
-    const unsigned end_bit = desc->end_bit ? desc->end_bit : key_bits;
-    if (end_bit > key_bits || desc->begin_bit >= end_bit) return PSCAN_ERROR_INVALID_VALUE;
     if (n > PS_MAX_RANGE_BYTES / (req->elem_bytes + vb)) return PSCAN_ERROR_TOO_LARGE;
     req->value_bytes = vb;
     req->begin_bit = desc->begin_bit;
