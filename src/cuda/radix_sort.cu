@@ -37,10 +37,12 @@
  * the status: aggregate or inclusive), the low half the count. A word is written and read as one
  * single-copy-atomic 64-bit access, so a reader never sees a count without its status; integer sums need no
  * fixed order (they are exact), so the classic look-back (stop at the first inclusive prefix) is used. Each
- * pass takes a fresh epoch, so one region of tiles x 256 words serves every pass without an init kernel or a
- * memset: words of earlier passes and calls never validate. (Foreign bytes in a shared workspace validate only
- * if a word reproduces 30 tag bits and a status: the engine's entries use 60, at twice the bytes.) The count
- * half is 32 bits, which is why CUDA sorts at most 2^32 - 1 keys.
+ * pass takes a fresh epoch, so one region of tiles x 256 words serves every pass: words of earlier passes
+ * never validate. The region is zeroed once per call (with the upsweep's counts, one memset of n / 2 bytes for
+ * u32 keys, under 1% of the sort's traffic), because 30 tag bits alone would leave foreign bytes of a shared
+ * workspace (another primitive's entries, with epochs from another counter) a 2^-30 chance per word to pass
+ * (the engine's entries carry 60 tag bits, at twice the bytes). Status 0 never validates. The count half is 32
+ * bits, which is why CUDA sorts at most 2^32 - 1 keys.
  *
  * Work O(n x passes); global memory: the upsweep reads the keys once; each pass reads and writes keys (and
  * payloads) once, plus 2 KiB of status words written per 4096-key tile (about 12% of a u32 pass) and the
@@ -59,7 +61,12 @@
 #include "scan_problem.cuh"
 
 #define PS_SORT_THREADS 256
+/* Keys per thread (a tuning knob: tools/tune/tune_sort.cu -DPS_SORT_ITEMS=12); at most 16, which the one-block
+ * sort's static shared memory (u64 keys + 16-bit origins) is sized for. */
+#ifndef PS_SORT_ITEMS
 #define PS_SORT_ITEMS 16
+#endif
+static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's shared memory holds 4096 keys");
 #define PS_SORT_TILE (PS_SORT_THREADS * PS_SORT_ITEMS) /* 4096 keys; also the largest n sorted by one block */
 #define PS_SORT_WARPS (PS_SORT_THREADS / 32)
 #define PS_SORT_RADIX 256
@@ -426,7 +433,8 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
     unsigned long long *status = (unsigned long long *)(t + ps_sort_counts_bytes());
     U *tmp_keys = (U *)(t + ps_sort_counts_bytes() + ps_sort_status_bytes(n));
     void *tmp_values = (char *)tmp_keys + ps_cuda_align((size_t)n * sizeof(U));
-    cudaError_t err = cudaMemsetAsync(counts, 0, k.passes * PS_SORT_RADIX * sizeof(uint32_t), dev->stream);
+    /* one memset clears the counts and every status word: no foreign bytes can validate (see the header) */
+    cudaError_t err = cudaMemsetAsync(counts, 0, ps_sort_counts_bytes() + ps_sort_status_bytes(n), dev->stream);
     if (err != cudaSuccess) return err;
     const uint64_t want = ps_cuda_div_up(n, PS_SORT_THREADS * 16);
     const unsigned grid = (unsigned)(want < (uint64_t)dev->sm_count * 4 ? want : (uint64_t)dev->sm_count * 4);
