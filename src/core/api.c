@@ -699,6 +699,51 @@ static pscan_status histogram_prepare(const pscan_context *ctx, const pscan_hist
     return PSCAN_SUCCESS;
 }
 
+/* ---- sort -------------------------------------------------------------------------------------------- */
+
+/* Checks desc and the buffers and fills req: inputs keys and values, outputs keys and values; no output may
+ * touch an input or the other output. */
+static pscan_status sort_prepare(const pscan_context *ctx, const pscan_sort_desc *desc, const void *keys_in,
+                                 const void *values_in, uint64_t n, void *keys_out, void *values_out,
+                                 ps_request *req) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    const size_t vb = desc->value_bytes;
+    if (vb != 0 && vb != 1 && vb != 2 && vb != 4 && vb != 8) return PSCAN_ERROR_INVALID_VALUE;
+    if ((desc->flags & ~PSCAN_SORT_DESCENDING) != 0) return PSCAN_ERROR_INVALID_VALUE;
+    /* the bit range is a value check too: before n (request_prepare refuses a type outside the list) */
+    const unsigned key_bits = 8u * (unsigned)pscan_type_size(desc->type);
+    const unsigned end_bit = desc->end_bit ? desc->end_bit : key_bits;
+    if (key_bits && (end_bit > key_bits || desc->begin_bit >= end_bit)) return PSCAN_ERROR_INVALID_VALUE;
+    /* no operator: sum is defined for every type, and init is unused */
+    pscan_status s = request_prepare(ctx, PS_PRIM_SORT, desc->type, PSCAN_OP_SUM, desc->algo, NULL, n, req);
+    if (s != PSCAN_SUCCESS) return s;
+    if (n > PS_MAX_RANGE_BYTES / (req->elem_bytes + vb)) return PSCAN_ERROR_TOO_LARGE;
+    req->value_bytes = vb;
+    req->begin_bit = desc->begin_bit;
+    req->end_bit = end_bit;
+    req->descending = (desc->flags & PSCAN_SORT_DESCENDING) != 0;
+    req->in = keys_in;
+    req->out = keys_out;
+    req->in2 = vb ? values_in : NULL;
+    req->out2 = vb ? values_out : NULL;
+    if (n == 0) return PSCAN_SUCCESS;
+    if (!keys_in || !keys_out || (vb && (!values_in || !values_out))) return PSCAN_ERROR_NULL_POINTER;
+    const uint64_t kb = n * req->elem_bytes, vbytes = n * vb;
+    if (ctx->ops->handles_are_addresses) {
+        if (range_wraps(keys_in, kb) || range_wraps(keys_out, kb) ||
+            (vb && (range_wraps(values_in, vbytes) || range_wraps(values_out, vbytes))))
+            return PSCAN_ERROR_TOO_LARGE;
+        if (ranges_overlap(keys_out, kb, keys_in, kb) || ranges_overlap(keys_out, kb, req->in2, vbytes) ||
+            ranges_overlap(req->out2, vbytes, keys_in, kb) || ranges_overlap(req->out2, vbytes, req->in2, vbytes) ||
+            ranges_overlap(keys_out, kb, req->out2, vbytes))
+            return PSCAN_ERROR_OVERLAP;
+    } else if (keys_out == keys_in || keys_out == req->in2 || (vb && (values_out == keys_in ||
+               values_out == values_in || values_out == keys_out))) {
+        return PSCAN_ERROR_OVERLAP;
+    }
+    return PSCAN_SUCCESS;
+}
+
 pscan_status pscan_histogram_temp_bytes(pscan_context *ctx, const pscan_histogram_desc *desc, uint64_t n,
                                         size_t *bytes) {
     if (!bytes) return PSCAN_ERROR_NULL_POINTER;
@@ -717,5 +762,28 @@ pscan_status pscan_histogram(pscan_context *ctx, const pscan_histogram_desc *des
     ps_request req;
     pscan_status s = histogram_prepare(ctx, desc, samples, n, counts, &req);
     if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
+}
+
+pscan_status pscan_sort_temp_bytes(pscan_context *ctx, const pscan_sort_desc *desc, uint64_t n, size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    ps_request req;
+    pscan_status s = sort_prepare(ctx, desc, NULL, NULL, 0, NULL, NULL, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    req.n = n; /* the size depends on n and the request, not on where the data is */
+    if (n > PS_MAX_RANGE_BYTES / (req.elem_bytes + req.value_bytes)) return PSCAN_ERROR_TOO_LARGE;
+    return request_temp_bytes(ctx, &req, bytes);
+}
+
+pscan_status pscan_sort(pscan_context *ctx, const pscan_sort_desc *desc, const void *keys_in, const void *values_in,
+                        uint64_t n, void *keys_out, void *values_out, void *temp, size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = sort_prepare(ctx, desc, keys_in, values_in, n, keys_out, values_out, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    if (n == 0) { /* nothing to write; the plan still refuses an algorithm the backend lacks */
+        size_t ignored = 0;
+        return ctx->ops->plan(ctx, &req, &ignored);
+    }
     return request_submit(ctx, &req, temp, temp_bytes);
 }

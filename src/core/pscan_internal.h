@@ -25,7 +25,8 @@ extern "C" {
     X(REDUCE, reduce)                                                                                        \
     X(SELECT, select)                                                                                        \
     X(PARTITION, partition)                                                                                  \
-    X(HISTOGRAM, histogram)
+    X(HISTOGRAM, histogram)                                                                                  \
+    X(SORT, sort)
 
 typedef enum ps_primitive {
 #define PS_PRIMITIVE_ENUM_(NAME, name) PS_PRIM_##NAME,
@@ -87,6 +88,10 @@ typedef struct ps_request {
     size_t value_bytes;
     /* histogram: in the samples, out the counts; everything else resolved once by the core */
     ps_histogram_spec hist;
+    /* sort: in/out the keys, in2/out2 the payloads (value_bytes, as select); bits [begin_bit, end_bit) of the
+     * order-preserving key (end_bit resolved, never 0), descending when set */
+    unsigned begin_bit, end_bit;
+    int descending;
     void *temp;      /* device storage of temp_bytes >= what plan returned, 256-byte aligned (addresses) */
     size_t temp_bytes;
 } ps_request;

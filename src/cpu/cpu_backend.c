@@ -148,7 +148,9 @@ static pscan_status cpu_plan(const pscan_context *ctx, ps_request *req, size_t *
     if (req->algo != PSCAN_ALGO_SERIAL && req->algo != PSCAN_ALGO_THREADS) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
     const ps_cpu_pool *pool = state_of(ctx)->pool;
     *temp_bytes = 0;
-    if (req->algo == PSCAN_ALGO_THREADS && req->n > 0)
+    if (req->prim == PS_PRIM_SORT)
+        *temp_bytes = ps_cpu_sort_temp_bytes(pool, req); /* both algorithms ping-pong through temp */
+    else if (req->algo == PSCAN_ALGO_THREADS && req->n > 0)
         *temp_bytes = req->prim == PS_PRIM_SCAN ? ps_cpu_threads_temp_bytes(pool) : ps_cpu_threads_reduce_temp_bytes(pool);
     if (req->prim == PS_PRIM_HISTOGRAM) *temp_bytes = ps_cpu_histogram_temp_bytes(pool, req); /* serial too */
     return PSCAN_SUCCESS;
@@ -187,6 +189,13 @@ static void cpu_select(pscan_context *ctx, const ps_request *req) {
 
 /* Histogram (cpu_histogram.c): SERIAL is the threaded body on one thread. */
 static void cpu_histogram(pscan_context *ctx, const ps_request *req) { ps_cpu_histogram(state_of(ctx)->pool, req); }
+/* Sort (cpu_sort.c). */
+static void cpu_sort(pscan_context *ctx, const ps_request *req) {
+    if (req->algo == PSCAN_ALGO_THREADS)
+        ps_cpu_threads_sort(state_of(ctx)->pool, req);
+    else
+        ps_cpu_sort(req);
+}
 
 /* One runner per primitive, generated from the core's list: a primitive without a CPU runner fails to link. */
 #define CPU_RUNNER_(NAME, name) [PS_PRIM_##NAME] = cpu_##name,

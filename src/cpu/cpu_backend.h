@@ -36,5 +36,9 @@ void ps_cpu_threads_select(ps_cpu_pool *pool, const ps_request *req);
  * then merged by bin ranges. */
 size_t ps_cpu_histogram_temp_bytes(const ps_cpu_pool *pool, const ps_request *req);
 void ps_cpu_histogram(ps_cpu_pool *pool, const ps_request *req);
+/* Sort (cpu_sort.c): the temp both algorithms need, the serial reference and the threaded version. */
+size_t ps_cpu_sort_temp_bytes(const ps_cpu_pool *pool, const ps_request *req);
+void ps_cpu_sort(const ps_request *req);
+void ps_cpu_threads_sort(ps_cpu_pool *pool, const ps_request *req);
 
 #endif /* PSCAN_CPU_BACKEND_H */
