@@ -19,6 +19,22 @@ void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_request *call);
 size_t ps_cpu_threads_reduce_temp_bytes(const ps_cpu_pool *pool);
 void ps_cpu_threads_reduce(ps_cpu_pool *pool, const ps_request *req, ps_value *result);
 
+/* Runs job(arg, t) on every thread t of the pool (the caller is thread 0) and returns when all are done. */
+void ps_cpu_pool_run(ps_cpu_pool *pool, void (*job)(void *arg, unsigned thread), void *arg);
+
+/* A user operator's host function in the shapes of cpu_kernels.h (cpu_user.c): *acc = *acc (+) *x; the reduce
+ * of [begin, end) in scan order (backwards if reverse; begin < end); the scan of [begin, end) from *carry. */
+void ps_cpu_user_combine(const pscan_operator *op, ps_value *acc, const ps_value *x);
+void ps_cpu_user_reduce(const pscan_operator *op, const void *in, uint64_t begin, uint64_t end, int reverse,
+                        ps_value *total);
+void ps_cpu_user_scan(const pscan_operator *op, const void *in, void *out, uint64_t begin, uint64_t end,
+                      int exclusive, int reverse, ps_value *carry);
+
+/* First-order linear recurrences (cpu_recurrence.c): serial, and threaded (temp as for reduce). */
+void ps_cpu_recurrence(const ps_request *req);
+void ps_cpu_threads_recurrence(ps_cpu_pool *pool, const ps_request *req);
+size_t ps_cpu_threads_recurrence_temp_bytes(const ps_cpu_pool *pool);
+
 /* Select and partition (req->prim tells which), serial: cpu_select.c. Its two phases on [begin, end): the kept
  * count, and the move of kept items to kept_at... and (partition) the others to rejected_at... */
 void ps_cpu_select(const ps_request *req);
