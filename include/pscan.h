@@ -44,8 +44,9 @@ const char *pscan_version_string(void);
     X(PSCAN_SUCCESS, "success")                                                                              \
     X(PSCAN_ERROR_NULL_POINTER, "a required pointer argument is NULL")                                       \
     X(PSCAN_ERROR_INVALID_VALUE, "an enum, flag or size argument is out of range")                           \
-    X(PSCAN_ERROR_UNSUPPORTED_OPERATOR, "the operator is not defined for this element type "                 \
-                                        "(and, or and xor need an integer type)")                            \
+    X(PSCAN_ERROR_UNSUPPORTED_OPERATOR, "the operator is not available here (and, or and xor need an "      \
+                                        "integer type; a user operator needs a host function on the CPU, "   \
+                                        "device source and a backend that compiles it on a GPU)")           \
     X(PSCAN_ERROR_UNSUPPORTED_TYPE, "the device cannot compute on this element type "                        \
                                     "(f64 on a device without double precision)")                            \
     X(PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "this backend does not implement the requested algorithm")          \
@@ -172,6 +173,8 @@ pscan_status pscan_backend_compiled(pscan_backend backend, int *compiled);
  * Contexts.
  * ------------------------------------------------------------------------------------------------------- */
 typedef struct pscan_context pscan_context;
+/* A user operator (pscan_operator_create, below). */
+typedef struct pscan_operator pscan_operator;
 
 /* Creates a context on the backend's default device and default stream or queue. AUTO tries CUDA, then
  * OpenCL on a GPU, then the CPU. Returns PSCAN_ERROR_BACKEND_UNAVAILABLE if the backend is not compiled in or
@@ -261,6 +264,101 @@ pscan_status pscan_reduce_temp_bytes(pscan_context *ctx, const pscan_reduce_desc
  * for now. Example: in = [3 1 7 0 4 1 6 3], PSCAN_OP_SUM -> *result = 25; PSCAN_OP_MAX -> 7. */
 pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, const void *in, uint64_t n,
                           void *result, void *temp, size_t temp_bytes);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * User operators: an element of up to PSCAN_USER_OP_MAX_BYTES bytes and an associative combine written once in
+ * C, run by pscan_scan_user and pscan_reduce_user. The combine is never assumed commutative: every algorithm
+ * that accepts a user operator combines earlier with later elements, in order.
+ *
+ * Why separate entry points rather than a type value or a desc field: the element type and operator lists
+ * stay closed lists of C types (every table generated from them stays exact), and the existing descs keep
+ * their size and their positional initialisers. The _user calls take the same descs: flags, algo and init
+ * mean what they mean for a built-in operator (init points to one element of elem_bytes), type and op are
+ * not looked at.
+ *
+ * The source defines the element type and the combine, e.g.
+ *     typedef struct { float a, b; } affine;                        (x -> a * x + b)
+ *     affine combine(affine x, affine y) {                           (x first, then y)
+ *         affine r; r.a = y.a * x.a; r.b = y.a * x.b + y.b; return r;
+ *     }
+ * with type_name "affine" and combine_name "combine". GPU backends compile it at run time as device code
+ * (CUDA: NVRTC, as C++17 with every function a device function): write the common subset of C and C++ (no
+ * compound literals or designated initialisers), include no header, and name nothing ps_ or PS_ (the
+ * library's own names). Math functions (fmaf, fmin, ...) are available.
+ *
+ * Backends:
+ *   CPU     runs host_combine (SERIAL and THREADS); without one, pscan_operator_create returns
+ *           PSCAN_ERROR_UNSUPPORTED_OPERATOR.
+ *   CUDA    compiles source with NVRTC into the single-pass kernels (DECOUPLED_LOOKBACK only: the
+ *           progression algorithms 1-4 may reorder combines and refuse user operators with
+ *           PSCAN_ERROR_UNSUPPORTED_ALGORITHM); elem_bytes must be 1, 2, 4, 8 or 16 for now (else
+ *           PSCAN_ERROR_UNSUPPORTED_TYPE). Modules are cached per context by a hash of the source, names,
+ *           size, alignment and identity: a second operator with the same description compiles nothing.
+ *   OpenCL  PSCAN_ERROR_UNSUPPORTED_OPERATOR for now.
+ * ------------------------------------------------------------------------------------------------------- */
+#define PSCAN_USER_OP_MAX_BYTES 32
+
+typedef struct pscan_user_op_desc {
+    size_t elem_bytes;        /* 1 .. PSCAN_USER_OP_MAX_BYTES */
+    size_t elem_align;        /* a power of two <= 16 dividing elem_bytes: the type's alignment (_Alignof) */
+    const void *identity;     /* host pointer to elem_bytes bytes: e with combine(e, x) == combine(x, e) == x */
+    const char *source;       /* C source of the type and the combine; NULL: no device code (CPU only) */
+    const char *type_name;    /* the element type's name in source (a C identifier) */
+    const char *combine_name; /* the combine function's name in source: T combine(T earlier, T later) */
+    /* The same combine on the host: *out = earlier (+) later; out never overlaps earlier or later. NULL: no
+     * CPU execution. user is passed through unchanged. */
+    void (*host_combine)(const void *earlier, const void *later, void *out, void *user);
+    void *user;
+} pscan_user_op_desc;
+
+/* Creates an operator for use on ctx (and only there), compiling its device code now on GPU backends, so that a
+ * source that does not compile fails here: PSCAN_ERROR_BUILD_FAILED, with the compiler's log in
+ * pscan_context_build_log(). NULL desc, op or identity: PSCAN_ERROR_NULL_POINTER, as are NULL names with a
+ * source. elem_bytes 0 or above PSCAN_USER_OP_MAX_BYTES, elem_align not a power of two, above 16 or not
+ * dividing elem_bytes, and names that are not C identifiers: PSCAN_ERROR_INVALID_VALUE. A backend that cannot
+ * run the operator: PSCAN_ERROR_UNSUPPORTED_OPERATOR (see above). The desc's strings are copied. Destroy with
+ * pscan_operator_destroy() before the context. */
+pscan_status pscan_operator_create(pscan_context *ctx, const pscan_user_op_desc *desc, pscan_operator **op);
+/* Frees the operator (the context keeps its compiled module for the next operator of the same source). NULL
+ * is a no-op. Calls already enqueued with it may still run. */
+pscan_status pscan_operator_destroy(pscan_operator *op);
+
+/* pscan_scan and pscan_scan_temp_bytes with op as the element type and the operator (desc->type and desc->op
+ * are ignored). NULL op: PSCAN_ERROR_NULL_POINTER; an op created on another context: PSCAN_ERROR_INVALID_VALUE.
+ * Example (the affine maps above, a scan composes them): in = [(2,1) (2,1) (2,1)] -> out = [(2,1) (4,3) (8,7)],
+ * the maps x -> 2x + 1, x -> 4x + 3, x -> 8x + 7. */
+pscan_status pscan_scan_user_temp_bytes(pscan_context *ctx, const pscan_scan_desc *desc, const pscan_operator *op,
+                                        uint64_t n, size_t *bytes);
+pscan_status pscan_scan_user(pscan_context *ctx, const pscan_scan_desc *desc, const pscan_operator *op,
+                             const void *in, void *out, uint64_t n, void *temp, size_t temp_bytes);
+/* pscan_reduce and pscan_reduce_temp_bytes with op, as above; *result is one element of op's elem_bytes. */
+pscan_status pscan_reduce_user_temp_bytes(pscan_context *ctx, const pscan_reduce_desc *desc,
+                                          const pscan_operator *op, uint64_t n, size_t *bytes);
+pscan_status pscan_reduce_user(pscan_context *ctx, const pscan_reduce_desc *desc, const pscan_operator *op,
+                               const void *in, uint64_t n, void *result, void *temp, size_t temp_bytes);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Linear recurrences, first order: y[i] = a[i] * y[i-1] + b[i] with y[-1] = y0 (forward), or
+ * y[i] = a[i] * y[i+1] + b[i] with y[n] = y0 (PSCAN_SCAN_REVERSE): a scan of the affine maps x -> a x + b,
+ * which compose without commuting. f32 or f64; a, b and y are device arrays of n elements; y may be a or b.
+ * Example: a = [2 2 2 2], b = [1 1 1 1], y0 = 0  ->  y = [1 3 7 15]; reversed: y = [15 7 3 1].
+ * Floats: the parallel order of evaluation differs from the serial loop's by rounding.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef struct pscan_recurrence_desc {
+    pscan_type type;  /* PSCAN_TYPE_F32 or PSCAN_TYPE_F64 (else PSCAN_ERROR_UNSUPPORTED_TYPE) */
+    unsigned flags;   /* 0 or PSCAN_SCAN_REVERSE */
+    pscan_algo algo;  /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS */
+    const void *y0;   /* host pointer to one element of type, or NULL for 0 */
+} pscan_recurrence_desc;
+
+/* Sets *bytes to the temporary storage pscan_recurrence() needs for this desc and n. */
+pscan_status pscan_recurrence_temp_bytes(pscan_context *ctx, const pscan_recurrence_desc *desc, uint64_t n,
+                                         size_t *bytes);
+/* Computes y from a, b and y0 on the context's stream. n == 0 is a no-op. y overlapping a or b other than
+ * exactly (y == a or y == b) is PSCAN_ERROR_OVERLAP. temp as for pscan_scan. CUDA and OpenCL:
+ * PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now. */
+pscan_status pscan_recurrence(pscan_context *ctx, const pscan_recurrence_desc *desc, const void *a, const void *b,
+                              void *y, uint64_t n, void *temp, size_t temp_bytes);
 
 /* ---------------------------------------------------------------------------------------------------------
  * Select (compact) and partition: which items are kept is decided per item, by a u8 flag (nonzero keeps) or

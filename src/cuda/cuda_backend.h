@@ -54,4 +54,14 @@ cudaError_t ps_cuda_sort_run(const ps_request *req, const ps_cuda_device *dev);
 pscan_status ps_cuda_histogram_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
 cudaError_t ps_cuda_histogram_run(const ps_request *req, const ps_cuda_device *dev);
 
+/* user_op.cu: user operators compiled with NVRTC, one module per operator hash in the context's cache. */
+typedef struct ps_cuda_user_module ps_cuda_user_module;
+pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **cache, const ps_cuda_device *dev,
+                                    pscan_operator *op);
+void ps_cuda_user_cache_destroy(ps_cuda_user_module *cache);
+pscan_status ps_cuda_user_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
+cudaError_t ps_cuda_user_run(const ps_request *req, const ps_cuda_device *dev);
+pscan_status ps_cuda_recurrence_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
+cudaError_t ps_cuda_recurrence_run(const ps_request *req, const ps_cuda_device *dev);
+
 #endif /* PSCAN_CUDA_BACKEND_H */
