@@ -73,6 +73,21 @@ def _prepare(x: Any, axis: Optional[int], dtype: DTypeLike):
     return a, ax, dt, tid, moved
 
 
+_DESCS: dict = {}
+
+
+def _scan_desc(tid: int, opid: int, flags: int, init: Any, dt: np.dtype):
+    """(desc, the init buffer it points to): descriptors without init are made once and shared (read-only)."""
+    if init is None:
+        key = (tid, opid, flags)
+        desc = _DESCS.get(key)
+        if desc is None:
+            desc = _DESCS[key] = ffi.new("pscan_scan_desc *", [tid, opid, flags, ALGO_AUTO, ffi.NULL])
+        return desc, None
+    ibuf = A.host_scalar(init, dt, "init")
+    return ffi.new("pscan_scan_desc *", [tid, opid, flags, ALGO_AUTO, ffi.from_buffer(ibuf)]), ibuf
+
+
 def scan(x: ArrayLike, op: str = "sum", axis: Optional[int] = None, dtype: DTypeLike = None,
          exclusive: bool = False, reverse: bool = False, init: Any = None, out: Any = None) -> Any:
     """Scan (cumulative sum, product, min, max, and, or, xor) of x, as numpy.cumsum, on x's own device.
@@ -109,15 +124,16 @@ def scan(x: ArrayLike, op: str = "sum", axis: Optional[int] = None, dtype: DType
     else:
         o = A.empty(a, shape, dt)
     flags = (SCAN_EXCLUSIVE if exclusive else 0) | (SCAN_REVERSE if reverse else 0)
-    ibuf = A.host_scalar(init, dt, "init") if init is not None else None
-    desc = ffi.new("pscan_scan_desc *", [tid, opid, flags, ALGO_AUTO,
-                                         ffi.cast("void *", ibuf.ctypes.data) if ibuf is not None else ffi.NULL])
+    desc, ibuf = _scan_desc(tid, opid, flags, init, dt)
     ctx, lock = _context.get(a.device, a.stream)
-    row_bytes = m * dt.itemsize
     with lock:
-        for r in range(rows if m else 0):
-            check(lib.pscan_scan(ctx, desc, ffi.cast("void *", a.ptr + r * row_bytes),
-                                 ffi.cast("void *", o.ptr + r * row_bytes), m, ffi.NULL, 0), "pscan_scan")
+        if rows == 1:  # the common case: one call, no pointer arithmetic
+            check(lib.pscan_scan(ctx, desc, a.ptr, o.ptr, m, ffi.NULL, 0), "pscan_scan")
+        else:
+            row_bytes = m * dt.itemsize
+            for r in range(rows if m else 0):
+                check(lib.pscan_scan(ctx, desc, a.ptr + r * row_bytes, o.ptr + r * row_bytes, m, ffi.NULL, 0),
+                      "pscan_scan")
     if not moved:
         return o.obj
     res = A.axis_back(o.obj, o.kind, ax)
@@ -157,13 +173,13 @@ def reduce(x: ArrayLike, op: str = "sum", axis: Optional[int] = None, dtype: DTy
         o = A.empty(a, shape, dt)
     ibuf = A.host_scalar(init, dt, "init") if init is not None else None
     desc = ffi.new("pscan_reduce_desc *", [tid, opid, ALGO_AUTO,
-                                           ffi.cast("void *", ibuf.ctypes.data) if ibuf is not None else ffi.NULL])
+                                           ffi.from_buffer(ibuf) if ibuf is not None else ffi.NULL])
     ctx, lock = _context.get(a.device, a.stream)
     row_bytes = m * dt.itemsize
     with lock:
         for r in range(rows):
-            check(lib.pscan_reduce(ctx, desc, ffi.cast("void *", a.ptr + r * row_bytes), m,
-                                   ffi.cast("void *", o.ptr + r * dt.itemsize), ffi.NULL, 0), "pscan_reduce")
+            check(lib.pscan_reduce(ctx, desc, a.ptr + r * row_bytes, m, o.ptr + r * dt.itemsize, ffi.NULL, 0),
+                  "pscan_reduce")
     if out is not None:
         return out
     if o.kind == "numpy" and ax is None:
@@ -181,7 +197,7 @@ def _select_common(fn, name, x, pred, operand, flags, values, out, values_out):
             raise error("PSCAN_ERROR_UNSUPPORTED_TYPE", f"flags has dtype {f.dtype}; bool or uint8 expected")
         if f.device != a.device or f.size != n:
             raise error("PSCAN_ERROR_INVALID_VALUE", "flags must have x's size and device")
-        flags_p, pred_id, opnd = ffi.cast("void *", f.ptr), 0, None
+        flags_p, pred_id, opnd = f.ptr, 0, None
     else:
         pred = "nonzero" if pred is None else pred
         if pred not in PREDS:
@@ -203,13 +219,13 @@ def _select_common(fn, name, x, pred, operand, flags, values, out, values_out):
             A.empty(a, (n,), v.dtype)
     count = A.empty(a, (1,), np.dtype(np.int64))  # one uint64_t; int64 because torch lacks uint64 in places
     desc = ffi.new("pscan_select_desc *", [tid, value_bytes, flags_p, pred_id,
-                                           ffi.cast("void *", opnd.ctypes.data) if opnd is not None else ffi.NULL,
+                                           ffi.from_buffer(opnd) if opnd is not None else ffi.NULL,
                                            ALGO_AUTO])
-    vp = ffi.cast("void *", v.ptr) if v is not None else ffi.NULL
-    vop = ffi.cast("void *", vo.ptr) if vo is not None else ffi.NULL
+    vp = v.ptr if v is not None else ffi.NULL
+    vop = vo.ptr if vo is not None else ffi.NULL
     ctx, lock = _context.get(a.device, a.stream)
     with lock:
-        check(fn(ctx, desc, ffi.cast("void *", a.ptr), vp, n, ffi.cast("void *", o.ptr), vop,
+        check(fn(ctx, desc, a.ptr, vp, n, o.ptr, vop,
                  ffi.cast("uint64_t *", count.ptr), ffi.NULL, 0), name)
     k = int(count.obj[0])  # reading the count waits for the GPU
     return o, vo, k

@@ -19,16 +19,19 @@ from typing import Any, Optional, Tuple
 import numpy as np
 
 from ._errors import PscanTypeError, PscanValueError, error
+from ._lib import TYPE_NAMES, ffi
 
 HOST = -1  # device of host memory
 
 
 class Array:
-    """One array as pscan sees it. obj is the library's own object (what results are made of)."""
+    """One array as pscan sees it. obj is the library's own object (what results are made of); ptr its first
+    byte as a cffi char pointer (ptr + bytes is the address of a row; it passes as any C pointer)."""
 
     __slots__ = ("obj", "kind", "ptr", "shape", "dtype", "device", "stream", "keep")
 
     def __init__(self, obj, kind, ptr, shape, dtype, device, stream, keep=None):
+        ptr = ffi.cast("char *", ptr) if isinstance(ptr, int) else ptr
         self.obj, self.kind, self.ptr, self.shape = obj, kind, ptr, tuple(shape)
         self.dtype, self.device, self.stream, self.keep = dtype, device, stream, keep
 
@@ -166,7 +169,7 @@ def adapt(x: Any, what: str = "x") -> Array:
     if isinstance(x, np.ndarray):
         if not x.flags.c_contiguous:
             raise _not_contiguous(what)
-        return Array(x, "numpy", x.ctypes.data, x.shape, x.dtype, HOST, 0)
+        return Array(x, "numpy", ffi.from_buffer(x), x.shape, x.dtype, HOST, 0)  # from_buffer: the fastest way
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
         return _adapt_torch(x, torch, what)
@@ -317,10 +320,10 @@ def check_out(out: Any, like: Array, shape: Tuple[int, ...], dtype: np.dtype, wh
 
 def type_of(dtype: np.dtype, what: str = "x") -> int:
     """pscan's type id for a numpy dtype; PscanTypeError if pscan has none."""
-    from ._lib import TYPE_IDS
-
-    dt = np.dtype(dtype)
-    tid = _TYPE_OF.get(dt)
+    tid = _TYPE_OF.get(dtype)  # a numpy dtype: found at once
+    if tid is None:
+        dt = np.dtype(dtype)
+        tid = _TYPE_OF.get(dt)
     if tid is None:
         raise error("PSCAN_ERROR_UNSUPPORTED_TYPE",
                     f"{what} has dtype {dt}; pscan has {', '.join(str(d) for d in _TYPE_OF)}")
@@ -328,8 +331,6 @@ def type_of(dtype: np.dtype, what: str = "x") -> int:
 
 
 def _types():
-    from ._lib import TYPE_NAMES
-
     # "i32" -> int32, "u8" -> uint8, "f64" -> float64: the C list's names decide the mapping.
     kinds = {"i": "int", "u": "uint", "f": "float"}
     return {np.dtype(f"{kinds[n[0]]}{n[1:]}"): i for i, n in enumerate(TYPE_NAMES)}
