@@ -28,6 +28,10 @@ def _create(device: int, stream: int):
                         "this pscan was built without CUDA (rebuild with nvcc on PATH to scan CUDA arrays)")
         from . import _cuda
 
+        try:
+            _cuda.current_device()  # loads the driver: OSError where there is none
+        except OSError as e:
+            raise error("PSCAN_ERROR_BACKEND_UNAVAILABLE", f"no CUDA driver: {e}") from None
         with _cuda.on_device(device):
             check(lib.pscan_cuda_context_create(ffi.cast("void *", stream), p), f"creating a context on device "
                                                                                    f"{device}, stream {stream:#x}")
