@@ -155,7 +155,7 @@ def reduce(x: ArrayLike, op: str = "sum", axis: Optional[int] = None, dtype: DTy
 
     Example::
 
-        >>> pscan.reduce(numpy.array([3, 1, 7, 0, 4, 1, 6, 3]))
+        >>> int(pscan.reduce(numpy.array([3, 1, 7, 0, 4, 1, 6, 3])))  # a numpy.int64
         25
         >>> pscan.reduce(numpy.array([[3, 1, 7], [0, 4, 1]], numpy.uint8), op="max", axis=-1)
         array([7, 4], dtype=uint8)

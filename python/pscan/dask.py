@@ -113,7 +113,7 @@ def reduce(x: Any, op: str = "sum", axis: Optional[int] = None, dtype: Any = Non
 
     Example::
 
-        >>> pscan.dask.reduce(da.arange(10, chunks=4)).compute()
+        >>> int(pscan.dask.reduce(da.arange(10, chunks=4)).compute())  # a 0-d array
         45
     """
     import dask.array as da
