@@ -63,16 +63,26 @@ def _not_contiguous(what: str) -> PscanValueError:
 
 # ---- torch ---------------------------------------------------------------------------------------------------
 _TORCH_TO_NP: dict = {}
+_NP_TO_TORCH: dict = {}
 
 
 def _torch_dtypes(torch):
     if not _TORCH_TO_NP:
         for name in ("bool", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16",
                      "float32", "float64"):
-            t = getattr(torch, name, None)
+            t = getattr(torch, name, None)  # torch.uint16/32/64 from torch 2.3 on
             if t is not None:
                 _TORCH_TO_NP[t] = np.dtype(name)
+                _NP_TO_TORCH[np.dtype(name)] = t
     return _TORCH_TO_NP
+
+
+def _torch_dtype(torch, dtype):
+    _torch_dtypes(torch)
+    t = _NP_TO_TORCH.get(np.dtype(dtype))
+    if t is None:
+        raise error("PSCAN_ERROR_UNSUPPORTED_TYPE", f"this torch has no dtype {np.dtype(dtype)}")
+    return t
 
 
 def _torch_stream(torch, device: int) -> int:
@@ -228,16 +238,20 @@ def empty(like: Array, shape: Tuple[int, ...], dtype: np.dtype) -> Array:
     if kind == "torch":
         import torch
 
-        tdt = {v: k for k, v in _torch_dtypes(torch).items()}.get(np.dtype(dtype))
-        if tdt is None:
-            raise error("PSCAN_ERROR_UNSUPPORTED_TYPE", f"this torch has no dtype {np.dtype(dtype)}")
-        dev = "cpu" if like.device == HOST else f"cuda:{like.device}"
+        tdt = _torch_dtype(torch, dtype)
+        if like.kind == "torch":
+            dev = like.obj.device
+        else:
+            dev = "cpu" if like.device == HOST else f"cuda:{like.device}"
         a = adapt(torch.empty(shape, dtype=tdt, device=dev))
     else:
         import cupy
 
-        with cupy.cuda.Device(like.device):
+        if cupy.cuda.runtime.getDevice() == like.device:
             a = adapt(cupy.empty(shape, dtype))
+        else:
+            with cupy.cuda.Device(like.device):
+                a = adapt(cupy.empty(shape, dtype))
     a.stream = like.stream
     return a
 
@@ -248,10 +262,7 @@ def astype(a: Array, dtype: np.dtype) -> Array:
     if a.kind == "torch":
         import torch
 
-        tdt = {v: k for k, v in _torch_dtypes(torch).items()}.get(np.dtype(dtype))
-        if tdt is None:
-            raise error("PSCAN_ERROR_UNSUPPORTED_TYPE", f"this torch has no dtype {np.dtype(dtype)}")
-        b = adapt(a.obj.to(tdt))
+        b = adapt(a.obj.to(_torch_dtype(torch, dtype)))
     else:
         b = adapt(a.obj.astype(dtype))
     b.stream = a.stream

@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from . import _api
+from . import _api, _arrays
 
 
 def _dense(b):
@@ -51,24 +51,19 @@ def _carries(t, op, reverse, init):
 
 
 def _block_scan(b, c, op, exclusive, reverse):
-    """Scan of each row of block b, starting from that row's carry c[..., 0]."""
+    """Scan of each row of block b along its last axis, starting from that row's carry c[..., 0]."""
     b, c = _dense(b), _dense(c)
-    m = b.shape[-1]
-    rows = b.reshape(-1, m) if b.ndim != 1 else b.reshape(1, m)
     carry = c.reshape(-1)
-    out = _api.scan(b, op=op, axis=-1, exclusive=exclusive, reverse=reverse) if rows.shape[0] == 0 else None
-    if out is not None:
+    if b.ndim == 1:
+        return _api.scan(b, op=op, exclusive=exclusive, reverse=reverse, init=carry[0])
+    out = _arrays.empty(_arrays.adapt(b), b.shape, b.dtype).obj  # the block's own library and device
+    if b.size == 0:
         return out
-    results = [_api.scan(rows[r], op=op, exclusive=exclusive, reverse=reverse, init=carry[r])
-               for r in range(rows.shape[0])]
-    first = results[0]
-    mod = np if isinstance(first, np.ndarray) else type(first).__module__.split(".")[0]
-    if mod is np:
-        return np.stack(results).reshape(b.shape)
-    import importlib
-
-    lib = importlib.import_module(mod)
-    return lib.stack(results).reshape(b.shape)
+    m = b.shape[-1]
+    rows, out_rows = b.reshape(-1, m), out.reshape(-1, m)
+    for r in range(rows.shape[0]):  # one init per row: one call per row
+        _api.scan(rows[r], op=op, exclusive=exclusive, reverse=reverse, init=carry[r], out=out_rows[r])
+    return out
 
 
 def scan(x: Any, op: str = "sum", axis: Optional[int] = None, dtype: Any = None, exclusive: bool = False,
