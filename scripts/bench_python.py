@@ -115,9 +115,7 @@ def bench_gpu(args, rows):
             print(f"{dtype:8s} 2^{log2:<4d} {gbs['pscan.scan']:11.1f} {f('C call')} {f('torch')} {f('cupy')} "
                   f"{f('copy')}   {r('torch')} {r('cupy')} {r('C call')} {r('copy')}"
                   f"  per call {t['pscan.scan'] * 1e6:.1f} us (torch {t.get('torch', 0) * 1e6:.1f})")
-            del x, o, o2
-            if cupy is not None:
-                del cx, co
+            x = o = o2 = cx = co = None  # free the device memory before the next size  # noqa: F841
 
 
 def bench_cpu(args, rows):

@@ -9,7 +9,7 @@ C library has no batched or segmented call yet; when it does, _rows() becomes on
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple, Union
+from typing import Any, Optional, Tuple
 
 import numpy as np
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from typing import Any, Optional, Tuple
+from typing import Any, Tuple
 
 import numpy as np
 

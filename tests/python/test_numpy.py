@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import pscan
-from conftest import ALL_DTYPES, FLOAT_DTYPES, INT_DTYPES, assert_same, data, identity, ops_for, ref_reduce, ref_scan
+from conftest import ALL_DTYPES, assert_same, data, ops_for, ref_reduce, ref_scan
 
 SIZES = [0, 1, 2, 7, 4095, 4096, 4097, 100003]
 FLAGS = [(False, False), (True, False), (False, True), (True, True)]
