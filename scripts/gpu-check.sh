@@ -17,7 +17,11 @@
 #             the PNG plot and the markdown table
 #   patterns  pscan bench --primitive reduce / select / partition beside CUB and copy, i32 and i64, n = 2^10..2^30,
 #             into <gpu>-patterns.csv; the summary gives of copy and x CUB at 2^16, 2^24, 2^28 and 2^30
+#   primtune  (not in the default set) tools/tune/tune_sort.cu and tune_histogram.cu beside CUB's DeviceRadixSort and
+#             DeviceHistogram, into <gpu>-sort-tune.csv and <gpu>-histogram-tune.csv
 #   tune      (not in the default set) tools/tune/tune_scan.cu: the tile-program variants beside copy and CUB
+# GPU_CHECK_TESTS_EXCLUDE: a ctest -E regex (e.g. '^large\.|hillis' when only other code changed).
+# GPU_CHECK_SAN_ALGOS: the scan algorithms the sanitizers cover (default: all; --quick: decoupled-lookback).
 # --quick (or GPU_CHECK_QUICK=1): the quick test table, no 2^32 test, sanitizers on decoupled-lookback only,
 # the benchmark for decoupled-lookback, copy and CUB only, 5 repeats (GPU_CHECK_REPS overrides: 10 / 5).
 # Output: everything under $OUT when set (the device tool's folder), else build-gpu/gpu-check. The summary
@@ -55,6 +59,7 @@ say() { echo "$*" >>"$SUMMARY"; }
 ALGOS="hillis-steele blelloch-unpadded blelloch scan-then-propagate reduce-then-scan decoupled-lookback"
 SAN_ALGOS=$ALGOS
 [ "$QUICK" = 1 ] && SAN_ALGOS=decoupled-lookback
+SAN_ALGOS=${GPU_CHECK_SAN_ALGOS:-$SAN_ALGOS}
 STATUS=0
 
 # ---- environment -------------------------------------------------------------------------------------------
@@ -91,6 +96,7 @@ TEST_SCAN=$BUILD/tests/test_scan
 if want tests; then
     EXCLUDE=()
     [ "$QUICK" = 1 ] && EXCLUDE=(-E '^large\.')
+    [ -n "${GPU_CHECK_TESTS_EXCLUDE:-}" ] && EXCLUDE=(-E "$GPU_CHECK_TESTS_EXCLUDE")
     note "ctest -L cuda ${EXCLUDE[*]}"
     # a hung GPU test must not eat the device's 10-minute limit: the whole suite took about 80 s on the H100
     (cd "$BUILD" && timeout 330 ctest -L cuda "${EXCLUDE[@]}" -j6 --output-on-failure --timeout 300) \
@@ -146,19 +152,39 @@ if want sanitize; then
     for f in "$SAN_DIR"/*.log; do
         echo "---- $(basename "$f"): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test_scan: [0-9]+ passed' "$f" | tr '\n' ' ')" >>"$LOG"
     done
-    # the reduce primitive and the interleaved stress test (issue 8, bug 1), under memcheck
-    for extra in "test_reduce --backend cuda --algo decoupled-lookback --quick" \
-        "test_select --backend cuda --algo decoupled-lookback --quick" \
-        "test_cuda_stress --backend cuda --algo mixed --iters 60"; do
-        # shellcheck disable=SC2086
-        if timeout 300 compute-sanitizer --tool memcheck --error-exitcode 99 "$BUILD/tests/"$extra >"$SAN_DIR/extra.log" 2>&1; then
+    # every other primitive, and the interleaved stress test (issue 8, bug 1): memcheck, and racecheck where a
+    # kernel shares memory between threads in new ways; in parallel, one line per run: "tool program args"
+    extras=$SAN_DIR/extras
+    {
+        echo "memcheck test_reduce --backend cuda --algo decoupled-lookback --quick"
+        echo "memcheck test_select --backend cuda --algo decoupled-lookback --quick"
+        echo "memcheck test_cuda_stress --backend cuda --algo mixed --iters 60"
+        for prog in test_sort test_histogram test_userop test_segscan test_expand; do
+            [ -x "$BUILD/tests/$prog" ] || continue
+            echo "memcheck $prog --backend cuda --quick"
+            case $prog in test_sort | test_histogram | test_segscan) echo "racecheck $prog --backend cuda --quick" ;; esac
+        done
+    } >"$extras"
+    run_extra() {
+        local dir=$1 tool=$2 prog=$3
+        shift 3
+        local log="$dir/extra.$tool.$prog.log"
+        timeout 400 compute-sanitizer --tool "$tool" --error-exitcode 99 "$BUILD/tests/$prog" "$@" >"$log" 2>&1
+        echo "$? $tool $prog $*" >>"$dir/extra_results"
+    }
+    export -f run_extra
+    export BUILD
+    xargs -P 8 -L 1 bash -c 'run_extra "'"$SAN_DIR"'" "$@"' _ <"$extras"
+    while read -r rc tool prog args; do
+        if [ "$rc" = 0 ]; then
             pass=$((pass + 1))
         else
             fail=$((fail + 1))
-            say "  sanitizer FAIL: memcheck $extra"
-            tail -30 "$SAN_DIR/extra.log" >>"$LOG"
+            say "  sanitizer FAIL (rc $rc): $tool $prog $args"
+            echo "---- $tool $prog $args (rc $rc)" >>"$LOG"
+            tail -30 "$SAN_DIR/extra.$tool.$prog.log" >>"$LOG"
         fi
-    done
+    done <"$SAN_DIR/extra_results"
     note "sanitizers: $pass clean, $fail failed"
     say "sanitizers (memcheck+racecheck over test_scan --quick; $SAN_ALGOS): $pass clean, $fail failed"
     [ $fail -ne 0 ] && STATUS=1
@@ -237,6 +263,25 @@ if want patterns; then
         printf "  %-9s %-3s n=2^%d: %.3f of copy, %.2fx CUB (spread %.3f)\n", $16, $4, log($8) / log(2) + 0.5, $11, $12, $15 }' \
         "$PAT_CSV" >>"$SUMMARY"
     rm -rf "$PAT_TMP"
+fi
+
+# ---- sort and histogram beside CUB (only when asked: --only primtune) ------------------------------------------
+if want primtune; then
+    GPU_TAG=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oiE 'h100|h200|a100|b200|l40s?' |
+        head -1 | tr 'A-Z' 'a-z')
+    NVCC_TUNE=(nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -I"$ROOT/src/cuda" -I"$ROOT/src/core" -I"$ROOT/include")
+    note "tools/tune/tune_sort.cu and tune_histogram.cu: build (in parallel) and run"
+    "${NVCC_TUNE[@]}" -o "$BUILD/tune_sort" "$ROOT/tools/tune/tune_sort.cu" >>"$LOG" 2>&1 &
+    p1=$!
+    "${NVCC_TUNE[@]}" -o "$BUILD/tune_histogram" "$ROOT/tools/tune/tune_histogram.cu" >>"$LOG" 2>&1 &
+    p2=$!
+    wait $p1 && timeout 200 "$BUILD/tune_sort" --min-log2 12 --max-log2 28 --step 4 --reps 20 \
+        >"$DEST/${GPU_TAG:-gpu}-sort-tune.csv" 2>>"$LOG" || { say "tune_sort: FAILED (see log)"; STATUS=1; }
+    wait $p2 && timeout 120 "$BUILD/tune_histogram" --log2 28 --reps 20 \
+        >"$DEST/${GPU_TAG:-gpu}-histogram-tune.csv" 2>>"$LOG" || { say "tune_histogram: FAILED (see log)"; STATUS=1; }
+    for f in "$DEST/${GPU_TAG:-gpu}-sort-tune.csv" "$DEST/${GPU_TAG:-gpu}-histogram-tune.csv"; do
+        [ -s "$f" ] && { say "$(basename "$f"):"; sed 's/^/  /' "$f" >>"$SUMMARY"; }
+    done
 fi
 
 # ---- tune (only when asked: --only tune) ----------------------------------------------------------------------
