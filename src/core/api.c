@@ -347,6 +347,8 @@ static pscan_status request_prepare(const pscan_context *ctx, ps_primitive prim,
     return PSCAN_SUCCESS;
 }
 
+static int ranges_overlap(const void *a, uint64_t abytes, const void *b, uint64_t bbytes);
+
 /* A range [p, p + bytes) that wraps the address space cannot be real memory. */
 static int range_wraps(const void *p, uint64_t bytes) { return (uintptr_t)p > UINTPTR_MAX - bytes; }
 
@@ -432,6 +434,34 @@ pscan_status pscan_scan(pscan_context *ctx, const pscan_scan_desc *desc, const v
     pscan_status s = scan_prepare(ctx, desc, in, out, n, &req);
     if (s != PSCAN_SUCCESS) return s;
     return request_submit(ctx, &req, temp, temp_bytes);
+}
+
+/* ---- scan of host memory (out of core) --------------------------------------------------------------- */
+
+pscan_status pscan_context_set_host_chunk_bytes(pscan_context *ctx, size_t bytes) {
+    if (!ctx) return PSCAN_ERROR_NULL_POINTER;
+    ctx->host_chunk_bytes = bytes;
+    return PSCAN_SUCCESS;
+}
+
+pscan_status pscan_scan_host(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
+                             uint64_t n) {
+    ps_request req;
+    pscan_status s = scan_prepare(ctx, desc, in, out, n, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    if (n > 0 && !ctx->ops->handles_are_addresses) {
+        /* host pointers are addresses on every backend: the checks scan_prepare left to address backends */
+        const uint64_t bytes = n * req.elem_bytes;
+        if (range_wraps(in, bytes) || range_wraps(out, bytes)) return PSCAN_ERROR_TOO_LARGE;
+        if (in != (const void *)out && ranges_overlap(in, bytes, out, bytes)) return PSCAN_ERROR_OVERLAP;
+    }
+    if (ctx->ops->data_in_host_memory) {
+        s = request_submit(ctx, &req, NULL, 0);
+        pscan_status w = ctx->ops->synchronize(ctx);
+        return s != PSCAN_SUCCESS ? s : w;
+    }
+    if (!ctx->ops->scan_host) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    return ctx->ops->scan_host(ctx, &req);
 }
 
 /* ---- reduce ------------------------------------------------------------------------------------------ */

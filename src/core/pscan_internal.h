@@ -59,6 +59,13 @@ typedef struct ps_request {
     size_t value_bytes;
     void *temp;      /* device storage of temp_bytes >= what plan returned, 256-byte aligned (addresses) */
     size_t temp_bytes;
+    /* Scan, set only by a backend's out-of-core driver (pscan_scan_host), never by the core: it chains the
+     * carry from one piece to the next on the device, without the host waiting in between. init_device:
+     * non-NULL, the initial value is read from this device address when the scan runs (init is ignored);
+     * total_out: non-NULL, init (+) every element is written there (one element). Only the algorithms the
+     * driver asks for honour them (CUDA: 5_decoupled_lookback.cu). */
+    const void *init_device;
+    void *total_out;
 } ps_request;
 
 /* The largest range of bytes a buffer can span on any backend (2^48 = 256 TiB, the x86-64 and arm64 user
@@ -86,6 +93,11 @@ typedef struct ps_backend_ops {
     pscan_status (*mem_download)(pscan_context *ctx, void *dst, const void *src, size_t bytes);
     pscan_status (*mem_copy)(pscan_context *ctx, void *dst, const void *src, size_t bytes); /* device to device */
     pscan_status (*synchronize)(pscan_context *ctx);
+    /* pscan_scan_host: 1 when the backend's data are host memory (CPU), so the core runs a host scan as an
+     * ordinary one; else scan_host runs it (blocking: the host's out is written when it returns), or is NULL
+     * when the backend has no out-of-core driver (PSCAN_ERROR_UNSUPPORTED_ALGORITHM). */
+    int data_in_host_memory;
+    pscan_status (*scan_host)(pscan_context *ctx, ps_request *req);
 } ps_backend_ops;
 
 struct pscan_context {
@@ -95,6 +107,7 @@ struct pscan_context {
     char *build_log;         /* malloc'd, or NULL */
     void *workspace;         /* device memory from ops->mem_alloc */
     size_t workspace_bytes;
+    size_t host_chunk_bytes; /* pscan_scan_host's piece size (pscan_context_set_host_chunk_bytes); 0: default */
 };
 
 /* Each backend's constructor on its default device. A backend not compiled in is absent from the table in
