@@ -29,6 +29,10 @@ endif()
 if(PSCAN_HAVE_OPENCL)
   string(APPEND PSCAN_PC_LIBS_PRIVATE " -lOpenCL")
 endif()
+if(PSCAN_HAVE_NCCL)
+  get_filename_component(PSCAN_NCCL_LIBRARY_DIR ${PSCAN_NCCL_LIBRARY} DIRECTORY)
+  string(APPEND PSCAN_PC_LIBS_PRIVATE " -L${PSCAN_NCCL_LIBRARY_DIR} -lnccl")
+endif()
 # Relocatable: the prefix is found from the .pc file's own place (pkg-config's ${pcfiledir}), so an installed
 # tree works wherever it is moved or copied; the rpath lets programs linked against libpscan.so run.
 file(RELATIVE_PATH PSCAN_PC_TO_PREFIX /prefix/${CMAKE_INSTALL_LIBDIR}/pkgconfig /prefix)

@@ -436,6 +436,34 @@ pscan_status pscan_scan(pscan_context *ctx, const pscan_scan_desc *desc, const v
     return request_submit(ctx, &req, temp, temp_bytes);
 }
 
+/* A scan whose initial value is read from device memory when it runs (ps_request.init_device), for the add-ons
+ * that chain carries on the device (pscan_nccl.h). Only the CUDA single-pass scan reads init there; other
+ * backends refuse, and the CUDA plan refuses its other algorithms. */
+static pscan_status scan_init_device_prepare(const pscan_context *ctx, const pscan_scan_desc *desc, const void *in,
+                                             void *out, uint64_t n, const void *init_device, ps_request *req) {
+    pscan_status s = scan_prepare(ctx, desc, in, out, n, req);
+    if (s != PSCAN_SUCCESS) return s;
+    if (!init_device) return PSCAN_ERROR_NULL_POINTER;
+    if (ctx->ops->kind != PSCAN_BACKEND_CUDA) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    req->init_device = init_device;
+    return PSCAN_SUCCESS;
+}
+
+pscan_status ps_core_scan_check_init_device(pscan_context *ctx, const pscan_scan_desc *desc, const void *in,
+                                            void *out, uint64_t n, const void *init_device) {
+    ps_request req;
+    pscan_status s = scan_init_device_prepare(ctx, desc, in, out, n, init_device, &req);
+    size_t needed = 0;
+    return s != PSCAN_SUCCESS ? s : ctx->ops->plan(ctx, &req, &needed);
+}
+
+pscan_status ps_core_scan_init_device(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
+                                      uint64_t n, const void *init_device, void *temp, size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = scan_init_device_prepare(ctx, desc, in, out, n, init_device, &req);
+    return s != PSCAN_SUCCESS ? s : request_submit(ctx, &req, temp, temp_bytes);
+}
+
 /* ---- scan of host memory (out of core) --------------------------------------------------------------- */
 
 pscan_status pscan_context_set_host_chunk_bytes(pscan_context *ctx, size_t bytes) {

@@ -126,6 +126,12 @@ pscan_status ps_opencl_context_init_default(pscan_context *ctx, int gpu_only);
 pscan_status ps_core_context_alloc(pscan_context **ctx);
 /* The operator's identity for the type (a validated pair): what pads partial tiles and starts later ones. */
 const ps_value *ps_core_identity(pscan_type type, pscan_op op);
+/* pscan_scan with ps_request.init_device set (api.c): the carry is read from device memory when the scan runs. */
+pscan_status ps_core_scan_init_device(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
+                                      uint64_t n, const void *init_device, void *temp, size_t temp_bytes);
+/* Everything ps_core_scan_init_device would refuse (pointers, overlap, the plan), without running anything. */
+pscan_status ps_core_scan_check_init_device(pscan_context *ctx, const pscan_scan_desc *desc, const void *in,
+                                            void *out, uint64_t n, const void *init_device);
 /* Records a build log on the context (copied); NULL clears it. */
 pscan_status ps_core_set_build_log(pscan_context *ctx, const char *log);
 
