@@ -7,6 +7,11 @@ install(TARGETS pscan pscan_shared EXPORT pscanTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   PUBLIC_HEADER DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(TARGET pscan_mpi)
+  install(TARGETS pscan_mpi EXPORT pscanTargets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    PUBLIC_HEADER DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endif()
 install(EXPORT pscanTargets NAMESPACE pscan:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/pscan)
 
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/pscanConfig.cmake.in
@@ -23,6 +28,10 @@ if(PSCAN_HAVE_CUDA)
 endif()
 if(PSCAN_HAVE_OPENCL)
   string(APPEND PSCAN_PC_LIBS_PRIVATE " -lOpenCL")
+endif()
+if(PSCAN_HAVE_NCCL)
+  get_filename_component(PSCAN_NCCL_LIBRARY_DIR ${PSCAN_NCCL_LIBRARY} DIRECTORY)
+  string(APPEND PSCAN_PC_LIBS_PRIVATE " -L${PSCAN_NCCL_LIBRARY_DIR} -lnccl")
 endif()
 # Relocatable: the prefix is found from the .pc file's own place (pkg-config's ${pcfiledir}), so an installed
 # tree works wherever it is moved or copied; the rpath lets programs linked against libpscan.so run.

@@ -245,6 +245,30 @@ pscan_status pscan_scan(pscan_context *ctx, const pscan_scan_desc *desc, const v
                         void *temp, size_t temp_bytes);
 
 /* ---------------------------------------------------------------------------------------------------------
+ * Scan of host memory (out of core): an array in host memory, however much larger than the device, scanned
+ * through the device in pieces. On the CPU backend it is pscan_scan (host memory is its memory).
+ * ------------------------------------------------------------------------------------------------------- */
+
+/* Scans n elements of host memory in into host memory out, as pscan_scan defines it, and returns when out is
+ * written (the one blocking call: host memory is the caller's to read at once). in and out may be pageable
+ * (malloc) or pinned (cudaMallocHost, cudaHostRegister) and need not be the same kind; out == in scans in place,
+ * any other overlap is PSCAN_ERROR_OVERLAP. CUDA moves pieces of pscan_context_set_host_chunk_bytes() through
+ * three device buffers, uploads, scans and downloads overlapped on three streams (the context's stream scans, so
+ * the call is ordered after work already queued there), each piece's carry handed to the next on the device;
+ * pageable buffers are staged through pinned buffers the context keeps (freed with it), pinned ones go straight.
+ * Device memory is the context's workspace (3 pieces and the scan's temp). CUDA: algo AUTO or
+ * DECOUPLED_LOOKBACK (others: PSCAN_ERROR_UNSUPPORTED_ALGORITHM), a device pointer for in or out is
+ * PSCAN_ERROR_INVALID_VALUE. OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now. n == 0 is a no-op.
+ * Example: in = [3 1 7 0 4 1 6 3] in a malloc'd buffer, PSCAN_OP_SUM -> out = [3 4 11 11 15 16 22 25]. */
+pscan_status pscan_scan_host(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
+                             uint64_t n);
+
+/* Sets the piece pscan_scan_host moves through the device at once: bytes rounded down to a multiple of 256
+ * (at least 256); 0 restores the default (64 MiB). Small pieces bound the device memory the call takes (3 pieces)
+ * and let a test cross many pieces; large ones amortise each piece's launch. The CPU backend ignores it. */
+pscan_status pscan_context_set_host_chunk_bytes(pscan_context *ctx, size_t bytes);
+
+/* ---------------------------------------------------------------------------------------------------------
  * Reduce: one result, init (+) in[0] (+) ... (+) in[n-1], written to device memory (so nothing synchronises).
  * ------------------------------------------------------------------------------------------------------- */
 typedef struct pscan_reduce_desc {

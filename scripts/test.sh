@@ -18,7 +18,9 @@ BUILD=${PSCAN_CI_BUILD_DIR:-$ROOT/build-ci}
 # ---- what the build needs ---------------------------------------------------------------------------
 # build-essential, cmake, ninja and pkg-config build and install; PoCL + the ICD loader + headers give an
 # OpenCL device on the CPU, so the OpenCL backend is built and its tests really run; clinfo helps diagnose it.
-PACKAGES=(build-essential cmake ninja-build pkg-config pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo)
+# Debian's Open MPI builds the MPI add-on (pscan_mpi.h), whose tests run 1-4 ranks oversubscribed (label mpi).
+PACKAGES=(build-essential cmake ninja-build pkg-config pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
+  libopenmpi-dev openmpi-bin)
 ensure_packages "${PACKAGES[@]}"
 
 status=0
@@ -30,7 +32,7 @@ say "build (-j$JOBS; the CUDA backend's type x operator instantiations are the s
 cmake --build "$BUILD" -j "$JOBS"
 # PoCL was installed above, so the OpenCL backend must be compiled in and find its CPU device: its tests fail
 # rather than skip if it does not. CUDA skips here (no GPU on CI machines).
-say "ctest (all labels: cpu, cuda, opencl, large, install; absent backends skip, OpenCL required)"
+say "ctest (all labels: cpu, cuda, opencl, mpi, large, install; absent backends skip, OpenCL required)"
 PSCAN_TEST_REQUIRE_BACKENDS=${PSCAN_TEST_REQUIRE_BACKENDS:-opencl} \
   ctest --test-dir "$BUILD" --output-on-failure -j "$JOBS" || status=1
 
@@ -42,8 +44,9 @@ PSCAN_TEST_REQUIRE_BACKENDS=${PSCAN_TEST_REQUIRE_BACKENDS:-opencl} \
 # plain program cannot link a sanitizer-instrumented static libpscan (the Release run above covers it too).
 ASAN_BUILD=${BUILD}-asan
 say "configure sanitizer build ($ASAN_BUILD)"
+# No MPI add-on either: Open MPI's own allocations at MPI_Init and MPI_Finalize are reported as leaks.
 cmake -S "$ROOT" -B "$ASAN_BUILD" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPSCAN_SANITIZE=ON \
-  -DPSCAN_CUDA=OFF -DPSCAN_OPENCL=OFF
+  -DPSCAN_CUDA=OFF -DPSCAN_OPENCL=OFF -DPSCAN_MPI=OFF
 say "build sanitizer build"
 cmake --build "$ASAN_BUILD" -j "$JOBS"
 say "ctest under ASan + UBSan (labels large and install excluded)"

@@ -350,6 +350,8 @@ static pscan_status request_prepare(const pscan_context *ctx, ps_primitive prim,
     return PSCAN_SUCCESS;
 }
 
+static int ranges_overlap(const void *a, uint64_t abytes, const void *b, uint64_t bbytes);
+
 /* A range [p, p + bytes) that wraps the address space cannot be real memory. */
 static int range_wraps(const void *p, uint64_t bytes) { return (uintptr_t)p > UINTPTR_MAX - bytes; }
 
@@ -458,6 +460,62 @@ pscan_status pscan_scan_user(pscan_context *ctx, const pscan_scan_desc *desc, co
     pscan_status s = scan_prepare(ctx, desc, op, in, out, n, &req);
     if (s != PSCAN_SUCCESS) return s;
     return request_submit(ctx, &req, temp, temp_bytes);
+}
+
+/* A scan whose initial value is read from device memory when it runs (ps_request.init_device), for the add-ons
+ * that chain carries on the device (pscan_nccl.h). Only the CUDA single-pass scan reads init there; other
+ * backends refuse, and the CUDA plan refuses its other algorithms. */
+static pscan_status scan_init_device_prepare(const pscan_context *ctx, const pscan_scan_desc *desc, const void *in,
+                                             void *out, uint64_t n, const void *init_device, ps_request *req) {
+    pscan_status s = scan_prepare(ctx, desc, NULL, in, out, n, req);
+    if (s != PSCAN_SUCCESS) return s;
+    if (!init_device) return PSCAN_ERROR_NULL_POINTER;
+    if (ctx->ops->kind != PSCAN_BACKEND_CUDA) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    req->init_device = init_device;
+    return PSCAN_SUCCESS;
+}
+
+pscan_status ps_core_scan_check_init_device(pscan_context *ctx, const pscan_scan_desc *desc, const void *in,
+                                            void *out, uint64_t n, const void *init_device) {
+    ps_request req;
+    pscan_status s = scan_init_device_prepare(ctx, desc, in, out, n, init_device, &req);
+    size_t needed = 0;
+    return s != PSCAN_SUCCESS ? s : ctx->ops->plan(ctx, &req, &needed);
+}
+
+pscan_status ps_core_scan_init_device(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
+                                      uint64_t n, const void *init_device, void *temp, size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = scan_init_device_prepare(ctx, desc, in, out, n, init_device, &req);
+    return s != PSCAN_SUCCESS ? s : request_submit(ctx, &req, temp, temp_bytes);
+}
+
+/* ---- scan of host memory (out of core) --------------------------------------------------------------- */
+
+pscan_status pscan_context_set_host_chunk_bytes(pscan_context *ctx, size_t bytes) {
+    if (!ctx) return PSCAN_ERROR_NULL_POINTER;
+    ctx->host_chunk_bytes = bytes;
+    return PSCAN_SUCCESS;
+}
+
+pscan_status pscan_scan_host(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
+                             uint64_t n) {
+    ps_request req;
+    pscan_status s = scan_prepare(ctx, desc, NULL, in, out, n, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    if (n > 0 && !ctx->ops->handles_are_addresses) {
+        /* host pointers are addresses on every backend: the checks scan_prepare left to address backends */
+        const uint64_t bytes = n * req.elem_bytes;
+        if (range_wraps(in, bytes) || range_wraps(out, bytes)) return PSCAN_ERROR_TOO_LARGE;
+        if (in != (const void *)out && ranges_overlap(in, bytes, out, bytes)) return PSCAN_ERROR_OVERLAP;
+    }
+    if (ctx->ops->data_in_host_memory) {
+        s = request_submit(ctx, &req, NULL, 0);
+        pscan_status w = ctx->ops->synchronize(ctx);
+        return s != PSCAN_SUCCESS ? s : w;
+    }
+    if (!ctx->ops->scan_host) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    return ctx->ops->scan_host(ctx, &req);
 }
 
 /* ---- reduce ------------------------------------------------------------------------------------------ */

@@ -99,6 +99,13 @@ typedef struct ps_request {
     /* recurrence: in and in2 are a and b, out is y (n elements of type each); init is y0 */
     void *temp;      /* device storage of temp_bytes >= what plan returned, 256-byte aligned (addresses) */
     size_t temp_bytes;
+    /* Scan, set only by a backend's out-of-core driver (pscan_scan_host), never by the core: it chains the
+     * carry from one piece to the next on the device, without the host waiting in between. init_device:
+     * non-NULL, the initial value is read from this device address when the scan runs (init is ignored);
+     * total_out: non-NULL, init (+) every element is written there (one element). Only the algorithms the
+     * driver asks for honour them (CUDA: 5_decoupled_lookback.cu). */
+    const void *init_device;
+    void *total_out;
 } ps_request;
 
 /* The largest range of bytes a buffer can span on any backend (2^48 = 256 TiB, the x86-64 and arm64 user
@@ -130,6 +137,11 @@ typedef struct ps_backend_ops {
      * or finds the module compiled for the same hash, and sets op->device). NULL: the backend takes no user
      * operators (PSCAN_ERROR_UNSUPPORTED_OPERATOR). */
     pscan_status (*operator_build)(pscan_context *ctx, pscan_operator *op);
+    /* pscan_scan_host: 1 when the backend's data are host memory (CPU), so the core runs a host scan as an
+     * ordinary one; else scan_host runs it (blocking: the host's out is written when it returns), or is NULL
+     * when the backend has no out-of-core driver (PSCAN_ERROR_UNSUPPORTED_ALGORITHM). */
+    int data_in_host_memory;
+    pscan_status (*scan_host)(pscan_context *ctx, ps_request *req);
 } ps_backend_ops;
 
 /* A user operator (pscan_operator_create): the desc, copied, and what the backend built from it. */
@@ -151,6 +163,7 @@ struct pscan_context {
     char *build_log;         /* malloc'd, or NULL */
     void *workspace;         /* device memory from ops->mem_alloc */
     size_t workspace_bytes;
+    size_t host_chunk_bytes; /* pscan_scan_host's piece size (pscan_context_set_host_chunk_bytes); 0: default */
 };
 
 /* Each backend's constructor on its default device. A backend not compiled in is absent from the table in
@@ -169,6 +182,12 @@ pscan_status ps_opencl_context_init_default(pscan_context *ctx, int gpu_only);
 pscan_status ps_core_context_alloc(pscan_context **ctx);
 /* The operator's identity for the type (a validated pair): what pads partial tiles and starts later ones. */
 const ps_value *ps_core_identity(pscan_type type, pscan_op op);
+/* pscan_scan with ps_request.init_device set (api.c): the carry is read from device memory when the scan runs. */
+pscan_status ps_core_scan_init_device(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
+                                      uint64_t n, const void *init_device, void *temp, size_t temp_bytes);
+/* Everything ps_core_scan_init_device would refuse (pointers, overlap, the plan), without running anything. */
+pscan_status ps_core_scan_check_init_device(pscan_context *ctx, const pscan_scan_desc *desc, const void *in,
+                                            void *out, uint64_t n, const void *init_device);
 /* Records a build log on the context (copied); NULL clears it. */
 pscan_status ps_core_set_build_log(pscan_context *ctx, const char *log);
 

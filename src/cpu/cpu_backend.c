@@ -276,6 +276,7 @@ static const ps_backend_ops cpu_ops = {
     .mem_copy = cpu_mem_copy,
     .synchronize = cpu_synchronize,
     .operator_build = cpu_operator_build,
+    .data_in_host_memory = 1, /* pscan_scan_host is pscan_scan here */
 };
 
 pscan_status ps_cpu_context_init(pscan_context *ctx, int gpu_only) {

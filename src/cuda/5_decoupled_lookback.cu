@@ -28,6 +28,10 @@
  *    lanes, vectors and elements are mirrored, so accesses stay 16-byte vectors and coalesced. In place is
  *    safe: each tile reads all of its own input before it writes, and reads no other tile's data.
  *
+ *  - A carry in device memory (ps_request.init_device, total_out; NULL for pscan_scan): the initial value is
+ *    read from device memory when the kernel runs, and the last tile writes init (+) everything, so that the
+ *    out-of-core driver (host_scan.cu) and the NCCL scan (nccl_scan.cu) chain pieces without a host round trip.
+ *
  * Limits: up to 2^31 - 1 tiles (the grid size).
  *
  * Measured (tools/tune/tune_scan.cu: L2 flushed, median of 21, CUB 3.0.1 in the same run, CUDA 13.0, 2026-11-22),
@@ -77,6 +81,10 @@ template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYN
         int exclusive;
         int aligned; /* in and out both 16-byte aligned */
         T init;
+        /* out-of-core pieces (host_scan.cu; NULL otherwise): the carry in is read from device memory, and the
+         * last tile writes init (+) everything, the next piece's carry, so the host never waits in between */
+        const T *init_device;
+        T *total_out;
     };
     struct smem {
         uint4 parked[VECS][THREADS]; /* each thread's scanned vectors, its own slots */
@@ -92,7 +100,7 @@ template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYN
 
     static __device__ __forceinline__ T combine(T a, T b) { return Op::combine(a, b); }
     static __device__ __forceinline__ T identity() { return Op::template identity<T>(); }
-    static __device__ __forceinline__ T initial(const params &p) { return p.init; }
+    static __device__ __forceinline__ T initial(const params &p) { return p.init_device ? *p.init_device : p.init; }
 
     /* Physical vector of logical slot k of this thread. */
     static __device__ __forceinline__ uint32_t vector_of(unsigned warp, unsigned lane, int k) {
@@ -210,6 +218,7 @@ template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYN
                 }
             }
         }
+        if (p.total_out && id == p.tiles - 1 && threadIdx.x == 0) *p.total_out = combine(prefix, aggregate);
     }
 };
 
@@ -259,6 +268,8 @@ static cudaError_t dlb_launch(const ps_request *req, const ps_cuda_device *dev) 
     p.exclusive = req->exclusive;
     p.aligned = (((uintptr_t)req->in | (uintptr_t)req->out) & 15u) == 0;
     memcpy(&p.init, req->init.bytes, sizeof(T));
+    p.init_device = (const T *)req->init_device;
+    p.total_out = (T *)req->total_out;
     return ps_chain_single_pass<P>(p, p.tiles, req->temp, dev->stream);
 }
 

@@ -22,6 +22,7 @@ typedef struct cuda_state {
     int has_pools; /* cudaMallocAsync works on this device */
     ps_cuda_user_module *user_modules; /* user operators compiled on this context (user_op.cu) */
     char name[256];
+    ps_cuda_host_staging staging; /* pscan_scan_host's pinned buffers (host_scan.cu) */
 } cuda_state;
 
 static cuda_state *state_of(const pscan_context *ctx) { return (cuda_state *)ctx->backend; }
@@ -109,6 +110,10 @@ static pscan_status cuda_plan(const pscan_context *ctx, ps_request *req, size_t 
     *bytes = 0;
     if (req->algo == PSCAN_ALGO_AUTO) req->algo = cuda_auto_algo;
     if (req->user_op) return ps_cuda_user_plan(req, &state_of(ctx)->dev, bytes); /* scan and reduce, user_op.cu */
+    /* a carry in device memory: only the single-pass scan reads it (5_decoupled_lookback.cu) */
+    if ((req->init_device || req->total_out) &&
+        (req->prim != PS_PRIM_SCAN || req->algo != PSCAN_ALGO_DECOUPLED_LOOKBACK))
+        return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
     if (req->n == 0 && req->prim == PS_PRIM_SCAN) {
         /* a scan of nothing still refuses an algorithm the backend lacks; the algorithms' own sizing divides
          * by tile counts, so it is asked about one element, and nothing runs */
@@ -178,6 +183,13 @@ static pscan_status cuda_synchronize(pscan_context *ctx) {
     return fail(ctx, cudaStreamSynchronize(st->dev.stream));
 }
 
+/* pscan_scan_host: pieces through the device, overlapped (host_scan.cu). */
+static pscan_status cuda_scan_host(pscan_context *ctx, ps_request *req) {
+    cuda_state *st = state_of(ctx);
+    device_guard guard(st->dev.device);
+    return ps_cuda_scan_host(ctx, req, &st->dev, &st->staging);
+}
+
 /* ---- context ----------------------------------------------------------------------------------------- */
 
 static void cuda_destroy(pscan_context *ctx) {
@@ -186,6 +198,7 @@ static void cuda_destroy(pscan_context *ctx) {
     device_guard guard(st->dev.device);
     ps_cuda_user_cache_destroy(st->user_modules);
     if (st->owns_stream) cudaStreamDestroy(st->dev.stream);
+    if (st->staging.pinned) cudaFreeHost(st->staging.pinned);
     free(st);
     ctx->backend = NULL;
 }
@@ -216,6 +229,8 @@ static const ps_backend_ops cuda_ops = {
     cuda_mem_copy,
     cuda_synchronize,
     cuda_operator_build,
+    0, /* data_in_host_memory */
+    cuda_scan_host,
 };
 
 /* Fills a new state for the current device; the stream is set by the caller. */

@@ -64,4 +64,13 @@ cudaError_t ps_cuda_user_run(const ps_request *req, const ps_cuda_device *dev);
 pscan_status ps_cuda_recurrence_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
 cudaError_t ps_cuda_recurrence_run(const ps_request *req, const ps_cuda_device *dev);
 
+/* host_scan.cu: pscan_scan_host, out of core. The pinned staging buffers for pageable user memory belong to the
+ * context (allocated on first use, grown on demand, cudaFreeHost'd with it). Blocking. */
+typedef struct ps_cuda_host_staging {
+    void *pinned;
+    size_t bytes;
+} ps_cuda_host_staging;
+pscan_status ps_cuda_scan_host(pscan_context *ctx, ps_request *req, const ps_cuda_device *dev,
+                               ps_cuda_host_staging *staging);
+
 #endif /* PSCAN_CUDA_BACKEND_H */
