@@ -24,7 +24,8 @@ extern "C" {
     X(SCAN, scan)                                                                                            \
     X(REDUCE, reduce)                                                                                        \
     X(SELECT, select)                                                                                        \
-    X(PARTITION, partition)
+    X(PARTITION, partition)                                                                                  \
+    X(EXPAND, expand)
 
 typedef enum ps_primitive {
 #define PS_PRIMITIVE_ENUM_(NAME, name) PS_PRIM_##NAME,
@@ -57,6 +58,12 @@ typedef struct ps_request {
     pscan_pred pred;
     ps_value operand;
     size_t value_bytes;
+    /* expand: in the counts (type u32 or u64), in2 / out2 the values (value_bytes, 0: none), out the item
+     * indices and ranks the ranks (capacity elements of index_type; either may be NULL), count the total (one
+     * uint64_t, any address); slots from capacity on are never written. */
+    void *ranks;
+    uint64_t capacity;
+    pscan_type index_type;
     void *temp;      /* device storage of temp_bytes >= what plan returned, 256-byte aligned (addresses) */
     size_t temp_bytes;
 } ps_request;

@@ -121,6 +121,14 @@ static void cpu_select(pscan_context *ctx, const ps_request *req) {
 }
 #define cpu_partition cpu_select
 
+/* Expand (cpu_expand.c; the threaded phases in cpu_threads.c). */
+static void cpu_expand(pscan_context *ctx, const ps_request *req) {
+    if (req->algo == PSCAN_ALGO_THREADS && req->n > 0)
+        ps_cpu_threads_expand(state_of(ctx)->pool, req);
+    else
+        ps_cpu_expand(req);
+}
+
 /* One runner per primitive, generated from the core's list: a primitive without a CPU runner fails to link. */
 #define CPU_RUNNER_(NAME, name) [PS_PRIM_##NAME] = cpu_##name,
 static void (*const cpu_runners[PS_PRIM_COUNT])(pscan_context *, const ps_request *) = {
