@@ -187,7 +187,8 @@ pscan_status pscan_context_device_name(const pscan_context *ctx, char *buf, size
 pscan_status pscan_context_native_error(const pscan_context *ctx, long long *code);
 /* The device compiler's log of the last failed kernel build (OpenCL), "" if none. Owned by the context. */
 pscan_status pscan_context_build_log(const pscan_context *ctx, const char **log);
-/* CPU backend: sets the number of worker threads (0 = one per online processor). Other backends ignore it. */
+/* CPU backend: sets the number of worker threads (0 = one per usable core: the affinity mask, capped by a
+ * cgroup CPU quota). Other backends ignore it. */
 pscan_status pscan_context_set_threads(pscan_context *ctx, unsigned threads);
 /* Grows the context-owned workspace to at least bytes now, so later calls with temp == NULL never allocate
  * (allocation may synchronise the device). */

@@ -19,6 +19,9 @@ void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_request *call);
 size_t ps_cpu_threads_reduce_temp_bytes(const ps_cpu_pool *pool);
 void ps_cpu_threads_reduce(ps_cpu_pool *pool, const ps_request *req, ps_value *result);
 
+/* memcpy of bytes split over the pool's threads (the machine's copy bandwidth: one core reaches a fraction). */
+void ps_cpu_threads_copy(ps_cpu_pool *pool, void *dst, const void *src, size_t bytes);
+
 /* Select and partition (req->prim tells which), serial: cpu_select.c. Its two phases on [begin, end): the kept
  * count, and the move of kept items to kept_at... and (partition) the others to rejected_at... */
 void ps_cpu_select(const ps_request *req);
