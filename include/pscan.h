@@ -352,6 +352,60 @@ pscan_status pscan_expand(pscan_context *ctx, const pscan_expand_desc *desc, con
                           const void *values_in, uint64_t n, void *indices_out, void *ranks_out, void *values_out,
                           uint64_t capacity, uint64_t *total, void *temp, size_t temp_bytes);
 
+/* ---------------------------------------------------------------------------------------------------------
+ * Histogram: counts of n samples of any type in bins, either evenly spaced over [lower, upper) or between given
+ * edges. A sample outside the bins, and every NaN, is counted nowhere.
+ *
+ * Evenly spaced (edges == NULL): lower < upper, host pointers to one int64_t each for signed integer samples,
+ * one uint64_t each for unsigned ones, one sample of the type for f32 and f64 (64-bit bounds let u8 samples
+ * use [0, 256), which no u8 could say; the largest i64 or u64 value can never lie below upper, so it is
+ * counted only through edges). A sample x counts iff lower <= x < upper, into bin
+ *   integers: floor((x - lower) * bins / (upper - lower)), exact: computed in integers wide enough that nothing
+ *             overflows or rounds (so u8 samples over [0, 256) in 256 bins put v in bin v, and [0, 10) in 3
+ *             bins gives bins {0..3}, {4..6}, {7..9});
+ *   floats:   min(bins - 1, floor((x - lower) * s)) where s = bins / (upper - lower), each operation rounded to
+ *             nearest in the sample type (f32 in float, f64 in double), so a sample within rounding of a bin
+ *             boundary may land one bin off the real-number answer, the same on every backend. lower and
+ *             upper must be finite, and upper - lower and s finite (PSCAN_ERROR_INVALID_VALUE otherwise).
+ * Given edges (edges != NULL; lower and upper are ignored): a device array of bins + 1 samples of desc->type,
+ * ascending (edges[i] <= edges[i + 1]) and free of NaN: bin i holds edges[i] <= x < edges[i + 1], found by
+ * binary search. The order is a precondition, not checked: with edges out of order every sample is still counted
+ * at most once, in some bin, and nothing outside counts is written.
+ * ------------------------------------------------------------------------------------------------------- */
+#define PSCAN_HISTOGRAM_MAX_BINS 65536u
+/* Adds the new counts to what counts already holds, instead of overwriting it. */
+#define PSCAN_HISTOGRAM_ACCUMULATE 1u
+
+typedef struct pscan_histogram_desc {
+    pscan_type type;       /* the sample type (and the edges' and bounds' type) */
+    pscan_type count_type; /* PSCAN_TYPE_U32 or PSCAN_TYPE_U64: each count wraps modulo 2^32 or 2^64 */
+    uint32_t bins;         /* 1 .. PSCAN_HISTOGRAM_MAX_BINS */
+    const void *lower;     /* evenly spaced: host pointer to the first bin's lower edge: int64_t, uint64_t or float */
+    const void *upper;     /* evenly spaced: host pointer to the last bin's upper edge (excluded), the same type */
+    const void *edges;     /* NULL for evenly spaced bins, else bins + 1 ascending samples in device memory */
+    unsigned flags;        /* PSCAN_HISTOGRAM_ACCUMULATE, or 0 to overwrite counts */
+    pscan_algo algo;       /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK (its one kernel) */
+} pscan_histogram_desc;
+
+/* Sets *bytes to the temporary storage pscan_histogram() needs for this desc and n (0 is possible). */
+pscan_status pscan_histogram_temp_bytes(pscan_context *ctx, const pscan_histogram_desc *desc, uint64_t n,
+                                        size_t *bytes);
+
+/* Counts the n samples into counts, desc->bins elements of desc->count_type in device memory (a host pointer on
+ * the CPU backend), aligned to the count's size. Without PSCAN_HISTOGRAM_ACCUMULATE every count is overwritten
+ * (n == 0 writes zeros); with it the new counts are added. counts must not overlap the samples or the edges
+ * (PSCAN_ERROR_OVERLAP). Errors, in this order, leave counts untouched: NULL ctx or desc
+ * (PSCAN_ERROR_NULL_POINTER); a type or algo outside its list, count_type other than u32 and u64, unknown flags,
+ * bins 0 or above PSCAN_HISTOGRAM_MAX_BINS (PSCAN_ERROR_INVALID_VALUE); evenly spaced: NULL lower or upper
+ * (PSCAN_ERROR_NULL_POINTER), then lower >= upper or the float bounds above (PSCAN_ERROR_INVALID_VALUE); n too
+ * large (PSCAN_ERROR_TOO_LARGE); NULL counts, or NULL samples with n > 0 (PSCAN_ERROR_NULL_POINTER); counts not
+ * aligned to its count size (PSCAN_ERROR_INVALID_VALUE); overlap; then the algorithm and temp as for pscan_scan. Integer counts do not depend on the order of the samples, so every backend and algorithm
+ * gives the same counts. OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now.
+ * Example: samples = [3 1 7 0 4 1 6 3] (i32), lower 0, upper 8 (int64_t), 4 bins -> counts = [3 2 1 2];
+ *          the same with edges [0 1 2 4 8] -> counts = [1 2 2 3]. */
+pscan_status pscan_histogram(pscan_context *ctx, const pscan_histogram_desc *desc, const void *samples, uint64_t n,
+                             void *counts, void *temp, size_t temp_bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -25,7 +25,8 @@ extern "C" {
     X(REDUCE, reduce)                                                                                        \
     X(SELECT, select)                                                                                        \
     X(PARTITION, partition)                                                                                  \
-    X(EXPAND, expand)
+    X(EXPAND, expand)                                                                                        \
+    X(HISTOGRAM, histogram)
 
 typedef enum ps_primitive {
 #define PS_PRIMITIVE_ENUM_(NAME, name) PS_PRIM_##NAME,
@@ -33,6 +34,33 @@ typedef enum ps_primitive {
 #undef PS_PRIMITIVE_ENUM_
         PS_PRIM_COUNT
 } ps_primitive;
+
+/* A histogram's bins as the core resolved them (histogram_bin.h computes a sample's bin from it, on every
+ * backend). */
+typedef enum ps_histogram_form {
+    /* integers whose bounds lie in the sample type's range (and up to one past its largest value): 32-bit
+     * arithmetic (samples up to 32 bits only) */
+    PS_HISTOGRAM_EVEN_SHIFT32, /* upper - lower == bins << shift: bin = (x - lower) >> shift */
+    PS_HISTOGRAM_EVEN_DIV32,   /* any range: exact floor((x - lower) * bins / range) */
+    /* any integer bounds: 64-bit arithmetic (128-bit products) */
+    PS_HISTOGRAM_EVEN_SHIFT64,
+    PS_HISTOGRAM_EVEN_DIV64,
+    PS_HISTOGRAM_EVEN_FLOAT, /* floats: min(bins - 1, floor((x - lower) * scale)) in the sample type */
+    PS_HISTOGRAM_EDGES       /* bins + 1 ascending edges in device memory, binary search */
+} ps_histogram_form;
+
+typedef struct ps_histogram_spec {
+    ps_histogram_form form;
+    uint32_t bins;
+    uint32_t shift;       /* EVEN_SHIFT* */
+    int accumulate;       /* add to counts instead of overwriting them */
+    size_t count_bytes;   /* 4 (u32 counts) or 8 (u64) */
+    ps_value lower, upper; /* even forms: integers as .i64 (signed samples) or .u64 (unsigned); floats .f32/.f64 */
+    uint64_t range_m1;    /* integer even forms: upper - lower - 1 (the range itself may be 2^32 in 32 bits) */
+    float scale_f;        /* EVEN_DIV32: bins / range, for the estimate; EVEN_FLOAT on f32: the scale */
+    double scale_d;       /* EVEN_DIV64: bins / range, for the estimate; EVEN_FLOAT on f64: the scale */
+    const void *edges;    /* EDGES */
+} ps_histogram_spec;
 
 /* One validated request of any primitive: the one shape that crosses from the core to a backend. Fields a
  * primitive does not use stay zero. init always holds a value: the caller's, or the operator's identity. */
@@ -64,6 +92,8 @@ typedef struct ps_request {
     void *ranks;
     uint64_t capacity;
     pscan_type index_type;
+    /* histogram: in the samples, out the counts; everything else resolved once by the core */
+    ps_histogram_spec hist;
     void *temp;      /* device storage of temp_bytes >= what plan returned, 256-byte aligned (addresses) */
     size_t temp_bytes;
 } ps_request;

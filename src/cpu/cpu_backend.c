@@ -150,6 +150,7 @@ static pscan_status cpu_plan(const pscan_context *ctx, ps_request *req, size_t *
     *temp_bytes = 0;
     if (req->algo == PSCAN_ALGO_THREADS && req->n > 0)
         *temp_bytes = req->prim == PS_PRIM_SCAN ? ps_cpu_threads_temp_bytes(pool) : ps_cpu_threads_reduce_temp_bytes(pool);
+    if (req->prim == PS_PRIM_HISTOGRAM) *temp_bytes = ps_cpu_histogram_temp_bytes(pool, req); /* serial too */
     return PSCAN_SUCCESS;
 }
 
@@ -191,6 +192,8 @@ static void cpu_expand(pscan_context *ctx, const ps_request *req) {
     else
         ps_cpu_expand(req);
 }
+/* Histogram (cpu_histogram.c): SERIAL is the threaded body on one thread. */
+static void cpu_histogram(pscan_context *ctx, const ps_request *req) { ps_cpu_histogram(state_of(ctx)->pool, req); }
 
 /* One runner per primitive, generated from the core's list: a primitive without a CPU runner fails to link. */
 #define CPU_RUNNER_(NAME, name) [PS_PRIM_##NAME] = cpu_##name,

@@ -11,6 +11,8 @@ typedef struct ps_cpu_pool ps_cpu_pool;
 pscan_status ps_cpu_pool_create(unsigned threads, ps_cpu_pool **pool);
 void ps_cpu_pool_destroy(ps_cpu_pool *pool);
 unsigned ps_cpu_pool_threads(const ps_cpu_pool *pool);
+/* Runs job(arg, t) on every thread t of the pool (the caller is thread 0) and returns when all are done. */
+void ps_cpu_pool_run(ps_cpu_pool *pool, void (*job)(void *arg, unsigned thread), void *arg);
 
 /* The threaded scan needs two rows of per-thread totals in call->temp. */
 size_t ps_cpu_threads_temp_bytes(const ps_cpu_pool *pool);
@@ -40,5 +42,9 @@ void ps_cpu_expand_locate(const ps_request *req, uint64_t item, uint64_t start, 
 void ps_cpu_expand_fill(const ps_request *req, uint64_t item, uint64_t rank, uint64_t slot, uint64_t end);
 /* Threaded: range sums, their scan, then equal pieces of the output per thread (temp as for reduce). */
 void ps_cpu_threads_expand(ps_cpu_pool *pool, const ps_request *req);
+/* Histogram (cpu_histogram.c): serial into counts; threaded into one private histogram per thread in temp,
+ * then merged by bin ranges. */
+size_t ps_cpu_histogram_temp_bytes(const ps_cpu_pool *pool, const ps_request *req);
+void ps_cpu_histogram(ps_cpu_pool *pool, const ps_request *req);
 
 #endif /* PSCAN_CPU_BACKEND_H */

@@ -50,4 +50,8 @@ cudaError_t ps_cuda_select_run(const ps_request *req, const ps_cuda_device *dev)
 pscan_status ps_cuda_expand_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
 cudaError_t ps_cuda_expand_run(const ps_request *req, const ps_cuda_device *dev);
 
+/* histogram.cu: one kernel, no temp. */
+pscan_status ps_cuda_histogram_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
+cudaError_t ps_cuda_histogram_run(const ps_request *req, const ps_cuda_device *dev);
+
 #endif /* PSCAN_CUDA_BACKEND_H */
