@@ -19,7 +19,7 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/pscanConfig.cmake ${CMAKE_CURRENT_BINA
 # pkg-config: a static pscan needs its backends' libraries on the user's link line too.
 set(PSCAN_PC_LIBS_PRIVATE "-lpthread -lm")
 if(PSCAN_HAVE_CUDA)
-  string(APPEND PSCAN_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart -lstdc++")
+  string(APPEND PSCAN_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart -lnvrtc -lstdc++")
 endif()
 if(PSCAN_HAVE_OPENCL)
   string(APPEND PSCAN_PC_LIBS_PRIVATE " -lOpenCL")

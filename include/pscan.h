@@ -44,8 +44,9 @@ const char *pscan_version_string(void);
     X(PSCAN_SUCCESS, "success")                                                                              \
     X(PSCAN_ERROR_NULL_POINTER, "a required pointer argument is NULL")                                       \
     X(PSCAN_ERROR_INVALID_VALUE, "an enum, flag or size argument is out of range")                           \
-    X(PSCAN_ERROR_UNSUPPORTED_OPERATOR, "the operator is not defined for this element type "                 \
-                                        "(and, or and xor need an integer type)")                            \
+    X(PSCAN_ERROR_UNSUPPORTED_OPERATOR, "the operator is not available here (and, or and xor need an "      \
+                                        "integer type; a user operator needs a host function on the CPU, "   \
+                                        "device source and a backend that compiles it on a GPU)")           \
     X(PSCAN_ERROR_UNSUPPORTED_TYPE, "the device cannot compute on this element type "                        \
                                     "(f64 on a device without double precision)")                            \
     X(PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "this backend does not implement the requested algorithm")          \
@@ -172,6 +173,8 @@ pscan_status pscan_backend_compiled(pscan_backend backend, int *compiled);
  * Contexts.
  * ------------------------------------------------------------------------------------------------------- */
 typedef struct pscan_context pscan_context;
+/* A user operator (pscan_operator_create, below). */
+typedef struct pscan_operator pscan_operator;
 
 /* Creates a context on the backend's default device and default stream or queue. AUTO tries CUDA, then
  * OpenCL on a GPU, then the CPU. Returns PSCAN_ERROR_BACKEND_UNAVAILABLE if the backend is not compiled in or
@@ -261,6 +264,101 @@ pscan_status pscan_reduce_temp_bytes(pscan_context *ctx, const pscan_reduce_desc
  * for now. Example: in = [3 1 7 0 4 1 6 3], PSCAN_OP_SUM -> *result = 25; PSCAN_OP_MAX -> 7. */
 pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, const void *in, uint64_t n,
                           void *result, void *temp, size_t temp_bytes);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * User operators: an element of up to PSCAN_USER_OP_MAX_BYTES bytes and an associative combine written once in
+ * C, run by pscan_scan_user and pscan_reduce_user. The combine is never assumed commutative: every algorithm
+ * that accepts a user operator combines earlier with later elements, in order.
+ *
+ * Why separate entry points rather than a type value or a desc field: the element type and operator lists
+ * stay closed lists of C types (every table generated from them stays exact), and the existing descs keep
+ * their size and their positional initialisers. The _user calls take the same descs: flags, algo and init
+ * mean what they mean for a built-in operator (init points to one element of elem_bytes), type and op are
+ * not looked at.
+ *
+ * The source defines the element type and the combine, e.g.
+ *     typedef struct { float a, b; } affine;                        (x -> a * x + b)
+ *     affine combine(affine x, affine y) {                           (x first, then y)
+ *         affine r; r.a = y.a * x.a; r.b = y.a * x.b + y.b; return r;
+ *     }
+ * with type_name "affine" and combine_name "combine". GPU backends compile it at run time as device code
+ * (CUDA: NVRTC, as C++17 with every function a device function): write the common subset of C and C++ (no
+ * compound literals or designated initialisers), include no header, and name nothing ps_ or PS_ (the
+ * library's own names). Math functions (fmaf, fmin, ...) are available.
+ *
+ * Backends:
+ *   CPU     runs host_combine (SERIAL and THREADS); without one, pscan_operator_create returns
+ *           PSCAN_ERROR_UNSUPPORTED_OPERATOR.
+ *   CUDA    compiles source with NVRTC into the single-pass kernels (DECOUPLED_LOOKBACK only: the
+ *           progression algorithms 1-4 may reorder combines and refuse user operators with
+ *           PSCAN_ERROR_UNSUPPORTED_ALGORITHM); elem_bytes must be 1, 2, 4, 8 or 16 for now (else
+ *           PSCAN_ERROR_UNSUPPORTED_TYPE). Modules are cached per context by a hash of the source, names,
+ *           size, alignment and identity: a second operator with the same description compiles nothing.
+ *   OpenCL  PSCAN_ERROR_UNSUPPORTED_OPERATOR for now.
+ * ------------------------------------------------------------------------------------------------------- */
+#define PSCAN_USER_OP_MAX_BYTES 32
+
+typedef struct pscan_user_op_desc {
+    size_t elem_bytes;        /* 1 .. PSCAN_USER_OP_MAX_BYTES */
+    size_t elem_align;        /* a power of two <= 16 dividing elem_bytes: the type's alignment (_Alignof) */
+    const void *identity;     /* host pointer to elem_bytes bytes: e with combine(e, x) == combine(x, e) == x */
+    const char *source;       /* C source of the type and the combine; NULL: no device code (CPU only) */
+    const char *type_name;    /* the element type's name in source (a C identifier) */
+    const char *combine_name; /* the combine function's name in source: T combine(T earlier, T later) */
+    /* The same combine on the host: *out = earlier (+) later; out never overlaps earlier or later. NULL: no
+     * CPU execution. user is passed through unchanged. */
+    void (*host_combine)(const void *earlier, const void *later, void *out, void *user);
+    void *user;
+} pscan_user_op_desc;
+
+/* Creates an operator for use on ctx (and only there), compiling its device code now on GPU backends, so that a
+ * source that does not compile fails here: PSCAN_ERROR_BUILD_FAILED, with the compiler's log in
+ * pscan_context_build_log(). NULL desc, op or identity: PSCAN_ERROR_NULL_POINTER, as are NULL names with a
+ * source. elem_bytes 0 or above PSCAN_USER_OP_MAX_BYTES, elem_align not a power of two, above 16 or not
+ * dividing elem_bytes, and names that are not C identifiers: PSCAN_ERROR_INVALID_VALUE. A backend that cannot
+ * run the operator: PSCAN_ERROR_UNSUPPORTED_OPERATOR (see above). The desc's strings are copied. Destroy with
+ * pscan_operator_destroy() before the context. */
+pscan_status pscan_operator_create(pscan_context *ctx, const pscan_user_op_desc *desc, pscan_operator **op);
+/* Frees the operator (the context keeps its compiled module for the next operator of the same source). NULL
+ * is a no-op. Calls already enqueued with it may still run. */
+pscan_status pscan_operator_destroy(pscan_operator *op);
+
+/* pscan_scan and pscan_scan_temp_bytes with op as the element type and the operator (desc->type and desc->op
+ * are ignored). NULL op: PSCAN_ERROR_NULL_POINTER; an op created on another context: PSCAN_ERROR_INVALID_VALUE.
+ * Example (the affine maps above, a scan composes them): in = [(2,1) (2,1) (2,1)] -> out = [(2,1) (4,3) (8,7)],
+ * the maps x -> 2x + 1, x -> 4x + 3, x -> 8x + 7. */
+pscan_status pscan_scan_user_temp_bytes(pscan_context *ctx, const pscan_scan_desc *desc, const pscan_operator *op,
+                                        uint64_t n, size_t *bytes);
+pscan_status pscan_scan_user(pscan_context *ctx, const pscan_scan_desc *desc, const pscan_operator *op,
+                             const void *in, void *out, uint64_t n, void *temp, size_t temp_bytes);
+/* pscan_reduce and pscan_reduce_temp_bytes with op, as above; *result is one element of op's elem_bytes. */
+pscan_status pscan_reduce_user_temp_bytes(pscan_context *ctx, const pscan_reduce_desc *desc,
+                                          const pscan_operator *op, uint64_t n, size_t *bytes);
+pscan_status pscan_reduce_user(pscan_context *ctx, const pscan_reduce_desc *desc, const pscan_operator *op,
+                               const void *in, uint64_t n, void *result, void *temp, size_t temp_bytes);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Linear recurrences, first order: y[i] = a[i] * y[i-1] + b[i] with y[-1] = y0 (forward), or
+ * y[i] = a[i] * y[i+1] + b[i] with y[n] = y0 (PSCAN_SCAN_REVERSE): a scan of the affine maps x -> a x + b,
+ * which compose without commuting. f32 or f64; a, b and y are device arrays of n elements; y may be a or b.
+ * Example: a = [2 2 2 2], b = [1 1 1 1], y0 = 0  ->  y = [1 3 7 15]; reversed: y = [15 7 3 1].
+ * Floats: the parallel order of evaluation differs from the serial loop's by rounding.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef struct pscan_recurrence_desc {
+    pscan_type type;  /* PSCAN_TYPE_F32 or PSCAN_TYPE_F64 (else PSCAN_ERROR_UNSUPPORTED_TYPE) */
+    unsigned flags;   /* 0 or PSCAN_SCAN_REVERSE */
+    pscan_algo algo;  /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS */
+    const void *y0;   /* host pointer to one element of type, or NULL for 0 */
+} pscan_recurrence_desc;
+
+/* Sets *bytes to the temporary storage pscan_recurrence() needs for this desc and n. */
+pscan_status pscan_recurrence_temp_bytes(pscan_context *ctx, const pscan_recurrence_desc *desc, uint64_t n,
+                                         size_t *bytes);
+/* Computes y from a, b and y0 on the context's stream. n == 0 is a no-op. y overlapping a or b other than
+ * exactly (y == a or y == b) is PSCAN_ERROR_OVERLAP. temp as for pscan_scan. CUDA and OpenCL:
+ * PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now. */
+pscan_status pscan_recurrence(pscan_context *ctx, const pscan_recurrence_desc *desc, const void *a, const void *b,
+                              void *y, uint64_t n, void *temp, size_t temp_bytes);
 
 /* ---------------------------------------------------------------------------------------------------------
  * Select (compact) and partition: which items are kept is decided per item, by a u8 flag (nonzero keeps) or
@@ -399,12 +497,50 @@ pscan_status pscan_histogram_temp_bytes(pscan_context *ctx, const pscan_histogra
  * bins 0 or above PSCAN_HISTOGRAM_MAX_BINS (PSCAN_ERROR_INVALID_VALUE); evenly spaced: NULL lower or upper
  * (PSCAN_ERROR_NULL_POINTER), then lower >= upper or the float bounds above (PSCAN_ERROR_INVALID_VALUE); n too
  * large (PSCAN_ERROR_TOO_LARGE); NULL counts, or NULL samples with n > 0 (PSCAN_ERROR_NULL_POINTER); counts not
- * aligned to its count size (PSCAN_ERROR_INVALID_VALUE); overlap; then the algorithm and temp as for pscan_scan. Integer counts do not depend on the order of the samples, so every backend and algorithm
- * gives the same counts. OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now.
+ * aligned to its count size (PSCAN_ERROR_INVALID_VALUE); overlap; then the algorithm and temp as for pscan_scan. Integer
+ * counts do not depend on the order of the samples, so every backend and algorithm gives the same counts. OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now.
  * Example: samples = [3 1 7 0 4 1 6 3] (i32), lower 0, upper 8 (int64_t), 4 bins -> counts = [3 2 1 2];
  *          the same with edges [0 1 2 4 8] -> counts = [1 2 2 3]. */
 pscan_status pscan_histogram(pscan_context *ctx, const pscan_histogram_desc *desc, const void *samples, uint64_t n,
                              void *counts, void *temp, size_t temp_bytes);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Sort: a stable LSD radix sort of keys, optionally moving a payload with each key.
+ * Order: keys compare through an order-preserving map to unsigned integers of the key's width: unsigned keys
+ * as they are, signed keys with the sign bit flipped, floats by IEEE total order with two exceptions: -0.0
+ * sorts before +0.0 (they are distinct keys), and every NaN (either sign, any payload) maps to the largest
+ * value, so NaNs sort after +inf, in their input order. Only bits [begin_bit, end_bit) of the mapped key take
+ * part (end_bit 0 means all of them): keys equal in those bits keep their input order. Descending sorts by
+ * the complement of the mapped key: the exact reverse order, still stable (equal keys in input order; NaNs
+ * first).
+ * ------------------------------------------------------------------------------------------------------- */
+#define PSCAN_SORT_DESCENDING 1u
+
+typedef struct pscan_sort_desc {
+    pscan_type type;     /* the key type */
+    size_t value_bytes;  /* 0: keys only; 1, 2, 4 or 8: a payload of that many bytes per key, moved with it */
+    unsigned flags;      /* PSCAN_SORT_DESCENDING, or 0 for ascending */
+    unsigned begin_bit;  /* the lowest bit of the mapped key that counts */
+    unsigned end_bit;    /* one past the highest bit that counts; 0 means 8 x the key's size */
+    pscan_algo algo;     /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK (Onesweep) */
+} pscan_sort_desc;
+
+/* Sets *bytes to the temporary storage pscan_sort() needs for this desc and n (0 is possible). */
+pscan_status pscan_sort_temp_bytes(pscan_context *ctx, const pscan_sort_desc *desc, uint64_t n, size_t *bytes);
+
+/* Sorts n keys of keys_in (and their payloads in values_in, when desc->value_bytes > 0) into keys_out (and
+ * values_out), out of place: the inputs are left as they were, and the result is always in keys_out and
+ * values_out (the intermediate passes ping-pong between keys_out and temp). No output may overlap an input or
+ * the other output (PSCAN_ERROR_OVERLAP); values_in and values_out are ignored (may be NULL) when value_bytes
+ * is 0, NULL otherwise is PSCAN_ERROR_NULL_POINTER. value_bytes other than 0, 1, 2, 4, 8, flags other than
+ * PSCAN_SORT_DESCENDING, or a bit range with begin_bit >= end_bit or end_bit beyond the key are
+ * PSCAN_ERROR_INVALID_VALUE. n == 0 is a valid no-op. temp as for pscan_scan (the temp holds one more copy of
+ * the keys and payloads). CUDA sorts at most 2^32 - 1 keys (PSCAN_ERROR_TOO_LARGE beyond). OpenCL:
+ * PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now. On any error status nothing is written.
+ * Example: keys = [3 1 7 0 4 1 6 3], values = [0 1 2 3 4 5 6 7] -> keys_out = [0 1 1 3 3 4 6 7],
+ * values_out = [3 1 5 0 7 4 6 2]; descending -> keys_out = [7 6 4 3 3 1 1 0], values_out = [2 6 4 0 7 1 5 3]. */
+pscan_status pscan_sort(pscan_context *ctx, const pscan_sort_desc *desc, const void *keys_in, const void *values_in,
+                        uint64_t n, void *keys_out, void *values_out, void *temp, size_t temp_bytes);
 
 #ifdef __cplusplus
 }

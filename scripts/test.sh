@@ -5,7 +5,9 @@
 #   1. a Release build with every backend whose toolchain is present (the CUDA backend whenever nvcc is: it
 #      must compile and link without a GPU; its tests then skip with exit 77), and the whole ctest suite;
 #   2. a sanitizer build (ASan + UBSan) of the library and tests, CPU backend only, and its ctest suite;
-#   3. a ThreadSanitizer build of the scan table, run on the CPU's threaded scan.
+#   3. a ThreadSanitizer build of the scan table, run on the CPU's threaded scan;
+#   4. the pscan tool's format tests and a short fuzz of its parsers;
+#   5. the Python package: `pip install .` in a venv and its pytest suite (tests/python).
 # Exits non-zero if anything fails. Build trees: build-ci/, build-ci-asan/, build-ci-tsan/ (PSCAN_CI_BUILD_DIR
 # changes the prefix); PSCAN_JOBS sets the parallelism (default: all cores).
 set -euo pipefail
@@ -86,6 +88,24 @@ fi
 say "pscan tool: fuzzing 5 parsers, ${PSCAN_FUZZ_SECONDS:-20} s each (tests/fuzz/run.sh, in ${BUILD}-fuzz)"
 PSCAN_FUZZ_BUILD_DIR=${BUILD}-fuzz PSCAN_FUZZ_CC=clang-14 PSCAN_JOBS=$JOBS \
   bash "$ROOT/tests/fuzz/run.sh" "${PSCAN_FUZZ_SECONDS:-20}" || status=1
+
+# ---- 5. the Python package: pip install . in a venv, then pytest ------------------------------------------
+# A user's `pip install .` (pyproject.toml: scikit-build-core runs CMake and packs libpscan.so with the cffi
+# binding), in a fresh venv with numpy, pytest and dask (dask's tests skip if pip cannot get it). CUDA is left
+# out of this build: these tests run numpy arrays on the CPU backend, and the CUDA objects would double the
+# build time (scripts/python-wheel.sh builds the CUDA wheel; scripts/gpu-python.sh tests it on a GPU). Then
+# tests/python: every dtype x operator x flag x size against numpy, axis, out=, bad inputs with their status,
+# the GIL released, pscan.dask. About 1.5 minutes on 2 cores.
+PY_BUILD=${BUILD}-python
+say "Python: pip install . into a venv ($PY_BUILD/venv), numpy, pytest, dask"
+ensure_packages python3 python3-venv
+[[ -x $PY_BUILD/venv/bin/python ]] || python3 -m venv "$PY_BUILD/venv"
+"$PY_BUILD/venv/bin/pip" install -q numpy pytest cffi scikit-build-core || status=1
+"$PY_BUILD/venv/bin/pip" install -q "dask[array]" || echo "dask not installed: pscan.dask's tests will skip"
+CMAKE_BUILD_PARALLEL_LEVEL=$JOBS "$PY_BUILD/venv/bin/pip" install -q --no-build-isolation --force-reinstall \
+  --no-deps "$ROOT" -Cbuild-dir="$PY_BUILD/build" -Ccmake.define.PSCAN_CUDA=OFF || status=1
+say "Python: pytest tests/python"
+(cd "$ROOT/tests/python" && "$PY_BUILD/venv/bin/python" -m pytest -q -p no:cacheprovider -rs) || status=1
 
 say "done: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED) in $(( $(date +%s) - START )) s"
 exit "$status"

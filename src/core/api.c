@@ -326,24 +326,27 @@ const ps_value *ps_core_identity(pscan_type type, pscan_op op) { return &identit
  * values, then the operator for the type, then n too large; the algorithm is then planned even when n == 0,
  * so a program that asks for an algorithm the backend lacks hears it on its first call. */
 static pscan_status request_prepare(const pscan_context *ctx, ps_primitive prim, pscan_type type, pscan_op op,
-                                    pscan_algo algo, const void *init, uint64_t n, ps_request *req) {
-    if (!PSCAN_IN_RANGE(type, PSCAN_TYPE_COUNT) || !PSCAN_IN_RANGE(op, PSCAN_OP_COUNT) ||
-        !PSCAN_IN_RANGE(algo, PSCAN_ALGO_COUNT))
+                                    const pscan_operator *user_op, pscan_algo algo, const void *init, uint64_t n,
+                                    ps_request *req) {
+    if (!PSCAN_IN_RANGE(algo, PSCAN_ALGO_COUNT)) return PSCAN_ERROR_INVALID_VALUE;
+    /* a user operator defines the element and the operator: type and op are not looked at */
+    if (user_op && user_op->ctx != ctx) return PSCAN_ERROR_INVALID_VALUE;
+    if (!user_op && (!PSCAN_IN_RANGE(type, PSCAN_TYPE_COUNT) || !PSCAN_IN_RANGE(op, PSCAN_OP_COUNT)))
         return PSCAN_ERROR_INVALID_VALUE;
-    if (!ps_op_supports_type(op, type)) return PSCAN_ERROR_UNSUPPORTED_OPERATOR;
+    if (!user_op && !ps_op_supports_type(op, type)) return PSCAN_ERROR_UNSUPPORTED_OPERATOR;
     memset(req, 0, sizeof *req);
     req->prim = prim;
-    req->type = type;
-    req->op = op;
+    req->type = user_op ? (pscan_type)0 : type;
+    req->op = user_op ? (pscan_op)0 : op;
+    req->user_op = user_op;
     req->algo = algo;
     req->n = n;
-    req->elem_bytes = pscan_type_size(type);
+    req->elem_bytes = user_op ? user_op->elem_bytes : pscan_type_size(type);
     if (init)
         memcpy(req->init.bytes, init, req->elem_bytes);
     else
-        req->init = *ps_core_identity(type, op);
+        req->init = user_op ? user_op->identity : *ps_core_identity(type, op);
     if (n > PS_MAX_RANGE_BYTES / req->elem_bytes) return PSCAN_ERROR_TOO_LARGE;
-    (void)ctx;
     return PSCAN_SUCCESS;
 }
 
@@ -369,7 +372,8 @@ static pscan_status request_submit(pscan_context *ctx, ps_request *req, void *te
     size_t needed = 0;
     pscan_status s = ctx->ops->plan(ctx, req, &needed);
     if (s != PSCAN_SUCCESS) return s;
-    if (req->n == 0 && req->prim == PS_PRIM_SCAN) return PSCAN_SUCCESS; /* the others still write a result */
+    if (req->n == 0 && (req->prim == PS_PRIM_SCAN || req->prim == PS_PRIM_RECURRENCE))
+        return PSCAN_SUCCESS; /* the others still write a result */
     if (needed > 0) {
         const size_t with_slack = temp_with_slack(ctx, needed);
         if (temp) {
@@ -394,11 +398,12 @@ static pscan_status request_submit(pscan_context *ctx, ps_request *req, void *te
 /* ---- scan -------------------------------------------------------------------------------------------- */
 
 /* Checks desc and the buffers and fills req; the algorithm is still as the caller asked. */
-static pscan_status scan_prepare(const pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
-                                 uint64_t n, ps_request *req) {
+static pscan_status scan_prepare(const pscan_context *ctx, const pscan_scan_desc *desc,
+                                 const pscan_operator *user_op, const void *in, void *out, uint64_t n,
+                                 ps_request *req) {
     if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
     if ((desc->flags & ~(PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE)) != 0) return PSCAN_ERROR_INVALID_VALUE;
-    pscan_status s = request_prepare(ctx, PS_PRIM_SCAN, desc->type, desc->op, desc->algo, desc->init, n, req);
+    pscan_status s = request_prepare(ctx, PS_PRIM_SCAN, desc->type, desc->op, user_op, desc->algo, desc->init, n, req);
     if (s != PSCAN_SUCCESS) return s;
     req->exclusive = (desc->flags & PSCAN_SCAN_EXCLUSIVE) != 0;
     req->reverse = (desc->flags & PSCAN_SCAN_REVERSE) != 0;
@@ -415,31 +420,54 @@ static pscan_status scan_prepare(const pscan_context *ctx, const pscan_scan_desc
     return PSCAN_SUCCESS;
 }
 
-pscan_status pscan_scan_temp_bytes(pscan_context *ctx, const pscan_scan_desc *desc, uint64_t n, size_t *bytes) {
+static pscan_status scan_temp_bytes(pscan_context *ctx, const pscan_scan_desc *desc, const pscan_operator *user_op,
+                                    uint64_t n, size_t *bytes) {
     if (!bytes) return PSCAN_ERROR_NULL_POINTER;
     *bytes = 0;
     ps_request req;
-    pscan_status s = scan_prepare(ctx, desc, NULL, NULL, 0, &req);
+    pscan_status s = scan_prepare(ctx, desc, user_op, NULL, NULL, 0, &req);
     if (s != PSCAN_SUCCESS) return s;
     req.n = n; /* the size depends on n and the request, not on where the data is */
     if (n > PS_MAX_RANGE_BYTES / req.elem_bytes) return PSCAN_ERROR_TOO_LARGE;
     return request_temp_bytes(ctx, &req, bytes);
 }
 
+pscan_status pscan_scan_temp_bytes(pscan_context *ctx, const pscan_scan_desc *desc, uint64_t n, size_t *bytes) {
+    return scan_temp_bytes(ctx, desc, NULL, n, bytes);
+}
+
 pscan_status pscan_scan(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out, uint64_t n,
                         void *temp, size_t temp_bytes) {
     ps_request req;
-    pscan_status s = scan_prepare(ctx, desc, in, out, n, &req);
+    pscan_status s = scan_prepare(ctx, desc, NULL, in, out, n, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
+}
+
+pscan_status pscan_scan_user_temp_bytes(pscan_context *ctx, const pscan_scan_desc *desc, const pscan_operator *op,
+                                        uint64_t n, size_t *bytes) {
+    if (bytes) *bytes = 0;
+    if (!op) return PSCAN_ERROR_NULL_POINTER;
+    return scan_temp_bytes(ctx, desc, op, n, bytes);
+}
+
+pscan_status pscan_scan_user(pscan_context *ctx, const pscan_scan_desc *desc, const pscan_operator *op,
+                             const void *in, void *out, uint64_t n, void *temp, size_t temp_bytes) {
+    if (!op) return PSCAN_ERROR_NULL_POINTER;
+    ps_request req;
+    pscan_status s = scan_prepare(ctx, desc, op, in, out, n, &req);
     if (s != PSCAN_SUCCESS) return s;
     return request_submit(ctx, &req, temp, temp_bytes);
 }
 
 /* ---- reduce ------------------------------------------------------------------------------------------ */
 
-static pscan_status reduce_prepare(const pscan_context *ctx, const pscan_reduce_desc *desc, const void *in,
-                                   uint64_t n, void *result, ps_request *req) {
+static pscan_status reduce_prepare(const pscan_context *ctx, const pscan_reduce_desc *desc,
+                                   const pscan_operator *user_op, const void *in, uint64_t n, void *result,
+                                   ps_request *req) {
     if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
-    pscan_status s = request_prepare(ctx, PS_PRIM_REDUCE, desc->type, desc->op, desc->algo, desc->init, n, req);
+    pscan_status s = request_prepare(ctx, PS_PRIM_REDUCE, desc->type, desc->op, user_op, desc->algo, desc->init, n,
+                                     req);
     if (s != PSCAN_SUCCESS) return s;
     req->in = in;
     req->out = result;
@@ -455,23 +483,44 @@ static pscan_status reduce_prepare(const pscan_context *ctx, const pscan_reduce_
     return PSCAN_SUCCESS;
 }
 
-pscan_status pscan_reduce_temp_bytes(pscan_context *ctx, const pscan_reduce_desc *desc, uint64_t n,
-                                     size_t *bytes) {
+static pscan_status reduce_temp_bytes(pscan_context *ctx, const pscan_reduce_desc *desc,
+                                      const pscan_operator *user_op, uint64_t n, size_t *bytes) {
     if (!bytes) return PSCAN_ERROR_NULL_POINTER;
     *bytes = 0;
     static char dummy;
     ps_request req;
-    pscan_status s = reduce_prepare(ctx, desc, NULL, 0, &dummy, &req);
+    pscan_status s = reduce_prepare(ctx, desc, user_op, NULL, 0, &dummy, &req);
     if (s != PSCAN_SUCCESS) return s;
     req.n = n;
     if (n > PS_MAX_RANGE_BYTES / req.elem_bytes) return PSCAN_ERROR_TOO_LARGE;
     return request_temp_bytes(ctx, &req, bytes);
 }
 
+pscan_status pscan_reduce_temp_bytes(pscan_context *ctx, const pscan_reduce_desc *desc, uint64_t n,
+                                     size_t *bytes) {
+    return reduce_temp_bytes(ctx, desc, NULL, n, bytes);
+}
+
 pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, const void *in, uint64_t n,
                           void *result, void *temp, size_t temp_bytes) {
     ps_request req;
-    pscan_status s = reduce_prepare(ctx, desc, in, n, result, &req);
+    pscan_status s = reduce_prepare(ctx, desc, NULL, in, n, result, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
+}
+
+pscan_status pscan_reduce_user_temp_bytes(pscan_context *ctx, const pscan_reduce_desc *desc,
+                                          const pscan_operator *op, uint64_t n, size_t *bytes) {
+    if (bytes) *bytes = 0;
+    if (!op) return PSCAN_ERROR_NULL_POINTER;
+    return reduce_temp_bytes(ctx, desc, op, n, bytes);
+}
+
+pscan_status pscan_reduce_user(pscan_context *ctx, const pscan_reduce_desc *desc, const pscan_operator *op,
+                               const void *in, uint64_t n, void *result, void *temp, size_t temp_bytes) {
+    if (!op) return PSCAN_ERROR_NULL_POINTER;
+    ps_request req;
+    pscan_status s = reduce_prepare(ctx, desc, op, in, n, result, &req);
     if (s != PSCAN_SUCCESS) return s;
     return request_submit(ctx, &req, temp, temp_bytes);
 }
@@ -494,7 +543,7 @@ static pscan_status select_prepare(const pscan_context *ctx, ps_primitive prim, 
     const size_t vb = desc->value_bytes;
     if (vb != 0 && vb != 1 && vb != 2 && vb != 4 && vb != 8) return PSCAN_ERROR_INVALID_VALUE;
     /* no operator: sum is defined for every type, and init is unused */
-    pscan_status s = request_prepare(ctx, prim, desc->type, PSCAN_OP_SUM, desc->algo, NULL, n, req);
+    pscan_status s = request_prepare(ctx, prim, desc->type, PSCAN_OP_SUM, NULL, desc->algo, NULL, n, req);
     if (s != PSCAN_SUCCESS) return s;
     if (n > PS_MAX_RANGE_BYTES / (req->elem_bytes + vb + 1)) return PSCAN_ERROR_TOO_LARGE;
     req->value_bytes = vb;
@@ -679,7 +728,7 @@ static pscan_status histogram_prepare(const pscan_context *ctx, const pscan_hist
         if (s != PSCAN_SUCCESS) return s;
     }
     /* no operator: sum is defined for every type, and init is unused */
-    pscan_status s = request_prepare(ctx, PS_PRIM_HISTOGRAM, desc->type, PSCAN_OP_SUM, desc->algo, NULL, n, req);
+    pscan_status s = request_prepare(ctx, PS_PRIM_HISTOGRAM, desc->type, PSCAN_OP_SUM, NULL, desc->algo, NULL, n, req);
     if (s != PSCAN_SUCCESS) return s;
     req->hist = h;
     req->in = samples;
@@ -694,6 +743,51 @@ static pscan_status histogram_prepare(const pscan_context *ctx, const pscan_hist
         if (ranges_overlap(counts, cb, samples, sb) || ranges_overlap(counts, cb, h.edges, eb))
             return PSCAN_ERROR_OVERLAP;
     } else if ((n > 0 && counts == samples) || counts == h.edges) {
+        return PSCAN_ERROR_OVERLAP;
+    }
+    return PSCAN_SUCCESS;
+}
+
+/* ---- sort -------------------------------------------------------------------------------------------- */
+
+/* Checks desc and the buffers and fills req: inputs keys and values, outputs keys and values; no output may
+ * touch an input or the other output. */
+static pscan_status sort_prepare(const pscan_context *ctx, const pscan_sort_desc *desc, const void *keys_in,
+                                 const void *values_in, uint64_t n, void *keys_out, void *values_out,
+                                 ps_request *req) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    const size_t vb = desc->value_bytes;
+    if (vb != 0 && vb != 1 && vb != 2 && vb != 4 && vb != 8) return PSCAN_ERROR_INVALID_VALUE;
+    if ((desc->flags & ~PSCAN_SORT_DESCENDING) != 0) return PSCAN_ERROR_INVALID_VALUE;
+    /* the bit range is a value check too: before n (request_prepare refuses a type outside the list) */
+    const unsigned key_bits = 8u * (unsigned)pscan_type_size(desc->type);
+    const unsigned end_bit = desc->end_bit ? desc->end_bit : key_bits;
+    if (key_bits && (end_bit > key_bits || desc->begin_bit >= end_bit)) return PSCAN_ERROR_INVALID_VALUE;
+    /* no operator: sum is defined for every type, and init is unused */
+    pscan_status s = request_prepare(ctx, PS_PRIM_SORT, desc->type, PSCAN_OP_SUM, NULL, desc->algo, NULL, n, req);
+    if (s != PSCAN_SUCCESS) return s;
+    if (n > PS_MAX_RANGE_BYTES / (req->elem_bytes + vb)) return PSCAN_ERROR_TOO_LARGE;
+    req->value_bytes = vb;
+    req->begin_bit = desc->begin_bit;
+    req->end_bit = end_bit;
+    req->descending = (desc->flags & PSCAN_SORT_DESCENDING) != 0;
+    req->in = keys_in;
+    req->out = keys_out;
+    req->in2 = vb ? values_in : NULL;
+    req->out2 = vb ? values_out : NULL;
+    if (n == 0) return PSCAN_SUCCESS;
+    if (!keys_in || !keys_out || (vb && (!values_in || !values_out))) return PSCAN_ERROR_NULL_POINTER;
+    const uint64_t kb = n * req->elem_bytes, vbytes = n * vb;
+    if (ctx->ops->handles_are_addresses) {
+        if (range_wraps(keys_in, kb) || range_wraps(keys_out, kb) ||
+            (vb && (range_wraps(values_in, vbytes) || range_wraps(values_out, vbytes))))
+            return PSCAN_ERROR_TOO_LARGE;
+        if (ranges_overlap(keys_out, kb, keys_in, kb) || ranges_overlap(keys_out, kb, req->in2, vbytes) ||
+            ranges_overlap(req->out2, vbytes, keys_in, kb) || ranges_overlap(req->out2, vbytes, req->in2, vbytes) ||
+            ranges_overlap(keys_out, kb, req->out2, vbytes))
+            return PSCAN_ERROR_OVERLAP;
+    } else if (keys_out == keys_in || keys_out == req->in2 || (vb && (values_out == keys_in ||
+               values_out == values_in || values_out == keys_out))) {
         return PSCAN_ERROR_OVERLAP;
     }
     return PSCAN_SUCCESS;
@@ -720,6 +814,77 @@ pscan_status pscan_histogram(pscan_context *ctx, const pscan_histogram_desc *des
     return request_submit(ctx, &req, temp, temp_bytes);
 }
 
+pscan_status pscan_sort_temp_bytes(pscan_context *ctx, const pscan_sort_desc *desc, uint64_t n, size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    ps_request req;
+    pscan_status s = sort_prepare(ctx, desc, NULL, NULL, 0, NULL, NULL, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    req.n = n; /* the size depends on n and the request, not on where the data is */
+    if (n > PS_MAX_RANGE_BYTES / (req.elem_bytes + req.value_bytes)) return PSCAN_ERROR_TOO_LARGE;
+    return request_temp_bytes(ctx, &req, bytes);
+}
+
+pscan_status pscan_sort(pscan_context *ctx, const pscan_sort_desc *desc, const void *keys_in, const void *values_in,
+                        uint64_t n, void *keys_out, void *values_out, void *temp, size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = sort_prepare(ctx, desc, keys_in, values_in, n, keys_out, values_out, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    if (n == 0) { /* nothing to write; the plan still refuses an algorithm the backend lacks */
+        size_t ignored = 0;
+        return ctx->ops->plan(ctx, &req, &ignored);
+    }
+    return request_submit(ctx, &req, temp, temp_bytes);
+}
+
+/* ---- recurrence -------------------------------------------------------------------------------------- */
+
+/* Checks desc and the buffers and fills req: in = a, in2 = b, out = y, init = y0 (0 without one). */
+static pscan_status recurrence_prepare(const pscan_context *ctx, const pscan_recurrence_desc *desc, const void *a,
+                                       const void *b, void *y, uint64_t n, ps_request *req) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    if ((desc->flags & ~PSCAN_SCAN_REVERSE) != 0 || !PSCAN_IN_RANGE(desc->type, PSCAN_TYPE_COUNT))
+        return PSCAN_ERROR_INVALID_VALUE;
+    if (desc->type != PSCAN_TYPE_F32 && desc->type != PSCAN_TYPE_F64) return PSCAN_ERROR_UNSUPPORTED_TYPE;
+    /* the sum's identity is the 0 that y0 defaults to */
+    pscan_status s = request_prepare(ctx, PS_PRIM_RECURRENCE, desc->type, PSCAN_OP_SUM, NULL, desc->algo, desc->y0,
+                                     n, req);
+    if (s != PSCAN_SUCCESS) return s;
+    req->reverse = (desc->flags & PSCAN_SCAN_REVERSE) != 0;
+    req->in = a;
+    req->in2 = b;
+    req->out = y;
+    if (n == 0) return PSCAN_SUCCESS;
+    if (!a || !b || !y) return PSCAN_ERROR_NULL_POINTER;
+    if (ctx->ops->handles_are_addresses) {
+        const uint64_t bytes = n * req->elem_bytes;
+        if (range_wraps(a, bytes) || range_wraps(b, bytes) || range_wraps(y, bytes)) return PSCAN_ERROR_TOO_LARGE;
+        if ((y != a && ranges_overlap(y, bytes, a, bytes)) || (y != b && ranges_overlap(y, bytes, b, bytes)))
+            return PSCAN_ERROR_OVERLAP;
+    }
+    return PSCAN_SUCCESS;
+}
+
+pscan_status pscan_recurrence_temp_bytes(pscan_context *ctx, const pscan_recurrence_desc *desc, uint64_t n,
+                                         size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    ps_request req;
+    pscan_status s = recurrence_prepare(ctx, desc, NULL, NULL, NULL, 0, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    req.n = n;
+    if (n > PS_MAX_RANGE_BYTES / req.elem_bytes) return PSCAN_ERROR_TOO_LARGE;
+    return request_temp_bytes(ctx, &req, bytes);
+}
+
+pscan_status pscan_recurrence(pscan_context *ctx, const pscan_recurrence_desc *desc, const void *a, const void *b,
+                              void *y, uint64_t n, void *temp, size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = recurrence_prepare(ctx, desc, a, b, y, n, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
+}
+
 /* ---- expand ------------------------------------------------------------------------------------------ */
 
 static int is_expand_type(pscan_type t) { return t == PSCAN_TYPE_U32 || t == PSCAN_TYPE_U64; }
@@ -734,7 +899,8 @@ static pscan_status expand_prepare(const pscan_context *ctx, const pscan_expand_
     const size_t vb = desc->value_bytes;
     if (vb != 0 && vb != 1 && vb != 2 && vb != 4 && vb != 8) return PSCAN_ERROR_INVALID_VALUE;
     /* no operator: the counts are summed (saturating), init is unused */
-    pscan_status s = request_prepare(ctx, PS_PRIM_EXPAND, desc->count_type, PSCAN_OP_SUM, desc->algo, NULL, n, req);
+    pscan_status s = request_prepare(ctx, PS_PRIM_EXPAND, desc->count_type, PSCAN_OP_SUM, NULL, desc->algo, NULL, n,
+                                     req);
     if (s != PSCAN_SUCCESS) return s;
     const size_t cb = req->elem_bytes, ib = pscan_type_size(desc->index_type), ob = ib > vb ? ib : vb;
     if (n > PS_MAX_RANGE_BYTES / (cb + vb) || capacity > PS_MAX_RANGE_BYTES / ob) return PSCAN_ERROR_TOO_LARGE;

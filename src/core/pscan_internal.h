@@ -26,7 +26,9 @@ extern "C" {
     X(SELECT, select)                                                                                        \
     X(PARTITION, partition)                                                                                  \
     X(EXPAND, expand)                                                                                        \
-    X(HISTOGRAM, histogram)
+    X(HISTOGRAM, histogram)                                                                                  \
+    X(SORT, sort)                                                                                            \
+    X(RECURRENCE, recurrence)
 
 typedef enum ps_primitive {
 #define PS_PRIMITIVE_ENUM_(NAME, name) PS_PRIM_##NAME,
@@ -66,8 +68,11 @@ typedef struct ps_histogram_spec {
  * primitive does not use stay zero. init always holds a value: the caller's, or the operator's identity. */
 typedef struct ps_request {
     ps_primitive prim;
-    pscan_type type; /* element type of in (and of out, for a scan) */
-    pscan_op op;
+    pscan_type type; /* element type of in (and of out, for a scan); unused (0) with a user operator */
+    pscan_op op;     /* unused (0) with a user operator */
+    /* scan, reduce: a user operator built for this context (element size, identity, combine), or NULL. Every
+     * backend branch on type and op tests it first. */
+    const pscan_operator *user_op;
     int exclusive;   /* scan */
     int reverse;     /* scan */
     pscan_algo algo; /* never AUTO once the backend's plan has run */
@@ -94,6 +99,11 @@ typedef struct ps_request {
     pscan_type index_type;
     /* histogram: in the samples, out the counts; everything else resolved once by the core */
     ps_histogram_spec hist;
+    /* sort: in/out the keys, in2/out2 the payloads (value_bytes, as select); bits [begin_bit, end_bit) of the
+     * order-preserving key (end_bit resolved, never 0), descending when set */
+    unsigned begin_bit, end_bit;
+    int descending;
+    /* recurrence: in and in2 are a and b, out is y (n elements of type each); init is y0 */
     void *temp;      /* device storage of temp_bytes >= what plan returned, 256-byte aligned (addresses) */
     size_t temp_bytes;
 } ps_request;
@@ -123,7 +133,23 @@ typedef struct ps_backend_ops {
     pscan_status (*mem_download)(pscan_context *ctx, void *dst, const void *src, size_t bytes);
     pscan_status (*mem_copy)(pscan_context *ctx, void *dst, const void *src, size_t bytes); /* device to device */
     pscan_status (*synchronize)(pscan_context *ctx);
+    /* Makes a user operator runnable on this context (CPU: checks its host function; CUDA: compiles its source
+     * or finds the module compiled for the same hash, and sets op->device). NULL: the backend takes no user
+     * operators (PSCAN_ERROR_UNSUPPORTED_OPERATOR). */
+    pscan_status (*operator_build)(pscan_context *ctx, pscan_operator *op);
 } ps_backend_ops;
+
+/* A user operator (pscan_operator_create): the desc, copied, and what the backend built from it. */
+struct pscan_operator {
+    const pscan_context *ctx; /* the only context it runs on */
+    size_t elem_bytes, elem_align;
+    ps_value identity;
+    char *source, *type_name, *combine_name; /* malloc'd copies; source NULL when there is no device code */
+    void (*host_combine)(const void *earlier, const void *later, void *out, void *user);
+    void *user;
+    uint64_t hash;      /* FNV-1a of everything the device code depends on: the module cache's key */
+    const void *device; /* the backend's compiled form (CUDA: a module owned by the context's cache), or NULL */
+};
 
 struct pscan_context {
     const ps_backend_ops *ops;

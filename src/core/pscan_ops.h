@@ -63,12 +63,13 @@ typedef char ps_arith_list_covers_public_types_[(0 PSCAN_ARITH_TYPE_LIST(PS_ARIT
 #define PSCAN_IDENTITY_OR(T, LOWEST, HIGHEST) ((T)0)
 #define PSCAN_IDENTITY_XOR(T, LOWEST, HIGHEST) ((T)0)
 
-/* One element of any type, for initial values and identities passed by value. */
+/* One element of any type, a user operator's too (PSCAN_USER_OP_MAX_BYTES), for initial values and
+ * identities passed by value. */
 typedef union ps_value {
 #define PSCAN_VALUE_MEMBER_(NAME, name, ctype) ctype name;
     PSCAN_TYPE_LIST(PSCAN_VALUE_MEMBER_)
 #undef PSCAN_VALUE_MEMBER_
-    unsigned char bytes[8];
+    unsigned char bytes[PSCAN_USER_OP_MAX_BYTES];
 } ps_value;
 
 /* Whether the operator is defined for the type: bitwise operators need an integer type. */

@@ -148,8 +148,12 @@ static pscan_status cpu_plan(const pscan_context *ctx, ps_request *req, size_t *
     if (req->algo != PSCAN_ALGO_SERIAL && req->algo != PSCAN_ALGO_THREADS) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
     const ps_cpu_pool *pool = state_of(ctx)->pool;
     *temp_bytes = 0;
-    if (req->algo == PSCAN_ALGO_THREADS && req->n > 0)
-        *temp_bytes = req->prim == PS_PRIM_SCAN ? ps_cpu_threads_temp_bytes(pool) : ps_cpu_threads_reduce_temp_bytes(pool);
+    if (req->prim == PS_PRIM_SORT)
+        *temp_bytes = ps_cpu_sort_temp_bytes(pool, req); /* both algorithms ping-pong through temp */
+    else if (req->algo == PSCAN_ALGO_THREADS && req->n > 0)
+        *temp_bytes = req->prim == PS_PRIM_SCAN         ? ps_cpu_threads_temp_bytes(pool)
+                      : req->prim == PS_PRIM_RECURRENCE ? ps_cpu_threads_recurrence_temp_bytes(pool)
+                                                        : ps_cpu_threads_reduce_temp_bytes(pool);
     if (req->prim == PS_PRIM_HISTOGRAM) *temp_bytes = ps_cpu_histogram_temp_bytes(pool, req); /* serial too */
     return PSCAN_SUCCESS;
 }
@@ -157,6 +161,9 @@ static pscan_status cpu_plan(const pscan_context *ctx, ps_request *req, size_t *
 static void cpu_scan(pscan_context *ctx, const ps_request *req) {
     if (req->algo == PSCAN_ALGO_THREADS) {
         ps_cpu_threads_scan(state_of(ctx)->pool, req);
+    } else if (req->user_op) {
+        ps_value carry = req->init;
+        ps_cpu_user_scan(req->user_op, req->in, req->out, 0, req->n, req->exclusive, req->reverse, &carry);
     } else {
         ps_value carry = req->init;
         ps_cpu_kernels_get(req->type, req->op)->scan(req->in, req->out, 0, req->n, req->exclusive, req->reverse, &carry);
@@ -167,6 +174,10 @@ static void cpu_reduce(pscan_context *ctx, const ps_request *req) {
     ps_value result = req->init;
     if (req->n > 0 && req->algo == PSCAN_ALGO_THREADS) {
         ps_cpu_threads_reduce(state_of(ctx)->pool, req, &result);
+    } else if (req->n > 0 && req->user_op) {
+        ps_value total;
+        ps_cpu_user_reduce(req->user_op, req->in, 0, req->n, 0, &total);
+        ps_cpu_user_combine(req->user_op, &result, &total);
     } else if (req->n > 0) {
         const ps_cpu_kernels *k = ps_cpu_kernels_get(req->type, req->op);
         ps_value total;
@@ -194,6 +205,21 @@ static void cpu_expand(pscan_context *ctx, const ps_request *req) {
 }
 /* Histogram (cpu_histogram.c): SERIAL is the threaded body on one thread. */
 static void cpu_histogram(pscan_context *ctx, const ps_request *req) { ps_cpu_histogram(state_of(ctx)->pool, req); }
+/* Sort (cpu_sort.c). */
+static void cpu_sort(pscan_context *ctx, const ps_request *req) {
+    if (req->algo == PSCAN_ALGO_THREADS)
+        ps_cpu_threads_sort(state_of(ctx)->pool, req);
+    else
+        ps_cpu_sort(req);
+}
+
+/* First-order linear recurrences (cpu_recurrence.c). */
+static void cpu_recurrence(pscan_context *ctx, const ps_request *req) {
+    if (req->algo == PSCAN_ALGO_THREADS)
+        ps_cpu_threads_recurrence(state_of(ctx)->pool, req);
+    else
+        ps_cpu_recurrence(req);
+}
 
 /* One runner per primitive, generated from the core's list: a primitive without a CPU runner fails to link. */
 #define CPU_RUNNER_(NAME, name) [PS_PRIM_##NAME] = cpu_##name,
@@ -236,6 +262,12 @@ static pscan_status cpu_synchronize(pscan_context *ctx) {
     return PSCAN_SUCCESS;
 }
 
+/* A user operator runs on the CPU through its host function, and only through it. */
+static pscan_status cpu_operator_build(pscan_context *ctx, pscan_operator *op) {
+    (void)ctx;
+    return op->host_combine ? PSCAN_SUCCESS : PSCAN_ERROR_UNSUPPORTED_OPERATOR;
+}
+
 static const ps_backend_ops cpu_ops = {
     .kind = PSCAN_BACKEND_CPU,
     .handles_are_addresses = 1,
@@ -250,6 +282,7 @@ static const ps_backend_ops cpu_ops = {
     .mem_download = cpu_mem_copy,
     .mem_copy = cpu_mem_copy,
     .synchronize = cpu_synchronize,
+    .operator_build = cpu_operator_build,
 };
 
 pscan_status ps_cpu_context_init(pscan_context *ctx, int gpu_only) {

@@ -24,6 +24,19 @@ void ps_cpu_threads_reduce(ps_cpu_pool *pool, const ps_request *req, ps_value *r
 /* memcpy of bytes split over the pool's threads (the machine's copy bandwidth: one core reaches a fraction). */
 void ps_cpu_threads_copy(ps_cpu_pool *pool, void *dst, const void *src, size_t bytes);
 
+/* A user operator's host function in the shapes of cpu_kernels.h (cpu_user.c): *acc = *acc (+) *x; the reduce
+ * of [begin, end) in scan order (backwards if reverse; begin < end); the scan of [begin, end) from *carry. */
+void ps_cpu_user_combine(const pscan_operator *op, ps_value *acc, const ps_value *x);
+void ps_cpu_user_reduce(const pscan_operator *op, const void *in, uint64_t begin, uint64_t end, int reverse,
+                        ps_value *total);
+void ps_cpu_user_scan(const pscan_operator *op, const void *in, void *out, uint64_t begin, uint64_t end,
+                      int exclusive, int reverse, ps_value *carry);
+
+/* First-order linear recurrences (cpu_recurrence.c): serial, and threaded (temp as for reduce). */
+void ps_cpu_recurrence(const ps_request *req);
+void ps_cpu_threads_recurrence(ps_cpu_pool *pool, const ps_request *req);
+size_t ps_cpu_threads_recurrence_temp_bytes(const ps_cpu_pool *pool);
+
 /* Select and partition (req->prim tells which), serial: cpu_select.c. Its two phases on [begin, end): the kept
  * count, and the move of kept items to kept_at... and (partition) the others to rejected_at... */
 void ps_cpu_select(const ps_request *req);
@@ -46,5 +59,9 @@ void ps_cpu_threads_expand(ps_cpu_pool *pool, const ps_request *req);
  * then merged by bin ranges. */
 size_t ps_cpu_histogram_temp_bytes(const ps_cpu_pool *pool, const ps_request *req);
 void ps_cpu_histogram(ps_cpu_pool *pool, const ps_request *req);
+/* Sort (cpu_sort.c): the temp both algorithms need, the serial reference and the threaded version. */
+size_t ps_cpu_sort_temp_bytes(const ps_cpu_pool *pool, const ps_request *req);
+void ps_cpu_sort(const ps_request *req);
+void ps_cpu_threads_sort(ps_cpu_pool *pool, const ps_request *req);
 
 #endif /* PSCAN_CPU_BACKEND_H */

@@ -152,7 +152,7 @@ pscan_status ps_cpu_pool_create(unsigned threads, ps_cpu_pool **out) {
 unsigned ps_cpu_pool_threads(const ps_cpu_pool *pool) { return pool->threads; }
 
 /* Runs job(arg, t) on every thread t of the pool, the caller being thread 0, and returns when all are done. */
-static void pool_run(ps_cpu_pool *pool, void (*job)(void *, unsigned), void *arg) {
+void ps_cpu_pool_run(ps_cpu_pool *pool, void (*job)(void *, unsigned), void *arg) {
     pool->job = job;
     pool->arg = arg;
     atomic_store_explicit(&pool->pending, pool->threads - 1, memory_order_relaxed);
@@ -172,8 +172,6 @@ static void pool_run(ps_cpu_pool *pool, void (*job)(void *, unsigned), void *arg
     }
 }
 
-void ps_cpu_pool_run(ps_cpu_pool *pool, void (*job)(void *, unsigned), void *arg) { pool_run(pool, job, arg); }
-
 /* ---- scan -------------------------------------------------------------------------------------------- */
 
 /* What thread t has published: the inclusive prefix up to the end of its block of round (round - 1). */
@@ -186,10 +184,49 @@ typedef struct threads_slot {
 typedef struct threads_job {
     ps_cpu_pool *pool;
     const ps_request *call;
-    const ps_cpu_kernels *kernels;
+    const ps_cpu_kernels *kernels; /* built-in operators; NULL for a user operator (call->user_op) */
     uint64_t block; /* elements per thread per round */
     threads_slot *slots; /* [threads], in the caller's temp */
 } threads_job;
+
+/* ---- the operator: the built-in kernels, or a user operator's host function (cpu_user.c) ----------------- */
+
+/* The reduce of [begin, end). A user operator's is taken in scan order (backwards in a reverse scan): it may not
+ * commute. (The built-in kernels reduce in physical order; every built-in operator commutes.) */
+static void op_reduce(const threads_job *job, uint64_t begin, uint64_t end, ps_value *total) {
+    if (job->kernels)
+        job->kernels->reduce(job->call->in, begin, end, total);
+    else
+        ps_cpu_user_reduce(job->call->user_op, job->call->in, begin, end, job->call->reverse, total);
+}
+
+static void op_combine(const threads_job *job, ps_value *acc, const ps_value *x) {
+    if (job->kernels)
+        job->kernels->combine(acc, x);
+    else
+        ps_cpu_user_combine(job->call->user_op, acc, x);
+}
+
+static void op_scan(const threads_job *job, uint64_t begin, uint64_t end, ps_value *carry) {
+    const ps_request *call = job->call;
+    if (job->kernels)
+        job->kernels->scan(call->in, call->out, begin, end, call->exclusive, call->reverse, carry);
+    else
+        ps_cpu_user_scan(call->user_op, call->in, call->out, begin, end, call->exclusive, call->reverse, carry);
+}
+
+/* The chains in lockstep (built-in), or one after the other (a user operator: an indirect call per element
+ * leaves no latency for the lockstep to hide). */
+static void op_chains(const threads_job *job, const void *const *src, void *const *dst, uint64_t len,
+                      ps_value *carry) {
+    const ps_request *call = job->call;
+    if (job->kernels) {
+        job->kernels->chains(src, dst, len, call->exclusive, call->reverse, carry);
+        return;
+    }
+    for (unsigned c = 0; c < PSCAN_CPU_CHAINS; c++)
+        ps_cpu_user_scan(call->user_op, src[c], dst[c], 0, len, call->exclusive, call->reverse, &carry[c]);
+}
 
 /* One block [begin, end) cut into CHAINS segments of q elements in scan order, the last one also taking the
  * remainder: seg[c] is the physical start of segment c, tail the remainder's. */
@@ -208,23 +245,21 @@ static void block_split_make(uint64_t begin, uint64_t end, int reverse, block_sp
 /* Reduce phase of one block: the totals of the first CHAINS - 1 segments in seg_totals, the whole block's in
  * *total. */
 static void block_reduce(const threads_job *job, const block_split *b, ps_value *seg_totals, ps_value *total) {
-    const ps_request *call = job->call;
-    const ps_cpu_kernels *k = job->kernels;
     int have = 0;
     for (unsigned c = 0; c < PSCAN_CPU_CHAINS; c++) {
         if (b->q == 0) break;
-        k->reduce(call->in, b->seg[c], b->seg[c] + b->q, &seg_totals[c]);
+        op_reduce(job, b->seg[c], b->seg[c] + b->q, &seg_totals[c]);
         if (have)
-            k->combine(total, &seg_totals[c]);
+            op_combine(job, total, &seg_totals[c]);
         else
             *total = seg_totals[c];
         have = 1;
     }
     if (b->tail_begin < b->tail_end) {
         ps_value tail;
-        k->reduce(call->in, b->tail_begin, b->tail_end, &tail);
+        op_reduce(job, b->tail_begin, b->tail_end, &tail);
         if (have)
-            k->combine(total, &tail);
+            op_combine(job, total, &tail);
         else
             *total = tail;
     }
@@ -242,17 +277,16 @@ static void block_scan(const threads_job *job, const block_split *b, const ps_va
         for (unsigned c = 0; c < PSCAN_CPU_CHAINS; c++) {
             if (c > 0) {
                 chain_carry[c] = chain_carry[c - 1];
-                job->kernels->combine(&chain_carry[c], &seg_totals[c - 1]);
+                op_combine(job, &chain_carry[c], &seg_totals[c - 1]);
             }
             src[c] = (const char *)call->in + b->seg[c] * es;
             dst[c] = (char *)call->out + b->seg[c] * es;
         }
-        job->kernels->chains(src, dst, b->q, call->exclusive, call->reverse, chain_carry);
+        op_chains(job, src, dst, b->q, chain_carry);
     }
     /* The remainder continues the last chain (or is the whole block, if it is shorter than CHAINS). */
     if (b->tail_begin < b->tail_end)
-        job->kernels->scan(call->in, call->out, b->tail_begin, b->tail_end, call->exclusive, call->reverse,
-                           &chain_carry[b->q > 0 ? PSCAN_CPU_CHAINS - 1 : 0]);
+        op_scan(job, b->tail_begin, b->tail_end, &chain_carry[b->q > 0 ? PSCAN_CPU_CHAINS - 1 : 0]);
 }
 
 /* Waits until *word == value: spins, then yields the core (threads may outnumber cores, as under sanitizers). */
@@ -268,7 +302,6 @@ static void wait_for(const atomic_uint_fast64_t *word, uint64_t value) {
 static void threads_job_run(void *arg, unsigned t) {
     const threads_job *job = (const threads_job *)arg;
     const ps_request *call = job->call;
-    const ps_cpu_kernels *k = job->kernels;
     const uint64_t n = call->n, block = job->block, threads = job->pool->threads;
     ps_value total, seg_totals[PSCAN_CPU_CHAINS];
     /* the slot this thread waits on: its left neighbour's, or for thread 0 the last thread's, one round back */
@@ -292,7 +325,7 @@ static void threads_job_run(void *arg, unsigned t) {
             carry = before->prefix;
         }
         mine_slot->prefix = carry;
-        k->combine(&mine_slot->prefix, &total);
+        op_combine(job, &mine_slot->prefix, &total);
         atomic_store_explicit(&mine_slot->round, r + 1, memory_order_release);
 
         /* Scan phase: the block comes back from cache. */
@@ -308,12 +341,12 @@ void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_request *call) {
     threads_job job;
     job.pool = pool;
     job.call = call;
-    job.kernels = ps_cpu_kernels_get(call->type, call->op);
+    job.kernels = call->user_op ? NULL : ps_cpu_kernels_get(call->type, call->op);
     job.block = PSCAN_CPU_BLOCK_BYTES / call->elem_bytes;
     uintptr_t temp = ((uintptr_t)call->temp + PSCAN_CPU_SLOT_BYTES - 1) & ~(uintptr_t)(PSCAN_CPU_SLOT_BYTES - 1);
     job.slots = (threads_slot *)temp;
     for (unsigned t = 0; t < pool->threads; t++) atomic_init(&job.slots[t].round, 0);
-    pool_run(pool, threads_job_run, &job);
+    ps_cpu_pool_run(pool, threads_job_run, &job);
 }
 
 /* ---- reduce ------------------------------------------------------------------------------------------ */
@@ -322,7 +355,7 @@ void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_request *call) {
  * operator commutes). One pass over the data at the speed of the reads. */
 typedef struct reduce_job {
     const ps_request *req;
-    const ps_cpu_kernels *kernels;
+    const ps_cpu_kernels *kernels; /* NULL for a user operator (req->user_op) */
     uint64_t chunk;
     ps_value *totals; /* [threads] in temp, one per cache line */
 } reduce_job;
@@ -331,7 +364,10 @@ static void reduce_job_run(void *arg, unsigned t) {
     const reduce_job *job = (const reduce_job *)arg;
     const uint64_t begin = t * job->chunk, end = begin + job->chunk < job->req->n ? begin + job->chunk : job->req->n;
     ps_value *slot = (ps_value *)((char *)job->totals + (size_t)t * PSCAN_CPU_SLOT_BYTES);
-    if (begin < end) job->kernels->reduce(job->req->in, begin, end, slot);
+    if (begin < end && job->kernels)
+        job->kernels->reduce(job->req->in, begin, end, slot);
+    else if (begin < end)
+        ps_cpu_user_reduce(job->req->user_op, job->req->in, begin, end, 0, slot);
 }
 
 size_t ps_cpu_threads_reduce_temp_bytes(const ps_cpu_pool *pool) {
@@ -341,15 +377,20 @@ size_t ps_cpu_threads_reduce_temp_bytes(const ps_cpu_pool *pool) {
 void ps_cpu_threads_reduce(ps_cpu_pool *pool, const ps_request *req, ps_value *result) {
     reduce_job job;
     job.req = req;
-    job.kernels = ps_cpu_kernels_get(req->type, req->op);
+    job.kernels = req->user_op ? NULL : ps_cpu_kernels_get(req->type, req->op);
     job.chunk = (req->n + pool->threads - 1) / pool->threads;
     uintptr_t temp = ((uintptr_t)req->temp + PSCAN_CPU_SLOT_BYTES - 1) & ~(uintptr_t)(PSCAN_CPU_SLOT_BYTES - 1);
     job.totals = (ps_value *)temp;
-    pool_run(pool, reduce_job_run, &job);
+    ps_cpu_pool_run(pool, reduce_job_run, &job);
     *result = req->init;
-    for (unsigned t = 0; t < pool->threads; t++)
-        if ((uint64_t)t * job.chunk < req->n)
-            job.kernels->combine(result, (const ps_value *)((char *)job.totals + (size_t)t * PSCAN_CPU_SLOT_BYTES));
+    for (unsigned t = 0; t < pool->threads; t++) {
+        if ((uint64_t)t * job.chunk >= req->n) continue;
+        const ps_value *total = (const ps_value *)((char *)job.totals + (size_t)t * PSCAN_CPU_SLOT_BYTES);
+        if (job.kernels)
+            job.kernels->combine(result, total);
+        else
+            ps_cpu_user_combine(req->user_op, result, total);
+    }
 }
 
 /* ---- select and partition ---------------------------------------------------------------------------- */
@@ -385,7 +426,7 @@ void ps_cpu_threads_select(ps_cpu_pool *pool, const ps_request *req) {
     job.kept_total = 0;
     uintptr_t temp = ((uintptr_t)req->temp + PSCAN_CPU_SLOT_BYTES - 1) & ~(uintptr_t)(PSCAN_CPU_SLOT_BYTES - 1);
     job.slots = (unsigned char *)temp;
-    pool_run(pool, select_job_run, &job);
+    ps_cpu_pool_run(pool, select_job_run, &job);
     /* ---- spine: exclusive scan of the counts, in range order ---- */
     for (unsigned t = 0; t < pool->threads; t++) {
         if ((uint64_t)t * job.chunk >= req->n) break;
@@ -395,7 +436,7 @@ void ps_cpu_threads_select(ps_cpu_pool *pool, const ps_request *req) {
         job.kept_total += count;
     }
     job.phase = 1;
-    pool_run(pool, select_job_run, &job);
+    ps_cpu_pool_run(pool, select_job_run, &job);
     memcpy(req->count, &job.kept_total, sizeof job.kept_total);
 }
 
@@ -421,7 +462,7 @@ static void copy_job_run(void *arg, unsigned t) {
 
 void ps_cpu_threads_copy(ps_cpu_pool *pool, void *dst, const void *src, size_t bytes) {
     copy_job job = {(unsigned char *)dst, (const unsigned char *)src, bytes, (bytes + pool->threads - 1) / pool->threads};
-    pool_run(pool, copy_job_run, &job);
+    ps_cpu_pool_run(pool, copy_job_run, &job);
 }
 
 /* ---- expand ------------------------------------------------------------------------------------------ */
@@ -468,7 +509,7 @@ void ps_cpu_threads_expand(ps_cpu_pool *pool, const ps_request *req) {
     job.phase = 0;
     uintptr_t temp = ((uintptr_t)req->temp + PSCAN_CPU_SLOT_BYTES - 1) & ~(uintptr_t)(PSCAN_CPU_SLOT_BYTES - 1);
     job.starts = (unsigned char *)temp;
-    pool_run(pool, expand_job_run, &job);
+    ps_cpu_pool_run(pool, expand_job_run, &job);
     /* ---- spine: the ranges' starts, saturating, in range order ---- */
     uint64_t total = 0;
     for (unsigned t = 0; t < pool->threads && (uint64_t)t * job.chunk < req->n; t++) {
@@ -480,7 +521,7 @@ void ps_cpu_threads_expand(ps_cpu_pool *pool, const ps_request *req) {
     job.slots = total < req->capacity ? total : req->capacity;
     if (job.slots > 0) {
         job.phase = 1;
-        pool_run(pool, expand_job_run, &job);
+        ps_cpu_pool_run(pool, expand_job_run, &job);
     }
     memcpy(req->count, &total, sizeof total);
 }

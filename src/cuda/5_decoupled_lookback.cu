@@ -39,11 +39,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "block/ops.cuh"
 #include "chain/single_pass.cuh"
+#ifndef __CUDACC_RTC__ /* NVRTC compiles the tile program alone, for user operators (user_op.cu) */
+#include "block/ops.cuh"
 #include "cuda_backend.h"
 #include "cuda_ops.cuh"
 #include "scan_problem.cuh"
+#endif
 
 /* Vectors per thread and blocks per SM, from the sweep of tools/tune/tune_scan.cu on an H100 (docs/performance.md):
  * 32 KiB tiles at 5 blocks/SM for every element size (0.93-0.95 of copy at 2^28; 16 KiB tiles at 8 blocks/SM
@@ -212,7 +214,7 @@ template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYN
 };
 
 /* ---- host side ----------------------------------------------------------------------------------------- */
-#ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_scan.cu includes the program alone */
+#ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_scan.cu and user_op.cu include the program alone */
 
 /* Up to this many bytes a call uses 4 KiB tiles (one vector per thread, 8 blocks/SM): a small call is spread over
  * more SMs and each thread's serial work is short. H100 sweep (docs/performance.md): u8 at 2^10-2^14 1.4-1.8x CUB

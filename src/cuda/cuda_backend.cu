@@ -20,6 +20,7 @@ typedef struct cuda_state {
     ps_cuda_device dev;
     int owns_stream;
     int has_pools; /* cudaMallocAsync works on this device */
+    ps_cuda_user_module *user_modules; /* user operators compiled on this context (user_op.cu) */
     char name[256];
 } cuda_state;
 
@@ -107,6 +108,7 @@ static const cuda_primitive cuda_primitives[PS_PRIM_COUNT] = {PS_PRIMITIVE_LIST(
 static pscan_status cuda_plan(const pscan_context *ctx, ps_request *req, size_t *bytes) {
     *bytes = 0;
     if (req->algo == PSCAN_ALGO_AUTO) req->algo = cuda_auto_algo;
+    if (req->user_op) return ps_cuda_user_plan(req, &state_of(ctx)->dev, bytes); /* scan and reduce, user_op.cu */
     if (req->n == 0 && req->prim == PS_PRIM_SCAN) {
         /* a scan of nothing still refuses an algorithm the backend lacks; the algorithms' own sizing divides
          * by tile counts, so it is asked about one element, and nothing runs */
@@ -129,6 +131,7 @@ static pscan_status cuda_plan(const pscan_context *ctx, ps_request *req, size_t 
 static pscan_status cuda_run(pscan_context *ctx, const ps_request *req) {
     cuda_state *st = state_of(ctx);
     device_guard guard(st->dev.device);
+    if (req->user_op) return fail(ctx, ps_cuda_user_run(req, &st->dev));
     return fail(ctx, cuda_primitives[req->prim].run(req, &st->dev));
 }
 
@@ -180,10 +183,9 @@ static pscan_status cuda_synchronize(pscan_context *ctx) {
 static void cuda_destroy(pscan_context *ctx) {
     cuda_state *st = state_of(ctx);
     if (!st) return;
-    if (st->owns_stream) {
-        device_guard guard(st->dev.device);
-        cudaStreamDestroy(st->dev.stream);
-    }
+    device_guard guard(st->dev.device);
+    ps_cuda_user_cache_destroy(st->user_modules);
+    if (st->owns_stream) cudaStreamDestroy(st->dev.stream);
     free(st);
     ctx->backend = NULL;
 }
@@ -191,6 +193,12 @@ static void cuda_destroy(pscan_context *ctx) {
 static pscan_status cuda_device_name(const pscan_context *ctx, char *buf, size_t buf_bytes) {
     snprintf(buf, buf_bytes, "%s", state_of(ctx)->name);
     return PSCAN_SUCCESS;
+}
+
+static pscan_status cuda_operator_build(pscan_context *ctx, pscan_operator *op) {
+    cuda_state *st = state_of(ctx);
+    device_guard guard(st->dev.device);
+    return ps_cuda_operator_build(ctx, &st->user_modules, &st->dev, op);
 }
 
 static const ps_backend_ops cuda_ops = {
@@ -207,6 +215,7 @@ static const ps_backend_ops cuda_ops = {
     cuda_mem_download,
     cuda_mem_copy,
     cuda_synchronize,
+    cuda_operator_build,
 };
 
 /* Fills a new state for the current device; the stream is set by the caller. */

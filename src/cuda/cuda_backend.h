@@ -49,9 +49,22 @@ cudaError_t ps_cuda_select_run(const ps_request *req, const ps_cuda_device *dev)
 /* expand.cu: the counts' scan, the merge-path partition, the load-balanced expand. */
 pscan_status ps_cuda_expand_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
 cudaError_t ps_cuda_expand_run(const ps_request *req, const ps_cuda_device *dev);
+/* radix_sort.cu: the Onesweep-style radix sort. */
+pscan_status ps_cuda_sort_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
+cudaError_t ps_cuda_sort_run(const ps_request *req, const ps_cuda_device *dev);
 
 /* histogram.cu: one kernel, no temp. */
 pscan_status ps_cuda_histogram_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
 cudaError_t ps_cuda_histogram_run(const ps_request *req, const ps_cuda_device *dev);
+
+/* user_op.cu: user operators compiled with NVRTC, one module per operator hash in the context's cache. */
+typedef struct ps_cuda_user_module ps_cuda_user_module;
+pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **cache, const ps_cuda_device *dev,
+                                    pscan_operator *op);
+void ps_cuda_user_cache_destroy(ps_cuda_user_module *cache);
+pscan_status ps_cuda_user_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
+cudaError_t ps_cuda_user_run(const ps_request *req, const ps_cuda_device *dev);
+pscan_status ps_cuda_recurrence_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
+cudaError_t ps_cuda_recurrence_run(const ps_request *req, const ps_cuda_device *dev);
 
 #endif /* PSCAN_CUDA_BACKEND_H */

@@ -16,11 +16,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "block/ops.cuh"
 #include "chain/single_pass.cuh"
+#ifndef __CUDACC_RTC__ /* NVRTC compiles the tile program alone, for user operators (user_op.cu) */
+#include "block/ops.cuh"
 #include "cuda_backend.h"
 #include "cuda_ops.cuh"
 #include "scan_problem.cuh"
+#endif
 
 /* 64 KiB tiles at 3 blocks/SM: a reduce reads only, so it needs twice the scan's tile rate for the same bytes;
  * the sweep (docs/performance.md) found 16 vectors per thread at 3 blocks/SM on a par with CUB at large n. */
@@ -104,7 +106,7 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_pr
     }
 };
 
-#ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_scan.cu includes the program alone */
+#ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_scan.cu and user_op.cu include the program alone */
 
 template <class T> struct reduce_policy {
     enum { TILE = 16 / sizeof(T) * PS_REDUCE_VECS * 256 };

@@ -43,8 +43,10 @@
 
 #include <stdint.h>
 
+#ifndef __CUDACC_RTC__ /* NVRTC (user operators, user_op.cu) compiles the device side alone */
 #include <atomic>
 #include <chrono>
+#endif
 
 #include "block/warp.cuh"
 #include "chain/tile_state.cuh"
@@ -147,6 +149,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
 }
 
 /* ---- host side ----------------------------------------------------------------------------------------- */
+#ifndef __CUDACC_RTC__
 
 static inline unsigned long long ps_chain_mix(unsigned long long z) {
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -191,5 +194,7 @@ static cudaError_t ps_chain_single_pass(const typename P::params &p, uint32_t ti
     ps_chain_single_pass_kernel<P, E><<<tiles, P::THREADS, 0, stream>>>(p, ts, tiles);
     return cudaGetLastError();
 }
+
+#endif /* __CUDACC_RTC__ */
 
 #endif /* PSCAN_CHAIN_SINGLE_PASS_CUH */

@@ -1,0 +1,271 @@
+"""scan, reduce, select (compact) and partition over numpy, CuPy, PyTorch and any CUDA array.
+
+Every function adapts its arrays (zero-copy, _arrays.py), checks in Python only what the C library cannot
+see (layout, shapes, devices, dtypes), runs on the cached context of the input's device and current stream,
+and returns an array of the input's own library. Statuses of the C library come back as PscanError.
+
+Batches: a scan or reduce along the last axis of an N-d array runs one C call per row, in a loop here. The
+C library has no batched or segmented call yet; when it does, _rows() becomes one call.
+"""
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+import numpy as np
+
+from . import _arrays as A
+from . import _context
+from ._errors import check, error
+from ._lib import ALGO_AUTO, OP_IDS, PREDS, SCAN_EXCLUSIVE, SCAN_REVERSE, ffi, lib
+
+DTypeLike = Any
+ArrayLike = Any
+
+
+def _op_id(op: str) -> int:
+    oid = OP_IDS.get(op)
+    if oid is None:
+        raise error("PSCAN_ERROR_INVALID_VALUE", f"op {op!r} is not one of {', '.join(OP_IDS)}")
+    return oid
+
+
+def _axis(shape: Tuple[int, ...], axis: Optional[int]) -> Optional[int]:
+    """axis normalised to 0..ndim-1 (None stays None: the flattened array)."""
+    if axis is None:
+        return None
+    if isinstance(axis, tuple):
+        if len(axis) != 1:
+            raise error("PSCAN_ERROR_INVALID_VALUE", "one axis at a time")
+        axis = axis[0]
+    nd = len(shape)
+    ax = int(axis) + nd if int(axis) < 0 else int(axis)
+    if not 0 <= ax < nd:
+        raise error("PSCAN_ERROR_INVALID_VALUE", f"axis {axis} is out of bounds for an array of {nd} dimensions")
+    return ax
+
+
+def _rows(shape: Tuple[int, ...], ax: Optional[int]) -> Tuple[int, int]:
+    """(rows, row length) of the problem: the flattened array is one row; the last axis gives size/m rows."""
+    size = 1
+    for s in shape:
+        size *= s
+    if ax is None:
+        return 1, size
+    m = shape[-1]
+    rows = 1
+    for s in shape[:-1]:
+        rows *= s
+    return rows, m
+
+
+def _prepare(x: Any, axis: Optional[int], dtype: DTypeLike):
+    """(input Array, axis normalised, result dtype, type id, moved): converts x to dtype and moves a non-last
+    axis to the end (copies, the only ones pscan makes) so that the problem is rows of the last axis."""
+    a = A.adapt(x)
+    ax = _axis(a.shape, axis)
+    dt = np.dtype(dtype) if dtype is not None else a.dtype
+    tid = A.type_of(dt, "the result" if dtype is not None else "x")
+    if dt != a.dtype:
+        a = A.astype(a, dt)
+    moved = ax is not None and ax != len(a.shape) - 1
+    if moved:
+        a = A.axis_last(a, ax)
+    return a, ax, dt, tid, moved
+
+
+_DESCS: dict = {}
+
+
+def _scan_desc(tid: int, opid: int, flags: int, init: Any, dt: np.dtype):
+    """(desc, the init buffer it points to): descriptors without init are made once and shared (read-only)."""
+    if init is None:
+        key = (tid, opid, flags)
+        desc = _DESCS.get(key)
+        if desc is None:
+            desc = _DESCS[key] = ffi.new("pscan_scan_desc *", [tid, opid, flags, ALGO_AUTO, ffi.NULL])
+        return desc, None
+    ibuf = A.host_scalar(init, dt, "init")
+    return ffi.new("pscan_scan_desc *", [tid, opid, flags, ALGO_AUTO, ffi.from_buffer(ibuf)]), ibuf
+
+
+def scan(x: ArrayLike, op: str = "sum", axis: Optional[int] = None, dtype: DTypeLike = None,
+         exclusive: bool = False, reverse: bool = False, init: Any = None, out: Any = None) -> Any:
+    """Scan (cumulative sum, product, min, max, and, or, xor) of x, as numpy.cumsum, on x's own device.
+
+    x: a numpy array (CPU backend), a CuPy array, a torch tensor (CPU or CUDA), or any object with
+    ``__cuda_array_interface__`` or DLPack; C-contiguous. The result is an array of the same library, on the
+    same device; CUDA work is queued on the array's current stream and not waited for.
+
+    op: "sum", "product", "min", "max", "and", "or", "xor" (the last three for integers). Integer sums wrap.
+    axis: None scans the flattened array (the result is 1-d, as numpy.cumsum); an axis scans along it, each
+        row apart (the last axis in place; another axis through a transposed copy).
+    dtype: the result's dtype; x is converted to it first (a copy). Without it the result has x's dtype
+        (unlike numpy.cumsum, which widens small integers to int64).
+    exclusive: out[i] combines the elements before i (out[0] = init). reverse: scan from the end.
+    init: the value the scan starts from (the operator's identity by default); must fit the dtype exactly.
+    out: an array of the result's shape, dtype and device to write into (may be x itself: in place).
+
+    Example::
+
+        >>> pscan.scan(numpy.array([3, 1, 7, 0, 4, 1, 6, 3], numpy.int32))
+        array([ 3,  4, 11, 11, 15, 16, 22, 25], dtype=int32)
+        >>> pscan.scan(numpy.array([3, 1, 7, 0, 4, 1, 6, 3]), exclusive=True)
+        array([ 0,  3,  4, 11, 11, 15, 16, 22])
+        >>> pscan.scan(numpy.array([[1, 2, 3], [4, 5, 6]]), op="max", axis=1, reverse=True)
+        array([[3, 3, 3],
+               [6, 6, 6]])
+    """
+    opid = _op_id(op)
+    a, ax, dt, tid, moved = _prepare(x, axis, dtype)
+    shape = (a.size,) if ax is None else a.shape
+    rows, m = _rows(a.shape, ax)
+    if out is not None and not moved:
+        o = A.check_out(out, a, shape, dt)
+    else:
+        o = A.empty(a, shape, dt)
+    flags = (SCAN_EXCLUSIVE if exclusive else 0) | (SCAN_REVERSE if reverse else 0)
+    desc, ibuf = _scan_desc(tid, opid, flags, init, dt)
+    ctx, lock = _context.get(a.device, a.stream)
+    with lock:
+        if rows == 1:  # the common case: one call, no pointer arithmetic
+            check(lib.pscan_scan(ctx, desc, a.ptr, o.ptr, m, ffi.NULL, 0), "pscan_scan")
+        else:
+            row_bytes = m * dt.itemsize
+            for r in range(rows if m else 0):
+                check(lib.pscan_scan(ctx, desc, a.ptr + r * row_bytes, o.ptr + r * row_bytes, m, ffi.NULL, 0),
+                      "pscan_scan")
+    if not moved:
+        return o.obj
+    res = A.axis_back(o.obj, o.kind, ax)
+    if out is None:
+        return res
+    A.check_out(out, A.adapt(res), A.adapt(res).shape, dt)
+    A.copy_into(out, res)
+    return out
+
+
+def reduce(x: ArrayLike, op: str = "sum", axis: Optional[int] = None, dtype: DTypeLike = None,
+           init: Any = None, out: Any = None) -> Any:
+    """Reduction of x with op (sum, product, min, max, and, or, xor), as numpy.sum and friends.
+
+    axis None reduces every element: the result is a numpy scalar for numpy input, and a 0-d array of the
+    input's library on a CUDA device (nothing waits for the GPU). With an axis, the result has x's shape
+    without that axis. dtype, init and out as for scan (out: the result's shape; () or (1,) for axis None).
+    An empty reduction gives init (the operator's identity without it). Float results repeat bit for bit.
+
+    Example::
+
+        >>> int(pscan.reduce(numpy.array([3, 1, 7, 0, 4, 1, 6, 3])))  # a numpy.int64
+        25
+        >>> pscan.reduce(numpy.array([[3, 1, 7], [0, 4, 1]], numpy.uint8), op="max", axis=-1)
+        array([7, 4], dtype=uint8)
+    """
+    opid = _op_id(op)
+    a, ax, dt, tid, moved = _prepare(x, axis, dtype)
+    rows, m = _rows(a.shape, ax)
+    shape = () if ax is None else a.shape[:-1]
+    if out is not None:
+        o = A.adapt(out, "out")
+        if ax is None and o.shape == (1,):
+            shape = (1,)
+        o = A.check_out(out, a, shape, dt)
+    else:
+        o = A.empty(a, shape, dt)
+    ibuf = A.host_scalar(init, dt, "init") if init is not None else None
+    desc = ffi.new("pscan_reduce_desc *", [tid, opid, ALGO_AUTO,
+                                           ffi.from_buffer(ibuf) if ibuf is not None else ffi.NULL])
+    ctx, lock = _context.get(a.device, a.stream)
+    row_bytes = m * dt.itemsize
+    with lock:
+        for r in range(rows):
+            check(lib.pscan_reduce(ctx, desc, a.ptr + r * row_bytes, m, o.ptr + r * dt.itemsize, ffi.NULL, 0),
+                  "pscan_reduce")
+    if out is not None:
+        return out
+    if o.kind == "numpy" and ax is None:
+        return o.obj[()]
+    return o.obj
+
+
+def _select_common(fn, name, x, pred, operand, flags, values, out, values_out):
+    a = A.adapt(x)
+    tid = A.type_of(a.dtype, "x")
+    n = a.size
+    if flags is not None:
+        f = A.adapt(flags, "flags")
+        if f.dtype.itemsize != 1 or f.dtype.kind not in "bu":
+            raise error("PSCAN_ERROR_UNSUPPORTED_TYPE", f"flags has dtype {f.dtype}; bool or uint8 expected")
+        if f.device != a.device or f.size != n:
+            raise error("PSCAN_ERROR_INVALID_VALUE", "flags must have x's size and device")
+        flags_p, pred_id, opnd = f.ptr, 0, None
+    else:
+        pred = "nonzero" if pred is None else pred
+        if pred not in PREDS:
+            raise error("PSCAN_ERROR_INVALID_VALUE", f"pred {pred!r} is not one of {', '.join(PREDS)}")
+        flags_p, pred_id = ffi.NULL, PREDS.index(pred)
+        opnd = A.host_scalar(operand, a.dtype, "operand") if operand is not None else None
+    v = vo = None
+    value_bytes = 0
+    if values is not None:
+        v = A.adapt(values, "values")
+        value_bytes = v.dtype.itemsize
+        if value_bytes not in (1, 2, 4, 8):
+            raise error("PSCAN_ERROR_UNSUPPORTED_TYPE", f"values has dtype {v.dtype}; items of 1, 2, 4 or 8 bytes")
+        if v.device != a.device or v.size != n:
+            raise error("PSCAN_ERROR_INVALID_VALUE", "values must have x's size and device")
+    o = A.check_out(out, a, (n,), a.dtype) if out is not None else A.empty(a, (n,), a.dtype)
+    if v is not None:
+        vo = A.check_out(values_out, a, (n,), v.dtype, "values_out") if values_out is not None else \
+            A.empty(a, (n,), v.dtype)
+    count = A.empty(a, (1,), np.dtype(np.int64))  # one uint64_t; int64 because torch lacks uint64 in places
+    desc = ffi.new("pscan_select_desc *", [tid, value_bytes, flags_p, pred_id,
+                                           ffi.from_buffer(opnd) if opnd is not None else ffi.NULL,
+                                           ALGO_AUTO])
+    vp = v.ptr if v is not None else ffi.NULL
+    vop = vo.ptr if vo is not None else ffi.NULL
+    ctx, lock = _context.get(a.device, a.stream)
+    with lock:
+        check(fn(ctx, desc, a.ptr, vp, n, o.ptr, vop,
+                 ffi.cast("uint64_t *", count.ptr), ffi.NULL, 0), name)
+    k = int(count.obj[0])  # reading the count waits for the GPU
+    return o, vo, k
+
+
+def select(x: ArrayLike, pred: Optional[str] = None, operand: Any = None, *, flags: Any = None,
+           values: Any = None, out: Any = None, values_out: Any = None) -> Any:
+    """The items of x (flattened) that pass a test, in their order: ``x[flags != 0]`` or ``x[x > operand]``.
+
+    pred: "nonzero" (the default), "eq", "ne", "lt", "le", "gt", "ge", comparing each item with operand
+    (exactly representable in x's dtype). flags: a bool or uint8 array of x's size instead of pred (nonzero
+    keeps). values: a payload array of x's size (any dtype of 1, 2, 4 or 8 bytes) moved with the keys.
+    out, values_out: arrays of x's size to write into; the result is their first count items.
+    Returns the kept keys, or (keys, values) with values. On a GPU it waits for the count (one synchronise).
+
+    Example::
+
+        >>> pscan.select(numpy.array([3, 1, 7, 0, 4, 1, 6, 3]), "gt", 2)
+        array([3, 7, 4, 6, 3])
+        >>> pscan.select(numpy.array([3, 1, 7, 0]), flags=numpy.array([1, 0, 1, 1], bool), values=numpy.arange(4))
+        (array([3, 7, 0]), array([0, 2, 3]))
+    """
+    o, vo, k = _select_common(lib.pscan_select, "pscan_select", x, pred, operand, flags, values, out, values_out)
+    return o.obj[:k] if vo is None else (o.obj[:k], vo.obj[:k])
+
+
+compact = select
+
+
+def partition(x: ArrayLike, pred: Optional[str] = None, operand: Any = None, *, flags: Any = None,
+              values: Any = None, out: Any = None, values_out: Any = None) -> Tuple[Any, ...]:
+    """x (flattened) reordered: the items that pass the test first, then the others, each group in order.
+
+    Arguments as for select. Returns (keys, count) or (keys, values, count), count being the number that
+    passed (the first index of the second group), a Python int (on a GPU, reading it synchronises).
+
+    Example::
+
+        >>> pscan.partition(numpy.array([3, 1, 7, 0, 4, 1, 6, 3]), "gt", 2)
+        (array([3, 7, 4, 6, 3, 1, 0, 1]), 5)
+    """
+    o, vo, k = _select_common(lib.pscan_partition, "pscan_partition", x, pred, operand, flags, values, out, values_out)
+    return (o.obj, k) if vo is None else (o.obj, vo.obj, k)

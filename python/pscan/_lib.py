@@ -1,0 +1,141 @@
+"""The C library through cffi in ABI mode: its declarations, the loaded libpscan.so, names and errors.
+
+Why ABI mode: the binding stays in C terms (the declarations below are pscan.h's own, less its macros), it
+needs no compiler at import time and no C++ at build time, and the wheel holds no Python-version-specific
+code: one ``py3-none-<platform>`` wheel serves every CPython 3 (the GPU machine's 3.12 as well as CI's 3.11).
+
+The enums are declared as ``int`` (their size on every ABI pscan supports) and their values are read from the
+library's own name functions at import, so this file cannot drift from pscan.h's lists. Only the predicate
+list has no name function in the C API; it is written out here in pscan.h's order (PSCAN_PRED_LIST).
+"""
+from __future__ import annotations
+
+import os
+
+from cffi import FFI
+
+CDEF = """
+typedef int pscan_status;
+typedef int pscan_type;
+typedef int pscan_op;
+typedef int pscan_backend;
+typedef int pscan_algo;
+typedef int pscan_pred;
+typedef struct pscan_context pscan_context;
+
+unsigned pscan_version(void);
+const char *pscan_version_string(void);
+const char *pscan_status_name(pscan_status status);
+const char *pscan_status_string(pscan_status status);
+const char *pscan_type_name(pscan_type type);
+size_t pscan_type_size(pscan_type type);
+const char *pscan_op_name(pscan_op op);
+const char *pscan_backend_name(pscan_backend backend);
+pscan_status pscan_backend_parse(const char *name, pscan_backend *backend);
+pscan_status pscan_backend_compiled(pscan_backend backend, int *compiled);
+
+pscan_status pscan_context_create(pscan_backend backend, pscan_context **ctx);
+pscan_status pscan_context_destroy(pscan_context *ctx);
+pscan_status pscan_context_device_name(const pscan_context *ctx, char *buf, size_t buf_bytes);
+pscan_status pscan_context_native_error(const pscan_context *ctx, long long *code);
+pscan_status pscan_context_set_threads(pscan_context *ctx, unsigned threads);
+pscan_status pscan_context_synchronize(pscan_context *ctx);
+
+typedef struct pscan_scan_desc {
+    pscan_type type;
+    pscan_op op;
+    unsigned flags;
+    pscan_algo algo;
+    const void *init;
+} pscan_scan_desc;
+pscan_status pscan_scan(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out, uint64_t n,
+                        void *temp, size_t temp_bytes);
+
+typedef struct pscan_reduce_desc {
+    pscan_type type;
+    pscan_op op;
+    pscan_algo algo;
+    const void *init;
+} pscan_reduce_desc;
+pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, const void *in, uint64_t n,
+                          void *result, void *temp, size_t temp_bytes);
+
+typedef struct pscan_select_desc {
+    pscan_type type;
+    size_t value_bytes;
+    const void *flags;
+    pscan_pred pred;
+    const void *operand;
+    pscan_algo algo;
+} pscan_select_desc;
+pscan_status pscan_select(pscan_context *ctx, const pscan_select_desc *desc, const void *keys_in,
+                          const void *values_in, uint64_t n, void *keys_out, void *values_out, uint64_t *count,
+                          void *temp, size_t temp_bytes);
+pscan_status pscan_partition(pscan_context *ctx, const pscan_select_desc *desc, const void *keys_in,
+                             const void *values_in, uint64_t n, void *keys_out, void *values_out, uint64_t *count,
+                             void *temp, size_t temp_bytes);
+"""
+
+# pscan_cuda.h: a cudaStream_t is a pointer; declared apart because a CPU-only library lacks the symbol.
+CDEF_CUDA = """
+pscan_status pscan_cuda_context_create(void *stream, pscan_context **ctx);
+"""
+
+# PSCAN_PRED_LIST's order (pscan.h); the scan flags PSCAN_SCAN_EXCLUSIVE and PSCAN_SCAN_REVERSE.
+PREDS = ("nonzero", "eq", "ne", "lt", "le", "gt", "ge")
+SCAN_EXCLUSIVE = 1
+SCAN_REVERSE = 2
+ALGO_AUTO = 0
+
+ffi = FFI()
+ffi.cdef(CDEF)
+ffi.cdef(CDEF_CUDA)
+
+
+def _library_path() -> str:
+    """PSCAN_LIBRARY names another libpscan.so (a build tree's, say); by default the one installed beside us."""
+    return os.environ.get("PSCAN_LIBRARY") or os.path.join(os.path.dirname(__file__), "libpscan.so")
+
+
+lib = ffi.dlopen(_library_path())
+
+
+def _names(fn) -> list:
+    """Reads a closed list from the library: fn(i) for i = 0, 1, ... until it returns NULL."""
+    out = []
+    while True:
+        p = fn(len(out))
+        if p == ffi.NULL:
+            return out
+        out.append(ffi.string(p).decode())
+
+
+TYPE_NAMES = _names(lib.pscan_type_name)  # ["i8", "u8", ..., "f64"]
+OP_NAMES = _names(lib.pscan_op_name)  # ["sum", "product", "min", "max", "and", "or", "xor"]
+TYPE_IDS = {name: i for i, name in enumerate(TYPE_NAMES)}
+OP_IDS = {name: i for i, name in enumerate(OP_NAMES)}
+
+
+def _status_names() -> list:
+    out = []
+    while True:
+        name = ffi.string(lib.pscan_status_name(len(out))).decode()
+        if name == "PSCAN_STATUS_UNKNOWN":
+            return out
+        out.append(name)
+
+
+STATUS_NAMES = _status_names()  # index = status code
+STATUS_CODES = {name: i for i, name in enumerate(STATUS_NAMES)}
+
+
+def backend_compiled(name: str) -> bool:
+    """True if the library was built with this backend ("cpu", "cuda", "opencl")."""
+    b = ffi.new("pscan_backend *")
+    if lib.pscan_backend_parse(name.encode(), b) != 0:
+        return False
+    c = ffi.new("int *")
+    return lib.pscan_backend_compiled(b[0], c) == 0 and bool(c[0])
+
+
+HAVE_CUDA = backend_compiled("cuda")

@@ -1,0 +1,339 @@
+/*
+ * user_op.cu - user operators on CUDA: the engine's own single-pass scan and reduce tile programs
+ * (5_decoupled_lookback.cu, reduce.cu on chain/single_pass.cuh), compiled at run time by NVRTC together with the
+ * user's C source, loaded with the runtime's library API (cudaLibraryLoadData: no link to libcuda, so the
+ * library still loads on a machine without a driver), cached per context by the operator's hash.
+ *
+ * The program NVRTC sees: the embedded device files (cuda_embedded.c, made by embed_cuh.cmake; under
+ * __CUDACC_RTC__ they include no host header), a <stdint.h> of our own (NVRTC has none), the user's source,
+ * and a few lines that wrap the user's combine and identity as an operator functor and name three kernels:
+ * scan forward, scan reverse, reduce. -default-device makes the user's plain C functions device functions.
+ * static_asserts check the user's elem_bytes and elem_align against the type, and the size and alignment of the
+ * kernel parameters against the layout built here (NVRTC has no offsetof; the member order is the programs'),
+ * so a mismatch is a compile error (PSCAN_ERROR_BUILD_FAILED), never a wrong launch.
+ *
+ * The tile programs need elements that tile a 16-byte vector: 1, 2, 4, 8 or 16 bytes (other sizes are refused
+ * with PSCAN_ERROR_UNSUPPORTED_TYPE for now). Tiles are the large-call ones (32 KiB scan, 64 KiB reduce) at every
+ * n. Speed: not measured yet (tools/tune/tune_userop.c times the 8-byte affine scan against a copy).
+ */
+#include <nvrtc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain/single_pass.cuh"
+#include "cuda_backend.h"
+
+extern "C" const char *const ps_cuda_embedded_names[];
+extern "C" const char *const ps_cuda_embedded_sources[];
+extern "C" const size_t ps_cuda_embedded_count;
+
+/* The policies compiled for user operators: the library's large-call ones (5_decoupled_lookback.cu, reduce.cu). */
+#define USER_SCAN_VECS 8
+#define USER_SCAN_MIN_BLOCKS 5
+#define USER_REDUCE_VECS 16
+#define USER_REDUCE_MIN_BLOCKS 3
+#define USER_THREADS 256
+
+/* NVRTC has no C library headers: the fixed-width types the tile programs use, and memcpy is a builtin. */
+static const char nvrtc_stdint[] = "typedef signed char int8_t; typedef unsigned char uint8_t;\n"
+                                   "typedef short int16_t; typedef unsigned short uint16_t;\n"
+                                   "typedef int int32_t; typedef unsigned int uint32_t;\n"
+                                   "typedef long long int64_t; typedef unsigned long long uint64_t;\n"
+                                   "typedef unsigned long long uintptr_t;\n";
+static const char nvrtc_string[] = "/* memcpy is an NVRTC builtin */\n";
+
+/* ---- kernel parameters, laid out as the device structs are (checked by static_asserts in the program) ---- */
+
+static size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+/* ps_scan_program::params: in, out, n, tiles, exclusive, aligned, init. */
+static size_t scan_init_offset(size_t align) { return align_up(36, align); }
+static size_t scan_params_bytes(size_t bytes, size_t align) {
+    return align_up(scan_init_offset(align) + bytes, align > 8 ? align : 8);
+}
+/* ps_reduce_program::params: in, result, n, tiles, aligned, init. */
+static size_t reduce_init_offset(size_t align) { return align_up(32, align); }
+static size_t reduce_params_bytes(size_t bytes, size_t align) {
+    return align_up(reduce_init_offset(align) + bytes, align > 8 ? align : 8);
+}
+
+static int user_size_supported(size_t bytes) { return bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8 || bytes == 16; }
+
+/* ---- the program ------------------------------------------------------------------------------------------ */
+
+static const char *const kernel_names[3] = {"ps_chain_single_pass_kernel<ps_user_scan_forward, %d>",
+                                            "ps_chain_single_pass_kernel<ps_user_scan_reverse, %d>",
+                                            "ps_chain_single_pass_kernel<ps_user_reduce, %d>"};
+
+/* The whole program text (malloc'd) for an operator, or NULL when out of memory. */
+static char *program_text(const char *source, const char *type_name, const char *combine_name, size_t bytes,
+                          size_t align, const unsigned char *identity) {
+    char words[256] = "";
+    for (size_t i = 0; i < (bytes + 3) / 4; i++) {
+        unsigned w = 0;
+        for (size_t j = 0; j < 4 && 4 * i + j < bytes; j++) w |= (unsigned)identity[4 * i + j] << (8 * j);
+        snprintf(words + strlen(words), sizeof words - strlen(words), "%s0x%08xu", i ? ", " : "", w);
+    }
+    const char *format =
+        "#define PS_TUNE_NO_LIBRARY_ENTRY 1\n"
+        "#include \"5_decoupled_lookback.cu\"\n"
+        "#include \"reduce.cu\"\n"
+        "#line 1 \"user_source\"\n"
+        "%s\n"
+        "#line 1 \"pscan_user_op\"\n"
+        "typedef %s ps_user_t;\n"
+        "static_assert(sizeof(ps_user_t) == %zu, \"elem_bytes is not sizeof(%s)\");\n"
+        "static_assert(alignof(ps_user_t) == %zu, \"elem_align is not alignof(%s)\");\n"
+        "struct ps_user_op {\n"
+        "    template <class T> static __device__ __forceinline__ T combine(T a, T b) { return ::%s(a, b); }\n"
+        "    template <class T> static __device__ __forceinline__ T identity() {\n"
+        "        const unsigned int w[] = {%s};\n"
+        "        T t;\n"
+        "        memcpy(&t, w, sizeof t);\n"
+        "        return t;\n"
+        "    }\n"
+        "};\n"
+        "typedef ps_scan_program<ps_user_t, ps_user_op, false, %d, %d, true> ps_user_scan_forward;\n"
+        "typedef ps_scan_program<ps_user_t, ps_user_op, true, %d, %d, true> ps_user_scan_reverse;\n"
+        "typedef ps_reduce_program<ps_user_t, ps_user_op, %d, %d> ps_user_reduce;\n"
+        "static_assert(sizeof(ps_user_scan_forward::params) == %zu, \"scan params size\");\n"
+        "static_assert(alignof(ps_user_scan_forward::params) == %zu, \"scan params alignment\");\n"
+        "static_assert(sizeof(ps_user_reduce::params) == %zu, \"reduce params size\");\n"
+        "static_assert(alignof(ps_user_reduce::params) == %zu, \"reduce params alignment\");\n"
+        "static_assert(PS_CHAIN_LANE_ENTRIES == %d, \"look-back entries\");\n";
+    const size_t len = strlen(format) + strlen(source) + 2 * strlen(type_name) + strlen(combine_name) +
+                       strlen(words) + 512;
+    char *text = (char *)malloc(len);
+    if (!text) return NULL;
+    snprintf(text, len, format, source, type_name, bytes, type_name, align, type_name, combine_name, words,
+             USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, USER_REDUCE_VECS,
+             USER_REDUCE_MIN_BLOCKS, scan_params_bytes(bytes, align), align > 8 ? align : (size_t)8,
+             reduce_params_bytes(bytes, align), align > 8 ? align : (size_t)8, PS_CHAIN_LANE_ENTRIES);
+    return text;
+}
+
+/* Compiles an operator's program for sm_<arch> into a cubin. Needs no GPU (the tests call it on any machine). On
+ * success *cubin (malloc'd) and lowered[k] (the mangled kernel names, each malloc'd) are set; on a compile error
+ * *log (malloc'd, may be set on success too) has NVRTC's log and the status is PSCAN_ERROR_BUILD_FAILED. */
+extern "C" pscan_status ps_cuda_user_compile(const char *source, const char *type_name, const char *combine_name,
+                                             size_t bytes, size_t align, const unsigned char *identity, int arch,
+                                             char **cubin, size_t *cubin_bytes, char *lowered[3], char **log) {
+    *cubin = NULL;
+    *log = NULL;
+    for (int k = 0; k < 3; k++) lowered[k] = NULL;
+    char *text = program_text(source, type_name, combine_name, bytes, align, identity);
+    if (!text) return PSCAN_ERROR_OUT_OF_MEMORY;
+    const size_t headers = ps_cuda_embedded_count + 2;
+    const char **contents = (const char **)malloc(headers * sizeof *contents);
+    const char **names = (const char **)malloc(headers * sizeof *names);
+    nvrtcProgram prog = NULL;
+    pscan_status status = PSCAN_ERROR_OUT_OF_MEMORY;
+    char expr[3][128];
+    if (!contents || !names) goto done;
+    for (size_t i = 0; i < ps_cuda_embedded_count; i++) contents[i] = ps_cuda_embedded_sources[i], names[i] = ps_cuda_embedded_names[i];
+    contents[headers - 2] = nvrtc_stdint, names[headers - 2] = "stdint.h";
+    contents[headers - 1] = nvrtc_string, names[headers - 1] = "string.h";
+    status = PSCAN_ERROR_BACKEND;
+    if (nvrtcCreateProgram(&prog, text, "pscan_user_op.cu", (int)headers, contents, names) != NVRTC_SUCCESS) goto done;
+    for (int k = 0; k < 3; k++) {
+        snprintf(expr[k], sizeof expr[k], kernel_names[k], PS_CHAIN_LANE_ENTRIES);
+        if (nvrtcAddNameExpression(prog, expr[k]) != NVRTC_SUCCESS) goto done;
+    }
+    {
+        char arch_option[64];
+        snprintf(arch_option, sizeof arch_option, "--gpu-architecture=sm_%d", arch);
+        const char *options[] = {arch_option, "--std=c++17", "-default-device", "--extra-device-vectorization"};
+        const nvrtcResult compiled = nvrtcCompileProgram(prog, (int)(sizeof options / sizeof options[0]), options);
+        size_t log_bytes = 0;
+        if (nvrtcGetProgramLogSize(prog, &log_bytes) == NVRTC_SUCCESS && log_bytes > 0 &&
+            (*log = (char *)malloc(log_bytes + 1)) != NULL) {
+            (*log)[0] = '\0';
+            nvrtcGetProgramLog(prog, *log);
+        }
+        if (compiled == NVRTC_ERROR_COMPILATION) {
+            status = PSCAN_ERROR_BUILD_FAILED;
+            goto done;
+        }
+        if (compiled != NVRTC_SUCCESS) goto done;
+    }
+    if (nvrtcGetCUBINSize(prog, cubin_bytes) != NVRTC_SUCCESS || !(*cubin = (char *)malloc(*cubin_bytes)) ||
+        nvrtcGetCUBIN(prog, *cubin) != NVRTC_SUCCESS)
+        goto done;
+    for (int k = 0; k < 3; k++) {
+        const char *name = NULL;
+        if (nvrtcGetLoweredName(prog, expr[k], &name) != NVRTC_SUCCESS || !(lowered[k] = strdup(name))) goto done;
+    }
+    status = PSCAN_SUCCESS;
+done:
+    if (status != PSCAN_SUCCESS) {
+        free(*cubin);
+        *cubin = NULL;
+        for (int k = 0; k < 3; k++) free(lowered[k]), lowered[k] = NULL;
+    }
+    if (prog) nvrtcDestroyProgram(&prog);
+    free(contents);
+    free(names);
+    free(text);
+    return status;
+}
+
+/* ---- the per-context cache of modules ------------------------------------------------------------------- */
+
+struct ps_cuda_user_module {
+    uint64_t hash;
+    cudaLibrary_t library;
+    cudaKernel_t kernels[3]; /* scan forward, scan reverse, reduce */
+    size_t elem_bytes, elem_align;
+    ps_cuda_user_module *next;
+};
+
+void ps_cuda_user_cache_destroy(ps_cuda_user_module *cache) {
+    while (cache) {
+        ps_cuda_user_module *next = cache->next;
+        cudaLibraryUnload(cache->library);
+        free(cache);
+        cache = next;
+    }
+}
+
+pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **cache, const ps_cuda_device *dev,
+                                    pscan_operator *op) {
+    if (!op->source) return PSCAN_ERROR_UNSUPPORTED_OPERATOR;
+    if (!user_size_supported(op->elem_bytes)) return PSCAN_ERROR_UNSUPPORTED_TYPE;
+    for (ps_cuda_user_module *m = *cache; m; m = m->next) {
+        if (m->hash == op->hash && m->elem_bytes == op->elem_bytes && m->elem_align == op->elem_align) {
+            op->device = m; /* compiled before: nothing to do */
+            return PSCAN_SUCCESS;
+        }
+    }
+    int major = 0, minor = 0;
+    cudaError_t err;
+    if ((err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev->device)) != cudaSuccess ||
+        (err = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev->device)) != cudaSuccess) {
+        ctx->native_error = (long long)err;
+        return PSCAN_ERROR_BACKEND;
+    }
+    char *cubin = NULL, *log = NULL, *lowered[3];
+    size_t cubin_bytes = 0;
+    pscan_status s = ps_cuda_user_compile(op->source, op->type_name, op->combine_name, op->elem_bytes, op->elem_align,
+                                          op->identity.bytes, 10 * major + minor, &cubin, &cubin_bytes, lowered, &log);
+    if (s == PSCAN_ERROR_BUILD_FAILED) ps_core_set_build_log(ctx, log ? log : "NVRTC reported no log");
+    free(log);
+    if (s != PSCAN_SUCCESS) return s;
+
+    ps_cuda_user_module *m = (ps_cuda_user_module *)calloc(1, sizeof *m);
+    cudaError_t r = cudaErrorMemoryAllocation;
+    if (m) {
+        r = cudaLibraryLoadData(&m->library, cubin, NULL, NULL, 0, NULL, NULL, 0);
+        for (int k = 0; k < 3 && r == cudaSuccess; k++) {
+            r = cudaLibraryGetKernel(&m->kernels[k], m->library, lowered[k]);
+            /* the tiles are parked in shared memory: ask for the largest carveout, as the chain driver does */
+            if (r == cudaSuccess)
+                r = cudaFuncSetAttribute((const void *)m->kernels[k], cudaFuncAttributePreferredSharedMemoryCarveout,
+                                         (int)cudaSharedmemCarveoutMaxShared);
+        }
+    }
+    free(cubin);
+    for (int k = 0; k < 3; k++) free(lowered[k]);
+    if (r != cudaSuccess) {
+        if (m && m->library) cudaLibraryUnload(m->library);
+        free(m);
+        cudaGetLastError();
+        ctx->native_error = (long long)r;
+        return r == cudaErrorMemoryAllocation ? PSCAN_ERROR_OUT_OF_MEMORY : PSCAN_ERROR_BACKEND;
+    }
+    m->hash = op->hash;
+    m->elem_bytes = op->elem_bytes;
+    m->elem_align = op->elem_align;
+    m->next = *cache;
+    *cache = m;
+    op->device = m;
+    return PSCAN_SUCCESS;
+}
+
+/* ---- plan and run ----------------------------------------------------------------------------------------- */
+
+static uint64_t user_tile(const ps_request *req) {
+    const uint64_t vec = 16 / req->elem_bytes;
+    return vec * USER_THREADS * (req->prim == PS_PRIM_SCAN ? USER_SCAN_VECS : USER_REDUCE_VECS);
+}
+
+static uint64_t user_tiles(const ps_request *req) {
+    return req->n == 0 ? 1 : (req->n + user_tile(req) - 1) / user_tile(req);
+}
+
+/* Temp of the chain for tiles of a carry of elem_bytes (tile_state.cuh: 2 entries per tile). */
+template <int S> struct user_blob {
+    unsigned char b[S];
+};
+static size_t user_temp_bytes(size_t elem_bytes, uint64_t tiles) {
+    switch (elem_bytes) {
+    case 1: return ps_chain_temp_bytes<user_blob<1> >(tiles);
+    case 2: return ps_chain_temp_bytes<user_blob<2> >(tiles);
+    case 4: return ps_chain_temp_bytes<user_blob<4> >(tiles);
+    case 8: return ps_chain_temp_bytes<user_blob<8> >(tiles);
+    default: return ps_chain_temp_bytes<user_blob<16> >(tiles);
+    }
+}
+
+pscan_status ps_cuda_user_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes) {
+    (void)dev;
+    /* only the single-pass chain keeps every combine in order; the progression may not */
+    if (req->algo != PSCAN_ALGO_DECOUPLED_LOOKBACK) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    const uint64_t tiles = user_tiles(req);
+    if (tiles > PS_CHAIN_MAX_TILES) return PSCAN_ERROR_TOO_LARGE;
+    *bytes = user_temp_bytes(req->elem_bytes, tiles);
+    return PSCAN_SUCCESS;
+}
+
+cudaError_t ps_cuda_user_run(const ps_request *req, const ps_cuda_device *dev) {
+    const ps_cuda_user_module *m = (const ps_cuda_user_module *)req->user_op->device;
+    const size_t es = req->elem_bytes, align = req->user_op->elem_align;
+    const uint32_t tiles = (uint32_t)user_tiles(req);
+    /* params: the same bytes as the device struct (the program's static_asserts hold the offsets) */
+    union {
+        unsigned char b[128];
+        unsigned long long align_;
+    } params;
+    memset(&params, 0, sizeof params);
+    const uint64_t n = req->n;
+    memcpy(params.b + 0, &req->in, sizeof(void *));
+    memcpy(params.b + 8, &req->out, sizeof(void *));
+    memcpy(params.b + 16, &n, 8);
+    memcpy(params.b + 24, &tiles, 4);
+    int kernel;
+    if (req->prim == PS_PRIM_SCAN) {
+        const int exclusive = req->exclusive, aligned = (((uintptr_t)req->in | (uintptr_t)req->out) & 15u) == 0;
+        memcpy(params.b + 28, &exclusive, 4);
+        memcpy(params.b + 32, &aligned, 4);
+        memcpy(params.b + scan_init_offset(align), req->init.bytes, es);
+        kernel = req->reverse ? 1 : 0;
+    } else {
+        const int aligned = ((uintptr_t)req->in & 15u) == 0;
+        memcpy(params.b + 28, &aligned, 4);
+        memcpy(params.b + reduce_init_offset(align), req->init.bytes, es);
+        kernel = 2;
+    }
+    /* the tile state, as ps_chain_single_pass sets it up: a fresh epoch per launch */
+    ps_tile_state<user_blob<16> > ts;
+    const unsigned long long epoch = ps_chain_next_epoch();
+    ts.entries = (ps_tile_state<user_blob<16> >::entry *)req->temp;
+    ts.tag_lo = (uint32_t)(epoch & 0x3fffffffull) << 2;
+    ts.tag_hi = (uint32_t)((epoch >> 30) & 0x3fffffffull) << 2;
+    void *args[3] = {params.b, &ts, (void *)&tiles};
+    /* a cudaKernel_t launches through cudaLaunchKernel like a function pointer */
+    cudaError_t err = cudaLaunchKernel((const void *)m->kernels[kernel], dim3(tiles), dim3(USER_THREADS), args, 0,
+                                       dev->stream);
+    return err != cudaSuccess ? err : cudaGetLastError();
+}
+
+/* Recurrences are not on CUDA yet: every call is refused at plan time. */
+pscan_status ps_cuda_recurrence_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes) {
+    (void)req, (void)dev, (void)bytes;
+    return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+}
+cudaError_t ps_cuda_recurrence_run(const ps_request *req, const ps_cuda_device *dev) {
+    (void)req, (void)dev;
+    return cudaErrorNotSupported;
+}

@@ -1,0 +1,68 @@
+"""Shared test data and the numpy references every backend is checked against."""
+import numpy as np
+import pytest
+
+import pscan
+
+SEED = 20251114
+INT_DTYPES = [np.dtype(d) for d in pscan.DTYPES if np.dtype(d).kind in "iu"]
+FLOAT_DTYPES = [np.dtype(d) for d in pscan.DTYPES if np.dtype(d).kind == "f"]
+ALL_DTYPES = INT_DTYPES + FLOAT_DTYPES
+ACCUMULATE = {"sum": np.add, "product": np.multiply, "min": np.minimum, "max": np.maximum,
+              "and": np.bitwise_and, "or": np.bitwise_or, "xor": np.bitwise_xor}
+
+
+def ops_for(dtype):
+    return [op for op in pscan.OPS if dtype.kind in "iu" or op not in ("and", "or", "xor")]
+
+
+def identity(op, dtype):
+    info = np.iinfo(dtype) if dtype.kind in "iu" else None
+    return {"sum": 0, "product": 1, "or": 0, "xor": 0,
+            "min": info.max if info else np.inf, "max": info.min if info else -np.inf,
+            "and": (-1 if dtype.kind == "i" else info.max) if info else None}[op]
+
+
+def data(n, dtype, op="sum", seed=SEED):
+    """Random data for which every combination order gives the same bits: small integers (floats hold their
+    sums exactly), and for products only 1 and -1 in floats (no overflow in any grouping)."""
+    rng = np.random.default_rng(seed + n)
+    if op == "product":
+        vals = [1, -1] if dtype.kind in "fi" else [1, 3]
+        if dtype.kind == "i":
+            vals = [1, -1, 2, 3]
+        return rng.choice(np.array(vals), n).astype(dtype)
+    if dtype.kind == "f":
+        return rng.integers(-8, 9, n).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, n, dtype=dtype, endpoint=True)
+
+
+def ref_scan(x, op, exclusive=False, reverse=False, init=None):
+    """The serial reference: the operator accumulated over [init] + x, in the C library's own type."""
+    dt = x.dtype
+    ufunc = ACCUMULATE[op]
+    v = x[::-1] if reverse else x
+    start = identity(op, dt) if init is None else init
+    seq = np.concatenate([np.array([start]).astype(dt), v])
+    with np.errstate(over="ignore", invalid="ignore"):
+        acc = ufunc.accumulate(seq, dtype=dt)
+    r = acc[:-1] if exclusive else acc[1:]
+    return r[::-1].copy() if reverse else r
+
+
+def ref_reduce(x, op, init=None):
+    r = ref_scan(x.ravel(), op, init=init)
+    return r[-1] if r.size else np.array(identity(op, x.dtype) if init is None else init).astype(x.dtype)[()]
+
+
+def assert_same(got, want):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, (got.dtype, want.dtype)
+    assert got.shape == want.shape, (got.shape, want.shape)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(SEED)

@@ -1,0 +1,194 @@
+"""pscan on CUDA arrays: CuPy arrays, torch tensors, bare __cuda_array_interface__ and DLPack objects.
+
+Skips unless pscan was built with CUDA and a device is present (the coordinator runs these on the GPU machine
+with scripts/gpu-python.sh). Checks: results against numpy for every dtype; the result is the input's kind on
+its device; out= is written in place (the pointer passed is the one returned, no copy); work runs on the
+array's current stream (a scan queued behind a slow kernel on a non-default stream is right without any
+synchronise in between); bad devices and layouts raise with their status.
+"""
+import numpy as np
+import pytest
+
+import pscan
+from conftest import ALL_DTYPES
+from conftest import assert_same, data, ops_for, ref_reduce, ref_scan
+
+if not pscan.HAVE_CUDA:
+    pytest.skip("pscan built without CUDA", allow_module_level=True)
+
+try:
+    import torch
+
+    HAVE_TORCH = torch.cuda.is_available()
+except ImportError:
+    torch, HAVE_TORCH = None, False
+try:
+    import cupy
+
+    HAVE_CUPY = cupy.cuda.runtime.getDeviceCount() > 0
+except Exception:
+    cupy, HAVE_CUPY = None, False
+
+needs_torch = pytest.mark.skipif(not HAVE_TORCH, reason="torch with CUDA not installed")
+needs_cupy = pytest.mark.skipif(not HAVE_CUPY, reason="CuPy with a device not installed")
+FLAG_SETS = [(False, False), (True, False), (False, True), (True, True)]
+SIZES = [0, 1, 4095, 4096, 4097, 1 << 20, (1 << 22) + 5]
+TORCH_DTYPES = [np.dtype(d) for d in ("int8", "uint8", "int16", "int32", "int64", "float32", "float64")]
+
+
+def to_torch(x):
+    return torch.from_numpy(x).cuda() if x.dtype.kind != "u" or x.dtype == np.uint8 else None
+
+
+# ---- torch ---------------------------------------------------------------------------------------------------
+@needs_torch
+@pytest.mark.parametrize("dtype", TORCH_DTYPES, ids=str)
+def test_torch_scan_reduce(dtype):
+    for op in ops_for(dtype):
+        for n in SIZES if op == "sum" else SIZES[:5]:
+            x = data(n, dtype, op)
+            t = to_torch(x)
+            for exclusive, reverse in FLAG_SETS:
+                got = pscan.scan(t, op=op, exclusive=exclusive, reverse=reverse)
+                assert isinstance(got, torch.Tensor) and got.device == t.device
+                assert_same(got.cpu().numpy(), ref_scan(x, op, exclusive, reverse))
+            r = pscan.reduce(t, op=op)
+            assert isinstance(r, torch.Tensor) and r.shape == ()
+            assert_same(r.cpu().numpy(), np.asarray(ref_reduce(x, op)))
+
+
+@needs_torch
+def test_torch_out_is_zero_copy_and_in_place():
+    x = torch.arange(1 << 20, device="cuda", dtype=torch.int64)
+    out = torch.empty_like(x)
+    ptr = out.data_ptr()
+    got = pscan.scan(x, out=out)
+    assert got is out and got.data_ptr() == ptr
+    assert torch.equal(out, torch.cumsum(x, 0))
+    y = x.clone()
+    assert pscan.scan(y, out=y).data_ptr() == y.data_ptr()
+    assert torch.equal(y, torch.cumsum(x, 0))
+
+
+@needs_torch
+def test_torch_current_stream_without_synchronize():
+    """A scan queued on a side stream behind a slow kernel reads the data that kernel's stream wrote."""
+    n = 1 << 24
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        x = torch.empty(n, device="cuda", dtype=torch.float32)
+        torch.cuda._sleep(50_000_000)  # about 25 ms of GPU time before the fill
+        x.fill_(1.0)
+        y = pscan.scan(x)  # no synchronize: pscan must run on s
+        z = pscan.reduce(x)
+        k = pscan.select(x, "gt", 0.5)  # reads the count: waits on s
+    s.synchronize()
+    assert y[-1].item() == n and z.item() == n and k.numel() == n
+    assert torch.equal(y, torch.arange(1, n + 1, device="cuda", dtype=torch.float32))
+
+
+@needs_torch
+def test_torch_axis_dtype_select_partition():
+    m = torch.randint(-5, 6, (300, 257), device="cuda", dtype=torch.int32)
+    for axis in (0, 1, -1):
+        assert torch.equal(pscan.scan(m, axis=axis), torch.cumsum(m, axis).to(torch.int32))
+        assert torch.equal(pscan.reduce(m, axis=axis), m.sum(axis).to(torch.int32))
+    assert pscan.scan(m, dtype=np.int64).dtype == torch.int64
+    x = torch.randint(0, 10, (100003,), device="cuda", dtype=torch.int64)
+    v = torch.arange(100003, device="cuda", dtype=torch.float64)
+    k, vals = pscan.select(x, "gt", 4, values=v)
+    assert torch.equal(k, x[x > 4]) and torch.equal(vals, v[x > 4])
+    keys, count = pscan.partition(x, flags=(x % 2 == 0))
+    assert count == int((x % 2 == 0).sum()) and torch.equal(keys[:count], x[x % 2 == 0])
+
+
+@needs_torch
+def test_torch_cpu_tensor_runs_on_cpu_backend():
+    x = torch.arange(1000, dtype=torch.int64)
+    got = pscan.scan(x)
+    assert isinstance(got, torch.Tensor) and got.device.type == "cpu"
+    assert torch.equal(got, torch.cumsum(x, 0))
+
+
+@needs_torch
+def test_torch_errors():
+    x = torch.arange(10, device="cuda", dtype=torch.int32)
+    with pytest.raises(ValueError) as e:
+        pscan.scan(x, out=np.empty(10, np.int32))  # host out for a device input
+    assert e.value.status == "PSCAN_ERROR_INVALID_VALUE"
+    with pytest.raises(ValueError) as e:
+        pscan.scan(torch.zeros(8, 8, device="cuda")[:, :3])
+    assert e.value.status == "PSCAN_ERROR_INVALID_VALUE"
+    with pytest.raises(TypeError) as e:
+        pscan.scan(torch.zeros(8, device="cuda", dtype=torch.float16))
+    assert e.value.status == "PSCAN_ERROR_UNSUPPORTED_TYPE"
+    with pytest.raises(TypeError) as e:
+        pscan.scan(torch.zeros(8, device="cuda"), op="xor")
+    assert e.value.status == "PSCAN_ERROR_UNSUPPORTED_OPERATOR"
+    out = torch.full((9,), 7, device="cuda", dtype=torch.int32)
+    with pytest.raises(ValueError):
+        pscan.scan(x, out=out)
+    assert (out == 7).all()
+
+
+# ---- CuPy ----------------------------------------------------------------------------------------------------
+@needs_cupy
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_cupy_every_dtype(dtype):
+    for op in ops_for(dtype):
+        for n in SIZES if op == "sum" else SIZES[:5]:
+            x = data(n, dtype, op)
+            c = cupy.asarray(x)
+            for exclusive, reverse in FLAG_SETS:
+                got = pscan.scan(c, op=op, exclusive=exclusive, reverse=reverse)
+                assert isinstance(got, cupy.ndarray)
+                assert_same(cupy.asnumpy(got), ref_scan(x, op, exclusive, reverse))
+            assert_same(cupy.asnumpy(pscan.reduce(c, op=op)), np.asarray(ref_reduce(x, op)))
+        keep = x > x.dtype.type(0)
+        assert_same(cupy.asnumpy(pscan.select(c, "gt", 0)), x[keep])
+
+
+@needs_cupy
+def test_cupy_stream_and_out():
+    n = 1 << 24
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        a = cupy.ones(n, cupy.float32)
+        for _ in range(50):  # keep s busy before the data is final
+            a = a * 1.0
+        out = cupy.empty_like(a)
+        got = pscan.scan(a, out=out)
+    s.synchronize()
+    assert got is out and got.data.ptr == out.data.ptr
+    assert float(out[-1]) == n and bool((out == cupy.arange(1, n + 1, dtype=cupy.float32)).all())
+
+
+# ---- bare interfaces ---------------------------------------------------------------------------------------------
+class CAIOnly:
+    def __init__(self, arr):
+        self.arr = arr
+        self.__cuda_array_interface__ = arr.__cuda_array_interface__
+
+
+class DLPackOnly:
+    def __init__(self, arr):
+        self.arr = arr
+
+    def __dlpack__(self, stream=None, **kw):
+        return self.arr.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.arr.__dlpack_device__()
+
+
+@pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch")
+def test_cuda_array_interface_and_dlpack_objects():
+    x = np.arange(10000, dtype=np.int32)
+    src = cupy.asarray(x) if HAVE_CUPY else torch.from_numpy(x).cuda()
+    back = cupy.asnumpy if HAVE_CUPY else (lambda t: t.cpu().numpy())
+    for wrapped in (CAIOnly(src), DLPackOnly(src)):
+        got = pscan.scan(wrapped)
+        assert_same(back(got) if not hasattr(got, "cpu") else got.cpu().numpy(), np.cumsum(x, dtype=np.int32))
+        got = pscan.scan(wrapped, dtype=np.int64, exclusive=True)
+        want = np.concatenate([[0], np.cumsum(x[:-1], dtype=np.int64)])
+        assert_same(back(got) if not hasattr(got, "cpu") else got.cpu().numpy(), want)

@@ -1,0 +1,246 @@
+"""pscan on numpy arrays (the CPU backend) against numpy references: every dtype, operator, flag, size, axis,
+out=, and bad input with its exact status (and outputs left untouched)."""
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import pscan
+from conftest import ALL_DTYPES, assert_same, data, ops_for, ref_reduce, ref_scan
+
+SIZES = [0, 1, 2, 7, 4095, 4096, 4097, 100003]
+FLAGS = [(False, False), (True, False), (False, True), (True, True)]
+
+
+# ---- scan ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_scan_every_dtype_op_flag_size(dtype):
+    for op in ops_for(dtype):
+        for n in SIZES:
+            x = data(n, dtype, op)
+            for exclusive, reverse in FLAGS:
+                got = pscan.scan(x, op=op, exclusive=exclusive, reverse=reverse)
+                assert_same(got, ref_scan(x, op, exclusive, reverse))
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(np.int64), np.dtype(np.uint8), np.dtype(np.float32)], ids=str)
+def test_scan_large_threaded(dtype):
+    """Large enough for the CPU backend's threads (4 MiB and up), on 1 and on 3 threads."""
+    x = data((1 << 22) + 3, dtype)
+    try:
+        for threads in (3, 0):
+            pscan.set_cpu_threads(threads)
+            for exclusive, reverse in FLAGS:
+                assert_same(pscan.scan(x, exclusive=exclusive, reverse=reverse), ref_scan(x, "sum", exclusive, reverse))
+    finally:
+        pscan.set_cpu_threads(0)
+
+
+def test_worked_examples():
+    x = np.array([3, 1, 7, 0, 4, 1, 6, 3], np.int32)
+    assert pscan.scan(x).tolist() == [3, 4, 11, 11, 15, 16, 22, 25]
+    assert pscan.scan(x, exclusive=True).tolist() == [0, 3, 4, 11, 11, 15, 16, 22]
+    assert pscan.scan(x, reverse=True).tolist() == [25, 22, 21, 14, 14, 10, 9, 3]
+    assert pscan.reduce(x) == 25 and pscan.reduce(x, op="max") == 7
+    assert pscan.select(x, "gt", 2).tolist() == [3, 7, 4, 6, 3]
+    keys, count = pscan.partition(x, "gt", 2)
+    assert keys.tolist() == [3, 7, 4, 6, 3, 1, 0, 1] and count == 5
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_scan_init(dtype):
+    x = data(1000, dtype)
+    for op in ops_for(dtype):
+        init = np.array(5).astype(dtype)[()] if op != "product" else dtype.type(3)
+        for exclusive, reverse in FLAGS:
+            assert_same(pscan.scan(x, op=op, exclusive=exclusive, reverse=reverse, init=init),
+                        ref_scan(x, op, exclusive, reverse, init))
+
+
+def test_integer_sums_wrap():
+    x = np.array([127, 1, 1], np.int8)
+    assert pscan.scan(x).tolist() == [127, -128, -127]
+    assert pscan.scan(np.array([255, 1], np.uint8)).tolist() == [255, 0]
+
+
+def test_dtype_keeps_or_widens():
+    x = np.array([100, 100, 100], np.int8)
+    assert pscan.scan(x).dtype == np.int8  # without dtype: the input's dtype (numpy.cumsum would give int64)
+    got = pscan.scan(x, dtype=np.int64)
+    assert_same(got, np.cumsum(x, dtype=np.int64))
+    assert_same(pscan.scan(np.array([True, False, True]), dtype=np.int32), np.array([1, 1, 2], np.int32))
+    assert_same(pscan.scan(np.arange(5, dtype=np.int16), dtype="f8"), np.cumsum(np.arange(5), dtype="f8"))
+    assert_same(pscan.scan([1, 2, 3]), np.cumsum([1, 2, 3]))  # sequences become numpy arrays
+
+
+def test_min_max_nan_propagates():
+    x = np.array([3, 1, np.nan, 0, 5], np.float64)
+    assert_same(pscan.scan(x, op="min"), np.minimum.accumulate(x))
+    assert_same(pscan.scan(x, op="max"), np.maximum.accumulate(x))
+    assert np.isnan(pscan.reduce(x, op="min"))
+
+
+# ---- axis ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("shape", [(3, 5), (4, 1, 6), (2, 0), (0, 3), (5,)])
+def test_scan_axis(shape):
+    x = data(int(np.prod(shape)), np.dtype(np.int32)).reshape(shape)
+    assert_same(pscan.scan(x), np.cumsum(x, dtype=x.dtype))  # axis None: flattened, like numpy
+    for axis in range(-x.ndim, x.ndim):
+        assert_same(pscan.scan(x, axis=axis), np.cumsum(x, axis=axis, dtype=x.dtype))
+        want = np.flip(np.cumsum(np.flip(x, axis), axis=axis, dtype=x.dtype), axis)
+        assert_same(pscan.scan(x, axis=axis, reverse=True), want)
+        assert_same(pscan.reduce(x, axis=axis), np.sum(x, axis=axis, dtype=x.dtype))
+        assert_same(pscan.reduce(x, op="max", axis=axis, init=-(2**31)),
+                    np.max(x, axis=axis, initial=-(2**31)))
+
+
+def test_scan_rows_exclusive_init():
+    x = data(4 * 33, np.dtype(np.float64)).reshape(4, 33)
+    got = pscan.scan(x, axis=1, exclusive=True, init=2.0)
+    for r in range(4):
+        assert_same(got[r], ref_scan(x[r], "sum", True, False, 2.0))
+
+
+# ---- out= ----------------------------------------------------------------------------------------------------
+def test_out_and_in_place():
+    x = data(5000, np.dtype(np.int64))
+    want = ref_scan(x, "sum")
+    out = np.empty_like(x)
+    assert pscan.scan(x, out=out) is out
+    assert_same(out, want)
+    y = x.copy()
+    assert pscan.scan(y, out=y) is y  # in place
+    assert_same(y, want)
+    m = x.reshape(50, 100).copy()
+    out2 = np.empty((50, 100), np.int64)
+    assert pscan.scan(m, axis=0, out=out2) is out2
+    assert_same(out2, np.cumsum(m, axis=0))
+    r = np.empty((), np.int64)
+    assert pscan.reduce(x, out=r) is r and r == want[-1]
+    r1 = np.empty(50, np.int64)
+    assert pscan.reduce(m, axis=1, out=r1) is r1
+    assert_same(r1, m.sum(axis=1))
+
+
+# ---- reduce --------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_reduce_every_dtype_op(dtype):
+    for op in ops_for(dtype):
+        for n in SIZES:
+            x = data(n, dtype, op)
+            got = pscan.reduce(x, op=op)
+            assert isinstance(got, np.generic) and got.dtype == dtype
+            assert_same(got, ref_reduce(x, op))
+        assert_same(pscan.reduce(data(999, dtype, op), op=op, init=1), ref_reduce(data(999, dtype, op), op, 1))
+
+
+# ---- select, partition ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_select_partition_every_pred(dtype):
+    tests = {"nonzero": lambda x, c: x != 0, "eq": lambda x, c: x == c, "ne": lambda x, c: x != c,
+             "lt": lambda x, c: x < c, "le": lambda x, c: x <= c, "gt": lambda x, c: x > c,
+             "ge": lambda x, c: x >= c}
+    assert set(tests) == set(pscan.PREDICATES)
+    for n in [0, 1, 4097, 30001]:
+        x = (np.random.default_rng(n).integers(0, 6, n)).astype(dtype)
+        values = np.arange(n, dtype=np.int64)
+        for pred, test in tests.items():
+            c = dtype.type(3)
+            keep = test(x, c)
+            assert_same(pscan.select(x, pred, None if pred == "nonzero" else c), x[keep])
+            k, v = pscan.compact(x, pred, c, values=values)
+            assert_same(k, x[keep])
+            assert_same(v, values[keep])
+            keys, vals, count = pscan.partition(x, pred, c, values=values)
+            assert count == int(keep.sum())
+            assert_same(keys, np.concatenate([x[keep], x[~keep]]))
+            assert_same(vals, np.concatenate([values[keep], values[~keep]]))
+
+
+def test_select_flags_and_payload_dtypes():
+    x = np.arange(100, dtype=np.float32)
+    flags = (np.arange(100) % 3 == 0)
+    for vdt in (np.uint8, np.int16, np.float32, np.complex64, np.float64):
+        values = np.arange(100).astype(vdt)
+        k, v = pscan.select(x, flags=flags, values=values)
+        assert_same(k, x[flags])
+        assert_same(v, values[flags])
+    assert_same(pscan.select(x, flags=flags.astype(np.uint8)), x[flags])
+    out = np.full(100, -1, np.float32)
+    got = pscan.select(x, flags=flags, out=out)
+    assert_same(got, x[flags])
+    assert (out[flags.sum():] == -1).all()  # past the count: left as it was
+
+
+# ---- bad inputs ----------------------------------------------------------------------------------------------
+def raises(cls, status, fn):
+    with pytest.raises(cls) as e:
+        fn()
+    assert isinstance(e.value, pscan.PscanError)
+    assert e.value.status == status, str(e.value)
+    assert status in str(e.value)
+    return e.value
+
+
+def test_errors_exact_status_and_class():
+    x = np.arange(10, dtype=np.int32)
+    f = np.arange(10, dtype=np.float32)
+    raises(TypeError, "PSCAN_ERROR_UNSUPPORTED_TYPE", lambda: pscan.scan(np.zeros(4, np.float16)))
+    raises(TypeError, "PSCAN_ERROR_UNSUPPORTED_TYPE", lambda: pscan.scan(np.zeros(4, np.complex64)))
+    raises(TypeError, "PSCAN_ERROR_UNSUPPORTED_TYPE", lambda: pscan.reduce(np.zeros(4, ">i4")))
+    raises(TypeError, "PSCAN_ERROR_UNSUPPORTED_TYPE", lambda: pscan.scan(x, dtype=np.float16))
+    raises(TypeError, "PSCAN_ERROR_UNSUPPORTED_OPERATOR", lambda: pscan.scan(f, op="xor"))
+    raises(TypeError, "PSCAN_ERROR_UNSUPPORTED_OPERATOR", lambda: pscan.reduce(f, op="and"))
+    raises(ValueError, "PSCAN_ERROR_INVALID_VALUE", lambda: pscan.scan(x, op="mean"))
+    raises(ValueError, "PSCAN_ERROR_INVALID_VALUE", lambda: pscan.scan(x[::2]))
+    raises(ValueError, "PSCAN_ERROR_INVALID_VALUE", lambda: pscan.scan(np.zeros((4, 4))[:, :2], axis=1))
+    raises(ValueError, "PSCAN_ERROR_INVALID_VALUE", lambda: pscan.scan(x, axis=1))
+    raises(ValueError, "PSCAN_ERROR_INVALID_VALUE", lambda: pscan.scan(x, init=2**40))
+    raises(ValueError, "PSCAN_ERROR_INVALID_VALUE", lambda: pscan.scan(x, init=0.5))
+    raises(ValueError, "PSCAN_ERROR_INVALID_VALUE", lambda: pscan.scan(x.astype(np.uint8), init=-1))
+    raises(ValueError, "PSCAN_ERROR_INVALID_VALUE", lambda: pscan.select(x, "between", 3))
+    raises(ValueError, "PSCAN_ERROR_INVALID_VALUE", lambda: pscan.select(x, "gt", 2.5))
+    raises(ValueError, "PSCAN_ERROR_NULL_POINTER", lambda: pscan.select(x, "gt"))  # the C library's own check
+    raises(TypeError, "PSCAN_ERROR_UNSUPPORTED_TYPE", lambda: pscan.select(x, flags=np.ones(10, np.int32)))
+    raises(ValueError, "PSCAN_ERROR_INVALID_VALUE", lambda: pscan.select(x, flags=np.ones(9, bool)))
+    raises(ValueError, "PSCAN_ERROR_INVALID_VALUE", lambda: pscan.select(x, values=np.arange(9)))
+    raises(TypeError, "PSCAN_ERROR_UNSUPPORTED_TYPE", lambda: pscan.select(x, values=np.zeros(10, "S3")))
+
+
+def test_bad_out_leaves_it_untouched():
+    x = np.arange(10, dtype=np.int32)
+    sentinel = np.full(10, 77, np.int32)
+    cases = [
+        (np.full(9, 77, np.int32), ValueError, "PSCAN_ERROR_INVALID_VALUE", {}),  # shape
+        (np.full(10, 77, np.int64), TypeError, "PSCAN_ERROR_INVALID_VALUE", {}),  # dtype
+        (np.full(20, 77, np.int32)[::2], ValueError, "PSCAN_ERROR_INVALID_VALUE", {}),  # layout
+        (np.full(10, 77, np.float32), TypeError, "PSCAN_ERROR_UNSUPPORTED_OPERATOR", {"op": "xor", "x": x.astype(np.float32)}),
+    ]
+    for out, cls, status, kw in cases:
+        before = out.copy()
+        args = dict(kw)
+        xx = args.pop("x", x)
+        raises(cls, status, lambda: pscan.scan(xx, out=out, **args))
+        np.testing.assert_array_equal(out, before)
+    overlap = np.arange(11, dtype=np.int32)
+    raises(ValueError, "PSCAN_ERROR_OVERLAP", lambda: pscan.scan(overlap[:10], out=overlap[1:]))
+    np.testing.assert_array_equal(overlap, np.arange(11))
+    raises(ValueError, "PSCAN_ERROR_INVALID_VALUE", lambda: pscan.reduce(x, out=np.zeros(2, np.int32)))
+    assert (sentinel == 77).all()
+
+
+# ---- the GIL -------------------------------------------------------------------------------------------------
+def test_gil_released_during_cpu_call():
+    """A long scan in another thread lets this one run: the GIL is released around the C call."""
+    x = np.ones(1 << 25, np.int64)
+    out = np.empty_like(x)
+    ticks = []
+    t = threading.Thread(target=lambda: pscan.scan(x, out=out))  # one call: with the GIL held, no tick passes
+    t.start()
+    while t.is_alive():
+        ticks.append(time.perf_counter())
+        time.sleep(0.001)
+    t.join()
+    assert len(ticks) > 5, len(ticks)
+    assert out[-1] == x.size

@@ -1,0 +1,656 @@
+/*
+ * test_userop.c - user operators (pscan_operator_create, pscan_scan_user, pscan_reduce_user) and linear
+ * recurrences (pscan_recurrence), read as a specification.
+ *
+ *   test_userop --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]
+ *
+ * Operators chosen so that any reordering shows (none of them commutes) and every result is exact:
+ *   affine   x -> a x + b over u32 (wrapping), 8 bytes: the composition of maps, earlier applied first;
+ *   matrix   2x2 u32 matrices mod 65521, 16 bytes: the ordered product;
+ *   argmax   (f32 value, u32 index), 8 bytes: the largest value, the earlier index on ties;
+ *   affine16 the same over u16 pairs, 4 bytes (alignment 2);
+ *   window K the last K ids of the concatenation (a count and K u32 ids), 4 + 4K bytes for K = 2, 5, 7:
+ *            element sizes 12, 24 and 32 ("keep the right operand" is K = 1's shape).
+ * Each is checked against a serial loop written here, for scans (inclusive and exclusive, forward and
+ * reverse, identity or init, in place and not) and reduces, at sizes around the CUDA tiles (2048-8192 elements)
+ * and the look-back window (64 tiles), and at the CPU's per-thread blocks. Outputs beyond the scanned range
+ * carry a sentinel that must survive. Bad inputs return their exact status and leave outputs untouched.
+ *
+ * Per backend: the CPU runs every operator through its host function; CUDA compiles each operator's source
+ * with NVRTC (elements of 1, 2, 4, 8 or 16 bytes for now: the others must be PSCAN_ERROR_UNSUPPORTED_TYPE),
+ * a source that does not compile must be PSCAN_ERROR_BUILD_FAILED with a non-empty log, and creating the same
+ * operator twice must reuse the module; OpenCL refuses user operators (PSCAN_ERROR_UNSUPPORTED_OPERATOR).
+ * Recurrences: f32 and f64, forward and reverse, y0 or 0, y == b in place, against an f64 (long double) loop
+ * with a tolerance that grows with n.
+ *
+ * Exit status: 0 all passed, 1 any failure, 77 (skip) when the backend is not compiled in or has no device.
+ */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pscan.h"
+#include "test_common.h"
+
+#define MAX_REPORTS 20
+#define SENTINEL 0xA5
+#define GUARD 64 /* bytes past the output that must keep the sentinel */
+
+static int passed, failed;
+static pscan_context *ctx;
+static pscan_backend backend;
+static pscan_algo algo = PSCAN_ALGO_AUTO;
+static int quick;
+static uint64_t seed = 20261122;
+
+#define CHECK(cond, ...)                                                                                     \
+    do {                                                                                                     \
+        if (cond) {                                                                                          \
+            passed++;                                                                                        \
+        } else {                                                                                             \
+            if (failed++ < MAX_REPORTS) {                                                                    \
+                printf("FAIL %s:%d: ", __FILE__, __LINE__);                                                  \
+                printf(__VA_ARGS__);                                                                         \
+                printf(" (seed %llu)\n", (unsigned long long)seed);                                          \
+            }                                                                                                \
+        }                                                                                                    \
+    } while (0)
+
+/* ---- the operators: C source for the GPU, the same function for the host ------------------------------- */
+
+typedef struct affine {
+    uint32_t a, b;
+} affine;
+static void affine_host(const void *x_, const void *y_, void *out, void *user) {
+    const affine *x = (const affine *)x_, *y = (const affine *)y_;
+    affine r = {y->a * x->a, y->a * x->b + y->b};
+    (void)user;
+    memcpy(out, &r, sizeof r);
+}
+static const char affine_source[] =
+    "typedef struct { unsigned int a, b; } affine;\n"
+    "affine combine(affine x, affine y) { affine r; r.a = y.a * x.a; r.b = y.a * x.b + y.b; return r; }\n";
+
+#define PRIME 65521u
+typedef struct matrix {
+    uint32_t m[4]; /* row-major */
+} matrix;
+static void matrix_host(const void *x_, const void *y_, void *out, void *user) {
+    const matrix *x = (const matrix *)x_, *y = (const matrix *)y_;
+    matrix r;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            r.m[2 * i + j] = (uint32_t)(((uint64_t)x->m[2 * i] * y->m[j] + (uint64_t)x->m[2 * i + 1] * y->m[2 + j]) % PRIME);
+    (void)user;
+    memcpy(out, &r, sizeof r);
+}
+static const char matrix_source[] =
+    "typedef struct { unsigned int m[4]; } mat2;\n"
+    "mat2 mul(mat2 x, mat2 y) {\n"
+    "    mat2 r;\n"
+    "    for (int i = 0; i < 2; i++)\n"
+    "        for (int j = 0; j < 2; j++)\n"
+    "            r.m[2 * i + j] = (unsigned int)(((unsigned long long)x.m[2 * i] * y.m[j] +\n"
+    "                                             (unsigned long long)x.m[2 * i + 1] * y.m[2 + j]) % 65521u);\n"
+    "    return r;\n"
+    "}\n";
+
+typedef struct argmax {
+    float v;
+    uint32_t i;
+} argmax;
+static void argmax_host(const void *x_, const void *y_, void *out, void *user) {
+    const argmax *x = (const argmax *)x_, *y = (const argmax *)y_;
+    (void)user;
+    memcpy(out, y->v > x->v ? y : x, sizeof(argmax));
+}
+static const char argmax_source[] =
+    "typedef struct { float v; unsigned int i; } argmax;\n"
+    "argmax keep_max(argmax x, argmax y) { return y.v > x.v ? y : x; }\n";
+
+typedef struct affine16 {
+    uint16_t a, b;
+} affine16;
+static void affine16_host(const void *x_, const void *y_, void *out, void *user) {
+    const affine16 *x = (const affine16 *)x_, *y = (const affine16 *)y_;
+    affine16 r = {(uint16_t)(y->a * x->a), (uint16_t)(y->a * x->b + y->b)};
+    (void)user;
+    memcpy(out, &r, sizeof r);
+}
+static const char affine16_source[] =
+    "typedef struct { unsigned short a, b; } affine16;\n"
+    "affine16 compose(affine16 x, affine16 y) {\n"
+    "    affine16 r; r.a = (unsigned short)(y.a * x.a); r.b = (unsigned short)(y.a * x.b + y.b); return r;\n"
+    "}\n";
+
+/* window K: count (<= K) and the last count ids, oldest first. */
+#define WINDOW_MAX 7
+typedef struct window {
+    uint32_t count, ids[WINDOW_MAX];
+} window;
+static void window_host(const void *x_, const void *y_, void *out, void *user) {
+    const uint32_t k = (uint32_t)(uintptr_t)user;
+    window x, y, r;
+    memset(&x, 0, sizeof x), memset(&y, 0, sizeof y), memset(&r, 0, sizeof r);
+    memcpy(&x, x_, 4 + 4 * k), memcpy(&y, y_, 4 + 4 * k);
+    uint32_t all[2 * WINDOW_MAX], c = 0;
+    for (uint32_t i = 0; i < x.count; i++) all[c++] = x.ids[i];
+    for (uint32_t i = 0; i < y.count; i++) all[c++] = y.ids[i];
+    r.count = c < k ? c : k;
+    for (uint32_t i = 0; i < r.count; i++) r.ids[i] = all[c - r.count + i];
+    memcpy(out, &r, 4 + 4 * k);
+}
+/* The same in C for the device, K pasted in. */
+static void window_source(uint32_t k, char *buf, size_t bytes) {
+    snprintf(buf, bytes,
+             "typedef struct { unsigned int count, ids[%u]; } window;\n"
+             "window concat(window x, window y) {\n"
+             "    unsigned int all[%u], c = 0;\n"
+             "    for (unsigned int i = 0; i < x.count; i++) all[c++] = x.ids[i];\n"
+             "    for (unsigned int i = 0; i < y.count; i++) all[c++] = y.ids[i];\n"
+             "    window r; r.count = c < %uu ? c : %uu;\n"
+             "    for (unsigned int i = 0; i < %u; i++) r.ids[i] = i < r.count ? all[c - r.count + i] : 0u;\n"
+             "    return r;\n"
+             "}\n",
+             k, 2 * k, k, k, k);
+}
+
+typedef struct op_case {
+    const char *name;
+    size_t bytes, align;
+    void (*host)(const void *, const void *, void *, void *);
+    uint32_t window_k; /* window operators: K; also their user pointer */
+    int is_window;
+} op_case;
+
+static const op_case op_cases[] = {
+    {"affine", sizeof(affine), 4, affine_host, 0, 0},   {"matrix", sizeof(matrix), 4, matrix_host, 0, 0},
+    {"argmax", sizeof(argmax), 4, argmax_host, 0, 0},   {"affine16", 4, 2, affine16_host, 0, 0},
+    {"window2", 12, 4, window_host, 2, 1},              {"window5", 24, 4, window_host, 5, 1},
+    {"window7", 32, 4, window_host, 7, 1},
+};
+#define OP_CASES (sizeof op_cases / sizeof op_cases[0])
+
+/* The identity of each operator, and one random element. */
+static void op_identity(const op_case *c, unsigned char *e) {
+    memset(e, 0, c->bytes);
+    if (strcmp(c->name, "affine") == 0) {
+        affine id = {1, 0};
+        memcpy(e, &id, sizeof id);
+    } else if (strcmp(c->name, "affine16") == 0) {
+        affine16 id = {1, 0};
+        memcpy(e, &id, sizeof id);
+    } else if (strcmp(c->name, "matrix") == 0) {
+        matrix id = {{1, 0, 0, 1}};
+        memcpy(e, &id, sizeof id);
+    } else if (strcmp(c->name, "argmax") == 0) {
+        argmax id = {-INFINITY, 0};
+        memcpy(e, &id, sizeof id);
+    }
+}
+
+static void op_random(const op_case *c, test_rng *r, uint64_t index, unsigned char *e) {
+    memset(e, 0, c->bytes);
+    if (strcmp(c->name, "affine") == 0) {
+        affine x = {(uint32_t)test_rng_next(r) | 1u, (uint32_t)test_rng_next(r)};
+        memcpy(e, &x, sizeof x);
+    } else if (strcmp(c->name, "affine16") == 0) {
+        affine16 x = {(uint16_t)(test_rng_next(r) | 1u), (uint16_t)test_rng_next(r)};
+        memcpy(e, &x, sizeof x);
+    } else if (strcmp(c->name, "matrix") == 0) {
+        matrix x;
+        for (int i = 0; i < 4; i++) x.m[i] = (uint32_t)(test_rng_next(r) % PRIME);
+        memcpy(e, &x, sizeof x);
+    } else if (strcmp(c->name, "argmax") == 0) {
+        argmax x = {(float)(test_rng_next(r) % 1000), (uint32_t)index}; /* many ties: the earlier index wins */
+        memcpy(e, &x, sizeof x);
+    } else {
+        window x;
+        memset(&x, 0, sizeof x);
+        x.count = c->window_k ? (uint32_t)(test_rng_next(r) % 2) : 0;
+        x.ids[0] = (uint32_t)index;
+        memcpy(e, &x, c->bytes);
+    }
+}
+
+static int op_create(const op_case *c, int with_host, pscan_operator **op) {
+    unsigned char identity[PSCAN_USER_OP_MAX_BYTES];
+    char source[1024];
+    op_identity(c, identity);
+    pscan_user_op_desc d;
+    memset(&d, 0, sizeof d);
+    d.elem_bytes = c->bytes;
+    d.elem_align = c->align;
+    d.identity = identity;
+    if (c->is_window) {
+        window_source(c->window_k, source, sizeof source);
+        d.source = source, d.type_name = "window", d.combine_name = "concat";
+    } else if (strcmp(c->name, "affine") == 0) {
+        d.source = affine_source, d.type_name = "affine", d.combine_name = "combine";
+    } else if (strcmp(c->name, "affine16") == 0) {
+        d.source = affine16_source, d.type_name = "affine16", d.combine_name = "compose";
+    } else if (strcmp(c->name, "matrix") == 0) {
+        d.source = matrix_source, d.type_name = "mat2", d.combine_name = "mul";
+    } else {
+        d.source = argmax_source, d.type_name = "argmax", d.combine_name = "keep_max";
+    }
+    d.host_combine = with_host ? c->host : NULL;
+    d.user = (void *)(uintptr_t)c->window_k;
+    return pscan_operator_create(ctx, &d, op);
+}
+
+/* What a backend must answer for an operator of this size: CUDA compiles 1, 2, 4, 8 and 16 bytes for now. */
+static pscan_status expected_create(const op_case *c) {
+    if (backend == PSCAN_BACKEND_OPENCL) return PSCAN_ERROR_UNSUPPORTED_OPERATOR;
+    if (backend == PSCAN_BACKEND_CUDA && c->bytes != 4 && c->bytes != 8 && c->bytes != 16)
+        return PSCAN_ERROR_UNSUPPORTED_TYPE;
+    return PSCAN_SUCCESS;
+}
+
+/* ---- scans and reduces against the serial loop ----------------------------------------------------------- */
+
+static void reference_scan(const op_case *c, const unsigned char *in, unsigned char *out, uint64_t n,
+                           const unsigned char *init, int exclusive, int reverse) {
+    unsigned char acc[PSCAN_USER_OP_MAX_BYTES], r[PSCAN_USER_OP_MAX_BYTES];
+    memcpy(acc, init, c->bytes);
+    for (uint64_t k = 0; k < n; k++) {
+        const uint64_t i = reverse ? n - 1 - k : k;
+        c->host(acc, in + i * c->bytes, r, (void *)(uintptr_t)c->window_k);
+        memcpy(out + i * c->bytes, exclusive ? acc : r, c->bytes);
+        memcpy(acc, r, c->bytes);
+    }
+}
+
+static void run_scan_case(const op_case *c, pscan_operator *op, uint64_t n, unsigned flags, int with_init,
+                          int in_place, test_rng *rng) {
+    const size_t es = c->bytes, bytes = (size_t)n * es;
+    unsigned char *in = (unsigned char *)malloc(bytes + 1), *expect = (unsigned char *)malloc(bytes + 1);
+    unsigned char *got = (unsigned char *)malloc(bytes + GUARD);
+    unsigned char init[PSCAN_USER_OP_MAX_BYTES];
+    for (uint64_t i = 0; i < n; i++) op_random(c, rng, i, in + i * es);
+    if (with_init)
+        op_random(c, rng, 1u << 30, init);
+    else
+        op_identity(c, init);
+    reference_scan(c, in, expect, n, init, (flags & PSCAN_SCAN_EXCLUSIVE) != 0, (flags & PSCAN_SCAN_REVERSE) != 0);
+
+    void *d_in = NULL, *d_out = NULL;
+    pscan_memory_alloc(ctx, bytes + GUARD, &d_in);
+    pscan_memory_alloc(ctx, bytes + GUARD, &d_out);
+    memset(got, SENTINEL, bytes + GUARD);
+    pscan_memory_upload(ctx, d_out, got, bytes + GUARD);
+    pscan_memory_upload(ctx, in_place ? d_out : d_in, in, bytes);
+    pscan_scan_desc desc = {PSCAN_TYPE_U8, PSCAN_OP_SUM, flags, algo, with_init ? init : NULL};
+    pscan_status s = pscan_scan_user(ctx, &desc, op, in_place ? d_out : d_in, d_out, n, NULL, 0);
+    pscan_memory_download(ctx, got, d_out, bytes + GUARD);
+    pscan_context_synchronize(ctx);
+    CHECK(s == PSCAN_SUCCESS, "%s scan n=%llu flags=%u: %s", c->name, (unsigned long long)n, flags, pscan_status_name(s));
+    uint64_t bad = n;
+    for (uint64_t i = 0; i < n && s == PSCAN_SUCCESS; i++)
+        if (memcmp(got + i * es, expect + i * es, es) != 0) {
+            bad = i;
+            break;
+        }
+    CHECK(bad == n, "%s scan n=%llu flags=%u init=%d in_place=%d: first wrong element %llu", c->name,
+          (unsigned long long)n, flags, with_init, in_place, (unsigned long long)bad);
+    int guard_ok = 1;
+    for (size_t i = 0; i < GUARD; i++) guard_ok &= got[bytes + i] == SENTINEL;
+    CHECK(guard_ok, "%s scan n=%llu: wrote past the output", c->name, (unsigned long long)n);
+    pscan_memory_free(ctx, d_in);
+    pscan_memory_free(ctx, d_out);
+    free(in), free(expect), free(got);
+}
+
+static void run_reduce_case(const op_case *c, pscan_operator *op, uint64_t n, int with_init, test_rng *rng) {
+    const size_t es = c->bytes, bytes = (size_t)n * es;
+    unsigned char *in = (unsigned char *)malloc(bytes + 1), *scanned = (unsigned char *)malloc(bytes + 1);
+    unsigned char init[PSCAN_USER_OP_MAX_BYTES], expect[PSCAN_USER_OP_MAX_BYTES], got[PSCAN_USER_OP_MAX_BYTES + GUARD];
+    for (uint64_t i = 0; i < n; i++) op_random(c, rng, i, in + i * es);
+    if (with_init)
+        op_random(c, rng, 1u << 30, init);
+    else
+        op_identity(c, init);
+    reference_scan(c, in, scanned, n, init, 0, 0);
+    memcpy(expect, n ? scanned + (n - 1) * es : init, es);
+    void *d_in = NULL, *d_out = NULL;
+    pscan_memory_alloc(ctx, bytes + GUARD, &d_in);
+    pscan_memory_alloc(ctx, es + GUARD, &d_out);
+    memset(got, SENTINEL, sizeof got);
+    pscan_memory_upload(ctx, d_out, got, es + GUARD);
+    pscan_memory_upload(ctx, d_in, in, bytes);
+    pscan_reduce_desc desc = {PSCAN_TYPE_U8, PSCAN_OP_SUM, algo, with_init ? init : NULL};
+    pscan_status s = pscan_reduce_user(ctx, &desc, op, d_in, n, d_out, NULL, 0);
+    pscan_memory_download(ctx, got, d_out, es + GUARD);
+    pscan_context_synchronize(ctx);
+    CHECK(s == PSCAN_SUCCESS && memcmp(got, expect, es) == 0, "%s reduce n=%llu init=%d: %s", c->name,
+          (unsigned long long)n, with_init, pscan_status_name(s));
+    int guard_ok = 1;
+    for (size_t i = 0; i < GUARD; i++) guard_ok &= got[es + i] == SENTINEL;
+    CHECK(guard_ok, "%s reduce n=%llu: wrote past the result", c->name, (unsigned long long)n);
+    pscan_memory_free(ctx, d_in);
+    pscan_memory_free(ctx, d_out);
+    free(in), free(scanned);
+}
+
+static void run_operator(const op_case *c, test_rng *rng) {
+    pscan_operator *op = NULL;
+    pscan_status s = op_create(c, 1, &op);
+    const pscan_status want = expected_create(c);
+    CHECK(s == want, "%s: create returned %s, expected %s", c->name, pscan_status_name(s), pscan_status_name(want));
+    if (s != PSCAN_SUCCESS) {
+        CHECK(op == NULL, "%s: a failed create left an operator", c->name);
+        return;
+    }
+    /* tiles of the CUDA scan hold 2048 (16-byte), 4096 (8-byte) or 8192 (4-byte) elements, the look-back
+     * window is 64 tiles; the CPU's threads take 256 KiB blocks */
+    const uint64_t tile = 32768 / c->bytes;
+    const uint64_t sizes[] = {0, 1, 2, 31, 1000, tile - 1, tile, tile + 1, 3 * tile + 7, 64 * tile + 3,
+                              (256u << 10) / c->bytes * 5 + 11};
+    const size_t count = sizeof sizes / sizeof sizes[0] - (quick ? 2 : 0);
+    for (size_t i = 0; i < count; i++) {
+        for (unsigned flags = 0; flags < 4; flags++)
+            run_scan_case(c, op, sizes[i], flags, (int)(flags + i) % 2, (int)(i + flags / 2) % 2, rng);
+        run_reduce_case(c, op, sizes[i], (int)i % 2, rng);
+    }
+    pscan_operator_destroy(op);
+}
+
+/* ---- bad inputs: exact statuses, outputs untouched -------------------------------------------------------- */
+
+static void run_bad_inputs(void) {
+    const op_case *c = &op_cases[0]; /* affine */
+    unsigned char identity[8];
+    op_identity(c, identity);
+    pscan_user_op_desc d;
+    memset(&d, 0, sizeof d);
+    d.elem_bytes = 8, d.elem_align = 4, d.identity = identity;
+    d.source = affine_source, d.type_name = "affine", d.combine_name = "combine", d.host_combine = affine_host;
+    pscan_operator *op = (pscan_operator *)&d; /* must be set to NULL by a failing create */
+    pscan_user_op_desc b;
+
+#define EXPECT_CREATE(status, ...)                                                                           \
+    do {                                                                                                     \
+        b = d;                                                                                               \
+        __VA_ARGS__;                                                                                         \
+        op = (pscan_operator *)&d;                                                                           \
+        pscan_status s_ = pscan_operator_create(ctx, &b, &op);                                               \
+        CHECK(s_ == (status) && (s_ == PSCAN_SUCCESS) == (op != NULL), "create with %s: %s, expected %s", #__VA_ARGS__,                \
+              pscan_status_name(s_), pscan_status_name(status));                                            \
+    } while (0)
+
+    CHECK(pscan_operator_create(NULL, &d, &op) == PSCAN_ERROR_NULL_POINTER, "create(NULL ctx)");
+    CHECK(pscan_operator_create(ctx, NULL, &op) == PSCAN_ERROR_NULL_POINTER, "create(NULL desc)");
+    CHECK(pscan_operator_create(ctx, &d, NULL) == PSCAN_ERROR_NULL_POINTER, "create(NULL op)");
+    EXPECT_CREATE(PSCAN_ERROR_NULL_POINTER, b.identity = NULL);
+    EXPECT_CREATE(PSCAN_ERROR_NULL_POINTER, b.type_name = NULL);
+    EXPECT_CREATE(PSCAN_ERROR_NULL_POINTER, b.combine_name = NULL);
+    EXPECT_CREATE(PSCAN_ERROR_INVALID_VALUE, b.elem_bytes = 0);
+    EXPECT_CREATE(PSCAN_ERROR_INVALID_VALUE, b.elem_bytes = PSCAN_USER_OP_MAX_BYTES + 1);
+    EXPECT_CREATE(PSCAN_ERROR_INVALID_VALUE, b.elem_align = 0);
+    EXPECT_CREATE(PSCAN_ERROR_INVALID_VALUE, b.elem_align = 3);
+    EXPECT_CREATE(PSCAN_ERROR_INVALID_VALUE, b.elem_align = 32);
+    EXPECT_CREATE(PSCAN_ERROR_INVALID_VALUE, b.elem_bytes = 12, b.elem_align = 8);
+    EXPECT_CREATE(PSCAN_ERROR_INVALID_VALUE, b.type_name = "affine x");
+    EXPECT_CREATE(PSCAN_ERROR_INVALID_VALUE, b.combine_name = "1combine");
+    EXPECT_CREATE(PSCAN_ERROR_INVALID_VALUE, b.combine_name = "");
+    if (backend == PSCAN_BACKEND_CPU) {
+        /* the CPU runs the host function only */
+        EXPECT_CREATE(PSCAN_ERROR_UNSUPPORTED_OPERATOR, b.host_combine = NULL);
+        EXPECT_CREATE(PSCAN_SUCCESS, b.source = NULL, b.type_name = NULL, b.combine_name = NULL);
+        pscan_operator_destroy(op);
+    } else {
+        /* a GPU runs the source only */
+        EXPECT_CREATE(PSCAN_ERROR_UNSUPPORTED_OPERATOR, b.source = NULL, b.type_name = NULL, b.combine_name = NULL);
+    }
+    if (backend == PSCAN_BACKEND_OPENCL) {
+        EXPECT_CREATE(PSCAN_ERROR_UNSUPPORTED_OPERATOR, (void)0);
+        return;
+    }
+
+    op = NULL;
+    pscan_status s = pscan_operator_create(ctx, &d, &op);
+    CHECK(s == PSCAN_SUCCESS && op, "create(affine): %s", pscan_status_name(s));
+    if (s != PSCAN_SUCCESS) return;
+
+    /* the calls: outputs untouched on every error */
+    enum { N = 100 };
+    affine in[N], out[N], sentinel[N];
+    for (int i = 0; i < N; i++) in[i].a = (uint32_t)i | 1u, in[i].b = (uint32_t)i;
+    memset(sentinel, SENTINEL, sizeof sentinel);
+    void *d_in = NULL, *d_out = NULL;
+    pscan_memory_alloc(ctx, sizeof in, &d_in);
+    pscan_memory_alloc(ctx, sizeof out, &d_out);
+    pscan_memory_upload(ctx, d_in, in, sizeof in);
+    pscan_memory_upload(ctx, d_out, sentinel, sizeof sentinel);
+    pscan_scan_desc sd = {PSCAN_TYPE_U8, PSCAN_OP_SUM, 0, algo, NULL};
+    pscan_reduce_desc rd = {PSCAN_TYPE_U8, PSCAN_OP_SUM, algo, NULL};
+    size_t bytes = 1;
+    CHECK(pscan_scan_user(ctx, &sd, NULL, d_in, d_out, N, NULL, 0) == PSCAN_ERROR_NULL_POINTER, "scan_user(NULL op)");
+    CHECK(pscan_scan_user(ctx, NULL, op, d_in, d_out, N, NULL, 0) == PSCAN_ERROR_NULL_POINTER, "scan_user(NULL desc)");
+    CHECK(pscan_scan_user(ctx, &sd, op, NULL, d_out, N, NULL, 0) == PSCAN_ERROR_NULL_POINTER, "scan_user(NULL in)");
+    CHECK(pscan_scan_user_temp_bytes(ctx, &sd, NULL, N, &bytes) == PSCAN_ERROR_NULL_POINTER && bytes == 0,
+          "scan_user_temp_bytes(NULL op)");
+    CHECK(pscan_reduce_user(ctx, &rd, NULL, d_in, N, d_out, NULL, 0) == PSCAN_ERROR_NULL_POINTER, "reduce_user(NULL op)");
+    CHECK(pscan_reduce_user(ctx, &rd, op, d_in, N, NULL, NULL, 0) == PSCAN_ERROR_NULL_POINTER, "reduce_user(NULL result)");
+    sd.flags = 4;
+    CHECK(pscan_scan_user(ctx, &sd, op, d_in, d_out, N, NULL, 0) == PSCAN_ERROR_INVALID_VALUE, "scan_user(flags 4)");
+    sd.flags = 0;
+    sd.algo = PSCAN_ALGO_COUNT;
+    CHECK(pscan_scan_user(ctx, &sd, op, d_in, d_out, N, NULL, 0) == PSCAN_ERROR_INVALID_VALUE, "scan_user(bad algo)");
+    /* type and op are not looked at */
+    sd.algo = algo, sd.type = (pscan_type)999, sd.op = (pscan_op)999;
+    CHECK(pscan_scan_user_temp_bytes(ctx, &sd, op, N, &bytes) == PSCAN_SUCCESS, "scan_user ignores type and op");
+    sd.type = PSCAN_TYPE_U8, sd.op = PSCAN_OP_SUM;
+    /* overlap: out one element into in */
+    CHECK(pscan_scan_user(ctx, &sd, op, d_in, (char *)d_in + 8, N - 1, NULL, 0) == PSCAN_ERROR_OVERLAP ||
+              backend == PSCAN_BACKEND_OPENCL,
+          "scan_user(partial overlap)");
+    /* the algorithms that may reorder combines refuse user operators */
+    const pscan_algo refused = backend == PSCAN_BACKEND_CPU ? PSCAN_ALGO_HILLIS_STEELE : PSCAN_ALGO_BLELLOCH;
+    sd.algo = refused;
+    CHECK(pscan_scan_user(ctx, &sd, op, d_in, d_out, N, NULL, 0) == PSCAN_ERROR_UNSUPPORTED_ALGORITHM,
+          "scan_user(%s)", pscan_algo_name(refused));
+    CHECK(pscan_scan_user(ctx, &sd, op, d_in, d_out, 0, NULL, 0) == PSCAN_ERROR_UNSUPPORTED_ALGORITHM,
+          "scan_user(%s, n = 0)", pscan_algo_name(refused));
+    sd.algo = algo;
+    /* temp too small */
+    size_t need = 0;
+    s = pscan_scan_user_temp_bytes(ctx, &sd, op, 1u << 20, &need);
+    CHECK(s == PSCAN_SUCCESS, "scan_user_temp_bytes: %s", pscan_status_name(s));
+    /* an operator of another context */
+    pscan_context *other = NULL;
+    if (pscan_context_create(PSCAN_BACKEND_CPU, &other) == PSCAN_SUCCESS) {
+        CHECK(pscan_scan_user(other, &sd, op, in, out, N, NULL, 0) == PSCAN_ERROR_INVALID_VALUE,
+              "scan_user on another context");
+        pscan_context_destroy(other);
+    }
+    pscan_memory_download(ctx, out, d_out, sizeof out);
+    pscan_context_synchronize(ctx);
+    CHECK(memcmp(out, sentinel, sizeof out) == 0, "a refused call wrote its output");
+
+    /* the same operator again: on CUDA the module comes from the context's cache */
+    pscan_operator *again = NULL;
+    s = pscan_operator_create(ctx, &d, &again);
+    CHECK(s == PSCAN_SUCCESS, "create(affine) again: %s", pscan_status_name(s));
+    pscan_operator_destroy(again);
+
+    pscan_memory_free(ctx, d_in);
+    pscan_memory_free(ctx, d_out);
+    pscan_operator_destroy(op);
+    CHECK(pscan_operator_destroy(NULL) == PSCAN_SUCCESS, "destroy(NULL)");
+}
+
+/* A source that does not compile: BUILD_FAILED with the compiler's log (GPU backends compile it). */
+static void run_build_failure(void) {
+    if (backend != PSCAN_BACKEND_CUDA) return;
+    unsigned char identity[8] = {1, 0, 0, 0, 0, 0, 0, 0};
+    pscan_user_op_desc d;
+    memset(&d, 0, sizeof d);
+    d.elem_bytes = 8, d.elem_align = 4, d.identity = identity;
+    d.source = "typedef struct { unsigned int a, b; } affine;\n"
+               "affine combine(affine x, affine y) { return x +* y; }\n";
+    d.type_name = "affine", d.combine_name = "combine";
+    pscan_operator *op = NULL;
+    pscan_status s = pscan_operator_create(ctx, &d, &op);
+    const char *log = NULL;
+    pscan_context_build_log(ctx, &log);
+    CHECK(s == PSCAN_ERROR_BUILD_FAILED && op == NULL, "a bad source: %s", pscan_status_name(s));
+    CHECK(log && strlen(log) > 0, "a bad source left no build log");
+    /* a name the source does not define is a compile error too */
+    d.source = affine_source, d.combine_name = "combine2";
+    s = pscan_operator_create(ctx, &d, &op);
+    CHECK(s == PSCAN_ERROR_BUILD_FAILED, "an undefined combine name: %s", pscan_status_name(s));
+    /* a size that does not match the type */
+    d.combine_name = "combine", d.elem_bytes = 16;
+    s = pscan_operator_create(ctx, &d, &op);
+    CHECK(s == PSCAN_ERROR_BUILD_FAILED, "elem_bytes that do not match the type: %s", pscan_status_name(s));
+}
+
+/* ---- recurrences ----------------------------------------------------------------------------------------- */
+
+static void run_recurrence_case(pscan_type type, uint64_t n, int reverse, int with_y0, int in_place, test_rng *rng) {
+    const size_t es = type == PSCAN_TYPE_F32 ? 4 : 8;
+    double *a = (double *)malloc(n * 8 + 8), *b = (double *)malloc(n * 8 + 8);
+    long double *ref = (long double *)malloc(n * sizeof(long double) + 16);
+    unsigned char *ha = (unsigned char *)malloc(n * es + 1), *hb = (unsigned char *)malloc(n * es + 1);
+    unsigned char *got = (unsigned char *)malloc(n * es + GUARD);
+    for (uint64_t i = 0; i < n; i++) {
+        a[i] = (test_rng_unit(rng) < 0.5 ? -1 : 1) * (0.5 + 0.49 * test_rng_unit(rng));
+        b[i] = 2 * test_rng_unit(rng) - 1;
+        if (type == PSCAN_TYPE_F32) {
+            float fa = (float)a[i], fb = (float)b[i];
+            a[i] = fa, b[i] = fb;
+            memcpy(ha + i * 4, &fa, 4), memcpy(hb + i * 4, &fb, 4);
+        } else {
+            memcpy(ha + i * 8, &a[i], 8), memcpy(hb + i * 8, &b[i], 8);
+        }
+    }
+    const double y0 = with_y0 ? 0.75 : 0;
+    long double y = y0;
+    for (uint64_t k = 0; k < n; k++) {
+        const uint64_t i = reverse ? n - 1 - k : k;
+        ref[i] = y = (long double)a[i] * y + b[i];
+    }
+    void *d_a = NULL, *d_b = NULL, *d_y = NULL;
+    pscan_memory_alloc(ctx, n * es + GUARD, &d_a);
+    pscan_memory_alloc(ctx, n * es + GUARD, &d_b);
+    pscan_memory_alloc(ctx, n * es + GUARD, &d_y);
+    memset(got, SENTINEL, n * es + GUARD);
+    pscan_memory_upload(ctx, d_a, ha, n * es);
+    pscan_memory_upload(ctx, d_b, hb, n * es);
+    pscan_memory_upload(ctx, d_y, got, n * es + GUARD);
+    if (in_place) pscan_memory_upload(ctx, d_y, hb, n * es);
+    float y0f = (float)y0;
+    pscan_recurrence_desc desc = {type, reverse ? PSCAN_SCAN_REVERSE : 0u, algo,
+                                  with_y0 ? (type == PSCAN_TYPE_F32 ? (const void *)&y0f : (const void *)&y0) : NULL};
+    pscan_status s = pscan_recurrence(ctx, &desc, d_a, in_place ? d_y : d_b, d_y, n, NULL, 0);
+    pscan_memory_download(ctx, got, d_y, n * es + GUARD);
+    pscan_context_synchronize(ctx);
+    CHECK(s == PSCAN_SUCCESS, "recurrence %s n=%llu: %s", pscan_type_name(type), (unsigned long long)n,
+          pscan_status_name(s));
+    /* |a| < 1: errors do not grow along the chain beyond a few ulps per step of its memory (1 / (1 - |a|)
+     * <= 100 steps); the tolerance still grows with log n for the parallel composition */
+    const double eps = type == PSCAN_TYPE_F32 ? FLT_EPSILON : DBL_EPSILON;
+    const double tol = eps * 256 * (1 + log2((double)n + 1));
+    uint64_t bad = n;
+    for (uint64_t i = 0; i < n && s == PSCAN_SUCCESS; i++) {
+        double v;
+        if (type == PSCAN_TYPE_F32) {
+            float f;
+            memcpy(&f, got + i * 4, 4);
+            v = f;
+        } else {
+            memcpy(&v, got + i * 8, 8);
+        }
+        if (!(fabs(v - (double)ref[i]) <= tol * (1 + fabs((double)ref[i])))) {
+            bad = i;
+            break;
+        }
+    }
+    CHECK(bad == n, "recurrence %s n=%llu reverse=%d y0=%d in_place=%d: first wrong element %llu",
+          pscan_type_name(type), (unsigned long long)n, reverse, with_y0, in_place, (unsigned long long)bad);
+    int guard_ok = 1;
+    for (size_t i = 0; i < GUARD; i++) guard_ok &= got[n * es + i] == SENTINEL;
+    CHECK(guard_ok, "recurrence n=%llu wrote past y", (unsigned long long)n);
+    pscan_memory_free(ctx, d_a), pscan_memory_free(ctx, d_b), pscan_memory_free(ctx, d_y);
+    free(a), free(b), free(ref), free(ha), free(hb), free(got);
+}
+
+static void run_recurrences(test_rng *rng) {
+    pscan_recurrence_desc desc = {PSCAN_TYPE_F32, 0, algo, NULL};
+    size_t bytes = 0;
+    pscan_status s = pscan_recurrence_temp_bytes(ctx, &desc, 1000, &bytes);
+    if (backend != PSCAN_BACKEND_CPU) {
+        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence on a GPU: %s", pscan_status_name(s));
+        return;
+    }
+    CHECK(s == PSCAN_SUCCESS, "recurrence_temp_bytes: %s", pscan_status_name(s));
+    desc.type = PSCAN_TYPE_I32;
+    CHECK(pscan_recurrence_temp_bytes(ctx, &desc, 10, &bytes) == PSCAN_ERROR_UNSUPPORTED_TYPE, "recurrence(i32)");
+    desc.type = PSCAN_TYPE_F32, desc.flags = PSCAN_SCAN_EXCLUSIVE;
+    CHECK(pscan_recurrence_temp_bytes(ctx, &desc, 10, &bytes) == PSCAN_ERROR_INVALID_VALUE, "recurrence(exclusive)");
+    desc.flags = 0;
+    float buf[16];
+    CHECK(pscan_recurrence(ctx, &desc, buf, buf + 4, buf + 2, 4, NULL, 0) == PSCAN_ERROR_OVERLAP, "recurrence overlap");
+    CHECK(pscan_recurrence(ctx, &desc, NULL, buf, buf + 8, 4, NULL, 0) == PSCAN_ERROR_NULL_POINTER, "recurrence(NULL a)");
+    /* the pscan.h example */
+    float a[4] = {2, 2, 2, 2}, b[4] = {1, 1, 1, 1}, y[4];
+    CHECK(pscan_recurrence(ctx, &desc, a, b, y, 4, NULL, 0) == PSCAN_SUCCESS && y[0] == 1 && y[1] == 3 && y[2] == 7 &&
+              y[3] == 15,
+          "recurrence example");
+    desc.flags = PSCAN_SCAN_REVERSE;
+    CHECK(pscan_recurrence(ctx, &desc, a, b, y, 4, NULL, 0) == PSCAN_SUCCESS && y[0] == 15 && y[3] == 1,
+          "reverse recurrence example");
+
+    const uint64_t sizes[] = {0, 1, 2, 1000, 65537, 1000003};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0] - (quick ? 1 : 0); i++)
+        for (int t = 0; t < 2; t++)
+            for (int reverse = 0; reverse < 2; reverse++)
+                run_recurrence_case(t ? PSCAN_TYPE_F64 : PSCAN_TYPE_F32, sizes[i], reverse, (int)(i + reverse) % 2,
+                                    (int)(i + t) % 2, rng);
+}
+
+static int usage(void) {
+    fprintf(stderr, "usage: test_userop --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]\n");
+    return 2;
+}
+
+int main(int argc, char **argv) {
+    int have_backend = 0;
+    long threads = -1;
+    const char *env_seed = getenv("PSCAN_TEST_SEED");
+    if (env_seed) seed = strtoull(env_seed, NULL, 0);
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
+            if (pscan_backend_parse(argv[++i], &backend) != PSCAN_SUCCESS) return usage();
+            have_backend = 1;
+        } else if (strcmp(argv[i], "--algo") == 0 && i + 1 < argc) {
+            if (pscan_algo_parse(argv[++i], &algo) != PSCAN_SUCCESS) return usage();
+        } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+            seed = strtoull(argv[++i], NULL, 0);
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            threads = strtol(argv[++i], NULL, 0);
+        } else if (strcmp(argv[i], "--quick") == 0) {
+            quick = 1;
+        } else {
+            return usage();
+        }
+    }
+    if (!have_backend) return usage();
+    int rc = test_open_backend("test_userop", backend, &ctx);
+    if (rc != 0) return rc;
+    if (threads >= 0) pscan_context_set_threads(ctx, (unsigned)threads);
+    test_rng rng = {seed};
+
+    run_bad_inputs();
+    run_build_failure();
+    for (size_t i = 0; i < OP_CASES; i++) run_operator(&op_cases[i], &rng);
+    run_recurrences(&rng);
+
+    pscan_context_destroy(ctx);
+    printf("test_userop: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
