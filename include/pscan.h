@@ -438,6 +438,43 @@ pscan_status pscan_partition(pscan_context *ctx, const pscan_select_desc *desc, 
                              void *temp, size_t temp_bytes);
 
 /* ---------------------------------------------------------------------------------------------------------
+ * Expand (load-balanced): item i of n has counts[i] output slots; slot j belongs to the item whose run
+ * [start(i), start(i) + counts[i]) holds j, start(i) being counts[0] + ... + counts[i-1]. For each slot the call
+ * writes the item's index, optionally the slot's rank inside the run (j - start(i)), and optionally the item's
+ * value gathered from values_in. Balanced: an item with a huge count spreads over the whole device.
+ * ------------------------------------------------------------------------------------------------------- */
+typedef struct pscan_expand_desc {
+    pscan_type count_type; /* PSCAN_TYPE_U32 or PSCAN_TYPE_U64: the element type of counts */
+    pscan_type index_type; /* PSCAN_TYPE_U32 or PSCAN_TYPE_U64: the element type of indices_out and ranks_out */
+    size_t value_bytes;    /* 0: no values; 1, 2, 4 or 8: values_in holds n items of that many bytes */
+    pscan_algo algo;       /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK */
+} pscan_expand_desc;
+
+/* Sets *bytes to the temporary storage pscan_expand() needs for this desc, n and capacity (0 is possible). */
+pscan_status pscan_expand_temp_bytes(pscan_context *ctx, const pscan_expand_desc *desc, uint64_t n,
+                                     uint64_t capacity, size_t *bytes);
+
+/* Expands n items into at most capacity output slots on the context's stream or queue, and writes the total
+ * number of slots the counts ask for, counts[0] + ... + counts[n-1], to *total: one uint64_t in device memory
+ * (any address), so nothing synchronises. The sum saturates at UINT64_MAX instead of wrapping.
+ * Capacity: slots j < min(*total, capacity) are written; nothing at or past capacity ever is. A total larger
+ * than capacity is not an error (the status cannot wait for a sum still on the device): the call succeeds,
+ * the first capacity slots hold the start of the expansion, and the caller who finds *total > capacity can
+ * allocate *total slots and call again. Each of indices_out, ranks_out (capacity elements of index_type) and
+ * values_out (capacity items of value_bytes) may be NULL when not wanted (values_out and values_in are ignored
+ * when value_bytes == 0, and required otherwise). With index_type u32, n and capacity must not exceed 2^32
+ * (PSCAN_ERROR_TOO_LARGE), as neither may exceed 2^48 bytes of any buffer. No output may overlap an input or
+ * another output (PSCAN_ERROR_OVERLAP). count_type or index_type other than u32 and u64, and value_bytes
+ * other than 0, 1, 2, 4, 8, are PSCAN_ERROR_INVALID_VALUE; a NULL total, or a NULL counts (n > 0), values_in
+ * (n > 0) or values_out (capacity > 0) where needed, PSCAN_ERROR_NULL_POINTER. n == 0 writes 0 to *total.
+ * temp as for pscan_scan. On any error status nothing is written. OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM.
+ * Example: counts = [2 0 3 1], values = [a b c d], capacity 8 -> *total = 6, indices_out = [0 0 2 2 2 3],
+ * ranks_out = [0 1 0 1 2 0], values_out = [a a c c c d]; with capacity 4: indices_out = [0 0 2 2], *total = 6. */
+pscan_status pscan_expand(pscan_context *ctx, const pscan_expand_desc *desc, const void *counts,
+                          const void *values_in, uint64_t n, void *indices_out, void *ranks_out, void *values_out,
+                          uint64_t capacity, uint64_t *total, void *temp, size_t temp_bytes);
+
+/* ---------------------------------------------------------------------------------------------------------
  * Histogram: counts of n samples of any type in bins, either evenly spaced over [lower, upper) or between given
  * edges. A sample outside the bins, and every NaN, is counted nowhere.
  *

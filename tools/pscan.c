@@ -4,6 +4,7 @@
  *
  *   pscan info                       version, backends compiled in, devices found
  *   pscan scan IN OUT --type T ...   scan raw, text, CSV or .npy, files or pipes, of any size (cmd_scan.c)
+ *   pscan reduce|compact|split|expand ...   the patterns built on scan, on files (cmd_patterns.c)
  *   pscan bench [...]                one harness for every backend and algorithm (cmd_bench.c)
  *   pscan explain [...]              step-by-step view of an algorithm (explain.c, when built)
  *
@@ -200,6 +201,10 @@ typedef struct subcommand {
 static const subcommand subcommands[] = {
     {"info", ps_cli_info, "version, backends compiled in, devices found"},
     {"scan", ps_cli_scan, "scan raw, text, CSV or .npy data of any size, files or pipes (streamed in chunks)"},
+    {"reduce", ps_cli_patterns, "reduce a file to one value (sum, product, min, max, and, or, xor)"},
+    {"compact", ps_cli_patterns, "keep the items of a file that a flags file or a comparison selects"},
+    {"split", ps_cli_patterns, "write the selected items first, then the others, both in order"},
+    {"expand", ps_cli_patterns, "from per-item counts, the item index (rank, value) of every output slot"},
     {"bench", ps_cli_bench, "time every algorithm of a backend against a copy (and CUB on CUDA)"},
 #ifdef PSCAN_HAVE_EXPLAIN
     {"explain", ps_cli_explain, "show an algorithm's steps on a small input"},

@@ -942,3 +942,89 @@ pscan_status pscan_recurrence(pscan_context *ctx, const pscan_recurrence_desc *d
     if (s != PSCAN_SUCCESS) return s;
     return request_submit(ctx, &req, temp, temp_bytes);
 }
+
+/* ---- expand ------------------------------------------------------------------------------------------ */
+
+static int is_expand_type(pscan_type t) { return t == PSCAN_TYPE_U32 || t == PSCAN_TYPE_U64; }
+
+/* Checks desc and the buffers and fills req. Inputs are counts and values; outputs indices, ranks, values
+ * and total: no output may touch an input or another output. */
+static pscan_status expand_prepare(const pscan_context *ctx, const pscan_expand_desc *desc, const void *counts,
+                                   const void *values_in, uint64_t n, void *indices_out, void *ranks_out,
+                                   void *values_out, uint64_t capacity, void *total, ps_request *req) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    if (!is_expand_type(desc->count_type) || !is_expand_type(desc->index_type)) return PSCAN_ERROR_INVALID_VALUE;
+    const size_t vb = desc->value_bytes;
+    if (vb != 0 && vb != 1 && vb != 2 && vb != 4 && vb != 8) return PSCAN_ERROR_INVALID_VALUE;
+    /* no operator: the counts are summed (saturating), init is unused */
+    pscan_status s = request_prepare(ctx, PS_PRIM_EXPAND, desc->count_type, PSCAN_OP_SUM, NULL, desc->algo, NULL, n,
+                                     req);
+    if (s != PSCAN_SUCCESS) return s;
+    const size_t cb = req->elem_bytes, ib = pscan_type_size(desc->index_type), ob = ib > vb ? ib : vb;
+    if (n > PS_MAX_RANGE_BYTES / (cb + vb) || capacity > PS_MAX_RANGE_BYTES / ob) return PSCAN_ERROR_TOO_LARGE;
+    /* u32 indices: every item index (< n) and every rank (< capacity) must fit */
+    if (ib == 4 && (n > (1ull << 32) || capacity > (1ull << 32))) return PSCAN_ERROR_TOO_LARGE;
+    req->value_bytes = vb;
+    req->index_type = desc->index_type;
+    req->capacity = capacity;
+    req->in = counts;
+    req->in2 = vb ? values_in : NULL;
+    req->out = indices_out;
+    req->ranks = ranks_out;
+    req->out2 = vb ? values_out : NULL;
+    req->count = total;
+    if (!total) return PSCAN_ERROR_NULL_POINTER;
+    if (n > 0 && (!counts || (vb && !values_in))) return PSCAN_ERROR_NULL_POINTER;
+    if (n > 0 && capacity > 0 && vb && !values_out) return PSCAN_ERROR_NULL_POINTER;
+    if (n == 0) return PSCAN_SUCCESS;
+    const void *const outs[4] = {indices_out, ranks_out, req->out2, total};
+    const uint64_t out_bytes[4] = {indices_out ? capacity * ib : 0, ranks_out ? capacity * ib : 0, capacity * vb,
+                                   sizeof(uint64_t)};
+    const void *const ins[2] = {counts, req->in2};
+    const uint64_t in_bytes[2] = {n * cb, n * vb};
+    if (ctx->ops->handles_are_addresses) {
+        for (int i = 0; i < 4; i++)
+            if (outs[i] && range_wraps(outs[i], out_bytes[i])) return PSCAN_ERROR_TOO_LARGE;
+        for (int j = 0; j < 2; j++)
+            if (ins[j] && range_wraps(ins[j], in_bytes[j])) return PSCAN_ERROR_TOO_LARGE;
+        for (int i = 0; i < 4; i++) {
+            for (int j = 0; j < 2; j++)
+                if (ranges_overlap(outs[i], out_bytes[i], ins[j], in_bytes[j])) return PSCAN_ERROR_OVERLAP;
+            for (int j = i + 1; j < 4; j++)
+                if (ranges_overlap(outs[i], out_bytes[i], outs[j], out_bytes[j])) return PSCAN_ERROR_OVERLAP;
+        }
+    } else {
+        for (int i = 0; i < 4; i++) {
+            for (int j = 0; j < 2; j++)
+                if (outs[i] && outs[i] == ins[j]) return PSCAN_ERROR_OVERLAP;
+            for (int j = i + 1; j < 4; j++)
+                if (outs[i] && outs[i] == outs[j]) return PSCAN_ERROR_OVERLAP;
+        }
+    }
+    return PSCAN_SUCCESS;
+}
+
+pscan_status pscan_expand_temp_bytes(pscan_context *ctx, const pscan_expand_desc *desc, uint64_t n,
+                                     uint64_t capacity, size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    static uint64_t dummy_total;
+    ps_request req;
+    pscan_status s = expand_prepare(ctx, desc, NULL, NULL, 0, NULL, NULL, NULL, capacity, &dummy_total, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    /* the size depends on n and capacity, not on where the data are */
+    req.n = n;
+    if (n > PS_MAX_RANGE_BYTES / (req.elem_bytes + req.value_bytes)) return PSCAN_ERROR_TOO_LARGE;
+    if (req.index_type == PSCAN_TYPE_U32 && n > (1ull << 32)) return PSCAN_ERROR_TOO_LARGE;
+    return request_temp_bytes(ctx, &req, bytes);
+}
+
+pscan_status pscan_expand(pscan_context *ctx, const pscan_expand_desc *desc, const void *counts,
+                          const void *values_in, uint64_t n, void *indices_out, void *ranks_out, void *values_out,
+                          uint64_t capacity, uint64_t *total, void *temp, size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = expand_prepare(ctx, desc, counts, values_in, n, indices_out, ranks_out, values_out, capacity,
+                                    total, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
+}

@@ -25,6 +25,7 @@ extern "C" {
     X(REDUCE, reduce)                                                                                        \
     X(SELECT, select)                                                                                        \
     X(PARTITION, partition)                                                                                  \
+    X(EXPAND, expand)                                                                                        \
     X(HISTOGRAM, histogram)                                                                                  \
     X(SORT, sort)                                                                                            \
     X(RECURRENCE, recurrence)
@@ -90,6 +91,12 @@ typedef struct ps_request {
     pscan_pred pred;
     ps_value operand;
     size_t value_bytes;
+    /* expand: in the counts (type u32 or u64), in2 / out2 the values (value_bytes, 0: none), out the item
+     * indices and ranks the ranks (capacity elements of index_type; either may be NULL), count the total (one
+     * uint64_t, any address); slots from capacity on are never written. */
+    void *ranks;
+    uint64_t capacity;
+    pscan_type index_type;
     /* histogram: in the samples, out the counts; everything else resolved once by the core */
     ps_histogram_spec hist;
     /* sort: in/out the keys, in2/out2 the payloads (value_bytes, as select); bits [begin_bit, end_bit) of the

@@ -196,6 +196,13 @@ static void cpu_select(pscan_context *ctx, const ps_request *req) {
 }
 #define cpu_partition cpu_select
 
+/* Expand (cpu_expand.c; the threaded phases in cpu_threads.c). */
+static void cpu_expand(pscan_context *ctx, const ps_request *req) {
+    if (req->algo == PSCAN_ALGO_THREADS && req->n > 0)
+        ps_cpu_threads_expand(state_of(ctx)->pool, req);
+    else
+        ps_cpu_expand(req);
+}
 /* Histogram (cpu_histogram.c): SERIAL is the threaded body on one thread. */
 static void cpu_histogram(pscan_context *ctx, const ps_request *req) { ps_cpu_histogram(state_of(ctx)->pool, req); }
 /* Sort (cpu_sort.c). */

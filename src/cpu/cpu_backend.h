@@ -45,6 +45,16 @@ void ps_cpu_select_move(const ps_request *req, uint64_t begin, uint64_t end, uin
 /* Threaded: each thread counts one range, the counts are scanned, each moves its range (temp as for reduce). */
 void ps_cpu_threads_select(ps_cpu_pool *pool, const ps_request *req);
 
+/* Expand, serial: cpu_expand.c. Its pieces: the saturating sum of counts [begin, end); the item holding slot
+ * (walking from item, whose run starts at start) and the slot's rank in it; the slots [slot, end) written from
+ * item's rank on. */
+void ps_cpu_expand(const ps_request *req);
+uint64_t ps_cpu_expand_sum(const ps_request *req, uint64_t begin, uint64_t end);
+void ps_cpu_expand_locate(const ps_request *req, uint64_t item, uint64_t start, uint64_t slot, uint64_t *found,
+                          uint64_t *rank);
+void ps_cpu_expand_fill(const ps_request *req, uint64_t item, uint64_t rank, uint64_t slot, uint64_t end);
+/* Threaded: range sums, their scan, then equal pieces of the output per thread (temp as for reduce). */
+void ps_cpu_threads_expand(ps_cpu_pool *pool, const ps_request *req);
 /* Histogram (cpu_histogram.c): serial into counts; threaded into one private histogram per thread in temp,
  * then merged by bin ranges. */
 size_t ps_cpu_histogram_temp_bytes(const ps_cpu_pool *pool, const ps_request *req);

@@ -464,3 +464,64 @@ void ps_cpu_threads_copy(ps_cpu_pool *pool, void *dst, const void *src, size_t b
     copy_job job = {(unsigned char *)dst, (const unsigned char *)src, bytes, (bytes + pool->threads - 1) / pool->threads};
     ps_cpu_pool_run(pool, copy_job_run, &job);
 }
+
+/* ---- expand ------------------------------------------------------------------------------------------ */
+
+/* Phase 1: each thread sums the counts of its item range; phase 2, after the caller has scanned the sums:
+ * each thread writes an equal share of the output slots, from the item that holds its first slot (found from
+ * the range starts and a walk through one range), so one huge count is shared by every thread. */
+typedef struct expand_job {
+    const ps_request *req;
+    uint64_t chunk, slots;
+    unsigned threads;
+    int phase;
+    unsigned char *starts; /* [threads] in temp, one per cache line: the range's sum, then its start */
+} expand_job;
+
+static uint64_t *expand_slot(const expand_job *job, unsigned t) {
+    return (uint64_t *)(job->starts + (size_t)t * PSCAN_CPU_SLOT_BYTES);
+}
+
+static void expand_job_run(void *arg, unsigned t) {
+    const expand_job *job = (const expand_job *)arg;
+    const uint64_t n = job->req->n;
+    if (job->phase == 0) {
+        const uint64_t begin = t * job->chunk, end = begin + job->chunk < n ? begin + job->chunk : n;
+        if (begin < end) *expand_slot(job, t) = ps_cpu_expand_sum(job->req, begin, end);
+        return;
+    }
+    const uint64_t lo = job->slots / job->threads * t + (job->slots % job->threads) * t / job->threads;
+    const uint64_t hi = job->slots / job->threads * (t + 1) + (job->slots % job->threads) * (t + 1) / job->threads;
+    if (lo >= hi) return;
+    unsigned r = 0; /* the last range that starts at or before lo */
+    for (unsigned q = 1; q < job->threads && (uint64_t)q * job->chunk < n; q++)
+        if (*expand_slot(job, q) <= lo) r = q;
+    uint64_t item, rank;
+    ps_cpu_expand_locate(job->req, (uint64_t)r * job->chunk, *expand_slot(job, r), lo, &item, &rank);
+    ps_cpu_expand_fill(job->req, item, rank, lo, hi);
+}
+
+void ps_cpu_threads_expand(ps_cpu_pool *pool, const ps_request *req) {
+    expand_job job;
+    job.req = req;
+    job.threads = pool->threads;
+    job.chunk = (req->n + pool->threads - 1) / pool->threads;
+    job.phase = 0;
+    uintptr_t temp = ((uintptr_t)req->temp + PSCAN_CPU_SLOT_BYTES - 1) & ~(uintptr_t)(PSCAN_CPU_SLOT_BYTES - 1);
+    job.starts = (unsigned char *)temp;
+    ps_cpu_pool_run(pool, expand_job_run, &job);
+    /* ---- spine: the ranges' starts, saturating, in range order ---- */
+    uint64_t total = 0;
+    for (unsigned t = 0; t < pool->threads && (uint64_t)t * job.chunk < req->n; t++) {
+        uint64_t *slot = expand_slot(&job, t);
+        const uint64_t sum = *slot;
+        *slot = total;
+        total = total + sum < total ? UINT64_MAX : total + sum;
+    }
+    job.slots = total < req->capacity ? total : req->capacity;
+    if (job.slots > 0) {
+        job.phase = 1;
+        ps_cpu_pool_run(pool, expand_job_run, &job);
+    }
+    memcpy(req->count, &total, sizeof total);
+}

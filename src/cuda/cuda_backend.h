@@ -46,6 +46,9 @@ cudaError_t ps_cuda_reduce_run(const ps_request *req, const ps_cuda_device *dev)
 /* select.cu: select and partition (req->prim tells which). */
 pscan_status ps_cuda_select_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
 cudaError_t ps_cuda_select_run(const ps_request *req, const ps_cuda_device *dev);
+/* expand.cu: the counts' scan, the merge-path partition, the load-balanced expand. */
+pscan_status ps_cuda_expand_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
+cudaError_t ps_cuda_expand_run(const ps_request *req, const ps_cuda_device *dev);
 /* radix_sort.cu: the Onesweep-style radix sort. */
 pscan_status ps_cuda_sort_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
 cudaError_t ps_cuda_sort_run(const ps_request *req, const ps_cuda_device *dev);

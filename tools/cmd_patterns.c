@@ -1,0 +1,453 @@
+/*
+ * cmd_patterns.c - the patterns scan makes possible, on files: `pscan reduce`, `pscan compact`, `pscan split`
+ * and `pscan expand` (docs/cli.md is the user's guide).
+ *
+ * Files are opened, sniffed and written exactly as by `pscan scan` (cli_files.c: formats raw, text, CSV column,
+ * .npy; OUT written to a temporary file and renamed into place), but each input is read whole into memory and
+ * sent to the device in one call: a compaction's or an expansion's output size is known only at the end, and
+ * one call keeps each command a direct use of the library's contract (the count or total comes back in device
+ * memory). Several outputs (keys and values, indices and ranks) are written one after the other.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_files.h"
+#include "io_formats.h"
+
+static const char patterns_usage[] =
+    "usage: pscan reduce IN [--type T] [--op OP] [--init V]\n"
+    "       pscan compact IN OUT [--type T] (--flags FLAGS | --keep PRED) [--values VIN VOUT --value-type T]\n"
+    "       pscan split IN OUT   [--type T] (--flags FLAGS | --keep PRED) [--values VIN VOUT --value-type T]\n"
+    "       pscan expand COUNTS OUT [--type u32|u64] [--index-type u32|u64] [--ranks RANKS]\n"
+    "                               [--values VIN VOUT --value-type T]\n"
+    "   common: [--format F | --in-format F --out-format F] [--backend B] [--algo A] [--quiet]\n"
+    "\n"
+    "reduce   prints init (+) IN[0] (+) ... (+) IN[n-1] on stdout (--op sum product min max and or xor).\n"
+    "compact  writes the items of IN that are kept, in order: FLAGS is a u8 file of the same length (nonzero\n"
+    "         keeps), or PRED compares each item with a constant: '>0' '>=3' '<-1' '<=2.5' '==7' '!=0', or\n"
+    "         'nonzero'. --values carries a payload file VIN (of --value-type, 1, 2, 4 or 8 bytes) along into VOUT.\n"
+    "split    writes every item: the kept ones first, then the others, each group in input order.\n"
+    "compact and split report the number kept on stderr (\"kept K of N\"), unless --quiet.\n"
+    "expand   COUNTS holds one count per item (u32 or u64); OUT gets, for each of the sum-of-counts slots, the\n"
+    "         index of the item it came from; --ranks writes each slot's rank within its item's run, --values\n"
+    "         the item's value from VIN.\n"
+    "Example: printf '3 1 7 0 4 1 6 3' | pscan compact - - --format text --type i32 --keep '>2'\n"
+    "         -> 3 7 4 6 3, one per line\n";
+
+typedef struct patterns_options {
+    const char *command;
+    const char *paths[2]; /* IN and OUT (COUNTS and OUT) */
+    int positional;
+    ps_cli_input_spec in;
+    ps_io_format out_format;
+    pscan_backend backend;
+    pscan_algo algo;
+    pscan_op op;
+    const char *init_text, *flags_path, *keep_text, *values_in, *values_out, *ranks_path;
+    pscan_type value_type, index_type;
+    int have_value_type, quiet;
+} patterns_options;
+
+static int parse_format(const char *option, const char *text, ps_io_format *format) {
+    if (ps_io_format_parse(text, format) == 0) return PS_CLI_OK;
+    ps_cli_error("%s '%s' is not one of raw text csv npy", option, text);
+    return PS_CLI_USAGE;
+}
+
+static int parse_options(int argc, char **argv, patterns_options *o) {
+    memset(o, 0, sizeof *o);
+    o->command = argv[0];
+    o->in.header = -1;
+    o->op = PSCAN_OP_SUM;
+    o->algo = PSCAN_ALGO_AUTO;
+    o->backend = PSCAN_BACKEND_AUTO;
+    o->index_type = PSCAN_TYPE_U64;
+    ps_io_format both = PS_IO_AUTO;
+    const int reduce = strcmp(o->command, "reduce") == 0, expand = strcmp(o->command, "expand") == 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v = NULL;
+        int m, r = PS_CLI_OK;
+        if (ps_cli_is_help(argv[i])) {
+            fputs(patterns_usage, stdout);
+            return -1;
+        } else if ((m = ps_cli_option(argc, argv, &i, "--type", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_type(v, &o->in.type);
+            o->in.have_type = 1;
+        } else if ((m = ps_cli_option(argc, argv, &i, "--value-type", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_type(v, &o->value_type);
+            o->have_value_type = 1;
+        } else if (expand && (m = ps_cli_option(argc, argv, &i, "--index-type", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_type(v, &o->index_type);
+        } else if (reduce && (m = ps_cli_option(argc, argv, &i, "--op", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_op(v, &o->op);
+        } else if (reduce && (m = ps_cli_option(argc, argv, &i, "--init", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
+            o->init_text = v;
+        } else if (!reduce && !expand && (m = ps_cli_option(argc, argv, &i, "--flags", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
+            o->flags_path = v;
+        } else if (!reduce && !expand && (m = ps_cli_option(argc, argv, &i, "--keep", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
+            o->keep_text = v;
+        } else if (expand && (m = ps_cli_option(argc, argv, &i, "--ranks", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
+            o->ranks_path = v;
+        } else if (!reduce && strcmp(argv[i], "--values") == 0) {
+            if (i + 2 >= argc) {
+                ps_cli_error("%s: --values needs VIN and VOUT", o->command);
+                r = PS_CLI_USAGE;
+            } else {
+                o->values_in = argv[++i];
+                o->values_out = argv[++i];
+            }
+        } else if ((m = ps_cli_option(argc, argv, &i, "--backend", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_backend(v, &o->backend);
+        } else if ((m = ps_cli_option(argc, argv, &i, "--algo", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_algo(v, &o->algo);
+        } else if ((m = ps_cli_option(argc, argv, &i, "--format", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : parse_format("--format", v, &both);
+        } else if ((m = ps_cli_option(argc, argv, &i, "--in-format", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : parse_format("--in-format", v, &o->in.in_format);
+        } else if ((m = ps_cli_option(argc, argv, &i, "--out-format", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : parse_format("--out-format", v, &o->out_format);
+        } else if (strcmp(argv[i], "--quiet") == 0 || strcmp(argv[i], "-q") == 0) {
+            o->quiet = 1;
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            ps_cli_error("%s: unknown option '%s' (pscan %s --help)", o->command, argv[i], o->command);
+            r = PS_CLI_USAGE;
+        } else if (o->positional < (reduce ? 1 : 2)) {
+            o->paths[o->positional++] = argv[i];
+        } else {
+            ps_cli_error("%s: unexpected argument '%s'", o->command, argv[i]);
+            r = PS_CLI_USAGE;
+        }
+        if (r != PS_CLI_OK) return r;
+    }
+    if (o->positional < (reduce ? 1 : 2)) {
+        ps_cli_error("%s: needs %s (pscan %s --help)", o->command, reduce ? "IN" : expand ? "COUNTS and OUT" : "IN and OUT",
+                     o->command);
+        return PS_CLI_USAGE;
+    }
+    if (!reduce && !expand && !o->flags_path == !o->keep_text) {
+        ps_cli_error("%s: needs one of --flags FLAGS and --keep PRED", o->command);
+        return PS_CLI_USAGE;
+    }
+    if (o->values_in && !o->have_value_type) {
+        ps_cli_error("%s: --values needs --value-type (the payload's element type)", o->command);
+        return PS_CLI_USAGE;
+    }
+    if (expand && o->index_type != PSCAN_TYPE_U32 && o->index_type != PSCAN_TYPE_U64) {
+        ps_cli_error("expand: --index-type must be u32 or u64");
+        return PS_CLI_USAGE;
+    }
+    if (o->in.in_format == PS_IO_AUTO) o->in.in_format = both;
+    if (o->out_format == PS_IO_AUTO) o->out_format = both;
+    o->in.in_path = o->paths[0];
+    return PS_CLI_OK;
+}
+
+/* ---- files ------------------------------------------------------------------------------------------- */
+
+/* Reads the whole of a file (format from spec, as pscan scan finds it) into a malloc'd buffer. */
+static int read_all(ps_cli_input_spec *spec, void **data, uint64_t *n) {
+    ps_cli_input in;
+    *data = NULL;
+    *n = 0;
+    int r = ps_cli_input_open(spec, &in);
+    const size_t esize = pscan_type_size(spec->type);
+    size_t cap = in.count != UINT64_MAX && in.count > 0 ? (size_t)in.count : 4096;
+    unsigned char *buf = r == PS_CLI_OK ? (unsigned char *)malloc(cap * esize) : NULL;
+    if (r == PS_CLI_OK && !buf) ps_cli_error("out of memory"), r = PS_CLI_FAILURE;
+    while (r == PS_CLI_OK) {
+        if (*n == cap) {
+            unsigned char *grown = (unsigned char *)realloc(buf, 2 * cap * esize);
+            if (!grown) {
+                ps_cli_error("out of memory reading %s", spec->in_path);
+                r = PS_CLI_FAILURE;
+                break;
+            }
+            buf = grown, cap *= 2;
+        }
+        size_t got = 0;
+        if (ps_io_read(&in.reader, buf + *n * esize, cap - (size_t)*n, &got) != 0) {
+            ps_cli_error("%s: %s", strcmp(spec->in_path, "-") == 0 ? "stdin" : spec->in_path, in.reader.error);
+            r = PS_CLI_FAILURE;
+        }
+        if (got == 0) break;
+        *n += got;
+    }
+    ps_io_reader_close(&in.reader); /* zeroed by the opener, so safe after any failure */
+    if (in.fd > STDIN_FILENO) close(in.fd);
+    if (r != PS_CLI_OK) free(buf), buf = NULL, *n = 0;
+    *data = buf;
+    return r;
+}
+
+/* Reads a second input (flags, values) of a known type, whose length must be n. */
+static int read_companion(const patterns_options *o, const char *what, const char *path, pscan_type type, uint64_t n,
+                          void **data) {
+    ps_cli_input_spec spec = {path, o->in.in_format, {0, ""}, -1, 1, type};
+    uint64_t got = 0;
+    int r = read_all(&spec, data, &got);
+    if (r == PS_CLI_OK && got != n) {
+        ps_cli_error("%s: %s %s holds %" PRIu64 " elements, but %s holds %" PRIu64, o->command, what, path, got,
+                     strcmp(o->paths[0], "-") == 0 ? "stdin" : o->paths[0], n);
+        free(*data), *data = NULL;
+        r = PS_CLI_FAILURE;
+    }
+    return r;
+}
+
+/* Writes n elements of type to path (format: named, else the extension's, else fallback). */
+static int write_all(const char *path, ps_io_format format, ps_io_format fallback, pscan_type type, const void *data,
+                     uint64_t n) {
+    if (format == PS_IO_AUTO && strcmp(path, "-") != 0) format = ps_io_format_from_path(path);
+    if (format == PS_IO_AUTO) format = fallback;
+    ps_cli_output out;
+    int r = ps_cli_output_open(path, &out);
+    if (r != PS_CLI_OK) return r;
+    ps_io_writer w;
+    if (ps_io_writer_open(&w, out.fd, format, type, out.seekable, n, NULL) != 0 ||
+        ps_io_write(&w, data, (size_t)n) != 0) {
+        ps_cli_error("cannot write %s: %s", path, strerror(w.err));
+        r = PS_CLI_FAILURE;
+    }
+    if (ps_io_writer_close(&w) != 0 && r == PS_CLI_OK) {
+        ps_cli_error("cannot write %s: %s", path, strerror(w.err));
+        r = PS_CLI_FAILURE;
+    }
+    return ps_cli_output_close(&out, r);
+}
+
+/* ---- device ------------------------------------------------------------------------------------------ */
+
+typedef struct device {
+    pscan_context *ctx;
+    void *buffers[8];
+    int count;
+} device;
+
+/* Device memory for bytes (at least one byte), with host data uploaded when given. */
+static int device_buffer(device *d, size_t bytes, const void *host, void **ptr) {
+    pscan_status s = pscan_memory_alloc(d->ctx, bytes ? bytes : 1, ptr);
+    if (s != PSCAN_SUCCESS) return ps_cli_status_error(d->ctx, "cannot allocate device memory", s);
+    d->buffers[d->count++] = *ptr;
+    if (host && bytes && (s = pscan_memory_upload(d->ctx, *ptr, host, bytes)) != PSCAN_SUCCESS)
+        return ps_cli_status_error(d->ctx, "upload", s);
+    return PS_CLI_OK;
+}
+
+static int device_download(device *d, void *host, const void *ptr, size_t bytes) {
+    pscan_status s = PSCAN_SUCCESS;
+    if (bytes && (s = pscan_memory_download(d->ctx, host, ptr, bytes)) == PSCAN_SUCCESS)
+        s = pscan_context_synchronize(d->ctx);
+    return s == PSCAN_SUCCESS ? PS_CLI_OK : ps_cli_status_error(d->ctx, "download", s);
+}
+
+static void device_close(device *d) {
+    for (int i = 0; i < d->count; i++) pscan_memory_free(d->ctx, d->buffers[i]);
+    if (d->ctx) pscan_context_destroy(d->ctx);
+}
+
+/* A call's failure: an algorithm or backend that cannot run this is a usage error, anything else a failure. */
+static int call_error(device *d, const char *what, pscan_status s) {
+    if (s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM || s == PSCAN_ERROR_UNSUPPORTED_TYPE) {
+        pscan_backend kind = PSCAN_BACKEND_AUTO;
+        pscan_context_backend(d->ctx, &kind);
+        ps_cli_error("%s: the %s backend cannot run this: %s", what, pscan_backend_name(kind), pscan_status_string(s));
+        return PS_CLI_USAGE;
+    }
+    return ps_cli_status_error(d->ctx, what, s);
+}
+
+/* ---- reduce ------------------------------------------------------------------------------------------ */
+
+static int run_reduce(patterns_options *o, device *d, const void *keys, uint64_t n) {
+    const pscan_type type = o->in.type;
+    unsigned char init[8], result[8];
+    pscan_reduce_desc desc = {type, o->op, o->algo, NULL};
+    if (o->init_text) {
+        char message[PS_IO_ERROR_MAX];
+        if (ps_io_number_parse(o->init_text, strlen(o->init_text), type, init, message, sizeof message)) {
+            ps_cli_error("reduce: --init %s", message);
+            return PS_CLI_USAGE;
+        }
+        desc.init = init;
+    }
+    if (o->op >= PSCAN_OP_AND && (type == PSCAN_TYPE_F32 || type == PSCAN_TYPE_F64)) {
+        ps_cli_error("reduce: operator %s needs an integer type, not %s", pscan_op_name(o->op), pscan_type_name(type));
+        return PS_CLI_USAGE;
+    }
+    const size_t esize = pscan_type_size(type);
+    void *d_in = NULL, *d_result = NULL;
+    int r = device_buffer(d, (size_t)n * esize, keys, &d_in);
+    if (r == PS_CLI_OK) r = device_buffer(d, esize, NULL, &d_result);
+    if (r != PS_CLI_OK) return r;
+    pscan_status s = pscan_reduce(d->ctx, &desc, d_in, n, d_result, NULL, 0);
+    if (s != PSCAN_SUCCESS) return call_error(d, "reduce", s);
+    if ((r = device_download(d, result, d_result, esize)) != PS_CLI_OK) return r;
+    char text[64];
+    ps_io_number_format(type, result, text, sizeof text);
+    printf("%s\n", text);
+    return PS_CLI_OK;
+}
+
+/* ---- compact and split ------------------------------------------------------------------------------- */
+
+/* '>0', '>=3', '<-1', '<=2.5', '==7', '!=0' or 'nonzero' -> the predicate and its constant. */
+static int parse_keep(const char *text, pscan_type type, pscan_pred *pred, unsigned char operand[8]) {
+    static const struct {
+        const char *prefix;
+        pscan_pred pred;
+    } forms[] = {{">=", PSCAN_PRED_GE}, {"<=", PSCAN_PRED_LE}, {"==", PSCAN_PRED_EQ}, {"!=", PSCAN_PRED_NE},
+                 {">", PSCAN_PRED_GT},  {"<", PSCAN_PRED_LT}};
+    memset(operand, 0, 8);
+    if (strcmp(text, "nonzero") == 0) {
+        *pred = PSCAN_PRED_NONZERO;
+        return PS_CLI_OK;
+    }
+    for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
+        const size_t len = strlen(forms[f].prefix);
+        if (strncmp(text, forms[f].prefix, len) != 0) continue;
+        char message[PS_IO_ERROR_MAX];
+        const char *number = text + len;
+        if (*number && ps_io_number_parse(number, strlen(number), type, operand, message, sizeof message) == 0) {
+            *pred = forms[f].pred;
+            return PS_CLI_OK;
+        }
+        ps_cli_error("--keep '%s': %s", text, *number ? message : "a number must follow the comparison");
+        return PS_CLI_USAGE;
+    }
+    ps_cli_error("--keep '%s' is not a comparison with a number ('>0', '>=3', '<-1', '<=2.5', '==7', '!=0') or "
+                 "'nonzero'", text);
+    return PS_CLI_USAGE;
+}
+
+static int run_select(patterns_options *o, device *d, const void *keys, uint64_t n) {
+    const int split = strcmp(o->command, "split") == 0;
+    const pscan_type type = o->in.type;
+    const size_t esize = pscan_type_size(type), vb = o->values_in ? pscan_type_size(o->value_type) : 0;
+    unsigned char operand[8];
+    pscan_select_desc desc = {type, vb, NULL, PSCAN_PRED_NONZERO, operand, o->algo};
+    void *flags = NULL, *values = NULL, *d_keys = NULL, *d_flags = NULL, *d_values = NULL, *d_keys_out = NULL,
+         *d_values_out = NULL, *d_count = NULL;
+    unsigned char *keys_out = NULL, *values_out = NULL;
+    int r = o->keep_text ? parse_keep(o->keep_text, type, &desc.pred, operand) : PS_CLI_OK;
+    if (r == PS_CLI_OK && o->flags_path) r = read_companion(o, "flags file", o->flags_path, PSCAN_TYPE_U8, n, &flags);
+    if (r == PS_CLI_OK && o->values_in) r = read_companion(o, "values file", o->values_in, o->value_type, n, &values);
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)n * esize, keys, &d_keys);
+    if (r == PS_CLI_OK && flags) r = device_buffer(d, (size_t)n, flags, &d_flags);
+    if (r == PS_CLI_OK && vb) r = device_buffer(d, (size_t)n * vb, values, &d_values);
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)n * esize, NULL, &d_keys_out);
+    if (r == PS_CLI_OK && vb) r = device_buffer(d, (size_t)n * vb, NULL, &d_values_out);
+    if (r == PS_CLI_OK) r = device_buffer(d, sizeof(uint64_t), NULL, &d_count);
+    uint64_t kept = 0;
+    if (r == PS_CLI_OK) {
+        desc.flags = d_flags;
+        pscan_status s = (split ? pscan_partition : pscan_select)(d->ctx, &desc, d_keys, d_values, n, d_keys_out,
+                                                                   d_values_out, (uint64_t *)d_count, NULL, 0);
+        if (s != PSCAN_SUCCESS) r = call_error(d, o->command, s);
+    }
+    if (r == PS_CLI_OK) r = device_download(d, &kept, d_count, sizeof kept);
+    const uint64_t written = split ? n : kept;
+    if (r == PS_CLI_OK && (!(keys_out = (unsigned char *)malloc((size_t)n * esize + 1)) ||
+                           !(values_out = (unsigned char *)malloc((size_t)n * vb + 1)))) {
+        ps_cli_error("out of memory");
+        r = PS_CLI_FAILURE;
+    }
+    if (r == PS_CLI_OK) r = device_download(d, keys_out, d_keys_out, (size_t)written * esize);
+    if (r == PS_CLI_OK && vb) r = device_download(d, values_out, d_values_out, (size_t)written * vb);
+    if (r == PS_CLI_OK) r = write_all(o->paths[1], o->out_format, o->in.in_format, type, keys_out, written);
+    if (r == PS_CLI_OK && vb) r = write_all(o->values_out, o->out_format, o->in.in_format, o->value_type, values_out, written);
+    if (r == PS_CLI_OK && !o->quiet)
+        fprintf(stderr, "pscan %s: kept %" PRIu64 " of %" PRIu64 " %s elements\n", o->command, kept, n,
+                pscan_type_name(type));
+    free(flags), free(values), free(keys_out), free(values_out);
+    return r;
+}
+
+/* ---- expand ------------------------------------------------------------------------------------------ */
+
+/* Two calls: the first with no room learns the total (into device memory, as the contract has it), the
+ * second fills exactly that many slots. */
+static int run_expand(patterns_options *o, device *d, const void *counts, uint64_t n) {
+    const pscan_type type = o->in.type;
+    if (type != PSCAN_TYPE_U32 && type != PSCAN_TYPE_U64) {
+        ps_cli_error("expand: counts must be u32 or u64, not %s", pscan_type_name(type));
+        return PS_CLI_USAGE;
+    }
+    const size_t cb = pscan_type_size(type), ib = pscan_type_size(o->index_type);
+    const size_t vb = o->values_in ? pscan_type_size(o->value_type) : 0;
+    pscan_expand_desc desc = {type, o->index_type, vb, o->algo};
+    void *values = NULL, *d_counts = NULL, *d_values = NULL, *d_total = NULL, *d_indices = NULL, *d_ranks = NULL,
+         *d_values_out = NULL;
+    unsigned char *host = NULL;
+    uint64_t total = 0;
+    int r = o->values_in ? read_companion(o, "values file", o->values_in, o->value_type, n, &values) : PS_CLI_OK;
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)n * cb, counts, &d_counts);
+    if (r == PS_CLI_OK && vb) r = device_buffer(d, (size_t)n * vb, values, &d_values);
+    if (r == PS_CLI_OK) r = device_buffer(d, sizeof(uint64_t), NULL, &d_total);
+    if (r == PS_CLI_OK) {
+        pscan_status s = pscan_expand(d->ctx, &desc, d_counts, d_values, n, NULL, NULL, NULL, 0, (uint64_t *)d_total,
+                                      NULL, 0);
+        if (s != PSCAN_SUCCESS) r = call_error(d, "expand", s);
+    }
+    if (r == PS_CLI_OK) r = device_download(d, &total, d_total, sizeof total);
+    const size_t widest = ib > vb ? ib : vb;
+    if (r == PS_CLI_OK && (total > ((uint64_t)1 << 48) / widest || (ib == 4 && total > ((uint64_t)1 << 32)))) {
+        ps_cli_error("expand: the counts add up to %" PRIu64 " slots, more than %s indices can hold", total,
+                     pscan_type_name(o->index_type));
+        r = PS_CLI_FAILURE;
+    }
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)total * ib, NULL, &d_indices);
+    if (r == PS_CLI_OK && o->ranks_path) r = device_buffer(d, (size_t)total * ib, NULL, &d_ranks);
+    if (r == PS_CLI_OK && vb) r = device_buffer(d, (size_t)total * vb, NULL, &d_values_out);
+    if (r == PS_CLI_OK) {
+        pscan_status s = pscan_expand(d->ctx, &desc, d_counts, d_values, n, d_indices, d_ranks, d_values_out, total,
+                                      (uint64_t *)d_total, NULL, 0);
+        if (s != PSCAN_SUCCESS) r = call_error(d, "expand", s);
+    }
+    if (r == PS_CLI_OK && !(host = (unsigned char *)malloc((size_t)total * widest + 1))) {
+        ps_cli_error("out of memory");
+        r = PS_CLI_FAILURE;
+    }
+    if (r == PS_CLI_OK) r = device_download(d, host, d_indices, (size_t)total * ib);
+    if (r == PS_CLI_OK) r = write_all(o->paths[1], o->out_format, o->in.in_format, o->index_type, host, total);
+    if (r == PS_CLI_OK && o->ranks_path) r = device_download(d, host, d_ranks, (size_t)total * ib);
+    if (r == PS_CLI_OK && o->ranks_path) r = write_all(o->ranks_path, o->out_format, o->in.in_format, o->index_type, host, total);
+    if (r == PS_CLI_OK && vb) r = device_download(d, host, d_values_out, (size_t)total * vb);
+    if (r == PS_CLI_OK && vb) r = write_all(o->values_out, o->out_format, o->in.in_format, o->value_type, host, total);
+    if (r == PS_CLI_OK && !o->quiet)
+        fprintf(stderr, "pscan expand: %" PRIu64 " items -> %" PRIu64 " slots\n", n, total);
+    free(values), free(host);
+    return r;
+}
+
+/* ---- the subcommands --------------------------------------------------------------------------------- */
+
+int ps_cli_patterns(int argc, char **argv) {
+    patterns_options o;
+    int r = parse_options(argc, argv, &o);
+    if (r != PS_CLI_OK) return r < 0 ? PS_CLI_OK : r;
+    void *data = NULL;
+    uint64_t n = 0;
+    device d;
+    memset(&d, 0, sizeof d);
+    r = read_all(&o.in, &data, &n);
+    if (r == PS_CLI_OK) r = ps_cli_context_create(o.backend, &d.ctx);
+    if (r == PS_CLI_OK) {
+        if (strcmp(o.command, "reduce") == 0)
+            r = run_reduce(&o, &d, data, n);
+        else if (strcmp(o.command, "expand") == 0)
+            r = run_expand(&o, &d, data, n);
+        else
+            r = run_select(&o, &d, data, n);
+    }
+    device_close(&d);
+    free(data);
+    return r;
+}
