@@ -24,7 +24,9 @@ extern "C" {
     X(SCAN, scan)                                                                                            \
     X(REDUCE, reduce)                                                                                        \
     X(SELECT, select)                                                                                        \
-    X(PARTITION, partition)
+    X(PARTITION, partition)                                                                                  \
+    X(SEGMENTED_SCAN, segmented_scan)                                                                        \
+    X(SCAN_BY_KEY, scan_by_key)
 
 typedef enum ps_primitive {
 #define PS_PRIMITIVE_ENUM_(NAME, name) PS_PRIM_##NAME,
@@ -32,6 +34,9 @@ typedef enum ps_primitive {
 #undef PS_PRIMITIVE_ENUM_
         PS_PRIM_COUNT
 } ps_primitive;
+
+/* Where a segmented scan's segments come from: the two public forms, and scan by key's runs of equal keys. */
+typedef enum ps_segment_form { PS_SEGMENTS_FLAGS, PS_SEGMENTS_OFFSETS, PS_SEGMENTS_KEYS } ps_segment_form;
 
 /* One validated request of any primitive: the one shape that crosses from the core to a backend. Fields a
  * primitive does not use stay zero. init always holds a value: the caller's, or the operator's identity. */
@@ -57,6 +62,13 @@ typedef struct ps_request {
     pscan_pred pred;
     ps_value operand;
     size_t value_bytes;
+    /* segmented scan, scan by key (exclusive, reverse, init as for a scan, init at every segment): in and out
+     * the values; the segments as head flags (flags, n bytes), CSR offsets (in2, segment_count + 1 uint64_t)
+     * or keys (in2, n of key_bytes). check: wait for the device's verdict on the offsets. */
+    ps_segment_form seg_form;
+    uint64_t segment_count;
+    size_t key_bytes;
+    int check;
     void *temp;      /* device storage of temp_bytes >= what plan returned, 256-byte aligned (addresses) */
     size_t temp_bytes;
 } ps_request;

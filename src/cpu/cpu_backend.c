@@ -121,6 +121,15 @@ static void cpu_select(pscan_context *ctx, const ps_request *req) {
 }
 #define cpu_partition cpu_select
 
+/* Segmented scan and scan by key (cpu_segscan.c): one runner, the segments' form is in the request. */
+static void cpu_segmented_scan(pscan_context *ctx, const ps_request *req) {
+    if (req->algo == PSCAN_ALGO_THREADS)
+        ps_cpu_threads_segscan(state_of(ctx)->pool, req);
+    else
+        ps_cpu_segscan(req);
+}
+#define cpu_scan_by_key cpu_segmented_scan
+
 /* One runner per primitive, generated from the core's list: a primitive without a CPU runner fails to link. */
 #define CPU_RUNNER_(NAME, name) [PS_PRIM_##NAME] = cpu_##name,
 static void (*const cpu_runners[PS_PRIM_COUNT])(pscan_context *, const ps_request *) = {

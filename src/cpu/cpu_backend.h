@@ -11,6 +11,8 @@ typedef struct ps_cpu_pool ps_cpu_pool;
 pscan_status ps_cpu_pool_create(unsigned threads, ps_cpu_pool **pool);
 void ps_cpu_pool_destroy(ps_cpu_pool *pool);
 unsigned ps_cpu_pool_threads(const ps_cpu_pool *pool);
+/* Runs job(arg, t) on every thread t of the pool (the caller is thread 0) and returns when all are done. */
+void ps_cpu_pool_run(ps_cpu_pool *pool, void (*job)(void *arg, unsigned thread), void *arg);
 
 /* The threaded scan needs two rows of per-thread totals in call->temp. */
 size_t ps_cpu_threads_temp_bytes(const ps_cpu_pool *pool);
@@ -26,5 +28,9 @@ uint64_t ps_cpu_select_count(const ps_request *req, uint64_t begin, uint64_t end
 void ps_cpu_select_move(const ps_request *req, uint64_t begin, uint64_t end, uint64_t kept_at, uint64_t rejected_at);
 /* Threaded: each thread counts one range, the counts are scanned, each moves its range (temp as for reduce). */
 void ps_cpu_threads_select(ps_cpu_pool *pool, const ps_request *req);
+
+/* Segmented scan and scan by key (cpu_segscan.c): serial, and threaded over the pool (temp as for reduce). */
+void ps_cpu_segscan(const ps_request *req);
+void ps_cpu_threads_segscan(ps_cpu_pool *pool, const ps_request *req);
 
 #endif /* PSCAN_CPU_BACKEND_H */

@@ -172,6 +172,8 @@ static void pool_run(ps_cpu_pool *pool, void (*job)(void *, unsigned), void *arg
     }
 }
 
+void ps_cpu_pool_run(ps_cpu_pool *pool, void (*job)(void *arg, unsigned thread), void *arg) { pool_run(pool, job, arg); }
+
 /* ---- scan -------------------------------------------------------------------------------------------- */
 
 /* What thread t has published: the inclusive prefix up to the end of its block of round (round - 1). */
