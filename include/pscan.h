@@ -390,6 +390,50 @@ pscan_status pscan_scan_by_key_temp_bytes(pscan_context *ctx, const pscan_scan_b
 pscan_status pscan_scan_by_key(pscan_context *ctx, const pscan_scan_by_key_desc *desc, const void *keys,
                                const void *in, void *out, uint64_t n, void *temp, size_t temp_bytes);
 
+/* ---------------------------------------------------------------------------------------------------------
+ * Reduce by key and run-length encoding: one result per run of equal consecutive keys (bit for bit).
+ * ------------------------------------------------------------------------------------------------------- */
+typedef struct pscan_reduce_by_key_desc {
+    pscan_type key_type; /* any integer type; a float type is PSCAN_ERROR_INVALID_VALUE */
+    pscan_type type;     /* the values' type */
+    pscan_op op;
+    pscan_algo algo;     /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK (single pass) */
+    const void *init;    /* host pointer to one value, put in front of every run; NULL: the identity */
+} pscan_reduce_by_key_desc;
+
+/* Sets *bytes to the temporary storage pscan_reduce_by_key() needs for this desc and n. */
+pscan_status pscan_reduce_by_key_temp_bytes(pscan_context *ctx, const pscan_reduce_by_key_desc *desc, uint64_t n,
+                                            size_t *bytes);
+
+/* For the r-th run of equal consecutive keys [s, e) of keys_in: keys_out[r] = keys_in[s] and values_out[r] =
+ * init + values_in[s] + ... + values_in[e-1]; *run_count (one uint64_t in device memory, any address) gets the
+ * number of runs, so nothing synchronises. keys_out and values_out have room for n items; those from
+ * *run_count on are left as they were. No output may overlap an input or another output (PSCAN_ERROR_OVERLAP);
+ * NULL pointers as for pscan_select. n == 0 writes 0 to *run_count. temp as for pscan_scan. OpenCL:
+ * PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now.
+ * Example: keys = [5 5 5 2 2 5 5 5], values = [3 1 7 0 4 1 6 3], sum -> keys_out = [5 2 5],
+ * values_out = [11 4 10], *run_count = 3. */
+pscan_status pscan_reduce_by_key(pscan_context *ctx, const pscan_reduce_by_key_desc *desc, const void *keys_in,
+                                 const void *values_in, uint64_t n, void *keys_out, void *values_out,
+                                 uint64_t *run_count, void *temp, size_t temp_bytes);
+
+typedef struct pscan_rle_desc {
+    pscan_type type; /* any type; elements compare bit for bit (so -0.0 != +0.0, and equal NaNs form a run) */
+    pscan_algo algo; /* as for pscan_reduce_by_key_desc */
+} pscan_rle_desc;
+
+/* Sets *bytes to the temporary storage pscan_run_length_encode() needs for this desc and n. */
+pscan_status pscan_run_length_encode_temp_bytes(pscan_context *ctx, const pscan_rle_desc *desc, uint64_t n,
+                                                size_t *bytes);
+
+/* Run-length encodes in: for the r-th run of equal consecutive elements, values_out[r] is its element and
+ * lengths_out[r] (uint64_t) its length; *run_count gets the number of runs (device memory, any address).
+ * Outputs, overlap, n == 0 and temp as for pscan_reduce_by_key. OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM.
+ * Example: in = [5 5 5 2 2 5 5 5] -> values_out = [5 2 5], lengths_out = [3 2 3], *run_count = 3. */
+pscan_status pscan_run_length_encode(pscan_context *ctx, const pscan_rle_desc *desc, const void *in, uint64_t n,
+                                     void *values_out, uint64_t *lengths_out, uint64_t *run_count, void *temp,
+                                     size_t temp_bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 /*
- * test_segscan.c - the segmented scan and scan-by-key test table, read as a specification of
- * pscan_segmented_scan() and pscan_scan_by_key().
+ * test_segscan.c - the segmented scan, scan-by-key, reduce-by-key and run-length-encoding test table, read as a
+ * specification of pscan_segmented_scan(), pscan_scan_by_key(), pscan_reduce_by_key() and
+ * pscan_run_length_encode().
  *
  *   test_segscan --backend cpu|cuda|opencl [--algo NAME] [--quick] [--full] [--seed S] [--threads T]
  *
@@ -21,6 +22,9 @@
  *  - run_bad_inputs(): each bad argument returns its exact status and leaves every output as it was; bad
  *    offsets on CUDA: PSCAN_ERROR_INVALID_VALUE with PSCAN_SEGSCAN_CHECK_OFFSETS, and without it success
  *    with nothing written.
+ *  - run_by_key(), run_by_key_bad_inputs(): pscan_reduce_by_key (every value type x operator, key types
+ *    cycling) and pscan_run_length_encode (every type) at the same sizes and run lengths, the count at an
+ *    8-byte boundary or 3 bytes past one; everything past the runs stays poisoned.
  * Cases alternate in place (out == in) and out of place, data at the allocation's start or one element in,
  * temp from the workspace or a caller buffer at +1 byte. Outputs are poisoned first; everything past n must
  * stay poisoned.
@@ -226,7 +230,7 @@ typedef struct harness {
     size_t max_n;
     unsigned char *h_in, *h_want, *h_got, *h_flags, *h_keys;
     uint64_t *h_offsets;
-    void *d_in, *d_out, *d_segs, *d_temp;
+    void *d_in, *d_out, *d_segs, *d_temp, *d_out2, *d_count;
     size_t d_temp_bytes;
     unsigned long passed, failed, reports;
 } harness;
@@ -476,6 +480,17 @@ static int outputs_untouched(harness *h) {
     return poisoned(h->h_got, 0, data_bytes(h));
 }
 
+/* The reduce-by-key outputs (keys, values, count) all still poisoned. */
+static int by_key_outputs_untouched(harness *h) {
+    if (!outputs_untouched(h)) return 0;
+    unsigned char c[16];
+    if (pscan_memory_download(h->ctx, h->h_got, h->d_out2, data_bytes(h)) != PSCAN_SUCCESS ||
+        pscan_memory_download(h->ctx, c, h->d_count, 16) != PSCAN_SUCCESS ||
+        pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS)
+        return 0;
+    return poisoned(h->h_got, 0, data_bytes(h)) && poisoned(c, 0, 16);
+}
+
 /* Uploads offsets (count + 1 of them) to d_segs. */
 static int upload_offsets(harness *h, const uint64_t *o, size_t count) {
     return pscan_memory_upload(h->ctx, h->d_segs, o, (count + 1) * 8) == PSCAN_SUCCESS;
@@ -591,7 +606,231 @@ static void run_bad_inputs(harness *h) {
     EXPECT(h, memcmp(got, want, sizeof want) == 0);
 }
 
-/* OpenCL implements neither function yet: every call returns PSCAN_ERROR_UNSUPPORTED_ALGORITHM. */
+/* ---- reduce by key and run-length encoding ------------------------------------------------------------- */
+
+/* One reduce by key (rle = 0; values of type t) or run-length encoding (rle = 1; the input of type t). The
+ * runs are drawn as for the scans; the reference writes the first key and init + the values (or the length)
+ * of each run. */
+static void run_by_key_case(harness *h, const one_case *c, int rle, uint64_t case_seed) {
+    const type_info *t = c->t, *kt = rle ? c->t : &types[c->key_type];
+    const type_info *vt = rle ? &types[T_U64] : t;
+    const pscan_op op = rle ? PSCAN_OP_SUM : ops[c->op];
+    const size_t n = c->n, kb = kt->bytes, vb = vt->bytes, off = (size_t)c->offset;
+    test_rng rng = {test_mix64(case_seed)};
+    const size_t runs = make_segments(&rng, n, c->mean ? c->mean : 1, c->fixed, 0, h->h_offsets);
+    char desc[400];
+    snprintf(desc, sizeof desc, "%s %s%s%s n=%zu runs=%zu (mean %zu, fixed %zu) offset=%d temp=%s",
+             rle ? "run-length-encode" : "reduce-by-key", t->name, rle ? "" : " keys ", rle ? "" : kt->name, n, runs,
+             c->mean, c->fixed, c->offset, c->caller_temp ? "caller+1" : "workspace");
+    /* keys: a new value (bit for bit) at every run; floats get random bits, NaN patterns included */
+    uint64_t key = test_rng_next(&rng) & mask_of(kt);
+    for (size_t r = 0; r < runs; r++) {
+        key = (key + 1 + test_rng_next(&rng) % 3) & mask_of(kt);
+        for (uint64_t i = h->h_offsets[r]; i < h->h_offsets[r + 1]; i++) store_raw(h->h_keys, off + i, kb, key);
+    }
+    for (size_t i = 0; i < n; i++) store_raw(h->h_in, off + i, vb, rle ? 0 : random_value(&rng, vt, op));
+    const uint64_t init = !rle && c->with_init ? random_value(&rng, vt, op) : ref_identity(vt, op);
+    /* reference: keys into h_want at [0, runs), values into h_flags' neighbour buffer h_got later */
+    unsigned char *want_keys = h->h_want, *want_values = h->h_want + (runs + 1) * kb;
+    for (size_t r = 0; r < runs; r++) {
+        const size_t s0 = (size_t)h->h_offsets[r], e0 = (size_t)h->h_offsets[r + 1];
+        uint64_t acc = init;
+        for (size_t i = s0; i < e0; i++) acc = ref_combine(vt, op, acc, rle ? 1 : load_raw(h->h_in, off + i, vb));
+        store_raw(want_keys, r, kb, load_raw(h->h_keys, off + s0, kb));
+        store_raw(want_values, r, vb, acc);
+    }
+
+    /* ---- upload, poison, call ---- */
+    const size_t guard_bytes = (off + n + GUARD_ITEMS) * 8;
+    memset(h->h_got, POISON, guard_bytes);
+    if (pscan_memory_upload(h->ctx, h->d_segs, h->h_keys, (off + n) * kb + 1) != PSCAN_SUCCESS ||
+        pscan_memory_upload(h->ctx, h->d_in, h->h_in, (off + n) * vb + 1) != PSCAN_SUCCESS ||
+        pscan_memory_upload(h->ctx, h->d_out, h->h_got, guard_bytes) != PSCAN_SUCCESS ||
+        pscan_memory_upload(h->ctx, h->d_out2, h->h_got, guard_bytes) != PSCAN_SUCCESS ||
+        pscan_memory_upload(h->ctx, h->d_count, h->h_got, 16) != PSCAN_SUCCESS) {
+        fail_report(h, "upload failed");
+        return;
+    }
+    unsigned char init_bytes[8];
+    memcpy(init_bytes, &init, 8);
+    const pscan_reduce_by_key_desc rd = {kt->type, t->type, op, h->opt.algo, c->with_init ? init_bytes : NULL};
+    const pscan_rle_desc ld = {t->type, h->opt.algo};
+    void *temp = NULL;
+    size_t temp_bytes = 0;
+    pscan_status s;
+    if (c->caller_temp) {
+        s = rle ? pscan_run_length_encode_temp_bytes(h->ctx, &ld, n, &temp_bytes)
+                : pscan_reduce_by_key_temp_bytes(h->ctx, &rd, n, &temp_bytes);
+        if (s != PSCAN_SUCCESS || !(temp = caller_temp(h, temp_bytes))) {
+            char what[600];
+            snprintf(what, sizeof what, "%s: temp query returned %s", desc, pscan_status_name(s));
+            fail_report(h, what);
+            return;
+        }
+    }
+    void *keys_in = (char *)h->d_segs + off * kb, *values_in = (char *)h->d_in + off * vb;
+    void *keys_out = (char *)h->d_out + off * kb, *values_out = (char *)h->d_out2 + off * vb;
+    uint64_t *count = (uint64_t *)((char *)h->d_count + (c->offset ? 3 : 0));
+    s = rle ? pscan_run_length_encode(h->ctx, &ld, keys_in, n, keys_out, (uint64_t *)values_out, count, temp, temp_bytes)
+            : pscan_reduce_by_key(h->ctx, &rd, keys_in, values_in, n, keys_out, values_out, count, temp, temp_bytes);
+    if (s != PSCAN_SUCCESS) {
+        char what[600];
+        snprintf(what, sizeof what, "%s: returned %s", desc, pscan_status_name(s));
+        fail_report(h, what);
+        return;
+    }
+
+    /* ---- the count, the runs, the poison after them ---- */
+    unsigned char count_buf[16];
+    if (pscan_memory_download(h->ctx, count_buf, h->d_count, 16) != PSCAN_SUCCESS ||
+        pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS) {
+        fail_report(h, "download failed");
+        return;
+    }
+    uint64_t got_runs;
+    memcpy(&got_runs, count_buf + (c->offset ? 3 : 0), 8);
+    if (got_runs != runs) {
+        char what[600];
+        snprintf(what, sizeof what, "%s: run count %" PRIu64 ", expected %zu", desc, got_runs, runs);
+        fail_report(h, what);
+        return;
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        const size_t b = pass ? vb : kb;
+        const unsigned char *want = pass ? want_values : want_keys;
+        if (pscan_memory_download(h->ctx, h->h_got, pass ? h->d_out2 : h->d_out, guard_bytes) != PSCAN_SUCCESS ||
+            pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS) {
+            fail_report(h, "download failed");
+            return;
+        }
+        for (size_t r = 0; r < runs; r++) {
+            if (memcmp(h->h_got + (off + r) * b, want + r * b, b) != 0) {
+                char what[700];
+                snprintf(what, sizeof what, "%s: %s[%zu] = 0x%" PRIx64 ", expected 0x%" PRIx64 " (run [%" PRIu64
+                         ", %" PRIu64 "))", desc, pass ? "values_out" : "keys_out", r, load_raw(h->h_got, off + r, b),
+                         load_raw(want, r, b), h->h_offsets[r], h->h_offsets[r + 1]);
+                fail_report(h, what);
+                return;
+            }
+        }
+        if (!poisoned(h->h_got, 0, off * b) || !poisoned(h->h_got, (off + runs) * b, guard_bytes)) {
+            char what[600];
+            snprintf(what, sizeof what, "%s: %s written outside its runs", desc, pass ? "values_out" : "keys_out");
+            fail_report(h, what);
+            return;
+        }
+    }
+    h->passed++;
+}
+
+/* Every value type x operator (reduce by key) and every type (run-length encoding), around the tile; run
+ * lengths around the tile and past the look-back window. */
+static void run_by_key(harness *h, size_t random_n) {
+    const size_t sizes[] = {0, 1, 1000, TILE - 1, TILE, TILE + 1};
+    const size_t means[] = {1, 3, 8, 1000};
+    unsigned index = 0;
+    for (size_t ti = 0; ti < TYPE_COUNT; ti++)
+        for (int oi = 0; oi <= OP_COUNT; oi++) { /* oi == OP_COUNT: run-length encoding */
+            if (types[ti].is_float && oi >= ARITH_OPS && oi < OP_COUNT) continue;
+            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++, index++) {
+                one_case c = {&types[ti], oi == OP_COUNT ? 0 : oi, FORM_KEYS, 0, 0, (int)(index / 5 % 2), sizes[si],
+                              means[index % 4], 0, 0, (int)(index % 2), (int)(index / 2 % 2), (int)(index % 8)};
+                run_by_key_case(h, &c, oi == OP_COUNT, h->opt.seed ^ (0x4000u + index));
+            }
+        }
+    const size_t fixed[] = {1, TILE - 1, TILE, TILE + 1, 64 * TILE + 3};
+    const size_t big_sizes[] = {5 * TILE + 7, 5 * TILE + 7, 5 * TILE + 7, 5 * TILE + 7, 64 * TILE + 3};
+    for (size_t fi = 0; fi < 5; fi++)
+        for (int rle = 0; rle < 2; rle++, index++) {
+            one_case c = {&types[index % TYPE_COUNT], (int)(index % ARITH_OPS), FORM_KEYS, 0, 0, 1, big_sizes[fi], 0,
+                          fixed[fi], 0, (int)(index % 2), (int)(index / 2 % 2), (int)(index % 8)};
+            run_by_key_case(h, &c, rle, h->opt.seed ^ (0x4000u + index));
+        }
+    const size_t more[] = {64 * TILE + 3, random_n};
+    for (size_t mi = 0; mi < 2; mi++)
+        for (int rle = 0; rle < 2; rle++, index++) {
+            one_case c = {&types[index % TYPE_COUNT], 0, FORM_KEYS, 0, 0, 1, more[mi], 8, 0, 0, (int)(index % 2), 1,
+                          (int)(index % 8)};
+            run_by_key_case(h, &c, rle, h->opt.seed ^ (0x4000u + index));
+        }
+}
+
+static void run_by_key_bad_inputs(harness *h) {
+    const size_t n = 16;
+    pscan_context *ctx = h->ctx;
+    const int cpu = h->opt.backend == PSCAN_BACKEND_CPU;
+    memset(h->h_got, POISON, data_bytes(h));
+    if (pscan_memory_upload(ctx, h->d_out, h->h_got, data_bytes(h)) != PSCAN_SUCCESS ||
+        pscan_memory_upload(ctx, h->d_out2, h->h_got, data_bytes(h)) != PSCAN_SUCCESS ||
+        pscan_memory_upload(ctx, h->d_count, h->h_got, 16) != PSCAN_SUCCESS) {
+        fail_report(h, "upload failed");
+        return;
+    }
+    const pscan_reduce_by_key_desc good = {PSCAN_TYPE_U32, PSCAN_TYPE_I32, PSCAN_OP_SUM, h->opt.algo, NULL};
+    const pscan_rle_desc lgood = {PSCAN_TYPE_F32, h->opt.algo};
+    pscan_reduce_by_key_desc d;
+    pscan_rle_desc ld;
+    char *k = (char *)h->d_segs, *v = (char *)h->d_in, *ko = (char *)h->d_out, *vo = (char *)h->d_out2;
+    uint64_t *cnt = (uint64_t *)h->d_count;
+    size_t bytes = 0;
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_reduce_by_key(NULL, &good, k, v, n, ko, vo, cnt, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_reduce_by_key(ctx, NULL, k, v, n, ko, vo, cnt, NULL, 0));
+    d = good, d.key_type = PSCAN_TYPE_F64;
+    EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_reduce_by_key(ctx, &d, k, v, n, ko, vo, cnt, NULL, 0));
+    d = good, d.type = PSCAN_TYPE_F32, d.op = PSCAN_OP_AND;
+    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_OPERATOR, pscan_reduce_by_key(ctx, &d, k, v, n, ko, vo, cnt, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_reduce_by_key(ctx, &good, k, v, n, ko, vo, NULL, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_reduce_by_key(ctx, &good, k, NULL, n, ko, vo, cnt, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_reduce_by_key(ctx, &good, k, v, n, ko, NULL, cnt, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_TOO_LARGE, pscan_reduce_by_key(ctx, &good, k, v, 1ull << 60, ko, vo, cnt, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_TOO_LARGE, pscan_reduce_by_key_temp_bytes(ctx, &good, 1ull << 60, &bytes));
+    ld = lgood, ld.type = PSCAN_TYPE_COUNT;
+    EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_run_length_encode(ctx, &ld, k, n, ko, (uint64_t *)vo, cnt, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_run_length_encode(ctx, &lgood, NULL, n, ko, (uint64_t *)vo, cnt, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_run_length_encode_temp_bytes(ctx, &lgood, n, NULL));
+    if (h->addresses) {
+        EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, pscan_reduce_by_key(ctx, &good, k, v, n, k + 4, vo, cnt, NULL, 0));
+        EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, pscan_reduce_by_key(ctx, &good, k, v, n, ko, v, cnt, NULL, 0));
+        EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, pscan_reduce_by_key(ctx, &good, k, v, n, ko, ko + 4 * n - 4, cnt, NULL, 0));
+        EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, pscan_reduce_by_key(ctx, &good, k, v, n, ko, vo, (uint64_t *)(vo + 8), NULL, 0));
+        EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, pscan_run_length_encode(ctx, &lgood, k, n, k + 60, (uint64_t *)vo, cnt, NULL, 0));
+    }
+    d = good, d.algo = cpu ? PSCAN_ALGO_DECOUPLED_LOOKBACK : PSCAN_ALGO_SERIAL;
+    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_reduce_by_key(ctx, &d, k, v, n, ko, vo, cnt, NULL, 0));
+    ld = lgood, ld.algo = d.algo;
+    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_run_length_encode(ctx, &ld, NULL, 0, NULL, NULL, cnt, NULL, 0));
+    EXPECT(h, by_key_outputs_untouched(h));
+    /* n == 0 writes 0 runs, nothing else */
+    EXPECT_STATUS(h, PSCAN_SUCCESS, pscan_run_length_encode(ctx, &lgood, NULL, 0, NULL, NULL, cnt, NULL, 0));
+    uint64_t got = 1;
+    pscan_memory_download(ctx, &got, cnt, 8);
+    pscan_context_synchronize(ctx);
+    EXPECT(h, got == 0);
+
+    /* the worked examples of pscan.h */
+    const uint32_t keys[8] = {5, 5, 5, 2, 2, 5, 5, 5};
+    const int32_t vals[8] = {3, 1, 7, 0, 4, 1, 6, 3};
+    uint32_t kgot[3];
+    int32_t vgot[3];
+    uint64_t lgot[3];
+    pscan_memory_upload(ctx, k, keys, sizeof keys);
+    pscan_memory_upload(ctx, v, vals, sizeof vals);
+    EXPECT_STATUS(h, PSCAN_SUCCESS, pscan_reduce_by_key(ctx, &good, k, v, 8, ko, vo, cnt, NULL, 0));
+    pscan_memory_download(ctx, kgot, ko, sizeof kgot);
+    pscan_memory_download(ctx, vgot, vo, sizeof vgot);
+    pscan_memory_download(ctx, &got, cnt, 8);
+    pscan_context_synchronize(ctx);
+    EXPECT(h, got == 3 && kgot[0] == 5 && kgot[1] == 2 && kgot[2] == 5 && vgot[0] == 11 && vgot[1] == 4 && vgot[2] == 10);
+    ld = lgood, ld.type = PSCAN_TYPE_U32;
+    EXPECT_STATUS(h, PSCAN_SUCCESS, pscan_run_length_encode(ctx, &ld, k, 8, ko, (uint64_t *)vo, cnt, NULL, 0));
+    pscan_memory_download(ctx, kgot, ko, sizeof kgot);
+    pscan_memory_download(ctx, lgot, vo, sizeof lgot);
+    pscan_memory_download(ctx, &got, cnt, 8);
+    pscan_context_synchronize(ctx);
+    EXPECT(h, got == 3 && kgot[0] == 5 && kgot[1] == 2 && kgot[2] == 5 && lgot[0] == 3 && lgot[1] == 2 && lgot[2] == 3);
+}
+
+/* OpenCL implements none of these yet: every call returns PSCAN_ERROR_UNSUPPORTED_ALGORITHM. */
 static void run_opencl_unsupported(harness *h) {
     const pscan_segscan_desc d = {PSCAN_TYPE_I32, PSCAN_OP_SUM, 0, PSCAN_ALGO_AUTO, NULL, PSCAN_SEGMENTS_HEAD_FLAGS};
     const pscan_scan_by_key_desc kd = {PSCAN_TYPE_U32, PSCAN_TYPE_I32, PSCAN_OP_SUM, 0, PSCAN_ALGO_AUTO, NULL};
@@ -602,11 +841,21 @@ static void run_opencl_unsupported(harness *h) {
     EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_scan_by_key_temp_bytes(h->ctx, &kd, 100, &bytes));
     EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM,
                   pscan_scan_by_key(h->ctx, &kd, h->d_segs, h->d_in, h->d_out, 100, NULL, 0));
+    const pscan_reduce_by_key_desc rd = {PSCAN_TYPE_U32, PSCAN_TYPE_I32, PSCAN_OP_SUM, PSCAN_ALGO_AUTO, NULL};
+    const pscan_rle_desc ld = {PSCAN_TYPE_U32, PSCAN_ALGO_AUTO};
+    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_reduce_by_key_temp_bytes(h->ctx, &rd, 100, &bytes));
+    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM,
+                  pscan_reduce_by_key(h->ctx, &rd, h->d_segs, h->d_in, 100, h->d_out, h->d_out2, (uint64_t *)h->d_count,
+                                      NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_run_length_encode_temp_bytes(h->ctx, &ld, 100, &bytes));
+    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM,
+                  pscan_run_length_encode(h->ctx, &ld, h->d_segs, 100, h->d_out, (uint64_t *)h->d_out2,
+                                          (uint64_t *)h->d_count, NULL, 0));
 }
 
 static void finish(harness *h) {
     printf("test_segscan: %lu passed, %lu failed\n", h->passed, h->failed);
-    void *bufs[] = {h->d_in, h->d_out, h->d_segs, h->d_temp};
+    void *bufs[] = {h->d_in, h->d_out, h->d_segs, h->d_temp, h->d_out2, h->d_count};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
         if (bufs[i]) pscan_memory_free(h->ctx, bufs[i]);
     pscan_context_destroy(h->ctx);
@@ -667,7 +916,9 @@ int main(int argc, char **argv) {
     if (!h.h_in || !h.h_want || !h.h_got || !h.h_keys || !h.h_flags || !h.h_offsets ||
         pscan_memory_alloc(h.ctx, bytes, &h.d_in) != PSCAN_SUCCESS ||
         pscan_memory_alloc(h.ctx, bytes, &h.d_out) != PSCAN_SUCCESS ||
-        pscan_memory_alloc(h.ctx, segs_bytes(&h), &h.d_segs) != PSCAN_SUCCESS) {
+        pscan_memory_alloc(h.ctx, segs_bytes(&h), &h.d_segs) != PSCAN_SUCCESS ||
+        pscan_memory_alloc(h.ctx, bytes, &h.d_out2) != PSCAN_SUCCESS ||
+        pscan_memory_alloc(h.ctx, 16, &h.d_count) != PSCAN_SUCCESS) {
         fprintf(stderr, "test_segscan: FAIL: out of memory\n");
         h.failed++;
         finish(&h);
@@ -686,6 +937,8 @@ int main(int argc, char **argv) {
     run_lengths(&h);
     printf("test_segscan: random size %zu\n", random_n);
     run_large(&h, random_n);
+    run_by_key_bad_inputs(&h);
+    run_by_key(&h, random_n);
     finish(&h);
     return h.failed ? 1 : 0;
 }

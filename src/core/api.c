@@ -699,3 +699,117 @@ pscan_status pscan_scan_by_key(pscan_context *ctx, const pscan_scan_by_key_desc 
     if (s != PSCAN_SUCCESS) return s;
     return request_submit(ctx, &req, temp, temp_bytes);
 }
+
+/* ---- reduce by key and run-length encode ------------------------------------------------------------- */
+
+/* keys_in (n of key_bytes) and values_in (n of elem_bytes; NULL for run-length encoding) in; keys_out,
+ * values_out (n each) and the count out: no output may touch an input or another output. */
+static pscan_status by_key_outputs_prepare(const pscan_context *ctx, const void *keys_in, const void *values_in,
+                                           uint64_t n, void *keys_out, void *values_out, void *count,
+                                           ps_request *req) {
+    const size_t kb = req->key_bytes, vb = req->elem_bytes;
+    if (n > PS_MAX_RANGE_BYTES / (kb + vb)) return PSCAN_ERROR_TOO_LARGE;
+    req->in2 = keys_in;
+    req->in = values_in;
+    req->out = keys_out;
+    req->out2 = values_out;
+    req->count = count;
+    if (!count) return PSCAN_ERROR_NULL_POINTER;
+    if (n == 0) return PSCAN_SUCCESS;
+    const int rle = req->prim == PS_PRIM_RUN_LENGTH_ENCODE;
+    if (!keys_in || !keys_out || !values_out || (!rle && !values_in)) return PSCAN_ERROR_NULL_POINTER;
+    const void *const outs[3] = {keys_out, values_out, count};
+    const void *const ins[2] = {keys_in, values_in};
+    if (ctx->ops->handles_are_addresses) {
+        const uint64_t out_bytes[3] = {n * kb, n * vb, sizeof(uint64_t)};
+        const uint64_t in_bytes[2] = {n * kb, rle ? 0 : n * vb};
+        for (int i = 0; i < 3; i++)
+            if (range_wraps(outs[i], out_bytes[i])) return PSCAN_ERROR_TOO_LARGE;
+        for (int i = 0; i < 2; i++)
+            if (range_wraps(ins[i], in_bytes[i])) return PSCAN_ERROR_TOO_LARGE;
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 2; j++)
+                if (ranges_overlap(outs[i], out_bytes[i], ins[j], in_bytes[j])) return PSCAN_ERROR_OVERLAP;
+            for (int j = i + 1; j < 3; j++)
+                if (ranges_overlap(outs[i], out_bytes[i], outs[j], out_bytes[j])) return PSCAN_ERROR_OVERLAP;
+        }
+    } else {
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 2; j++)
+                if (ins[j] && outs[i] == ins[j]) return PSCAN_ERROR_OVERLAP;
+            for (int j = i + 1; j < 3; j++)
+                if (outs[i] == outs[j]) return PSCAN_ERROR_OVERLAP;
+        }
+    }
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status rbk_prepare(const pscan_context *ctx, const pscan_reduce_by_key_desc *desc, const void *keys_in,
+                                const void *values_in, uint64_t n, void *keys_out, void *values_out, void *count,
+                                ps_request *req) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    if (!PSCAN_IN_RANGE(desc->key_type, PSCAN_TYPE_COUNT) || desc->key_type == PSCAN_TYPE_F32 ||
+        desc->key_type == PSCAN_TYPE_F64)
+        return PSCAN_ERROR_INVALID_VALUE;
+    pscan_status s = request_prepare(ctx, PS_PRIM_REDUCE_BY_KEY, desc->type, desc->op, desc->algo, desc->init, n, req);
+    if (s != PSCAN_SUCCESS) return s;
+    req->seg_form = PS_SEGMENTS_KEYS;
+    req->key_bytes = pscan_type_size(desc->key_type);
+    return by_key_outputs_prepare(ctx, keys_in, values_in, n, keys_out, values_out, count, req);
+}
+
+pscan_status pscan_reduce_by_key_temp_bytes(pscan_context *ctx, const pscan_reduce_by_key_desc *desc, uint64_t n,
+                                            size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    static uint64_t dummy_count;
+    ps_request req;
+    pscan_status s = rbk_prepare(ctx, desc, NULL, NULL, 0, NULL, NULL, &dummy_count, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    req.n = n;
+    if (n > PS_MAX_RANGE_BYTES / (req.key_bytes + req.elem_bytes)) return PSCAN_ERROR_TOO_LARGE;
+    return request_temp_bytes(ctx, &req, bytes);
+}
+
+pscan_status pscan_reduce_by_key(pscan_context *ctx, const pscan_reduce_by_key_desc *desc, const void *keys_in,
+                                 const void *values_in, uint64_t n, void *keys_out, void *values_out,
+                                 uint64_t *run_count, void *temp, size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = rbk_prepare(ctx, desc, keys_in, values_in, n, keys_out, values_out, run_count, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
+}
+
+static pscan_status rle_prepare(const pscan_context *ctx, const pscan_rle_desc *desc, const void *in, uint64_t n,
+                                void *values_out, void *lengths_out, void *count, ps_request *req) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    if (!PSCAN_IN_RANGE(desc->type, PSCAN_TYPE_COUNT)) return PSCAN_ERROR_INVALID_VALUE;
+    /* the lengths are the "values": u64, summed, each item counting 1 */
+    pscan_status s = request_prepare(ctx, PS_PRIM_RUN_LENGTH_ENCODE, PSCAN_TYPE_U64, PSCAN_OP_SUM, desc->algo, NULL, n, req);
+    if (s != PSCAN_SUCCESS) return s;
+    req->seg_form = PS_SEGMENTS_KEYS;
+    req->key_bytes = pscan_type_size(desc->type);
+    return by_key_outputs_prepare(ctx, in, NULL, n, values_out, lengths_out, count, req);
+}
+
+pscan_status pscan_run_length_encode_temp_bytes(pscan_context *ctx, const pscan_rle_desc *desc, uint64_t n,
+                                                size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    static uint64_t dummy_count;
+    ps_request req;
+    pscan_status s = rle_prepare(ctx, desc, NULL, 0, NULL, NULL, &dummy_count, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    req.n = n;
+    if (n > PS_MAX_RANGE_BYTES / (req.key_bytes + req.elem_bytes)) return PSCAN_ERROR_TOO_LARGE;
+    return request_temp_bytes(ctx, &req, bytes);
+}
+
+pscan_status pscan_run_length_encode(pscan_context *ctx, const pscan_rle_desc *desc, const void *in, uint64_t n,
+                                     void *values_out, uint64_t *lengths_out, uint64_t *run_count, void *temp,
+                                     size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = rle_prepare(ctx, desc, in, n, values_out, lengths_out, run_count, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
+}

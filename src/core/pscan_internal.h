@@ -26,7 +26,9 @@ extern "C" {
     X(SELECT, select)                                                                                        \
     X(PARTITION, partition)                                                                                  \
     X(SEGMENTED_SCAN, segmented_scan)                                                                        \
-    X(SCAN_BY_KEY, scan_by_key)
+    X(SCAN_BY_KEY, scan_by_key)                                                                              \
+    X(REDUCE_BY_KEY, reduce_by_key)                                                                          \
+    X(RUN_LENGTH_ENCODE, run_length_encode)
 
 typedef enum ps_primitive {
 #define PS_PRIMITIVE_ENUM_(NAME, name) PS_PRIM_##NAME,
@@ -64,7 +66,10 @@ typedef struct ps_request {
     size_t value_bytes;
     /* segmented scan, scan by key (exclusive, reverse, init as for a scan, init at every segment): in and out
      * the values; the segments as head flags (flags, n bytes), CSR offsets (in2, segment_count + 1 uint64_t)
-     * or keys (in2, n of key_bytes). check: wait for the device's verdict on the offsets. */
+     * or keys (in2, n of key_bytes). check: wait for the device's verdict on the offsets.
+     * reduce by key: in2 the keys, in the values, out the unique keys, out2 the reduced values, count the
+     * number of runs. run-length encode: the same with in2 the input (key_bytes each), in NULL, type u64 and
+     * op sum for the lengths (each item counts 1), out2 the lengths. */
     ps_segment_form seg_form;
     uint64_t segment_count;
     size_t key_bytes;

@@ -201,3 +201,104 @@ void ps_cpu_threads_segscan(ps_cpu_pool *pool, const ps_request *req) {
     job.phase = 1;
     ps_cpu_pool_run(pool, segscan_job_run, &job);
 }
+
+/* ---- reduce by key and run-length encoding --------------------------------------------------------------
+ * The runs of equal keys are the segments; one result per run, at the run's index (the heads before it).
+ * Threads: each range counts its heads and reduces its last piece; the caller scans the counts and folds the
+ * pieces as above; each range then writes the runs that end in it, the first one continuing from its carry. */
+
+/* The value of the piece [s, e): its values reduced, or for run-length encoding its length. */
+static void piece_value(const ps_request *req, uint64_t s, uint64_t e, ps_value *v) {
+    if (req->prim == PS_PRIM_RUN_LENGTH_ENCODE)
+        v->u64 = e - s;
+    else
+        ps_cpu_kernels_get(req->type, req->op)->reduce(req->in, s, e, v);
+}
+
+/* Writes the runs that end in [lo, hi) from index first_run on, the first continuing from *open when open is
+ * not NULL (lo does not start a run); returns the index after the last one written. */
+static uint64_t by_key_range(const ps_request *req, uint64_t lo, uint64_t hi, uint64_t first_run, const ps_value *open) {
+    const ps_cpu_kernels *k = ps_cpu_kernels_get(req->type, req->op);
+    const size_t kb = req->key_bytes, eb = req->elem_bytes;
+    seg_cursor c;
+    cursor_init(&c, req, lo);
+    uint64_t r = first_run;
+    for (uint64_t s = lo, e; s < hi; s = e) {
+        e = next_head(&c, s, hi);
+        if (e == hi && hi < req->n && !is_head(req, hi)) break; /* the run ends in a later range */
+        ps_value v = s == lo && open ? *open : req->init, x;
+        piece_value(req, s, e, &x);
+        k->combine(&v, &x);
+        memcpy((char *)req->out + r * kb, (const char *)req->in2 + s * kb, kb);
+        memcpy((char *)req->out2 + r * eb, v.bytes, eb);
+        r++;
+    }
+    return r;
+}
+
+void ps_cpu_by_key(const ps_request *req) {
+    const uint64_t runs = req->n > 0 ? by_key_range(req, 0, req->n, 0, NULL) : 0;
+    memcpy(req->count, &runs, sizeof runs);
+}
+
+/* Phase 1 of a range: its heads, and its last piece's value. */
+typedef struct by_key_slot {
+    uint64_t heads;
+    seg_pair pair; /* f: a head in the range; v: the last piece; after the spine: f = open, v = its carry */
+    uint64_t first_run;
+} by_key_slot;
+typedef char by_key_slot_fits_[sizeof(by_key_slot) <= SEGSCAN_SLOT_BYTES ? 1 : -1];
+
+static void by_key_job_run(void *arg, unsigned t) {
+    const segscan_job *job = (const segscan_job *)arg;
+    const ps_request *req = job->req;
+    const uint64_t lo = t * job->chunk, hi = lo + job->chunk < req->n ? lo + job->chunk : req->n;
+    by_key_slot *slot = (by_key_slot *)(job->slots + (size_t)t * SEGSCAN_SLOT_BYTES);
+    if (lo >= hi) return;
+    if (job->phase == 0) {
+        seg_cursor c;
+        cursor_init(&c, req, lo);
+        uint64_t s = lo, heads = (uint64_t)is_head(req, lo);
+        for (uint64_t e = next_head(&c, lo, hi); e < hi; e = next_head(&c, e, hi)) s = e, heads++;
+        slot->heads = heads;
+        slot->pair.f = heads > 0;
+        piece_value(req, s, hi, &slot->pair.v);
+    } else {
+        by_key_range(req, lo, hi, slot->first_run, slot->pair.f ? &slot->pair.v : NULL);
+    }
+}
+
+void ps_cpu_threads_by_key(ps_cpu_pool *pool, const ps_request *req) {
+    uint64_t runs = 0;
+    if (req->n > 0) {
+        const ps_cpu_kernels *k = ps_cpu_kernels_get(req->type, req->op);
+        const unsigned threads = ps_cpu_pool_threads(pool);
+        segscan_job job;
+        job.req = req;
+        job.chunk = (req->n + threads - 1) / threads;
+        job.phase = 0;
+        uintptr_t temp = ((uintptr_t)req->temp + SEGSCAN_SLOT_BYTES - 1) & ~(uintptr_t)(SEGSCAN_SLOT_BYTES - 1);
+        job.slots = (unsigned char *)temp;
+        ps_cpu_pool_run(pool, by_key_job_run, &job);
+
+        /* ---- spine: the heads before each range, and the carry of its open run ---- */
+        const unsigned used = (unsigned)((req->n + job.chunk - 1) / job.chunk);
+        seg_pair fold;
+        fold.f = 0;
+        fold.v = *ps_core_identity(req->type, req->op);
+        for (unsigned t = 0; t < used; t++) {
+            by_key_slot *slot = (by_key_slot *)(job.slots + (size_t)t * SEGSCAN_SLOT_BYTES);
+            const seg_pair mine = slot->pair;
+            const int open = !is_head(req, t * job.chunk);
+            slot->first_run = open ? runs - 1 : runs;
+            runs += slot->heads;
+            slot->pair.f = open;
+            slot->pair.v = req->init;
+            if (open) k->combine(&slot->pair.v, &fold.v);
+            fold = pair_combine(k, fold, mine);
+        }
+        job.phase = 1;
+        ps_cpu_pool_run(pool, by_key_job_run, &job);
+    }
+    memcpy(req->count, &runs, sizeof runs);
+}
