@@ -101,6 +101,10 @@ typedef struct cuda_primitive {
 #define ps_cuda_segmented_scan_run ps_cuda_segscan_run
 #define ps_cuda_scan_by_key_plan ps_cuda_segscan_plan
 #define ps_cuda_scan_by_key_run ps_cuda_segscan_run
+#define ps_cuda_reduce_by_key_plan ps_cuda_rbk_plan /* reduce_by_key.cu runs both */
+#define ps_cuda_reduce_by_key_run ps_cuda_rbk_run
+#define ps_cuda_run_length_encode_plan ps_cuda_rbk_plan
+#define ps_cuda_run_length_encode_run ps_cuda_rbk_run
 static const cuda_primitive cuda_primitives[PS_PRIM_COUNT] = {PS_PRIMITIVE_LIST(CUDA_PRIMITIVE_)};
 #undef ps_cuda_scan_plan
 #undef ps_cuda_scan_run
@@ -110,6 +114,10 @@ static const cuda_primitive cuda_primitives[PS_PRIM_COUNT] = {PS_PRIMITIVE_LIST(
 #undef ps_cuda_segmented_scan_run
 #undef ps_cuda_scan_by_key_plan
 #undef ps_cuda_scan_by_key_run
+#undef ps_cuda_reduce_by_key_plan
+#undef ps_cuda_reduce_by_key_run
+#undef ps_cuda_run_length_encode_plan
+#undef ps_cuda_run_length_encode_run
 #undef CUDA_PRIMITIVE_
 
 static pscan_status cuda_plan(const pscan_context *ctx, ps_request *req, size_t *bytes) {

@@ -50,6 +50,9 @@ cudaError_t ps_cuda_select_run(const ps_request *req, const ps_cuda_device *dev)
 /* segmented_scan.cu: segmented scan and scan by key (req->seg_form tells the segments' form). */
 pscan_status ps_cuda_segscan_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
 cudaError_t ps_cuda_segscan_run(const ps_request *req, const ps_cuda_device *dev);
+/* reduce_by_key.cu: reduce by key and run-length encoding (req->prim tells which). */
+pscan_status ps_cuda_rbk_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
+cudaError_t ps_cuda_rbk_run(const ps_request *req, const ps_cuda_device *dev);
 
 /* What a run returns when it has checked the caller's data on the device and found it invalid (a segmented
  * scan's offsets, with PSCAN_SEGSCAN_CHECK_OFFSETS): the backend reports PSCAN_ERROR_INVALID_VALUE. A value
