@@ -187,7 +187,8 @@ pscan_status pscan_context_device_name(const pscan_context *ctx, char *buf, size
 pscan_status pscan_context_native_error(const pscan_context *ctx, long long *code);
 /* The device compiler's log of the last failed kernel build (OpenCL), "" if none. Owned by the context. */
 pscan_status pscan_context_build_log(const pscan_context *ctx, const char **log);
-/* CPU backend: sets the number of worker threads (0 = one per online processor). Other backends ignore it. */
+/* CPU backend: sets the number of worker threads (0 = one per usable core: the affinity mask, capped by a
+ * cgroup CPU quota). Other backends ignore it. */
 pscan_status pscan_context_set_threads(pscan_context *ctx, unsigned threads);
 /* Grows the context-owned workspace to at least bytes now, so later calls with temp == NULL never allocate
  * (allocation may synchronise the device). */
@@ -313,6 +314,98 @@ pscan_status pscan_select(pscan_context *ctx, const pscan_select_desc *desc, con
 pscan_status pscan_partition(pscan_context *ctx, const pscan_select_desc *desc, const void *keys_in,
                              const void *values_in, uint64_t n, void *keys_out, void *values_out, uint64_t *count,
                              void *temp, size_t temp_bytes);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Histogram: counts of n samples of any type in bins, either evenly spaced over [lower, upper) or between given
+ * edges. A sample outside the bins, and every NaN, is counted nowhere.
+ *
+ * Evenly spaced (edges == NULL): lower < upper, host pointers to one int64_t each for signed integer samples,
+ * one uint64_t each for unsigned ones, one sample of the type for f32 and f64 (64-bit bounds let u8 samples
+ * use [0, 256), which no u8 could say; the largest i64 or u64 value can never lie below upper, so it is
+ * counted only through edges). A sample x counts iff lower <= x < upper, into bin
+ *   integers: floor((x - lower) * bins / (upper - lower)), exact: computed in integers wide enough that nothing
+ *             overflows or rounds (so u8 samples over [0, 256) in 256 bins put v in bin v, and [0, 10) in 3
+ *             bins gives bins {0..3}, {4..6}, {7..9});
+ *   floats:   min(bins - 1, floor((x - lower) * s)) where s = bins / (upper - lower), each operation rounded to
+ *             nearest in the sample type (f32 in float, f64 in double), so a sample within rounding of a bin
+ *             boundary may land one bin off the real-number answer, the same on every backend. lower and
+ *             upper must be finite, and upper - lower and s finite (PSCAN_ERROR_INVALID_VALUE otherwise).
+ * Given edges (edges != NULL; lower and upper are ignored): a device array of bins + 1 samples of desc->type,
+ * ascending (edges[i] <= edges[i + 1]) and free of NaN: bin i holds edges[i] <= x < edges[i + 1], found by
+ * binary search. The order is a precondition, not checked: with edges out of order every sample is still counted
+ * at most once, in some bin, and nothing outside counts is written.
+ * ------------------------------------------------------------------------------------------------------- */
+#define PSCAN_HISTOGRAM_MAX_BINS 65536u
+/* Adds the new counts to what counts already holds, instead of overwriting it. */
+#define PSCAN_HISTOGRAM_ACCUMULATE 1u
+
+typedef struct pscan_histogram_desc {
+    pscan_type type;       /* the sample type (and the edges' and bounds' type) */
+    pscan_type count_type; /* PSCAN_TYPE_U32 or PSCAN_TYPE_U64: each count wraps modulo 2^32 or 2^64 */
+    uint32_t bins;         /* 1 .. PSCAN_HISTOGRAM_MAX_BINS */
+    const void *lower;     /* evenly spaced: host pointer to the first bin's lower edge: int64_t, uint64_t or float */
+    const void *upper;     /* evenly spaced: host pointer to the last bin's upper edge (excluded), the same type */
+    const void *edges;     /* NULL for evenly spaced bins, else bins + 1 ascending samples in device memory */
+    unsigned flags;        /* PSCAN_HISTOGRAM_ACCUMULATE, or 0 to overwrite counts */
+    pscan_algo algo;       /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK (its one kernel) */
+} pscan_histogram_desc;
+
+/* Sets *bytes to the temporary storage pscan_histogram() needs for this desc and n (0 is possible). */
+pscan_status pscan_histogram_temp_bytes(pscan_context *ctx, const pscan_histogram_desc *desc, uint64_t n,
+                                        size_t *bytes);
+
+/* Counts the n samples into counts, desc->bins elements of desc->count_type in device memory (a host pointer on
+ * the CPU backend), aligned to the count's size. Without PSCAN_HISTOGRAM_ACCUMULATE every count is overwritten
+ * (n == 0 writes zeros); with it the new counts are added. counts must not overlap the samples or the edges
+ * (PSCAN_ERROR_OVERLAP). Errors, in this order, leave counts untouched: NULL ctx or desc
+ * (PSCAN_ERROR_NULL_POINTER); a type or algo outside its list, count_type other than u32 and u64, unknown flags,
+ * bins 0 or above PSCAN_HISTOGRAM_MAX_BINS (PSCAN_ERROR_INVALID_VALUE); evenly spaced: NULL lower or upper
+ * (PSCAN_ERROR_NULL_POINTER), then lower >= upper or the float bounds above (PSCAN_ERROR_INVALID_VALUE); n too
+ * large (PSCAN_ERROR_TOO_LARGE); NULL counts, or NULL samples with n > 0 (PSCAN_ERROR_NULL_POINTER); counts not
+ * aligned to its count size (PSCAN_ERROR_INVALID_VALUE); overlap; then the algorithm and temp as for pscan_scan. Integer
+ * counts do not depend on the order of the samples, so every backend and algorithm gives the same counts. OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now.
+ * Example: samples = [3 1 7 0 4 1 6 3] (i32), lower 0, upper 8 (int64_t), 4 bins -> counts = [3 2 1 2];
+ *          the same with edges [0 1 2 4 8] -> counts = [1 2 2 3]. */
+pscan_status pscan_histogram(pscan_context *ctx, const pscan_histogram_desc *desc, const void *samples, uint64_t n,
+                             void *counts, void *temp, size_t temp_bytes);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Sort: a stable LSD radix sort of keys, optionally moving a payload with each key.
+ * Order: keys compare through an order-preserving map to unsigned integers of the key's width: unsigned keys
+ * as they are, signed keys with the sign bit flipped, floats by IEEE total order with two exceptions: -0.0
+ * sorts before +0.0 (they are distinct keys), and every NaN (either sign, any payload) maps to the largest
+ * value, so NaNs sort after +inf, in their input order. Only bits [begin_bit, end_bit) of the mapped key take
+ * part (end_bit 0 means all of them): keys equal in those bits keep their input order. Descending sorts by
+ * the complement of the mapped key: the exact reverse order, still stable (equal keys in input order; NaNs
+ * first).
+ * ------------------------------------------------------------------------------------------------------- */
+#define PSCAN_SORT_DESCENDING 1u
+
+typedef struct pscan_sort_desc {
+    pscan_type type;     /* the key type */
+    size_t value_bytes;  /* 0: keys only; 1, 2, 4 or 8: a payload of that many bytes per key, moved with it */
+    unsigned flags;      /* PSCAN_SORT_DESCENDING, or 0 for ascending */
+    unsigned begin_bit;  /* the lowest bit of the mapped key that counts */
+    unsigned end_bit;    /* one past the highest bit that counts; 0 means 8 x the key's size */
+    pscan_algo algo;     /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK (Onesweep) */
+} pscan_sort_desc;
+
+/* Sets *bytes to the temporary storage pscan_sort() needs for this desc and n (0 is possible). */
+pscan_status pscan_sort_temp_bytes(pscan_context *ctx, const pscan_sort_desc *desc, uint64_t n, size_t *bytes);
+
+/* Sorts n keys of keys_in (and their payloads in values_in, when desc->value_bytes > 0) into keys_out (and
+ * values_out), out of place: the inputs are left as they were, and the result is always in keys_out and
+ * values_out (the intermediate passes ping-pong between keys_out and temp). No output may overlap an input or
+ * the other output (PSCAN_ERROR_OVERLAP); values_in and values_out are ignored (may be NULL) when value_bytes
+ * is 0, NULL otherwise is PSCAN_ERROR_NULL_POINTER. value_bytes other than 0, 1, 2, 4, 8, flags other than
+ * PSCAN_SORT_DESCENDING, or a bit range with begin_bit >= end_bit or end_bit beyond the key are
+ * PSCAN_ERROR_INVALID_VALUE. n == 0 is a valid no-op. temp as for pscan_scan (the temp holds one more copy of
+ * the keys and payloads). CUDA sorts at most 2^32 - 1 keys (PSCAN_ERROR_TOO_LARGE beyond). OpenCL:
+ * PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now. On any error status nothing is written.
+ * Example: keys = [3 1 7 0 4 1 6 3], values = [0 1 2 3 4 5 6 7] -> keys_out = [0 1 1 3 3 4 6 7],
+ * values_out = [3 1 5 0 7 4 6 2]; descending -> keys_out = [7 6 4 3 3 1 1 0], values_out = [2 6 4 0 7 1 5 3]. */
+pscan_status pscan_sort(pscan_context *ctx, const pscan_sort_desc *desc, const void *keys_in, const void *values_in,
+                        uint64_t n, void *keys_out, void *values_out, void *temp, size_t temp_bytes);
 
 /* ---------------------------------------------------------------------------------------------------------
  * Segmented scan and scan by key: a scan that starts again at every segment, with init in front of each.

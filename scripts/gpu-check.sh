@@ -2,7 +2,7 @@
 # gpu-check.sh - THE verification of the CUDA backend on a GPU machine: build for sm_90, the whole GPU test
 # suite, compute-sanitizer over every CUDA algorithm, the benchmark with its plot, and a short summary last.
 #
-#   scripts/gpu-check.sh [--quick] [--only build,tests,sanitize,bench] [--jobs N]
+#   scripts/gpu-check.sh [--quick] [--only build,tests,sanitize,bench,patterns] [--jobs N]
 #
 # Steps (all by default; --only picks some, build is implied when the build directory is missing):
 #   build     cmake -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 in build-gpu (BUILD_DIR overrides), ninja -j16
@@ -15,6 +15,8 @@
 #             all rows in one CSV named after the GPU (h100-scan.csv, h200-scan.csv: docs/bench/ keeps them);
 #             decoupled look-back spot checks at 2^28: min, max, product, exclusive, reverse, in place;
 #             the PNG plot and the markdown table
+#   patterns  pscan bench --primitive reduce / select / partition beside CUB and copy, i32 and i64, n = 2^10..2^30,
+#             into <gpu>-patterns.csv; the summary gives of copy and x CUB at 2^16, 2^24, 2^28 and 2^30
 #   tune      (not in the default set) tools/tune/tune_scan.cu: the tile-program variants beside copy and CUB
 # --quick (or GPU_CHECK_QUICK=1): the quick test table, no 2^32 test, sanitizers on decoupled-lookback only,
 # the benchmark for decoupled-lookback, copy and CUB only, 5 repeats (GPU_CHECK_REPS overrides: 10 / 5).
@@ -27,7 +29,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD_DIR:-$ROOT/build-gpu}
 DEST=${OUT:-$BUILD/gpu-check}
 QUICK=${GPU_CHECK_QUICK:-0}
-ONLY=build,tests,sanitize,bench
+ONLY=build,tests,sanitize,bench,patterns
 JOBS=16
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -211,6 +213,30 @@ if want bench; then
         END { for (k in f) { split(k, a, ","); if (a[2] >= 65536) printf "  %s n=%s: %.3f of copy, %.2fx CUB\n", a[1], a[2], f[k], c[k] } }' \
         "$BENCH_CSV" | sort -t= -k1,1 -k2n >>"$SUMMARY"
     rm -rf "$BENCH_TMP"
+fi
+
+# ---- the other primitives beside their CUB peers ------------------------------------------------------------
+if want patterns; then
+    REPS=${GPU_CHECK_REPS:-25}
+    [ "$QUICK" = 1 ] && REPS=${GPU_CHECK_REPS:-5}
+    GPU_TAG=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oiE 'h100|h200|a100|b200|l40s?' |
+        head -1 | tr 'A-Z' 'a-z')
+    PAT_CSV=$DEST/${GPU_TAG:-gpu}-patterns.csv
+    PAT_TMP=$(mktemp -d)
+    first=1
+    for spec in reduce:i32 reduce:i64 reduce:u8 select:i32 select:i64 partition:i32 partition:i64; do
+        prim=${spec%%:*} t=${spec#*:}
+        note "bench --primitive $prim $t, 2^10..2^30"
+        timeout 120 "$PSCAN" bench --backend cuda --primitive "$prim" --type "$t" --min-log2 10 --max-log2 30 \
+            --reps $REPS --csv "$PAT_TMP/p.csv" >>"$LOG" 2>&1 || { note "bench $prim $t FAILED"; STATUS=1; }
+        [ $first = 1 ] && head -1 "$PAT_TMP/p.csv" >"$PAT_CSV" && first=0
+        tail -n +2 "$PAT_TMP/p.csv" >>"$PAT_CSV"
+    done
+    say "primitives beside CUB (pscan's default algorithm; GB/s counts the bytes each must move):"
+    awk -F, 'NR > 1 && $3 == "decoupled-lookback" && ($8 == 65536 || $8 == 16777216 || $8 == 268435456 || $8 == 1073741824) {
+        printf "  %-9s %-3s n=2^%d: %.3f of copy, %.2fx CUB (spread %.3f)\n", $16, $4, log($8) / log(2) + 0.5, $11, $12, $15 }' \
+        "$PAT_CSV" >>"$SUMMARY"
+    rm -rf "$PAT_TMP"
 fi
 
 # ---- tune (only when asked: --only tune) ----------------------------------------------------------------------

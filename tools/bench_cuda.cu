@@ -17,7 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cub/device/device_partition.cuh>
+#include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 #include <cuda/functional>
 #include <cuda/std/functional>
 
@@ -27,7 +30,7 @@
 #define BENCH_WARMUP 2
 
 /* One thing to time: f(arg) enqueues one call on the stream. */
-typedef pscan_status (*bench_fn)(void *arg);
+typedef ps_bench_fn bench_fn;
 
 static int compare_doubles(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
@@ -97,29 +100,12 @@ static pscan_status time_median(pscan_context *ctx, bench_fn f, void *arg, int r
     return s;
 }
 
-/* ---- pscan_scan ---------------------------------------------------------------------------------------- */
+/* ---- any call ---------------------------------------------------------------------------------------- */
 
-typedef struct scan_args {
-    pscan_context *ctx;
-    const pscan_scan_desc *desc;
-    const void *in;
-    void *out;
-    uint64_t n;
-    void *temp;
-    size_t temp_bytes;
-} scan_args;
-
-static pscan_status scan_once(void *arg) {
-    const scan_args *a = (const scan_args *)arg;
-    return pscan_scan(a->ctx, a->desc, a->in, a->out, a->n, a->temp, a->temp_bytes);
-}
-
-extern "C" pscan_status ps_bench_cuda_time_scan(pscan_context *ctx, const pscan_scan_desc *desc, const void *in,
-                                                void *out, uint64_t n, void *temp, size_t temp_bytes, int reps,
-                                                ps_bench_time *t) {
-    if (!ctx || !desc || !t) return PSCAN_ERROR_NULL_POINTER;
-    scan_args a = {ctx, desc, in, out, n, temp, temp_bytes};
-    return time_median(ctx, scan_once, &a, reps, t);
+extern "C" pscan_status ps_bench_cuda_time_fn(pscan_context *ctx, ps_bench_fn fn, void *arg, int reps,
+                                              ps_bench_time *t) {
+    if (!ctx || !fn || !t) return PSCAN_ERROR_NULL_POINTER;
+    return time_median(ctx, fn, arg, reps, t);
 }
 
 /* ---- copy ---------------------------------------------------------------------------------------------- */
@@ -278,4 +264,117 @@ extern "C" pscan_status ps_bench_cuda_time_cub(pscan_context *ctx, const pscan_s
     cudaError_t err = cudaStreamSynchronize(c.args.stream);
     cudaFree(c.args.temp);
     return s != PSCAN_SUCCESS ? s : cuda_status(err);
+}
+
+/* ---- CUB reduce and select: the peers of pscan bench --primitive reduce / select / partition ---------------- */
+
+/* A CUB call with its temporary storage: run() is a size query while temp is NULL. */
+typedef struct cub_peer {
+    cudaStream_t stream;
+    const void *in;
+    void *out, *count;
+    int n;
+    unsigned char value[8]; /* reduce: the initial value; select: the operand */
+    void *temp;
+    size_t temp_bytes;
+    cudaError_t (*run)(struct cub_peer *p);
+} cub_peer;
+
+template <class T, class Op> static cudaError_t cub_reduce(cub_peer *p) {
+    T init;
+    memcpy(&init, p->value, sizeof(T));
+    return cub::DeviceReduce::Reduce(p->temp, p->temp_bytes, (const T *)p->in, (T *)p->out, p->n, Op(), init,
+                                     p->stream);
+}
+
+template <class T> struct cub_greater_than {
+    T c;
+    __host__ __device__ bool operator()(const T &x) const { return x > c; }
+};
+
+template <class T, int PARTITION> static cudaError_t cub_select(cub_peer *p) {
+    T c;
+    memcpy(&c, p->value, sizeof(T));
+    if (PARTITION)
+        return cub::DevicePartition::If(p->temp, p->temp_bytes, (const T *)p->in, (T *)p->out, (int64_t *)p->count,
+                                        p->n, cub_greater_than<T>{c}, p->stream);
+    return cub::DeviceSelect::If(p->temp, p->temp_bytes, (const T *)p->in, (T *)p->out, (int64_t *)p->count, p->n,
+                                 cub_greater_than<T>{c}, p->stream);
+}
+
+static pscan_status cub_peer_once(void *arg) {
+    cub_peer *p = (cub_peer *)arg;
+    return cuda_status(p->run(p));
+}
+
+/* Size query, storage outside the timed region, the timing, then the storage freed. */
+static pscan_status cub_peer_time(pscan_context *ctx, cub_peer *p, uint64_t n, int reps, ps_bench_time *t) {
+    if (!p->run || n == 0 || n > 0x7fffffffull) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    pscan_status s = pscan_cuda_context_stream(ctx, &p->stream);
+    if (s != PSCAN_SUCCESS) return s;
+    p->n = (int)n;
+    s = cuda_status(p->run(p));
+    if (s != PSCAN_SUCCESS) return s;
+    if (p->temp_bytes == 0) p->temp_bytes = 1;
+    s = cuda_status(cudaMalloc(&p->temp, p->temp_bytes));
+    if (s != PSCAN_SUCCESS) {
+        cudaGetLastError();
+        return s;
+    }
+    s = time_median(ctx, cub_peer_once, p, reps, t);
+    cudaError_t err = cudaStreamSynchronize(p->stream);
+    cudaFree(p->temp);
+    return s != PSCAN_SUCCESS ? s : cuda_status(err);
+}
+
+extern "C" pscan_status ps_bench_cuda_time_cub_reduce(pscan_context *ctx, pscan_type type, pscan_op op,
+                                                      const void *in, void *out, uint64_t n, int reps,
+                                                      ps_bench_time *t) {
+    if (!ctx || !t) return PSCAN_ERROR_NULL_POINTER;
+    cub_peer p;
+    memset(&p, 0, sizeof p);
+    p.in = in;
+    p.out = out;
+    cub_identity(type, op, p.value);
+    /* the same set as the scan's peer (cub_lookup), through the same switch shape */
+#define BENCH_CUB_REDUCE_(T)                                                                                     p.run = op == PSCAN_OP_SUM   ? cub_reduce<T, cuda::std::plus<T>>                                                     : op == PSCAN_OP_MIN ? cub_reduce<T, cuda::minimum<T>>                                                       : op == PSCAN_OP_MAX ? cub_reduce<T, cuda::maximum<T>>                                                                            : NULL
+    switch (type) {
+    case PSCAN_TYPE_I32: BENCH_CUB_REDUCE_(int32_t); break;
+    case PSCAN_TYPE_U32: BENCH_CUB_REDUCE_(uint32_t); break;
+    case PSCAN_TYPE_F32: BENCH_CUB_REDUCE_(float); break;
+    case PSCAN_TYPE_I64: BENCH_CUB_REDUCE_(int64_t); break;
+    case PSCAN_TYPE_U64: BENCH_CUB_REDUCE_(uint64_t); break;
+    case PSCAN_TYPE_F64: BENCH_CUB_REDUCE_(double); break;
+    case PSCAN_TYPE_U8: p.run = op == PSCAN_OP_SUM ? cub_reduce<uint8_t, cuda::std::plus<uint8_t>> : NULL; break;
+    case PSCAN_TYPE_U16: p.run = op == PSCAN_OP_SUM ? cub_reduce<uint16_t, cuda::std::plus<uint16_t>> : NULL; break;
+    default: break;
+    }
+#undef BENCH_CUB_REDUCE_
+    return cub_peer_time(ctx, &p, n, reps, t);
+}
+
+extern "C" pscan_status ps_bench_cuda_time_cub_select(pscan_context *ctx, pscan_type type, const void *operand,
+                                                      int partition, const void *in, void *out, void *count,
+                                                      uint64_t n, int reps, ps_bench_time *t) {
+    if (!ctx || !operand || !t) return PSCAN_ERROR_NULL_POINTER;
+    cub_peer p;
+    memset(&p, 0, sizeof p);
+    p.in = in;
+    p.out = out;
+    p.count = count;
+    memcpy(p.value, operand, pscan_type_size(type));
+#define BENCH_CUB_SELECT_(T) p.run = partition ? cub_select<T, 1> : cub_select<T, 0>
+    switch (type) {
+    case PSCAN_TYPE_I32: BENCH_CUB_SELECT_(int32_t); break;
+    case PSCAN_TYPE_U32: BENCH_CUB_SELECT_(uint32_t); break;
+    case PSCAN_TYPE_F32: BENCH_CUB_SELECT_(float); break;
+    case PSCAN_TYPE_I64: BENCH_CUB_SELECT_(int64_t); break;
+    case PSCAN_TYPE_U64: BENCH_CUB_SELECT_(uint64_t); break;
+    case PSCAN_TYPE_F64: BENCH_CUB_SELECT_(double); break;
+    case PSCAN_TYPE_U8: BENCH_CUB_SELECT_(uint8_t); break;
+    case PSCAN_TYPE_U16: BENCH_CUB_SELECT_(uint16_t); break;
+    default: break;
+    }
+#undef BENCH_CUB_SELECT_
+    return cub_peer_time(ctx, &p, n, reps, t);
 }

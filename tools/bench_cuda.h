@@ -22,9 +22,9 @@ typedef struct ps_bench_time {
     double spread;  /* (p90 - p10) / median */
 } ps_bench_time;
 
-/* pscan_scan(ctx, desc, in, out, n, temp, temp_bytes) */
-pscan_status ps_bench_cuda_time_scan(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
-                                     uint64_t n, void *temp, size_t temp_bytes, int reps, ps_bench_time *t);
+/* Any call: fn(arg) enqueues one call on ctx's stream (a pscan primitive, say) and returns its status. */
+typedef pscan_status (*ps_bench_fn)(void *arg);
+pscan_status ps_bench_cuda_time_fn(pscan_context *ctx, ps_bench_fn fn, void *arg, int reps, ps_bench_time *t);
 /* cudaMemcpyAsync device to device of bytes */
 pscan_status ps_bench_cuda_time_copy(pscan_context *ctx, void *dst, const void *src, size_t bytes, int reps,
                                      ps_bench_time *t);
@@ -33,6 +33,16 @@ pscan_status ps_bench_cuda_time_copy(pscan_context *ctx, void *dst, const void *
  * equivalent (e.g. reverse). Its temporary storage is allocated outside the timed region. */
 pscan_status ps_bench_cuda_time_cub(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
                                     uint64_t n, int reps, ps_bench_time *t);
+/* CUB DeviceReduce::Reduce into *out (one element in device memory): sum for every type, min and max for the
+ * 4- and 8-byte types. PSCAN_ERROR_UNSUPPORTED_ALGORITHM otherwise. */
+pscan_status ps_bench_cuda_time_cub_reduce(pscan_context *ctx, pscan_type type, pscan_op op, const void *in,
+                                           void *out, uint64_t n, int reps, ps_bench_time *t);
+/* CUB DeviceSelect::If (partition = 0) or DevicePartition::If (partition = 1) keeping the keys greater than
+ * *operand (host pointer to one key), the count of kept items as one int64 in device memory at count; keys
+ * only; the 4- and 8-byte types, u8 and u16. PSCAN_ERROR_UNSUPPORTED_ALGORITHM otherwise. */
+pscan_status ps_bench_cuda_time_cub_select(pscan_context *ctx, pscan_type type, const void *operand, int partition,
+                                           const void *in, void *out, void *count, uint64_t n, int reps,
+                                           ps_bench_time *t);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
 /*
- * cmd_bench.c - `pscan bench`: one harness for every backend and every algorithm it implements.
+ * cmd_bench.c - `pscan bench`: one harness for every backend, every primitive and every algorithm it implements.
  *
  * For each n = 2^k the same seeded random input (never zeros) is scanned by every algorithm the backend
  * implements, and a device-to-device copy of the same bytes is timed in the same run: a scan reads n
@@ -13,6 +13,14 @@
  * the copy and the algorithms take their repeats in turn (interleaved), so that a busy spell of a shared
  * machine does not favour one of them; the median over repeats after a warm-up is reported.
  * CUDA: CUDA events in bench_cuda.cu, each measurement with its own warm-up and median.
+ *
+ * Primitives (--primitive): scan, reduce, select, partition. Each is timed with its peer on CUDA (CUB's
+ * DeviceScan, DeviceReduce::Reduce, DeviceSelect::If, DevicePartition::If) and the copy of its input's bytes.
+ * GB/s counts the bytes a primitive must move at least: a scan and a partition read n and write n elements, a
+ * reduce reads n, a select reads n and writes the kept ones (select and partition keep the keys greater than
+ * the midpoint of the random data's range, about half; the kept count comes from the pscan call itself).
+ * of_copy compares that bandwidth with the copy's (a reduce can reach 2x the copy's time-ratio, never more
+ * than 1.0 of its bandwidth); of_cub is CUB's time over pscan's, the same work.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -26,12 +34,31 @@
 #include "bench_cuda.h"
 #endif
 
+/* The primitives bench can time: X(name). */
+#define BENCH_PRIMITIVE_LIST(X) X(scan) X(reduce) X(select) X(partition)
+
+typedef enum bench_primitive {
+#define BENCH_PRIMITIVE_ENUM_(name) BENCH_##name,
+    BENCH_PRIMITIVE_LIST(BENCH_PRIMITIVE_ENUM_)
+#undef BENCH_PRIMITIVE_ENUM_
+        BENCH_PRIMITIVE_COUNT
+} bench_primitive;
+
+static const char *const bench_primitive_names[] = {
+#define BENCH_PRIMITIVE_NAME_(name) #name,
+    BENCH_PRIMITIVE_LIST(BENCH_PRIMITIVE_NAME_)
+#undef BENCH_PRIMITIVE_NAME_
+};
+
 static const char bench_usage[] =
-    "usage: pscan bench [--backend B] [--algo A|all] [--type T] [--op OP] [--exclusive] [--reverse] [--in-place]\n"
+    "usage: pscan bench [--primitive P] [--backend B] [--algo A|all] [--type T] [--op OP] [--exclusive]\n"
+    "                   [--reverse] [--in-place]\n"
     "                   [--min-log2 K] [--max-log2 K] [--reps R] [--threads N] [--seed S] [--csv FILE]\n"
     "\n"
     "Times each algorithm of the backend on n = 2^min .. 2^max elements of random data, next to a\n"
     "device copy of the same bytes (and CUB's DeviceScan on CUDA), in the same run.\n"
+    "  --primitive P   scan (default), reduce, select or partition (keys > the data's midpoint, ~half kept);\n"
+    "                  each beside its CUB peer on CUDA\n"
     "  --backend B     auto cpu cuda opencl (default auto)\n"
     "  --algo A|all    one algorithm, or every one the backend implements (default all)\n"
     "  --type T        element type (default i32)     --op OP   operator (default sum)\n"
@@ -42,12 +69,13 @@ static const char bench_usage[] =
     "                  device memory are skipped with a note)\n"
     "  --reps R        timed calls per measurement, after a warm-up; the median is reported (default 25);\n"
     "                  on CUDA each call follows a write of twice the L2 size, so no size is timed from cache\n"
-    "  --threads N     CPU backend: worker threads (default: one per online processor)\n"
+    "  --threads N     CPU backend: worker threads (default: one per usable core)\n"
     "  --seed S        seed of the random input (default 1)\n"
     "  --csv FILE      also write every measurement to FILE as CSV\n"
     "\n"
-    "Columns: time_us = median time per call; GB/s = 2 * n * sizeof(T) / time (bytes read + written);\n"
-    "of_copy = GB/s / copy's GB/s; of_cub = GB/s / CUB's GB/s (CUDA only); spread (CSV) = (p90 - p10) / median.\n";
+    "Columns: time_us = median time per call; GB/s = bytes the primitive must read + write / time (a scan:\n"
+    "2 * n * sizeof(T)); of_copy = GB/s / copy's GB/s; of_cub = CUB's time / pscan's (CUDA only);\n"
+    "spread (CSV) = (p90 - p10) / median.\n";
 
 /* Rotated buffers: at most this many pairs, and no more than needed to cover this many bytes. */
 #define BENCH_MAX_PAIRS 64
@@ -55,6 +83,8 @@ static const char bench_usage[] =
 #define BENCH_WARMUP 2
 
 typedef struct bench_options {
+    bench_primitive prim;
+    unsigned char operand[8]; /* select, partition: keep keys greater than this (the data's midpoint) */
     pscan_backend backend;
     int all_algos;
     pscan_scan_desc desc;
@@ -70,6 +100,7 @@ typedef struct bench_buffers {
     void *in[BENCH_MAX_PAIRS], *out[BENCH_MAX_PAIRS];
     void *temp;
     size_t temp_bytes;
+    void *result; /* 8 bytes: a reduce's result, a select's count */
 } bench_buffers;
 
 typedef struct bench_row {
@@ -93,6 +124,14 @@ static int parse_options(int argc, char **argv, bench_options *o) {
         if (ps_cli_is_help(argv[i])) {
             fputs(bench_usage, stdout);
             return -1;
+        } else if ((m = ps_cli_option(argc, argv, &i, "--primitive", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : PS_CLI_FAILURE;
+            for (int p = 0; m > 0 && p < BENCH_PRIMITIVE_COUNT; p++)
+                if (strcmp(v, bench_primitive_names[p]) == 0) o->prim = (bench_primitive)p, r = PS_CLI_OK;
+            if (r == PS_CLI_FAILURE) {
+                ps_cli_error("bench: unknown primitive '%s' (scan, reduce, select, partition)", v);
+                r = PS_CLI_USAGE;
+            }
         } else if ((m = ps_cli_option(argc, argv, &i, "--backend", &v)) != 0) {
             r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_backend(v, &o->backend);
         } else if ((m = ps_cli_option(argc, argv, &i, "--algo", &v)) != 0) {
@@ -133,6 +172,10 @@ static int parse_options(int argc, char **argv, bench_options *o) {
                      pscan_type_name(o->desc.type));
         return PS_CLI_USAGE;
     }
+    if (o->prim != BENCH_scan && (o->desc.flags || o->in_place)) {
+        ps_cli_error("bench: --exclusive, --reverse and --in-place are for --primitive scan");
+        return PS_CLI_USAGE;
+    }
     if (o->have_max && o->max_log2 < o->min_log2) {
         ps_cli_error("bench: --max-log2 is below --min-log2");
         return PS_CLI_USAGE;
@@ -168,6 +211,22 @@ static void fill_random(void *data, uint64_t n, pscan_type type, pscan_op op, ui
     }
 }
 
+/* The middle of fill_random's range for the type, so that about half the keys are greater: 0 for signed
+ * integers, 2^(bits-1) for unsigned ones, 1.5 for floats (sums get [1, 2)). */
+static void midpoint(pscan_type type, unsigned char operand[8]) {
+    size_t esize = pscan_type_size(type);
+    memset(operand, 0, 8);
+    if (type == PSCAN_TYPE_F32) {
+        float x = 1.5f;
+        memcpy(operand, &x, sizeof x);
+    } else if (type == PSCAN_TYPE_F64) {
+        double x = 1.5;
+        memcpy(operand, &x, sizeof x);
+    } else if (type == PSCAN_TYPE_U8 || type == PSCAN_TYPE_U16 || type == PSCAN_TYPE_U32 || type == PSCAN_TYPE_U64) {
+        operand[esize - 1] = 0x80; /* little-endian: the top bit */
+    }
+}
+
 /* ---- timing ------------------------------------------------------------------------------------------ */
 
 static double now_seconds(void) {
@@ -181,21 +240,58 @@ static int compare_doubles(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* What a timed call does with pair p: a copy, or a scan (desc != NULL). */
+/* What a timed call does with pair p: a copy (o == NULL), or the primitive with algorithm algo. */
 typedef struct bench_call {
     bench_buffers *buf;
-    int in_place; /* the scan writes over its input */
-    const pscan_scan_desc *desc;
+    const bench_options *o;
+    pscan_algo algo;
     uint64_t n;
     size_t bytes;
 } bench_call;
 
-static pscan_status call_once(const bench_call *c, int p) {
-    if (!c->desc) return pscan_memory_copy(c->buf->ctx, c->buf->out[p], c->buf->in[p], c->bytes);
-    return pscan_scan(c->buf->ctx, c->desc, c->buf->in[p], c->in_place ? c->buf->in[p] : c->buf->out[p], c->n,
-                      c->buf->temp,
-                      c->buf->temp_bytes);
+static pscan_select_desc select_desc(const bench_options *o, pscan_algo algo) {
+    pscan_select_desc d = {o->desc.type, 0, NULL, PSCAN_PRED_GT, o->operand, algo};
+    return d;
 }
+
+/* The primitive's temp size query (temp == NULL, out == NULL) or its call. */
+static pscan_status primitive(const bench_options *o, pscan_algo algo, bench_buffers *b, int p, uint64_t n,
+                              size_t *temp_bytes) {
+    pscan_context *ctx = b->ctx;
+    const void *in = temp_bytes ? NULL : b->in[p];
+    void *out = temp_bytes ? NULL : o->in_place ? b->in[p] : b->out[p];
+    pscan_scan_desc scan = o->desc;
+    pscan_reduce_desc reduce = {o->desc.type, o->desc.op, algo, o->desc.init};
+    pscan_select_desc select = select_desc(o, algo);
+    scan.algo = algo;
+    switch (o->prim) {
+    case BENCH_scan:
+        return temp_bytes ? pscan_scan_temp_bytes(ctx, &scan, n, temp_bytes)
+                          : pscan_scan(ctx, &scan, in, out, n, b->temp, b->temp_bytes);
+    case BENCH_reduce:
+        return temp_bytes ? pscan_reduce_temp_bytes(ctx, &reduce, n, temp_bytes)
+                          : pscan_reduce(ctx, &reduce, in, n, b->result, b->temp, b->temp_bytes);
+    case BENCH_select:
+        return temp_bytes ? pscan_select_temp_bytes(ctx, &select, n, temp_bytes)
+                          : pscan_select(ctx, &select, in, NULL, n, out, NULL, (uint64_t *)b->result, b->temp,
+                                         b->temp_bytes);
+    case BENCH_partition:
+        return temp_bytes ? pscan_select_temp_bytes(ctx, &select, n, temp_bytes)
+                          : pscan_partition(ctx, &select, in, NULL, n, out, NULL, (uint64_t *)b->result, b->temp,
+                                            b->temp_bytes);
+    default:
+        return PSCAN_ERROR_INVALID_VALUE;
+    }
+}
+
+static pscan_status call_once(const bench_call *c, int p) {
+    if (!c->o) return pscan_memory_copy(c->buf->ctx, c->buf->out[p], c->buf->in[p], c->bytes);
+    return primitive(c->o, c->algo, c->buf, p, c->n, NULL);
+}
+
+#ifdef PSCAN_HAVE_CUDA
+static pscan_status call_first(void *arg) { return call_once((const bench_call *)arg, 0); }
+#endif
 
 static double median(double *t, int count) {
     qsort(t, (size_t)count, sizeof *t, compare_doubles);
@@ -238,11 +334,10 @@ static pscan_status time_calls(const bench_call *calls, int count, int on_cuda, 
             const bench_call *c = &calls[i];
             bench_buffers *b = c->buf;
             ps_bench_time t = {0, 0};
-            if (!c->desc)
+            if (!c->o)
                 s = ps_bench_cuda_time_copy(b->ctx, b->out[0], b->in[0], c->bytes, reps, &t);
             else
-                s = ps_bench_cuda_time_scan(b->ctx, c->desc, b->in[0], c->in_place ? b->in[0] : b->out[0], c->n,
-                                            b->temp, b->temp_bytes, reps, &t);
+                s = ps_bench_cuda_time_fn(b->ctx, call_first, (void *)c, reps, &t);
             seconds[i] = t.seconds;
             spread[i] = t.spread;
         }
@@ -262,6 +357,8 @@ static void buffers_free(bench_buffers *b) {
         pscan_memory_free(b->ctx, b->out[p]);
     }
     pscan_memory_free(b->ctx, b->temp);
+    pscan_memory_free(b->ctx, b->result);
+    b->result = NULL;
     b->pairs = 0;
     b->temp = NULL;
     b->temp_bytes = 0;
@@ -269,7 +366,7 @@ static void buffers_free(bench_buffers *b) {
 
 /* Allocates the pairs and uploads host to every input. */
 static pscan_status buffers_alloc(bench_buffers *b, int pairs, const void *host, size_t bytes) {
-    pscan_status s = PSCAN_SUCCESS;
+    pscan_status s = pscan_memory_alloc(b->ctx, 8, &b->result);
     b->pairs = 0;
     for (int p = 0; p < pairs && s == PSCAN_SUCCESS; p++) {
         b->in[p] = b->out[p] = NULL;
@@ -286,16 +383,17 @@ static pscan_status buffers_alloc(bench_buffers *b, int pairs, const void *host,
 
 typedef struct bench_report {
     FILE *csv;
-    const char *backend, *device, *type, *op;
+    const char *primitive, *backend, *device, *type, *op;
     unsigned flags;
     int have_cub, in_place;
 } bench_report;
 
-static void report_row(const bench_report *rep, const char *algo, uint64_t log2n, size_t esize, double seconds,
-                       double spread, double copy_seconds, double cub_seconds) {
+/* traffic: the bytes the row's call must move (the copy: 2 n esize); copy_gbps: the copy's bandwidth. */
+static void report_row(const bench_report *rep, const char *algo, uint64_t log2n, double traffic, double seconds,
+                       double spread, double copy_gbps, double cub_seconds) {
     uint64_t n = 1ull << log2n;
-    double gbps = 2.0 * (double)n * (double)esize / seconds * 1e-9;
-    double of_copy = copy_seconds > 0 ? copy_seconds / seconds : 0;
+    double gbps = traffic / seconds * 1e-9;
+    double of_copy = copy_gbps > 0 ? gbps / copy_gbps : 0;
     double of_cub = cub_seconds > 0 ? cub_seconds / seconds : 0;
     printf("%-8s %-20s %-5s 2^%-3" PRIu64 " %12.2f %9.2f %8.3f", rep->backend, algo, rep->type, log2n,
            seconds * 1e6, gbps, of_copy);
@@ -308,11 +406,11 @@ static void report_row(const bench_report *rep, const char *algo, uint64_t log2n
     printf("\n");
     fflush(stdout);
     if (rep->csv)
-        fprintf(rep->csv, "%s,\"%s\",%s,%s,%s,%s,%s,%" PRIu64 ",%.9g,%.6g,%.6g,%.6g,%.6g,%d,%.4f\n", rep->backend,
+        fprintf(rep->csv, "%s,\"%s\",%s,%s,%s,%s,%s,%" PRIu64 ",%.9g,%.6g,%.6g,%.6g,%.6g,%d,%.4f,%s\n", rep->backend,
                 rep->device, algo, rep->type, rep->op, rep->flags & PSCAN_SCAN_EXCLUSIVE ? "exclusive" : "inclusive",
                 rep->flags & PSCAN_SCAN_REVERSE ? "reverse" : "forward", n, seconds * 1e6, gbps, of_copy,
                 of_cub > 0 ? of_cub : 0.0, cub_seconds > 0 ? cub_seconds * 1e6 : 0.0,
-                rep->in_place && strcmp(algo, "copy") != 0, spread);
+                rep->in_place && strcmp(algo, "copy") != 0, spread, rep->primitive);
 }
 
 /* ---- main -------------------------------------------------------------------------------------------- */
@@ -338,6 +436,7 @@ int ps_cli_bench(int argc, char **argv) {
     const int on_cuda = kind == PSCAN_BACKEND_CUDA;
     if (!o.have_max) o.max_log2 = kind == PSCAN_BACKEND_CPU ? 26 : 30;
     const size_t esize = pscan_type_size(o.desc.type);
+    midpoint(o.desc.type, o.operand);
 
     /* The algorithms to time: the one asked for, or every one the backend implements (AUTO is one of them
      * under another name, so it is not listed). */
@@ -345,23 +444,22 @@ int ps_cli_bench(int argc, char **argv) {
     int algo_count = 0;
     for (int a = o.all_algos ? 1 : (int)o.desc.algo; a < (o.all_algos ? PSCAN_ALGO_COUNT : (int)o.desc.algo + 1);
          a++) {
-        pscan_scan_desc probe = o.desc;
         size_t bytes = 0;
-        probe.algo = (pscan_algo)a;
-        s = pscan_scan_temp_bytes(b.ctx, &probe, 1ull << o.min_log2, &bytes);
+        s = primitive(&o, (pscan_algo)a, &b, 0, 1ull << o.min_log2, &bytes);
         if (s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM && o.all_algos) continue;
         if (s != PSCAN_SUCCESS) {
-            char what[128];
-            snprintf(what, sizeof what, "%s on %s, %s %s", pscan_algo_name(probe.algo), pscan_backend_name(kind),
-                     pscan_type_name(o.desc.type), pscan_op_name(o.desc.op));
+            char what[160];
+            snprintf(what, sizeof what, "%s %s on %s, %s %s", bench_primitive_names[o.prim], pscan_algo_name((pscan_algo)a),
+                     pscan_backend_name(kind), pscan_type_name(o.desc.type), pscan_op_name(o.desc.op));
             r = ps_cli_status_error(b.ctx, what, s);
             pscan_context_destroy(b.ctx);
             return r;
         }
-        algos[algo_count++] = probe.algo;
+        algos[algo_count++] = (pscan_algo)a;
     }
 
     bench_report rep = {NULL,
+                        bench_primitive_names[o.prim],
                         pscan_backend_name(kind),
                         device,
                         pscan_type_name(o.desc.type),
@@ -377,10 +475,10 @@ int ps_cli_bench(int argc, char **argv) {
             return PS_CLI_FAILURE;
         }
         fprintf(rep.csv, "backend,device,algo,type,op,kind,direction,n,time_us,gbps,of_copy,of_cub,cub_time_us,"
-                         "in_place,spread\n");
+                         "in_place,spread,primitive\n");
     }
-    printf("# pscan bench: %s (%s), %s %s, %s %s%s, median of %" PRIu64 " after warm-up\n", rep.backend, device,
-           rep.type, rep.op, o.desc.flags & PSCAN_SCAN_EXCLUSIVE ? "exclusive" : "inclusive",
+    printf("# pscan bench %s: %s (%s), %s %s, %s %s%s, median of %" PRIu64 " after warm-up\n", rep.primitive,
+           rep.backend, device, rep.type, rep.op, o.desc.flags & PSCAN_SCAN_EXCLUSIVE ? "exclusive" : "inclusive",
            o.desc.flags & PSCAN_SCAN_REVERSE ? "reverse" : "forward", o.in_place ? " in place" : "", o.reps);
     printf("%-8s %-20s %-5s %-5s %12s %9s %8s%s\n", "backend", "algo", "type", "n", "time_us", "GB/s", "of_copy",
            on_cuda ? "   of_cub" : "");
@@ -410,10 +508,8 @@ int ps_cli_bench(int argc, char **argv) {
         /* Temporary storage: one buffer of the largest size any algorithm asks, outside the timed region. */
         size_t temp_bytes = 0;
         for (int a = 0; a < algo_count && s == PSCAN_SUCCESS; a++) {
-            pscan_scan_desc desc = o.desc;
             size_t bytes_a = 0;
-            desc.algo = algos[a];
-            s = pscan_scan_temp_bytes(b.ctx, &desc, n, &bytes_a);
+            s = primitive(&o, algos[a], &b, 0, n, &bytes_a);
             if (bytes_a > temp_bytes) temp_bytes = bytes_a;
         }
         if (s == PSCAN_SUCCESS && temp_bytes > 0) {
@@ -428,18 +524,18 @@ int ps_cli_bench(int argc, char **argv) {
 
         /* The floor, a device copy of the same bytes, then every algorithm, timed together. */
         bench_call calls[PSCAN_ALGO_COUNT + 1];
-        pscan_scan_desc descs[PSCAN_ALGO_COUNT];
         double seconds[PSCAN_ALGO_COUNT + 1], spread[PSCAN_ALGO_COUNT + 1], cub_seconds = 0, cub_spread = 0;
+        uint64_t kept = n;
         int count = 1;
-        calls[0].buf = &b, calls[0].in_place = 0, calls[0].desc = NULL, calls[0].n = n, calls[0].bytes = bytes;
+        calls[0].buf = &b, calls[0].o = NULL, calls[0].algo = PSCAN_ALGO_AUTO, calls[0].n = n, calls[0].bytes = bytes;
         for (int a = 0; a < algo_count; a++) {
             /* An algorithm with a size limit (one block, 32-bit indices) sits out the sizes it refuses. */
-            descs[count - 1] = o.desc;
-            descs[count - 1].algo = algos[a];
             calls[count] = calls[0];
-            calls[count].desc = &descs[count - 1];
-            calls[count].in_place = o.in_place;
+            calls[count].o = &o;
+            calls[count].algo = algos[a];
             s = call_once(&calls[count], 0);
+            if (s == PSCAN_SUCCESS && o.prim == BENCH_select)
+                s = pscan_memory_download(b.ctx, &kept, b.result, sizeof kept); /* the bytes a select writes */
             if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(b.ctx);
             if (s == PSCAN_SUCCESS)
                 count++;
@@ -462,17 +558,33 @@ int ps_cli_bench(int argc, char **argv) {
         }
 #ifdef PSCAN_HAVE_CUDA
         if (on_cuda) {
-            pscan_scan_desc cub = o.desc;
             ps_bench_time t = {0, 0};
-            s = ps_bench_cuda_time_cub(b.ctx, &cub, b.in[0], b.out[0], n, (int)o.reps, &t);
+            switch (o.prim) {
+            case BENCH_scan: s = ps_bench_cuda_time_cub(b.ctx, &o.desc, b.in[0], b.out[0], n, (int)o.reps, &t); break;
+            case BENCH_reduce:
+                s = o.desc.init ? PSCAN_ERROR_UNSUPPORTED_ALGORITHM
+                                : ps_bench_cuda_time_cub_reduce(b.ctx, o.desc.type, o.desc.op, b.in[0], b.result, n,
+                                                                (int)o.reps, &t);
+                break;
+            default:
+                s = ps_bench_cuda_time_cub_select(b.ctx, o.desc.type, o.operand, o.prim == BENCH_partition, b.in[0],
+                                                  b.out[0], b.result, n, (int)o.reps, &t);
+                break;
+            }
             cub_seconds = s == PSCAN_SUCCESS ? t.seconds : 0; /* CUB has no equivalent (e.g. reverse): "-" */
             cub_spread = t.spread;
         }
 #endif
-        report_row(&rep, "copy", k, esize, seconds[0], spread[0], seconds[0], cub_seconds);
-        if (cub_seconds > 0) report_row(&rep, "cub", k, esize, cub_seconds, cub_spread, seconds[0], cub_seconds);
+        /* the bytes each primitive must move at least (see the header) */
+        const double in_bytes = (double)bytes;
+        const double traffic = o.prim == BENCH_reduce   ? in_bytes
+                               : o.prim == BENCH_select ? in_bytes + (double)kept * (double)esize
+                                                        : 2 * in_bytes;
+        const double copy_gbps = 2 * in_bytes / seconds[0] * 1e-9;
+        report_row(&rep, "copy", k, 2 * in_bytes, seconds[0], spread[0], copy_gbps, cub_seconds);
+        if (cub_seconds > 0) report_row(&rep, "cub", k, traffic, cub_seconds, cub_spread, copy_gbps, cub_seconds);
         for (int i = 1; i < count; i++)
-            report_row(&rep, pscan_algo_name(calls[i].desc->algo), k, esize, seconds[i], spread[i], seconds[0],
+            report_row(&rep, pscan_algo_name(calls[i].algo), k, traffic, seconds[i], spread[i], copy_gbps,
                        cub_seconds);
         buffers_free(&b);
     }

@@ -579,6 +579,215 @@ pscan_status pscan_partition(pscan_context *ctx, const pscan_select_desc *desc, 
     return request_submit(ctx, &req, temp, temp_bytes);
 }
 
+/* ---- histogram --------------------------------------------------------------------------------------- */
+
+/* Evenly spaced integer bins: lower < upper as int64_t (signed samples) or uint64_t (unsigned), the range minus
+ * one, whether the 32-bit forms apply (samples up to 32 bits, bounds within the type's values and one past its
+ * largest), and whether the range is bins times a power of two (one shift per sample). */
+#define PS_HIST_INT_BOUNDS_(NAME, name, T, U, LOWEST, HIGHEST)                                               \
+    static pscan_status hist_bounds_##name(const void *lo, const void *hi, ps_histogram_spec *h) {           \
+        int narrow;                                                                                          \
+        if ((LOWEST) < 0) {                                                                                  \
+            int64_t lower, upper;                                                                            \
+            memcpy(&lower, lo, sizeof lower);                                                                \
+            memcpy(&upper, hi, sizeof upper);                                                                \
+            if (!(lower < upper)) return PSCAN_ERROR_INVALID_VALUE;                                          \
+            h->lower.i64 = lower;                                                                            \
+            h->upper.i64 = upper;                                                                            \
+            narrow = sizeof(T) <= 4 && lower >= (int64_t)(LOWEST) && upper - 1 <= (int64_t)(HIGHEST);        \
+        } else {                                                                                             \
+            uint64_t lower, upper;                                                                           \
+            memcpy(&lower, lo, sizeof lower);                                                                \
+            memcpy(&upper, hi, sizeof upper);                                                                \
+            if (!(lower < upper)) return PSCAN_ERROR_INVALID_VALUE;                                          \
+            h->lower.u64 = lower;                                                                            \
+            h->upper.u64 = upper;                                                                            \
+            narrow = sizeof(T) <= 4 && upper - 1 <= (uint64_t)(HIGHEST);                                     \
+        }                                                                                                    \
+        const uint64_t range = h->upper.u64 - h->lower.u64, q = range / h->bins;                             \
+        const int shift = range % h->bins == 0 && (q & (q - 1)) == 0;                                       \
+        h->range_m1 = range - 1;                                                                             \
+        h->form = narrow ? (shift ? PS_HISTOGRAM_EVEN_SHIFT32 : PS_HISTOGRAM_EVEN_DIV32)                      \
+                         : (shift ? PS_HISTOGRAM_EVEN_SHIFT64 : PS_HISTOGRAM_EVEN_DIV64);                     \
+        while (shift && (1ull << h->shift) < q) h->shift++;                                                  \
+        h->scale_f = (float)h->bins / (float)range;                                                          \
+        h->scale_d = (double)h->bins / (double)range;                                                        \
+        return PSCAN_SUCCESS;                                                                                \
+    }
+PSCAN_ARITH_INT_TYPE_LIST(PS_HIST_INT_BOUNDS_)
+#undef PS_HIST_INT_BOUNDS_
+
+/* Evenly spaced float bins: finite bounds, lower < upper, and a finite range and scale in the sample type. */
+static pscan_status hist_bounds_f32(const void *lo, const void *hi, ps_histogram_spec *h) {
+    float lower, upper;
+    memcpy(&lower, lo, sizeof lower);
+    memcpy(&upper, hi, sizeof upper);
+    if (!isfinite(lower) || !isfinite(upper) || !(lower < upper)) return PSCAN_ERROR_INVALID_VALUE;
+    const float range = upper - lower, scale = (float)h->bins / range;
+    if (!isfinite(range) || !isfinite(scale)) return PSCAN_ERROR_INVALID_VALUE;
+    h->lower.f32 = lower;
+    h->upper.f32 = upper;
+    h->form = PS_HISTOGRAM_EVEN_FLOAT;
+    h->scale_f = scale;
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status hist_bounds_f64(const void *lo, const void *hi, ps_histogram_spec *h) {
+    double lower, upper;
+    memcpy(&lower, lo, sizeof lower);
+    memcpy(&upper, hi, sizeof upper);
+    if (!isfinite(lower) || !isfinite(upper) || !(lower < upper)) return PSCAN_ERROR_INVALID_VALUE;
+    const double range = upper - lower, scale = (double)h->bins / range;
+    if (!isfinite(range) || !isfinite(scale)) return PSCAN_ERROR_INVALID_VALUE;
+    h->lower.f64 = lower;
+    h->upper.f64 = upper;
+    h->form = PS_HISTOGRAM_EVEN_FLOAT;
+    h->scale_d = scale;
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status hist_bounds(pscan_type type, const void *lo, const void *hi, ps_histogram_spec *h) {
+    switch (type) {
+#define PS_HIST_CASE_(NAME, name, T, U, LOWEST, HIGHEST)                                                     \
+    case PSCAN_TYPE_##NAME: return hist_bounds_##name(lo, hi, h);
+        PSCAN_ARITH_TYPE_LIST(PS_HIST_CASE_)
+#undef PS_HIST_CASE_
+    default: return PSCAN_ERROR_INVALID_VALUE;
+    }
+}
+
+/* Checks desc and the buffers in the documented order (pscan.h) and fills req with the resolved bins. */
+static pscan_status histogram_prepare(const pscan_context *ctx, const pscan_histogram_desc *desc,
+                                      const void *samples, uint64_t n, void *counts, ps_request *req) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    if (!PSCAN_IN_RANGE(desc->type, PSCAN_TYPE_COUNT) || !PSCAN_IN_RANGE(desc->algo, PSCAN_ALGO_COUNT) ||
+        (desc->count_type != PSCAN_TYPE_U32 && desc->count_type != PSCAN_TYPE_U64) ||
+        (desc->flags & ~PSCAN_HISTOGRAM_ACCUMULATE) != 0 || desc->bins == 0 ||
+        desc->bins > PSCAN_HISTOGRAM_MAX_BINS)
+        return PSCAN_ERROR_INVALID_VALUE;
+    ps_histogram_spec h;
+    memset(&h, 0, sizeof h);
+    h.bins = desc->bins;
+    h.accumulate = (desc->flags & PSCAN_HISTOGRAM_ACCUMULATE) != 0;
+    h.count_bytes = pscan_type_size(desc->count_type);
+    if (desc->edges) {
+        h.form = PS_HISTOGRAM_EDGES;
+        h.edges = desc->edges;
+    } else {
+        if (!desc->lower || !desc->upper) return PSCAN_ERROR_NULL_POINTER;
+        pscan_status s = hist_bounds(desc->type, desc->lower, desc->upper, &h);
+        if (s != PSCAN_SUCCESS) return s;
+    }
+    /* no operator: sum is defined for every type, and init is unused */
+    pscan_status s = request_prepare(ctx, PS_PRIM_HISTOGRAM, desc->type, PSCAN_OP_SUM, desc->algo, NULL, n, req);
+    if (s != PSCAN_SUCCESS) return s;
+    req->hist = h;
+    req->in = samples;
+    req->out = counts;
+    if (!counts || (n > 0 && !samples)) return PSCAN_ERROR_NULL_POINTER;
+    const uint64_t cb = (uint64_t)h.bins * h.count_bytes, sb = n * req->elem_bytes;
+    const uint64_t eb = h.edges ? ((uint64_t)h.bins + 1) * req->elem_bytes : 0;
+    if (ctx->ops->handles_are_addresses) {
+        if ((uintptr_t)counts % h.count_bytes != 0) return PSCAN_ERROR_INVALID_VALUE;
+        if (range_wraps(counts, cb) || (n > 0 && range_wraps(samples, sb)) || (eb && range_wraps(h.edges, eb)))
+            return PSCAN_ERROR_TOO_LARGE;
+        if (ranges_overlap(counts, cb, samples, sb) || ranges_overlap(counts, cb, h.edges, eb))
+            return PSCAN_ERROR_OVERLAP;
+    } else if ((n > 0 && counts == samples) || counts == h.edges) {
+        return PSCAN_ERROR_OVERLAP;
+    }
+    return PSCAN_SUCCESS;
+}
+
+/* ---- sort -------------------------------------------------------------------------------------------- */
+
+/* Checks desc and the buffers and fills req: inputs keys and values, outputs keys and values; no output may
+ * touch an input or the other output. */
+static pscan_status sort_prepare(const pscan_context *ctx, const pscan_sort_desc *desc, const void *keys_in,
+                                 const void *values_in, uint64_t n, void *keys_out, void *values_out,
+                                 ps_request *req) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    const size_t vb = desc->value_bytes;
+    if (vb != 0 && vb != 1 && vb != 2 && vb != 4 && vb != 8) return PSCAN_ERROR_INVALID_VALUE;
+    if ((desc->flags & ~PSCAN_SORT_DESCENDING) != 0) return PSCAN_ERROR_INVALID_VALUE;
+    /* the bit range is a value check too: before n (request_prepare refuses a type outside the list) */
+    const unsigned key_bits = 8u * (unsigned)pscan_type_size(desc->type);
+    const unsigned end_bit = desc->end_bit ? desc->end_bit : key_bits;
+    if (key_bits && (end_bit > key_bits || desc->begin_bit >= end_bit)) return PSCAN_ERROR_INVALID_VALUE;
+    /* no operator: sum is defined for every type, and init is unused */
+    pscan_status s = request_prepare(ctx, PS_PRIM_SORT, desc->type, PSCAN_OP_SUM, desc->algo, NULL, n, req);
+    if (s != PSCAN_SUCCESS) return s;
+    if (n > PS_MAX_RANGE_BYTES / (req->elem_bytes + vb)) return PSCAN_ERROR_TOO_LARGE;
+    req->value_bytes = vb;
+    req->begin_bit = desc->begin_bit;
+    req->end_bit = end_bit;
+    req->descending = (desc->flags & PSCAN_SORT_DESCENDING) != 0;
+    req->in = keys_in;
+    req->out = keys_out;
+    req->in2 = vb ? values_in : NULL;
+    req->out2 = vb ? values_out : NULL;
+    if (n == 0) return PSCAN_SUCCESS;
+    if (!keys_in || !keys_out || (vb && (!values_in || !values_out))) return PSCAN_ERROR_NULL_POINTER;
+    const uint64_t kb = n * req->elem_bytes, vbytes = n * vb;
+    if (ctx->ops->handles_are_addresses) {
+        if (range_wraps(keys_in, kb) || range_wraps(keys_out, kb) ||
+            (vb && (range_wraps(values_in, vbytes) || range_wraps(values_out, vbytes))))
+            return PSCAN_ERROR_TOO_LARGE;
+        if (ranges_overlap(keys_out, kb, keys_in, kb) || ranges_overlap(keys_out, kb, req->in2, vbytes) ||
+            ranges_overlap(req->out2, vbytes, keys_in, kb) || ranges_overlap(req->out2, vbytes, req->in2, vbytes) ||
+            ranges_overlap(keys_out, kb, req->out2, vbytes))
+            return PSCAN_ERROR_OVERLAP;
+    } else if (keys_out == keys_in || keys_out == req->in2 || (vb && (values_out == keys_in ||
+               values_out == values_in || values_out == keys_out))) {
+        return PSCAN_ERROR_OVERLAP;
+    }
+    return PSCAN_SUCCESS;
+}
+
+pscan_status pscan_histogram_temp_bytes(pscan_context *ctx, const pscan_histogram_desc *desc, uint64_t n,
+                                        size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    static uint64_t dummy_counts; /* aligned for either count size; never written */
+    ps_request req;
+    pscan_status s = histogram_prepare(ctx, desc, NULL, 0, &dummy_counts, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    req.n = n; /* the size depends on n and the bins, not on where the data is */
+    if (n > PS_MAX_RANGE_BYTES / req.elem_bytes) return PSCAN_ERROR_TOO_LARGE;
+    return request_temp_bytes(ctx, &req, bytes);
+}
+
+pscan_status pscan_histogram(pscan_context *ctx, const pscan_histogram_desc *desc, const void *samples, uint64_t n,
+                             void *counts, void *temp, size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = histogram_prepare(ctx, desc, samples, n, counts, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
+}
+
+pscan_status pscan_sort_temp_bytes(pscan_context *ctx, const pscan_sort_desc *desc, uint64_t n, size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    ps_request req;
+    pscan_status s = sort_prepare(ctx, desc, NULL, NULL, 0, NULL, NULL, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    req.n = n; /* the size depends on n and the request, not on where the data is */
+    if (n > PS_MAX_RANGE_BYTES / (req.elem_bytes + req.value_bytes)) return PSCAN_ERROR_TOO_LARGE;
+    return request_temp_bytes(ctx, &req, bytes);
+}
+
+pscan_status pscan_sort(pscan_context *ctx, const pscan_sort_desc *desc, const void *keys_in, const void *values_in,
+                        uint64_t n, void *keys_out, void *values_out, void *temp, size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = sort_prepare(ctx, desc, keys_in, values_in, n, keys_out, values_out, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    if (n == 0) { /* nothing to write; the plan still refuses an algorithm the backend lacks */
+        size_t ignored = 0;
+        return ctx->ops->plan(ctx, &req, &ignored);
+    }
+    return request_submit(ctx, &req, temp, temp_bytes);
+}
+
 /* ---- segmented scan and scan by key ------------------------------------------------------------------ */
 
 /* Whether CSR offsets are well formed: offsets[0] == 0, ascending, offsets[count] == n. Host memory only. */

@@ -25,6 +25,8 @@ extern "C" {
     X(REDUCE, reduce)                                                                                        \
     X(SELECT, select)                                                                                        \
     X(PARTITION, partition)                                                                                  \
+    X(HISTOGRAM, histogram)                                                                                  \
+    X(SORT, sort)                                                                                            \
     X(SEGMENTED_SCAN, segmented_scan)                                                                        \
     X(SCAN_BY_KEY, scan_by_key)                                                                              \
     X(REDUCE_BY_KEY, reduce_by_key)                                                                          \
@@ -36,6 +38,33 @@ typedef enum ps_primitive {
 #undef PS_PRIMITIVE_ENUM_
         PS_PRIM_COUNT
 } ps_primitive;
+
+/* A histogram's bins as the core resolved them (histogram_bin.h computes a sample's bin from it, on every
+ * backend). */
+typedef enum ps_histogram_form {
+    /* integers whose bounds lie in the sample type's range (and up to one past its largest value): 32-bit
+     * arithmetic (samples up to 32 bits only) */
+    PS_HISTOGRAM_EVEN_SHIFT32, /* upper - lower == bins << shift: bin = (x - lower) >> shift */
+    PS_HISTOGRAM_EVEN_DIV32,   /* any range: exact floor((x - lower) * bins / range) */
+    /* any integer bounds: 64-bit arithmetic (128-bit products) */
+    PS_HISTOGRAM_EVEN_SHIFT64,
+    PS_HISTOGRAM_EVEN_DIV64,
+    PS_HISTOGRAM_EVEN_FLOAT, /* floats: min(bins - 1, floor((x - lower) * scale)) in the sample type */
+    PS_HISTOGRAM_EDGES       /* bins + 1 ascending edges in device memory, binary search */
+} ps_histogram_form;
+
+typedef struct ps_histogram_spec {
+    ps_histogram_form form;
+    uint32_t bins;
+    uint32_t shift;       /* EVEN_SHIFT* */
+    int accumulate;       /* add to counts instead of overwriting them */
+    size_t count_bytes;   /* 4 (u32 counts) or 8 (u64) */
+    ps_value lower, upper; /* even forms: integers as .i64 (signed samples) or .u64 (unsigned); floats .f32/.f64 */
+    uint64_t range_m1;    /* integer even forms: upper - lower - 1 (the range itself may be 2^32 in 32 bits) */
+    float scale_f;        /* EVEN_DIV32: bins / range, for the estimate; EVEN_FLOAT on f32: the scale */
+    double scale_d;       /* EVEN_DIV64: bins / range, for the estimate; EVEN_FLOAT on f64: the scale */
+    const void *edges;    /* EDGES */
+} ps_histogram_spec;
 
 /* Where a segmented scan's segments come from: the two public forms, and scan by key's runs of equal keys. */
 typedef enum ps_segment_form { PS_SEGMENTS_FLAGS, PS_SEGMENTS_OFFSETS, PS_SEGMENTS_KEYS } ps_segment_form;
@@ -64,6 +93,12 @@ typedef struct ps_request {
     pscan_pred pred;
     ps_value operand;
     size_t value_bytes;
+    /* histogram: in the samples, out the counts; everything else resolved once by the core */
+    ps_histogram_spec hist;
+    /* sort: in/out the keys, in2/out2 the payloads (value_bytes, as select); bits [begin_bit, end_bit) of the
+     * order-preserving key (end_bit resolved, never 0), descending when set */
+    unsigned begin_bit, end_bit;
+    int descending;
     /* segmented scan, scan by key (exclusive, reverse, init as for a scan, init at every segment): in and out
      * the values; the segments as head flags (flags, n bytes), CSR offsets (in2, segment_count + 1 uint64_t)
      * or keys (in2, n of key_bytes). check: wait for the device's verdict on the offsets.

@@ -7,9 +7,13 @@
  *
  * The CPU "stream" is the calling thread: every call has finished when it returns.
  */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -25,9 +29,30 @@ typedef struct cpu_state {
 
 static cpu_state *state_of(const pscan_context *ctx) { return (cpu_state *)ctx->backend; }
 
-static unsigned online_processors(void) {
+/* The cores this process may run on: its affinity mask (taskset, a container's cpuset), capped by a cgroup
+ * v2 CPU quota (cpu.max "quota period", rounded up), which is how containers and CI runners are limited
+ * more often than by the processor count. Read once. */
+static unsigned usable_cores(void) {
+    static unsigned cores = 0;
+    if (cores) return cores;
     long count = sysconf(_SC_NPROCESSORS_ONLN);
-    return count > 0 ? (unsigned)count : 1;
+    unsigned c = count > 0 ? (unsigned)count : 1;
+#ifdef CPU_COUNT
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) c = (unsigned)CPU_COUNT(&set);
+#endif
+    FILE *f = fopen("/sys/fs/cgroup/cpu.max", "r");
+    if (f) {
+        char quota[32] = "";
+        unsigned long long period = 0;
+        if (fscanf(f, "%31s %llu", quota, &period) == 2 && strcmp(quota, "max") != 0 && period > 0) {
+            unsigned long long q = strtoull(quota, NULL, 10), limit = (q + period - 1) / period;
+            if (limit >= 1 && limit < c) c = (unsigned)limit;
+        }
+        fclose(f);
+    }
+    cores = c;
+    return cores;
 }
 
 static void cpu_destroy(pscan_context *ctx) {
@@ -45,29 +70,67 @@ static pscan_status cpu_device_name(const pscan_context *ctx, char *buf, size_t 
 static pscan_status cpu_set_threads(pscan_context *ctx, unsigned threads) {
     cpu_state *st = state_of(ctx);
     ps_cpu_pool *pool = NULL;
-    pscan_status s = ps_cpu_pool_create(threads ? threads : online_processors(), &pool);
+    pscan_status s = ps_cpu_pool_create(threads ? threads : usable_cores(), &pool);
     if (s != PSCAN_SUCCESS) return s;
     ps_cpu_pool_destroy(st->pool);
     st->pool = pool;
     return PSCAN_SUCCESS;
 }
 
-/* Whether the machine has a core to spare for each extra thread: the threaded scan chains carries from one
- * thread to the next, so one descheduled worker stalls the rest (measured: 3-6x slower than serial on a
- * 2-core machine with one core busy). The 1-minute load average is read at most every 100 ms. */
-static int cores_are_idle(unsigned threads) {
-    static double load = 0;
-    static struct timespec last = {0, 0};
+/* Busy CPU seconds of the whole machine (/proc/stat, all but idle and iowait) and of this process (all its
+ * threads, the pool's included). 0 when /proc/stat cannot be read. */
+static int cpu_seconds(double *machine, double *self) {
+    FILE *f = fopen("/proc/stat", "r");
+    if (!f) return 0;
+    unsigned long long v[8] = {0};
+    const int got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+                           &v[5], &v[6], &v[7]);
+    fclose(f);
+    if (got < 4) return 0;
+    const double tick = (double)sysconf(_SC_CLK_TCK);
+    /* user nice system idle iowait irq softirq steal */
+    *machine = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (tick > 0 ? tick : 100.0);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    *self = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
+            1e-6 * (double)ru.ru_stime.tv_usec;
+    return 1;
+}
+
+/* How many cores other processes kept busy lately: the machine's busy time minus this process's own, over
+ * the time since the previous sample (samples at least 100 ms apart). Our own pool is not counted, so that
+ * steady large scans do not push AUTO off the threads they use (the load average counts them; it made
+ * AUTO flip to serial under a steady stream of large calls). Before the first interval, or where /proc/stat
+ * does not exist, the 1-minute load average less the calling thread stands in. */
+static double others_busy_cores(void) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    static double last_wall = 0, last_machine = 0, last_self = 0, busy = -1;
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
-    const double age = (double)(now.tv_sec - last.tv_sec) + 1e-9 * (double)(now.tv_nsec - last.tv_nsec);
-    if (last.tv_sec == 0 || age > 0.1) {
-        double l[1];
-        if (getloadavg(l, 1) == 1) load = l[0];
-        last = now;
+    const double wall = (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+    double machine = 0, self = 0, result;
+    pthread_mutex_lock(&lock);
+    if (wall - last_wall >= 0.1 && cpu_seconds(&machine, &self)) {
+        if (last_wall > 0) {
+            const double b = (machine - last_machine - (self - last_self)) / (wall - last_wall);
+            busy = b > 0 ? b : 0;
+        }
+        last_wall = wall, last_machine = machine, last_self = self;
     }
-    /* the load counts the calling thread itself (it is running): one more than the others' demand */
-    return load - 1.0 + (double)threads <= (double)online_processors() + 0.5;
+    result = busy;
+    pthread_mutex_unlock(&lock);
+    if (result < 0) {
+        double l[1] = {0};
+        result = getloadavg(l, 1) == 1 && l[0] > 1.0 ? l[0] - 1.0 : 0;
+    }
+    return result;
+}
+
+/* Whether the machine has a core to spare for each extra thread: the threaded scan chains carries from one
+ * thread to the next, so one descheduled worker stalls the rest (measured: 3-6x slower than serial on a
+ * 2-core machine with one core busy). */
+static int cores_are_idle(unsigned threads) {
+    return others_busy_cores() + (double)threads <= (double)usable_cores() + 0.5;
 }
 
 /* AUTO: the pool when there is enough work for it and cores to run it, else one loop. Never slower than
@@ -85,8 +148,11 @@ static pscan_status cpu_plan(const pscan_context *ctx, ps_request *req, size_t *
     if (req->algo != PSCAN_ALGO_SERIAL && req->algo != PSCAN_ALGO_THREADS) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
     const ps_cpu_pool *pool = state_of(ctx)->pool;
     *temp_bytes = 0;
-    if (req->algo == PSCAN_ALGO_THREADS && req->n > 0)
+    if (req->prim == PS_PRIM_SORT)
+        *temp_bytes = ps_cpu_sort_temp_bytes(pool, req); /* both algorithms ping-pong through temp */
+    else if (req->algo == PSCAN_ALGO_THREADS && req->n > 0)
         *temp_bytes = req->prim == PS_PRIM_SCAN ? ps_cpu_threads_temp_bytes(pool) : ps_cpu_threads_reduce_temp_bytes(pool);
+    if (req->prim == PS_PRIM_HISTOGRAM) *temp_bytes = ps_cpu_histogram_temp_bytes(pool, req); /* serial too */
     return PSCAN_SUCCESS;
 }
 
@@ -120,6 +186,16 @@ static void cpu_select(pscan_context *ctx, const ps_request *req) {
         ps_cpu_select(req);
 }
 #define cpu_partition cpu_select
+
+/* Histogram (cpu_histogram.c): SERIAL is the threaded body on one thread. */
+static void cpu_histogram(pscan_context *ctx, const ps_request *req) { ps_cpu_histogram(state_of(ctx)->pool, req); }
+/* Sort (cpu_sort.c). */
+static void cpu_sort(pscan_context *ctx, const ps_request *req) {
+    if (req->algo == PSCAN_ALGO_THREADS)
+        ps_cpu_threads_sort(state_of(ctx)->pool, req);
+    else
+        ps_cpu_sort(req);
+}
 
 /* Segmented scan and scan by key (cpu_segscan.c): one runner, the segments' form is in the request. */
 static void cpu_segmented_scan(pscan_context *ctx, const ps_request *req) {
@@ -162,10 +238,16 @@ static pscan_status cpu_mem_free(pscan_context *ctx, void *ptr) {
     return PSCAN_SUCCESS;
 }
 
-/* memcpy, not a loop of ours: the copy is the bandwidth floor the benchmark compares the scan with. */
+/* memcpy, split over the pool when the copy is large and the cores are free, by the same rule as AUTO: one
+ * core reaches a fraction of a machine's bandwidth (on 16 cores about 20 GB/s of 60-100), and the copy is
+ * the floor the benchmark measures the threaded primitives against. Upload and download are copies too. */
 static pscan_status cpu_mem_copy(pscan_context *ctx, void *dst, const void *src, size_t bytes) {
-    (void)ctx;
-    memcpy(dst, src, bytes);
+    ps_cpu_pool *pool = state_of(ctx)->pool;
+    const unsigned threads = ps_cpu_pool_threads(pool);
+    if (bytes >= PSCAN_CPU_THREADS_MIN_BYTES && threads > 1 && cores_are_idle(threads))
+        ps_cpu_threads_copy(pool, dst, src, bytes);
+    else
+        memcpy(dst, src, bytes);
     return PSCAN_SUCCESS;
 }
 
@@ -194,7 +276,7 @@ pscan_status ps_cpu_context_init(pscan_context *ctx, int gpu_only) {
     (void)gpu_only;
     cpu_state *st = (cpu_state *)calloc(1, sizeof *st);
     if (!st) return PSCAN_ERROR_OUT_OF_MEMORY;
-    pscan_status s = ps_cpu_pool_create(online_processors(), &st->pool);
+    pscan_status s = ps_cpu_pool_create(usable_cores(), &st->pool);
     if (s != PSCAN_SUCCESS) {
         free(st);
         return s;

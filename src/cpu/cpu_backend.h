@@ -21,6 +21,9 @@ void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_request *call);
 size_t ps_cpu_threads_reduce_temp_bytes(const ps_cpu_pool *pool);
 void ps_cpu_threads_reduce(ps_cpu_pool *pool, const ps_request *req, ps_value *result);
 
+/* memcpy of bytes split over the pool's threads (the machine's copy bandwidth: one core reaches a fraction). */
+void ps_cpu_threads_copy(ps_cpu_pool *pool, void *dst, const void *src, size_t bytes);
+
 /* Select and partition (req->prim tells which), serial: cpu_select.c. Its two phases on [begin, end): the kept
  * count, and the move of kept items to kept_at... and (partition) the others to rejected_at... */
 void ps_cpu_select(const ps_request *req);
@@ -28,6 +31,15 @@ uint64_t ps_cpu_select_count(const ps_request *req, uint64_t begin, uint64_t end
 void ps_cpu_select_move(const ps_request *req, uint64_t begin, uint64_t end, uint64_t kept_at, uint64_t rejected_at);
 /* Threaded: each thread counts one range, the counts are scanned, each moves its range (temp as for reduce). */
 void ps_cpu_threads_select(ps_cpu_pool *pool, const ps_request *req);
+
+/* Histogram (cpu_histogram.c): serial into counts; threaded into one private histogram per thread in temp,
+ * then merged by bin ranges. */
+size_t ps_cpu_histogram_temp_bytes(const ps_cpu_pool *pool, const ps_request *req);
+void ps_cpu_histogram(ps_cpu_pool *pool, const ps_request *req);
+/* Sort (cpu_sort.c): the temp both algorithms need, the serial reference and the threaded version. */
+size_t ps_cpu_sort_temp_bytes(const ps_cpu_pool *pool, const ps_request *req);
+void ps_cpu_sort(const ps_request *req);
+void ps_cpu_threads_sort(ps_cpu_pool *pool, const ps_request *req);
 
 /* Segmented scan and scan by key (cpu_segscan.c): serial, and threaded over the pool (temp as for reduce). */
 void ps_cpu_segscan(const ps_request *req);

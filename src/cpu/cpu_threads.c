@@ -172,7 +172,7 @@ static void pool_run(ps_cpu_pool *pool, void (*job)(void *, unsigned), void *arg
     }
 }
 
-void ps_cpu_pool_run(ps_cpu_pool *pool, void (*job)(void *arg, unsigned thread), void *arg) { pool_run(pool, job, arg); }
+void ps_cpu_pool_run(ps_cpu_pool *pool, void (*job)(void *, unsigned), void *arg) { pool_run(pool, job, arg); }
 
 /* ---- scan -------------------------------------------------------------------------------------------- */
 
@@ -397,4 +397,29 @@ void ps_cpu_threads_select(ps_cpu_pool *pool, const ps_request *req) {
     job.phase = 1;
     pool_run(pool, select_job_run, &job);
     memcpy(req->count, &job.kept_total, sizeof job.kept_total);
+}
+
+/* ---- copy -------------------------------------------------------------------------------------------- */
+
+/* One contiguous slice per thread, cut at 64-byte boundaries of dst so no two threads write one cache line. */
+typedef struct copy_job {
+    unsigned char *dst;
+    const unsigned char *src;
+    size_t bytes, slice;
+} copy_job;
+
+static void copy_job_run(void *arg, unsigned t) {
+    const copy_job *job = (const copy_job *)arg;
+    const uintptr_t base = (uintptr_t)job->dst;
+    size_t begin = (size_t)t * job->slice, end = begin + job->slice;
+    /* move both cuts to the next line boundary of dst (thread 0 starts at 0, the last ends at bytes) */
+    if (t > 0) begin += (size_t)((64 - ((base + begin) & 63)) & 63);
+    end += (size_t)((64 - ((base + end) & 63)) & 63);
+    if (end > job->bytes) end = job->bytes;
+    if (begin < end) memcpy(job->dst + begin, job->src + begin, end - begin);
+}
+
+void ps_cpu_threads_copy(ps_cpu_pool *pool, void *dst, const void *src, size_t bytes) {
+    copy_job job = {(unsigned char *)dst, (const unsigned char *)src, bytes, (bytes + pool->threads - 1) / pool->threads};
+    pool_run(pool, copy_job_run, &job);
 }

@@ -46,6 +46,13 @@ cudaError_t ps_cuda_reduce_run(const ps_request *req, const ps_cuda_device *dev)
 /* select.cu: select and partition (req->prim tells which). */
 pscan_status ps_cuda_select_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
 cudaError_t ps_cuda_select_run(const ps_request *req, const ps_cuda_device *dev);
+/* radix_sort.cu: the Onesweep-style radix sort. */
+pscan_status ps_cuda_sort_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
+cudaError_t ps_cuda_sort_run(const ps_request *req, const ps_cuda_device *dev);
+
+/* histogram.cu: one kernel, no temp. */
+pscan_status ps_cuda_histogram_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
+cudaError_t ps_cuda_histogram_run(const ps_request *req, const ps_cuda_device *dev);
 
 /* segmented_scan.cu: segmented scan and scan by key (req->seg_form tells the segments' form). */
 pscan_status ps_cuda_segscan_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);

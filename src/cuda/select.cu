@@ -42,13 +42,17 @@
 #define PS_SELECT_ROWS 16
 #endif
 
-template <class K> struct ps_select_program {
+/* The staging buffer's bytes: a tile whose kept items do not fit is written out in several passes. */
+#define PS_SELECT_STAGE_BYTES 32768
+
+template <class K, int ROWS_ = PS_SELECT_ROWS, int MINB = 4> struct ps_select_program {
     typedef uint64_t carry;
+    typedef K key;
     enum {
         THREADS = 256,
-        MIN_BLOCKS = 4,
+        MIN_BLOCKS = MINB,
         WARPS = THREADS / PS_WARP_LANES,
-        ROWS = PS_SELECT_ROWS,
+        ROWS = ROWS_,
         TILE = ROWS * THREADS,
         SLICES = ROWS * WARPS,               /* one ballot per row and warp */
         SLICES_PER_LANE = SLICES / PS_WARP_LANES
@@ -71,7 +75,7 @@ template <class K> struct ps_select_program {
         K operand;
     };
     struct smem {
-        uint64_t staging[TILE]; /* a tile of keys, then of payloads, at their output ranks */
+        uint64_t staging[PS_SELECT_STAGE_BYTES / 8]; /* keys, then payloads, at their output ranks */
         uint32_t masks[ROWS][WARPS];
         uint32_t offsets[ROWS][WARPS];
         uint32_t kept;
@@ -86,9 +90,8 @@ template <class K> struct ps_select_program {
     static __device__ __forceinline__ uint64_t identity() { return 0; }
     static __device__ __forceinline__ uint64_t initial(const params &) { return 0; }
 
-    /* Whether item i (key k) is kept. */
-    static __device__ __forceinline__ bool pass(const params &p, K k, uint64_t i) {
-        if (p.flags) return p.flags[i] != 0;
+    /* Whether key k passes the predicate. */
+    static __device__ __forceinline__ bool pass(const params &p, K k) {
         const K c = p.operand;
         switch (p.pred) {
         case PSCAN_PRED_NONZERO: return k != K(0);
@@ -107,13 +110,22 @@ template <class K> struct ps_select_program {
         const uint64_t left = p.n - l.base;
         l.valid = left < (uint64_t)TILE ? (uint32_t)left : (uint32_t)TILE;
 
-        /* ---- load and decide: one ballot per row and warp ---- */
+        /* ---- load every row first, then decide: one ballot per row and warp. (Loading and deciding in one
+         * loop let the compiler issue each row's load only after the previous row's ballot: one memory
+         * latency per row, and select ran at 0.35 of copy.) ---- */
+        uint8_t flag[ROWS];
 #pragma unroll
         for (int k = 0; k < ROWS; k++) {
             const uint32_t o = k * THREADS + threadIdx.x;
             const bool in = o < l.valid;
             l.key[k] = in ? p.keys[l.base + o] : K(0);
-            const unsigned mask = __ballot_sync(PS_WARP_ALL, in && pass(p, l.key[k], l.base + o));
+            flag[k] = in && p.flags ? p.flags[l.base + o] : 0;
+        }
+#pragma unroll
+        for (int k = 0; k < ROWS; k++) {
+            const bool in = k * THREADS + threadIdx.x < l.valid;
+            const bool keep = in && (p.flags ? flag[k] != 0 : pass(p, l.key[k]));
+            const unsigned mask = __ballot_sync(PS_WARP_ALL, keep);
             if (lane == 0) s.masks[k][warp] = mask;
         }
         __syncthreads();
@@ -145,34 +157,41 @@ template <class K> struct ps_select_program {
     }
 
     /* Stages this thread's items at their ranks (KEYS: the keys it holds; else payloads, read from in), then
-     * writes the staged tile out in item order. */
+     * writes the staged items out in item order, consecutive threads to consecutive addresses. The items to
+     * write (slots 0 .. written of the tile's output order) go through the buffer STAGE at a time: one pass
+     * when they fit (4-byte keys of a 8192-item tile), more otherwise; each item is loaded once. */
     template <class V, bool KEYS>
     static __device__ __forceinline__ void move(const params &p, const V *in, V *out, const local &l, smem &s,
                                                 uint64_t prefix, uint32_t kept, uint64_t rejected_at) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+        const uint32_t STAGE = PS_SELECT_STAGE_BYTES / sizeof(V);
         V *staged = reinterpret_cast<V *>(s.staging);
+        const uint32_t written = p.partition ? l.valid : kept;
+        for (uint32_t lo = 0; lo < written; lo += STAGE) { /* the same trip count in every thread */
 #pragma unroll
-        for (int k = 0; k < ROWS; k++) {
-            const uint32_t o = k * THREADS + threadIdx.x;
-            if (o < l.valid) {
-                const unsigned mask = s.masks[k][warp];
-                const uint32_t rank = s.offsets[k][warp] + __popc(mask & ((1u << lane) - 1u));
-                const bool keep = (mask >> lane) & 1u;
-                if (keep || p.partition) {
-                    V x;
-                    if constexpr (KEYS)
-                        x = l.key[k];
-                    else
-                        x = in[l.base + o];
-                    staged[keep ? rank : kept + (o - rank)] = x;
+            for (int k = 0; k < ROWS; k++) {
+                const uint32_t o = k * THREADS + threadIdx.x;
+                if (o < l.valid) {
+                    const unsigned mask = s.masks[k][warp];
+                    const uint32_t rank = s.offsets[k][warp] + __popc(mask & ((1u << lane) - 1u));
+                    const bool keep = (mask >> lane) & 1u;
+                    const uint32_t slot = (keep ? rank : kept + (o - rank)) - lo; /* wraps when below lo */
+                    if ((keep || p.partition) && slot < STAGE) {
+                        V x;
+                        if constexpr (KEYS)
+                            x = l.key[k];
+                        else
+                            x = in[l.base + o];
+                        staged[slot] = x;
+                    }
                 }
             }
+            __syncthreads();
+            const uint32_t end = written - lo < STAGE ? written : lo + STAGE;
+            for (uint32_t j = lo + threadIdx.x; j < end; j += THREADS)
+                out[j < kept ? prefix + j : rejected_at + (j - kept)] = staged[j - lo];
+            __syncthreads(); /* the buffer is reused by the next pass or call */
         }
-        __syncthreads();
-        const uint32_t written = p.partition ? l.valid : kept;
-        for (uint32_t j = threadIdx.x; j < written; j += THREADS)
-            out[j < kept ? prefix + j : rejected_at + (j - kept)] = staged[j];
-        __syncthreads(); /* the buffer is reused by the next call */
     }
 
     template <class V>
@@ -212,26 +231,44 @@ template <class K> struct ps_select_program {
 };
 
 /* ---- the partition's first pass: how many items are kept, into *p.kept_total (zeroed before) ---- */
-template <class K>
-__global__ void __launch_bounds__(256) ps_select_count_kernel(const typename ps_select_program<K>::params p) {
-    typedef ps_select_program<K> P;
+template <class P> __global__ void __launch_bounds__(256) ps_select_count_kernel(const typename P::params p) {
+    typedef typename P::key K;
     uint32_t c = 0;
     const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += stride)
-        c += P::pass(p, p.flags ? K(0) : p.keys[i], i) ? 1u : 0u;
+        c += (p.flags ? p.flags[i] != 0 : P::pass(p, p.keys[i])) ? 1u : 0u;
 #pragma unroll
     for (unsigned d = PS_WARP_LANES / 2; d > 0; d >>= 1) c += __shfl_down_sync(PS_WARP_ALL, c, d);
     if (threadIdx.x % PS_WARP_LANES == 0 && c) atomicAdd(p.kept_total, (unsigned long long)c);
 }
+
+/* The look-back entries, then (partition) the kept total at a 16-byte boundary. */
+static size_t select_chain_bytes(uint64_t tiles) { return (ps_chain_temp_bytes<uint64_t>(tiles) + 15u) & ~(size_t)15u; }
+
+/* Runs program P over p (n, pointers, predicate set; tiles and kept_total filled in here): for a partition the
+ * counting kernel first, then the chain. temp holds select_chain_bytes(tiles) + 8 bytes. */
+template <class P, int E = PS_CHAIN_LANE_ENTRIES>
+static cudaError_t ps_select_launch(typename P::params p, void *temp, cudaStream_t stream, int sm_count) {
+    p.tiles = (uint32_t)ps_cuda_div_up(p.n, (uint64_t)P::TILE);
+    if (p.partition) {
+        p.kept_total = (unsigned long long *)((char *)temp + select_chain_bytes(p.tiles));
+        cudaError_t err = cudaMemsetAsync(p.kept_total, 0, sizeof *p.kept_total, stream);
+        if (err != cudaSuccess) return err;
+        const uint64_t blocks = ps_cuda_div_up(p.n, 256);
+        const unsigned grid = (unsigned)(blocks < (uint64_t)sm_count * 8 ? blocks : (uint64_t)sm_count * 8);
+        ps_select_count_kernel<P><<<grid, 256, 0, stream>>>(p);
+        if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    }
+    return ps_chain_single_pass<P, E>(p, p.tiles, temp, stream);
+}
+
+#ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_select.cu includes the program alone */
 
 /* ---- host side ----------------------------------------------------------------------------------------- */
 
 #define PS_SELECT_TILE (PS_SELECT_ROWS * 256u)
 
 static uint64_t select_tiles(uint64_t n) { return ps_cuda_div_up(n, PS_SELECT_TILE); }
-
-/* The look-back entries, then (partition) the kept total at a 16-byte boundary. */
-static size_t select_chain_bytes(uint64_t tiles) { return (ps_chain_temp_bytes<uint64_t>(tiles) + 15u) & ~(size_t)15u; }
 
 pscan_status ps_cuda_select_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes) {
     (void)dev;
@@ -259,21 +296,11 @@ template <class K> static cudaError_t select_launch(const ps_request *req, const
     p.values_out = req->out2;
     p.count = (uint64_t *)req->count;
     p.n = req->n;
-    p.tiles = (uint32_t)select_tiles(req->n);
     p.pred = (int)req->pred;
     p.partition = req->prim == PS_PRIM_PARTITION;
     p.value_bytes = (uint32_t)req->value_bytes;
     memcpy(&p.operand, req->operand.bytes, sizeof(K));
-    if (p.partition) {
-        p.kept_total = (unsigned long long *)((char *)req->temp + select_chain_bytes(p.tiles));
-        cudaError_t err = cudaMemsetAsync(p.kept_total, 0, sizeof *p.kept_total, dev->stream);
-        if (err != cudaSuccess) return err;
-        const uint64_t blocks = ps_cuda_div_up(req->n, 256);
-        const unsigned grid = (unsigned)(blocks < (uint64_t)dev->sm_count * 8 ? blocks : (uint64_t)dev->sm_count * 8);
-        ps_select_count_kernel<K><<<grid, 256, 0, dev->stream>>>(p);
-        if ((err = cudaGetLastError()) != cudaSuccess) return err;
-    }
-    return ps_chain_single_pass<P>(p, p.tiles, req->temp, dev->stream);
+    return ps_select_launch<P>(p, req->temp, dev->stream, dev->sm_count);
 }
 
 /* Both primitives; n == 0 writes the count alone. */
@@ -287,3 +314,5 @@ cudaError_t ps_cuda_select_run(const ps_request *req, const ps_cuda_device *dev)
     default: return cudaErrorInvalidValue;
     }
 }
+
+#endif /* PS_TUNE_NO_LIBRARY_ENTRY */

@@ -1,0 +1,531 @@
+/*
+ * radix_sort.cu - the stable LSD radix sort on CUDA, Onesweep-style (Adinets and Merrill, 2022): one upsweep
+ * that counts the digits of every pass at once, then one kernel per 8-bit digit pass that ranks its tile in
+ * shared memory and learns each digit's global offset from the tiles before it through a decoupled look-back.
+ *
+ * Keys are mapped to unsigned integers of their width whose order is the sort's (pscan.h: signed keys flip the
+ * sign bit; floats flip every bit of negatives and the sign bit of positives, every NaN becomes all ones;
+ * descending complements). Only digits come from the mapped key; keys and payloads move bit for bit.
+ *
+ * Phases:
+ *  - upsweep (ps_sort_upsweep_kernel): a grid-stride read of the keys; each block counts the digits of every
+ *    pass in shared memory (passes x 256 counters) and adds them to the global counts in temp. The keys do
+ *    not change between passes, only their order, so one read serves all passes.
+ *  - spine: each pass block scans that pass's 256 global counts itself (one block-wide exclusive scan of 256
+ *    values, cheaper than a launch): the first slot of each digit in the output.
+ *  - one pass per digit (ps_sort_pass_kernel), 256 threads x 16 keys = 4096-key tiles, tile id = blockIdx.x:
+ *      load:      warp w loads keys w*512 ... w*512 + 511 of the tile, warp-striped (coalesced), and maps them;
+ *      rank:      ps_sort_block_rank: each warp walks its 16 rows in order; __match_any_sync finds the lanes
+ *                 with the same digit, their rank is the warp's running count of that digit plus the peers in
+ *                 lower lanes; the lowest peer bumps the count. Then thread d scans digit d's counts over the
+ *                 8 warps (tile order is warp order) and the block scans the 256 digit totals: a key's place
+ *                 in the tile's stable order is start[digit] + warp_before[warp][digit] + its rank;
+ *      look-back: thread d publishes the tile's count of digit d, walks back over earlier tiles' words for d
+ *                 (adding aggregates until it meets an inclusive prefix), and publishes its own inclusive
+ *                 prefix: 256 independent chains in one block, each one word per tile;
+ *      scatter:   the keys go to shared memory in tile order; thread j then writes tile slot j to
+ *                 out[digit_start + prefix - start[digit] + j], so each digit's run of the tile lands as one
+ *                 contiguous, mostly coalesced, stretch; payloads follow through the same staging buffer.
+ *  - small n (n <= 4096, one tile): ps_sort_small_kernel sorts in one block, all passes in shared memory (keys
+ *    and a 16-bit index of where each came from), and gathers the payloads once at the end: one launch.
+ *
+ * Why a status protocol of its own: the engine's chain (chain/tile_state.cuh, single_pass.cuh) moves one
+ * carry of at most 32 bytes per tile, combined in a fixed window. Here the carry is a vector of 256 counts
+ * (1 KiB); as one entry it would need a 256-wide fixed-window reduction per tile and a torn-read-proof 1 KiB
+ * write. But the 256 digits are independent sums, so each digit gets its own chain of self-tagged 64-bit
+ * words: the high half holds the engine's tag (30 bits of a per-launch epoch from ps_chain_next_epoch, and
+ * the status: aggregate or inclusive), the low half the count. A word is written and read as one
+ * single-copy-atomic 64-bit access, so a reader never sees a count without its status; integer sums need no
+ * fixed order (they are exact), so the classic look-back (stop at the first inclusive prefix) is used. Each
+ * pass takes a fresh epoch, so one region of tiles x 256 words serves every pass: words of earlier passes
+ * never validate. The region is zeroed once per call (with the upsweep's counts, one memset of n / 2 bytes for
+ * u32 keys, under 1% of the sort's traffic), because 30 tag bits alone would leave foreign bytes of a shared
+ * workspace (another primitive's entries, with epochs from another counter) a 2^-30 chance per word to pass
+ * (the engine's entries carry 60 tag bits, at twice the bytes). Status 0 never validates. The count half is 32
+ * bits, which is why CUDA sorts at most 2^32 - 1 keys.
+ *
+ * Work O(n x passes); global memory: the upsweep reads the keys once; each pass reads and writes keys (and
+ * payloads) once, plus 2 KiB of status words written per 4096-key tile (about 12% of a u32 pass) and the
+ * look-back's reads of them. Passes ping-pong between keys_out and one buffer in temp, the parity chosen so
+ * that the last pass writes keys_out. Depth: passes x (one tile + the look-back chain).
+ * Not tuned yet: measured figures on an H100 go here (tools/tune/tune_sort.cu).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include <type_traits>
+
+#include "chain/single_pass.cuh" /* ps_chain_next_epoch: the per-launch epochs of the engine */
+#include "chain/tile_state.cuh"  /* PS_TILE_AGGREGATE, PS_TILE_INCLUSIVE */
+#include "cuda_backend.h"
+#include "scan_problem.cuh"
+
+#define PS_SORT_THREADS 256
+/* Keys per thread (a tuning knob: tools/tune/tune_sort.cu -DPS_SORT_ITEMS=12); at most 16, which the one-block
+ * sort's static shared memory (u64 keys + 16-bit origins) is sized for. */
+#ifndef PS_SORT_ITEMS
+#define PS_SORT_ITEMS 16
+#endif
+static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's shared memory holds 4096 keys");
+#define PS_SORT_TILE (PS_SORT_THREADS * PS_SORT_ITEMS) /* 4096 keys; also the largest n sorted by one block */
+#define PS_SORT_WARPS (PS_SORT_THREADS / 32)
+#define PS_SORT_RADIX 256
+#define PS_SORT_MAX_PASSES 8
+#ifndef PS_SORT_MIN_BLOCKS
+#define PS_SORT_MIN_BLOCKS 2
+#endif
+
+enum { PS_SORT_KEY_UNSIGNED, PS_SORT_KEY_SIGNED, PS_SORT_KEY_FLOAT };
+
+/* The payload type of a keys-only sort. */
+struct ps_sort_no_value {};
+
+/* ---- keys and digits ----------------------------------------------------------------------------------- */
+
+/* pscan.h's order-preserving map; flip is all ones for descending. */
+template <class U> __device__ __forceinline__ U ps_sort_map(U x, int kind, U flip) {
+    const U sign = (U)((U)1 << (8 * sizeof(U) - 1));
+    U t = x;
+    if (kind == PS_SORT_KEY_SIGNED) {
+        t = (U)(x ^ sign);
+    } else if (kind == PS_SORT_KEY_FLOAT) {
+        const U inf = (U)(sizeof(U) == 8 ? 0x7ff0000000000000ull : 0x7f800000ull);
+        t = (U)(x & ~sign) > inf ? (U)~(U)0 : (x & sign) ? (U)~x : (U)(x | sign);
+    }
+    return (U)(t ^ flip);
+}
+
+template <class U> struct ps_sort_digit {
+    int kind;
+    U flip;
+    unsigned shift, mask;
+    __device__ __forceinline__ uint32_t operator()(U key) const {
+        return (uint32_t)(ps_sort_map<U>(key, kind, flip) >> shift) & mask;
+    }
+};
+
+/* ---- block level: the stable rank of a tile's digits ----------------------------------------------------- */
+
+struct ps_sort_rank_smem {
+    uint16_t warp_counts[PS_SORT_WARPS][PS_SORT_RADIX]; /* per warp and digit: counts, then the warps before */
+    uint32_t start[PS_SORT_RADIX];                      /* the tile's first slot of each digit */
+    uint32_t warp_totals[PS_SORT_WARPS];
+};
+
+/* Exclusive sum of one value per thread across the block (256 threads); *total gets the sum. */
+__device__ __forceinline__ uint32_t ps_sort_block_exclusive(uint32_t x, uint32_t *warp_totals, uint32_t *total) {
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    uint32_t inc = x;
+#pragma unroll
+    for (unsigned d = 1; d < 32; d <<= 1) {
+        const uint32_t y = __shfl_up_sync(PS_WARP_ALL, inc, d);
+        if (lane >= d) inc += y;
+    }
+    if (lane == 31) warp_totals[warp] = inc;
+    __syncthreads();
+    uint32_t before = 0, all = 0;
+#pragma unroll
+    for (unsigned w = 0; w < PS_SORT_WARPS; w++) {
+        const uint32_t t = warp_totals[w];
+        before += w < warp ? t : 0;
+        all += t;
+    }
+    __syncthreads(); /* warp_totals is reused by the next call */
+    *total = all;
+    return before + inc - x;
+}
+
+/* Item i of lane l of warp w is tile slot w * ITEMS * 32 + i * 32 + l (warp-striped rows). */
+__device__ __forceinline__ uint32_t ps_sort_slot(int i) {
+    return (threadIdx.x / 32) * (PS_SORT_ITEMS * 32) + i * 32 + threadIdx.x % 32;
+}
+
+/* Ranks the tile's digits stably: rank[i] becomes item i's place in the tile sorted by digit (ties in slot
+ * order). Returns the count of digit threadIdx.x in the tile; s.start holds each digit's first place. */
+__device__ __forceinline__ uint32_t ps_sort_block_rank(const uint32_t (&digit)[PS_SORT_ITEMS],
+                                                       uint32_t (&rank)[PS_SORT_ITEMS], ps_sort_rank_smem &s) {
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const uint32_t below_mask = (1u << lane) - 1u;
+    uint16_t *counts = s.warp_counts[warp];
+    for (unsigned d = lane; d < PS_SORT_RADIX; d += 32) counts[d] = 0;
+    __syncwarp();
+
+    /* ---- per warp: rows in order, peers of one digit by match ---- */
+#pragma unroll
+    for (int i = 0; i < PS_SORT_ITEMS; i++) {
+        const uint32_t d = digit[i];
+        const uint32_t peers = __match_any_sync(PS_WARP_ALL, d);
+        const uint32_t below = __popc(peers & below_mask);
+        const uint32_t c = counts[d];
+        rank[i] = c + below;
+        __syncwarp(); /* every peer has read the count before the lowest one bumps it */
+        if (below == 0) counts[d] = (uint16_t)(c + __popc(peers));
+        __syncwarp();
+    }
+    __syncthreads();
+
+    /* ---- per digit: the warps before, then the digits before ---- */
+    const unsigned d = threadIdx.x;
+    uint32_t total = 0;
+#pragma unroll
+    for (unsigned w = 0; w < PS_SORT_WARPS; w++) {
+        const uint32_t c = s.warp_counts[w][d];
+        s.warp_counts[w][d] = (uint16_t)total;
+        total += c;
+    }
+    uint32_t all;
+    s.start[d] = ps_sort_block_exclusive(total, s.warp_totals, &all);
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < PS_SORT_ITEMS; i++) rank[i] += s.start[digit[i]] + counts[digit[i]];
+    return total;
+}
+
+/* ---- device level: one digit pass ------------------------------------------------------------------------ */
+
+template <class U> struct ps_sort_pass_params {
+    const U *keys_in;
+    U *keys_out;
+    const void *values_in;
+    void *values_out;
+    uint32_t n, tiles;
+    ps_sort_digit<U> digit;
+    const uint32_t *counts;      /* this pass's 256 global digit counts (upsweep) */
+    unsigned long long *status;  /* tiles x 256 self-tagged words */
+    uint32_t tag;                /* this launch's epoch bits, shifted left by 2 */
+};
+
+__device__ __forceinline__ void ps_sort_publish(unsigned long long *word, uint32_t tag, unsigned status, uint32_t count) {
+    const unsigned long long w = ((unsigned long long)(tag | status) << 32) | count;
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(word), "l"(w) : "memory");
+}
+
+__device__ __forceinline__ unsigned long long ps_sort_read(const unsigned long long *word) {
+    unsigned long long w;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(word) : "memory");
+    return w;
+}
+
+/* Thread d: how many keys of digit d the tiles before this one hold; publishes this tile's count first and its
+ * inclusive count after. */
+__device__ __forceinline__ uint32_t ps_sort_look_back(unsigned long long *status, uint32_t tag, uint32_t tiles,
+                                                      uint32_t tile, uint32_t count) {
+    const unsigned d = threadIdx.x;
+    if (tiles == 1) return 0;
+    if (tile == 0) {
+        ps_sort_publish(status + d, tag, PS_TILE_INCLUSIVE, count);
+        return 0;
+    }
+    const bool last = tile + 1 == tiles; /* nobody reads the last tile's words */
+    if (!last) ps_sort_publish(status + (size_t)tile * PS_SORT_RADIX + d, tag, PS_TILE_AGGREGATE, count);
+    uint32_t prefix = 0;
+    for (int64_t t = (int64_t)tile - 1;;) {
+        const unsigned long long w = ps_sort_read(status + (size_t)t * PS_SORT_RADIX + d);
+        const uint32_t hi = (uint32_t)(w >> 32);
+        if (hi == (tag | PS_TILE_INCLUSIVE)) {
+            prefix += (uint32_t)w;
+            break;
+        }
+        if (hi == (tag | PS_TILE_AGGREGATE)) {
+            prefix += (uint32_t)w;
+            t--;
+        }
+    }
+    if (!last) ps_sort_publish(status + (size_t)tile * PS_SORT_RADIX + d, tag, PS_TILE_INCLUSIVE, prefix + count);
+    return prefix;
+}
+
+template <class U, class V> union ps_sort_stage {
+    U keys[PS_SORT_TILE];
+    V values[PS_SORT_TILE];
+};
+
+template <class U, class V>
+__global__ void __launch_bounds__(PS_SORT_THREADS, PS_SORT_MIN_BLOCKS) ps_sort_pass_kernel(const ps_sort_pass_params<U> p) {
+    constexpr bool HAS_VALUES = !std::is_same<V, ps_sort_no_value>::value;
+    __shared__ ps_sort_stage<U, V> stage;
+    __shared__ ps_sort_rank_smem rs;
+    __shared__ uint32_t dest_base[PS_SORT_RADIX];
+    const uint32_t tile = blockIdx.x, base = tile * (uint32_t)PS_SORT_TILE;
+    const uint32_t valid = p.n - base < (uint32_t)PS_SORT_TILE ? p.n - base : (uint32_t)PS_SORT_TILE;
+
+    /* ---- load: warp-striped rows; slots past n take the last digit, so they rank last ---- */
+    U key[PS_SORT_ITEMS];
+    uint32_t digit[PS_SORT_ITEMS], rank[PS_SORT_ITEMS];
+#pragma unroll
+    for (int i = 0; i < PS_SORT_ITEMS; i++) {
+        const uint32_t slot = ps_sort_slot(i);
+        key[i] = slot < valid ? p.keys_in[base + slot] : (U)0;
+        digit[i] = slot < valid ? p.digit(key[i]) : p.digit.mask;
+    }
+
+    /* ---- rank ---- */
+    uint32_t count = ps_sort_block_rank(digit, rank, rs);
+    const unsigned d = threadIdx.x;
+    if (d == p.digit.mask) count -= (uint32_t)PS_SORT_TILE - valid; /* the padding is not the tile's */
+
+    /* ---- look-back: the keys of digit d in earlier tiles; the digit's first slot in the output ---- */
+    const uint32_t prefix = ps_sort_look_back(p.status, p.tag, p.tiles, tile, count);
+    uint32_t ignored;
+    const uint32_t digit_start = ps_sort_block_exclusive(p.counts[d], rs.warp_totals, &ignored);
+    dest_base[d] = digit_start + prefix - rs.start[d];
+
+    /* ---- scatter: keys through shared memory in tile order, then out by digit runs ---- */
+#pragma unroll
+    for (int i = 0; i < PS_SORT_ITEMS; i++) stage.keys[rank[i]] = key[i];
+    __syncthreads();
+    uint32_t dest[PS_SORT_ITEMS];
+#pragma unroll
+    for (int i = 0; i < PS_SORT_ITEMS; i++) {
+        const uint32_t j = i * PS_SORT_THREADS + threadIdx.x;
+        if (j < valid) {
+            const U k = stage.keys[j];
+            dest[i] = dest_base[p.digit(k)] + j;
+            p.keys_out[dest[i]] = k;
+        }
+    }
+    if constexpr (HAS_VALUES) {
+        const V *values_in = (const V *)p.values_in;
+        V *values_out = (V *)p.values_out;
+        V v[PS_SORT_ITEMS];
+#pragma unroll
+        for (int i = 0; i < PS_SORT_ITEMS; i++) {
+            const uint32_t slot = ps_sort_slot(i);
+            if (slot < valid) v[i] = values_in[base + slot];
+        }
+        __syncthreads(); /* the keys are out of the staging buffer */
+#pragma unroll
+        for (int i = 0; i < PS_SORT_ITEMS; i++)
+            if (ps_sort_slot(i) < valid) stage.values[rank[i]] = v[i];
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < PS_SORT_ITEMS; i++) {
+            const uint32_t j = i * PS_SORT_THREADS + threadIdx.x;
+            if (j < valid) values_out[dest[i]] = stage.values[j];
+        }
+    }
+}
+
+/* ---- upsweep: the digit counts of every pass in one read -------------------------------------------------- */
+
+template <class U> struct ps_sort_keys_desc {
+    int kind;
+    U flip;
+    unsigned begin_bit, end_bit, passes;
+};
+
+template <class U>
+__global__ void __launch_bounds__(PS_SORT_THREADS) ps_sort_upsweep_kernel(const U *keys, uint32_t n,
+                                                                          const ps_sort_keys_desc<U> k,
+                                                                          uint32_t *counts) {
+    __shared__ uint32_t h[PS_SORT_MAX_PASSES][PS_SORT_RADIX];
+    for (unsigned q = 0; q < k.passes; q++) h[q][threadIdx.x] = 0;
+    __syncthreads();
+    const uint32_t stride = gridDim.x * PS_SORT_THREADS;
+    for (uint32_t i = blockIdx.x * PS_SORT_THREADS + threadIdx.x; i < n; i += stride) {
+        const U t = ps_sort_map<U>(keys[i], k.kind, k.flip);
+        for (unsigned q = 0; q < k.passes; q++) {
+            const unsigned shift = k.begin_bit + 8 * q, bits = k.end_bit - shift < 8 ? k.end_bit - shift : 8;
+            atomicAdd(&h[q][(uint32_t)(t >> shift) & ((1u << bits) - 1u)], 1u);
+        }
+        if (stride > n - i) break; /* i + stride would wrap past 2^32 */
+    }
+    __syncthreads();
+    for (unsigned q = 0; q < k.passes; q++) {
+        const uint32_t c = h[q][threadIdx.x];
+        if (c) atomicAdd(&counts[q * PS_SORT_RADIX + threadIdx.x], c);
+    }
+}
+
+/* ---- small n: one block, every pass in shared memory ------------------------------------------------------ */
+
+template <class U, class V>
+__global__ void __launch_bounds__(PS_SORT_THREADS) ps_sort_small_kernel(const U *keys_in, U *keys_out,
+                                                                        const void *values_in, void *values_out,
+                                                                        uint32_t n, const ps_sort_keys_desc<U> k) {
+    constexpr bool HAS_VALUES = !std::is_same<V, ps_sort_no_value>::value;
+    __shared__ U keys[PS_SORT_TILE];
+    __shared__ uint16_t from[HAS_VALUES ? PS_SORT_TILE : 1];
+    __shared__ ps_sort_rank_smem rs;
+    U key[PS_SORT_ITEMS];
+    uint32_t origin[PS_SORT_ITEMS], digit[PS_SORT_ITEMS], rank[PS_SORT_ITEMS];
+#pragma unroll
+    for (int i = 0; i < PS_SORT_ITEMS; i++) {
+        const uint32_t slot = ps_sort_slot(i);
+        key[i] = slot < n ? keys_in[slot] : (U)0;
+        origin[i] = slot;
+    }
+    for (unsigned q = 0; q < k.passes; q++) {
+        ps_sort_digit<U> dg;
+        dg.kind = k.kind, dg.flip = k.flip, dg.shift = k.begin_bit + 8 * q;
+        const unsigned bits = k.end_bit - dg.shift < 8 ? k.end_bit - dg.shift : 8;
+        dg.mask = (1u << bits) - 1u;
+        /* slots past n hold the padding: it takes the last digit in every pass, so it stays last */
+#pragma unroll
+        for (int i = 0; i < PS_SORT_ITEMS; i++) digit[i] = ps_sort_slot(i) < n ? dg(key[i]) : dg.mask;
+        ps_sort_block_rank(digit, rank, rs);
+#pragma unroll
+        for (int i = 0; i < PS_SORT_ITEMS; i++) {
+            keys[rank[i]] = key[i];
+            if constexpr (HAS_VALUES) from[rank[i]] = (uint16_t)origin[i];
+        }
+        __syncthreads();
+#pragma unroll
+        for (int i = 0; i < PS_SORT_ITEMS; i++) {
+            key[i] = keys[ps_sort_slot(i)];
+            if constexpr (HAS_VALUES) origin[i] = from[ps_sort_slot(i)];
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int i = 0; i < PS_SORT_ITEMS; i++) {
+        const uint32_t slot = ps_sort_slot(i);
+        if (slot < n) {
+            keys_out[slot] = key[i];
+            if constexpr (HAS_VALUES) ((V *)values_out)[slot] = ((const V *)values_in)[origin[i]];
+        }
+    }
+}
+
+/* ---- host side --------------------------------------------------------------------------------------------- */
+
+/* Everything one sort needs, whatever called it (the library or tools/tune/tune_sort.cu). */
+struct ps_sort_args {
+    const void *keys_in;
+    void *keys_out;
+    const void *values_in;
+    void *values_out;
+    uint64_t n;
+    int kind, descending;
+    unsigned begin_bit, end_bit;
+    void *temp; /* ps_sort_temp_bytes(n, key_bytes, value_bytes), 256-byte aligned */
+};
+
+static uint64_t ps_sort_tiles(uint64_t n) { return ps_cuda_div_up(n, PS_SORT_TILE); }
+
+/* counts (8 passes x 256), status words (tiles x 256), a keys buffer and a payload buffer; none for one tile. */
+static size_t ps_sort_counts_bytes(void) { return ps_cuda_align(PS_SORT_MAX_PASSES * PS_SORT_RADIX * sizeof(uint32_t)); }
+static size_t ps_sort_status_bytes(uint64_t n) { return ps_cuda_align((size_t)ps_sort_tiles(n) * PS_SORT_RADIX * 8); }
+static size_t ps_sort_temp_bytes(uint64_t n, size_t key_bytes, size_t value_bytes) {
+    if (n <= PS_SORT_TILE) return 0;
+    return ps_sort_counts_bytes() + ps_sort_status_bytes(n) + ps_cuda_align((size_t)n * key_bytes) +
+           ps_cuda_align((size_t)n * value_bytes);
+}
+
+template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args &a, const ps_cuda_device *dev) {
+    const uint32_t n = (uint32_t)a.n;
+    ps_sort_keys_desc<U> k;
+    k.kind = a.kind;
+    k.flip = a.descending ? (U)~(U)0 : (U)0;
+    k.begin_bit = a.begin_bit;
+    k.end_bit = a.end_bit;
+    k.passes = (a.end_bit - a.begin_bit + 7) / 8;
+    if (n == 0) return cudaSuccess;
+    if (n <= PS_SORT_TILE) {
+        ps_sort_small_kernel<U, V><<<1, PS_SORT_THREADS, 0, dev->stream>>>(
+            (const U *)a.keys_in, (U *)a.keys_out, a.values_in, a.values_out, n, k);
+        return cudaGetLastError();
+    }
+
+    /* ---- upsweep ---- */
+    char *t = (char *)a.temp;
+    uint32_t *counts = (uint32_t *)t;
+    unsigned long long *status = (unsigned long long *)(t + ps_sort_counts_bytes());
+    U *tmp_keys = (U *)(t + ps_sort_counts_bytes() + ps_sort_status_bytes(n));
+    void *tmp_values = (char *)tmp_keys + ps_cuda_align((size_t)n * sizeof(U));
+    /* one memset clears the counts and every status word: no foreign bytes can validate (see the header) */
+    cudaError_t err = cudaMemsetAsync(counts, 0, ps_sort_counts_bytes() + ps_sort_status_bytes(n), dev->stream);
+    if (err != cudaSuccess) return err;
+    const uint64_t want = ps_cuda_div_up(n, PS_SORT_THREADS * 16);
+    const unsigned grid = (unsigned)(want < (uint64_t)dev->sm_count * 4 ? want : (uint64_t)dev->sm_count * 4);
+    ps_sort_upsweep_kernel<U><<<grid, PS_SORT_THREADS, 0, dev->stream>>>((const U *)a.keys_in, n, k, counts);
+    if ((err = cudaGetLastError()) != cudaSuccess) return err;
+
+    /* ---- one launch per digit pass: ping-pong so that the last pass writes keys_out ---- */
+    ps_sort_pass_params<U> p;
+    memset(&p, 0, sizeof p);
+    p.n = n;
+    p.tiles = (uint32_t)ps_sort_tiles(n);
+    p.status = status;
+    p.digit.kind = k.kind;
+    p.digit.flip = k.flip;
+    for (unsigned q = 0; q < k.passes; q++) {
+        const bool to_out = (k.passes - 1 - q) % 2 == 0;
+        p.keys_in = q == 0 ? (const U *)a.keys_in : to_out ? tmp_keys : (const U *)a.keys_out;
+        p.values_in = q == 0 ? a.values_in : to_out ? tmp_values : a.values_out;
+        p.keys_out = to_out ? (U *)a.keys_out : tmp_keys;
+        p.values_out = to_out ? a.values_out : tmp_values;
+        p.digit.shift = a.begin_bit + 8 * q;
+        const unsigned bits = a.end_bit - p.digit.shift < 8 ? a.end_bit - p.digit.shift : 8;
+        p.digit.mask = (1u << bits) - 1u;
+        p.counts = counts + q * PS_SORT_RADIX;
+        p.tag = (uint32_t)(ps_chain_next_epoch() & 0x3fffffffull) << 2;
+        ps_sort_pass_kernel<U, V><<<p.tiles, PS_SORT_THREADS, 0, dev->stream>>>(p);
+        if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    }
+    return cudaSuccess;
+}
+
+template <class U> static cudaError_t ps_sort_launch_values(const ps_sort_args &a, size_t value_bytes,
+                                                            const ps_cuda_device *dev) {
+    switch (value_bytes) {
+    case 0: return ps_sort_launch<U, ps_sort_no_value>(a, dev);
+    case 1: return ps_sort_launch<U, uint8_t>(a, dev);
+    case 2: return ps_sort_launch<U, uint16_t>(a, dev);
+    case 4: return ps_sort_launch<U, uint32_t>(a, dev);
+    case 8: return ps_sort_launch<U, uint64_t>(a, dev);
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+/* The sort of keys of key_bytes (1, 2, 4, 8) with payloads of value_bytes (0, 1, 2, 4, 8). */
+static cudaError_t ps_sort_run_args(const ps_sort_args &a, size_t key_bytes, size_t value_bytes,
+                                    const ps_cuda_device *dev) {
+    switch (key_bytes) {
+    case 1: return ps_sort_launch_values<uint8_t>(a, value_bytes, dev);
+    case 2: return ps_sort_launch_values<uint16_t>(a, value_bytes, dev);
+    case 4: return ps_sort_launch_values<uint32_t>(a, value_bytes, dev);
+    case 8: return ps_sort_launch_values<uint64_t>(a, value_bytes, dev);
+    default: return cudaErrorInvalidValue;
+    }
+}
+
+#ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_sort.cu includes the kernels alone */
+
+/* The largest n: counts and destinations are 32-bit. */
+#define PS_SORT_MAX_N 0xffffffffull
+
+pscan_status ps_cuda_sort_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes) {
+    (void)dev;
+    if (req->algo == PSCAN_ALGO_AUTO) return PSCAN_ERROR_INVALID_VALUE; /* resolved by the backend first */
+    if (req->algo != PSCAN_ALGO_DECOUPLED_LOOKBACK) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    if (req->n > PS_SORT_MAX_N) return PSCAN_ERROR_TOO_LARGE;
+    *bytes = ps_sort_temp_bytes(req->n, req->elem_bytes, req->value_bytes);
+    return PSCAN_SUCCESS;
+}
+
+cudaError_t ps_cuda_sort_run(const ps_request *req, const ps_cuda_device *dev) {
+    ps_sort_args a;
+    memset(&a, 0, sizeof a);
+    a.keys_in = req->in;
+    a.keys_out = req->out;
+    a.values_in = req->in2;
+    a.values_out = req->out2;
+    a.n = req->n;
+    switch (req->type) {
+    case PSCAN_TYPE_F32:
+    case PSCAN_TYPE_F64: a.kind = PS_SORT_KEY_FLOAT; break;
+    case PSCAN_TYPE_I8:
+    case PSCAN_TYPE_I16:
+    case PSCAN_TYPE_I32:
+    case PSCAN_TYPE_I64: a.kind = PS_SORT_KEY_SIGNED; break;
+    default: a.kind = PS_SORT_KEY_UNSIGNED; break;
+    }
+    a.descending = req->descending;
+    a.begin_bit = req->begin_bit;
+    a.end_bit = req->end_bit;
+    a.temp = req->temp;
+    return ps_sort_run_args(a, req->elem_bytes, req->value_bytes, dev);
+}
+
+#endif /* PS_TUNE_NO_LIBRARY_ENTRY */

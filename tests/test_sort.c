@@ -1,0 +1,662 @@
+/*
+ * test_sort.c - the sort test table, read as a specification of pscan_sort().
+ *
+ *   test_sort --backend cpu|cuda|opencl [--algo NAME] [--quick] [--full] [--seed S] [--threads T]
+ *
+ * Every result is checked against a stable merge sort written here (never the library's) on the
+ * order-preserving map of pscan.h, itself checked against the keys' numeric order: sorted keys bit for bit,
+ * and the payloads, which hold each key's input index (truncated to 1, 2, 4 or 8 bytes), so that any
+ * reordering of equal keys shows (stability).
+ *  - run_table(): every key type x {ascending, descending} x sizes 0, 1, 2, 100, around the CUDA tile (4096:
+ *    tile-1, tile, tile+1), 2 tiles + 5, 64 tiles + 3; payload size cycling 0, 1, 2, 4, 8; inputs and outputs at
+ *    their allocation's start or one element in; temp from the workspace or a caller buffer at +1 byte.
+ *  - run_bits(): bit ranges (begin_bit, end_bit) on every key type: one bit, one digit, a digit and a half,
+ *    the top bits, a range that ends below the top.
+ *  - run_patterns(): all keys equal, sorted, reverse sorted, four distinct values, keys that differ only in
+ *    their top 8 bits, and (floats) -0.0, +0.0, +-inf, NaNs of both signs and payloads, denormals.
+ *  - run_large(): 2^20 + k keys of u32, u64, f32 and i16 with payloads (2^24 + k with --full).
+ *  - run_bad_inputs(): each bad argument returns its exact status and writes nothing.
+ * After each call: the status, the output keys and payloads, everything past them still poisoned, and the
+ * inputs unchanged.
+ *
+ * Exit status: 0 all passed, 1 any failure, 77 (skip) when the backend is not compiled in or has no device.
+ * The closing line reads "test_sort: P passed, F failed".
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pscan.h"
+#include "test_common.h"
+
+#define MAX_REPORTS 20
+#define TILE 4096u /* the CUDA sort tile: 256 threads x 16 keys (src/cuda/radix_sort.cu), also its small-n limit */
+#define POISON 0xA5u
+#define GUARD_ITEMS 8
+
+typedef struct type_info {
+    pscan_type type;
+    const char *name;
+    size_t bytes;
+    int is_float;
+    int is_signed;
+} type_info;
+
+static const type_info types[] = {
+    {PSCAN_TYPE_I8, "i8", 1, 0, 1},   {PSCAN_TYPE_U8, "u8", 1, 0, 0},   {PSCAN_TYPE_I16, "i16", 2, 0, 1},
+    {PSCAN_TYPE_U16, "u16", 2, 0, 0}, {PSCAN_TYPE_I32, "i32", 4, 0, 1}, {PSCAN_TYPE_U32, "u32", 4, 0, 0},
+    {PSCAN_TYPE_I64, "i64", 8, 0, 1}, {PSCAN_TYPE_U64, "u64", 8, 0, 0}, {PSCAN_TYPE_F32, "f32", 4, 1, 1},
+    {PSCAN_TYPE_F64, "f64", 8, 1, 1},
+};
+#define TYPE_COUNT (sizeof types / sizeof types[0])
+static const size_t value_cycle[] = {0, 4, 1, 8, 2};
+
+static const type_info *type_named(pscan_type type) {
+    for (size_t i = 0; i < TYPE_COUNT; i++)
+        if (types[i].type == type) return &types[i];
+    return &types[0];
+}
+
+/* ---- the reference ------------------------------------------------------------------------------------- */
+
+static uint64_t load_raw(const unsigned char *buf, size_t i, size_t bytes) {
+    uint64_t v = 0;
+    memcpy(&v, buf + i * bytes, bytes);
+    return v;
+}
+
+static uint64_t all_bits(const type_info *t) { return t->bytes == 8 ? ~0ull : (1ull << (8 * t->bytes)) - 1; }
+
+static int is_nan_raw(const type_info *t, uint64_t raw) {
+    if (t->bytes == 4) {
+        float f;
+        uint32_t r = (uint32_t)raw;
+        memcpy(&f, &r, 4);
+        return f != f;
+    }
+    double d;
+    memcpy(&d, &raw, 8);
+    return d != d;
+}
+
+/* pscan.h's order as an unsigned integer (ascending): written from the contract, not from the library. */
+static uint64_t order_key(const type_info *t, uint64_t raw) {
+    const uint64_t top = 1ull << (8 * t->bytes - 1);
+    if (!t->is_float) return t->is_signed ? (raw ^ top) & all_bits(t) : raw;
+    if (is_nan_raw(t, raw)) return all_bits(t);
+    return (raw & top) ? (~raw & all_bits(t)) : (raw | top);
+}
+
+/* The numeric order the map must agree with: -1, 0, 1; -0.0 < +0.0, NaN greater than all (NaNs equal). */
+static int numeric_compare(const type_info *t, uint64_t a, uint64_t b) {
+    if (t->is_float) {
+        const int na = is_nan_raw(t, a), nb = is_nan_raw(t, b);
+        if (na || nb) return na - nb;
+        double x, y;
+        if (t->bytes == 4) {
+            float f, g;
+            uint32_t ra = (uint32_t)a, rb = (uint32_t)b;
+            memcpy(&f, &ra, 4), memcpy(&g, &rb, 4);
+            x = f, y = g;
+        } else {
+            memcpy(&x, &a, 8), memcpy(&y, &b, 8);
+        }
+        if (x == 0 && y == 0) { /* -0.0 before +0.0 */
+            const int sa = signbit(x) != 0, sb = signbit(y) != 0;
+            return sb - sa;
+        }
+        return x < y ? -1 : x > y;
+    }
+    if (t->is_signed) {
+        const unsigned shift = 64 - 8 * (unsigned)t->bytes;
+        const int64_t x = (int64_t)(a << shift) >> shift, y = (int64_t)(b << shift) >> shift;
+        return x < y ? -1 : x > y;
+    }
+    return a < b ? -1 : a > b;
+}
+
+typedef struct sort_spec {
+    const type_info *t;
+    int descending;
+    unsigned begin_bit, end_bit; /* end_bit resolved */
+} sort_spec;
+
+static uint64_t sort_key(const sort_spec *s, uint64_t raw) {
+    const unsigned width = s->end_bit - s->begin_bit;
+    const uint64_t mask = width == 64 ? ~0ull : (1ull << width) - 1;
+    uint64_t k = (order_key(s->t, raw) >> s->begin_bit) & mask;
+    return s->descending ? ~k & mask : k;
+}
+
+/* Stable merge sort of the indices idx[0..n) by keys[idx] (bottom-up, into scratch). */
+static void merge_sort(size_t *idx, size_t *scratch, const uint64_t *keys, size_t n) {
+    for (size_t w = 1; w < n; w *= 2) {
+        for (size_t lo = 0; lo < n; lo += 2 * w) {
+            size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
+            size_t i = lo, j = mid, k = lo;
+            while (i < mid && j < hi) scratch[k++] = keys[idx[j]] < keys[idx[i]] ? idx[j++] : idx[i++];
+            while (i < mid) scratch[k++] = idx[i++];
+            while (j < hi) scratch[k++] = idx[j++];
+        }
+        memcpy(idx, scratch, n * sizeof *idx);
+    }
+}
+
+/* ---- the harness --------------------------------------------------------------------------------------- */
+
+typedef struct options {
+    pscan_backend backend;
+    pscan_algo algo;
+    uint64_t seed;
+    int quick, full;
+    long threads;
+} options;
+
+typedef struct harness {
+    options opt;
+    pscan_context *ctx;
+    int addresses;
+    size_t max_n;
+    unsigned char *h_keys, *h_values, *h_got, *h_ref_keys, *h_ref_values;
+    uint64_t *h_sort_keys;
+    size_t *h_idx, *h_scratch;
+    void *d_keys, *d_values, *d_keys_out, *d_values_out, *d_temp;
+    size_t d_temp_bytes;
+    unsigned long passed, failed, reports;
+} harness;
+
+static size_t buffer_bytes(const harness *h) { return (h->max_n + 1 + GUARD_ITEMS) * 8; }
+
+static void fail_report(harness *h, const char *what) {
+    h->failed++;
+    if (h->reports++ >= MAX_REPORTS) return;
+    fprintf(stderr, "FAIL: backend=%s algo=%s seed=%" PRIu64 ": %s\n", pscan_backend_name(h->opt.backend),
+            pscan_algo_name(h->opt.algo), h->opt.seed, what);
+}
+
+static void check(harness *h, int ok, const char *file, int line, const char *what) {
+    if (ok) {
+        h->passed++;
+        return;
+    }
+    char where[700];
+    snprintf(where, sizeof where, "%s:%d: %s", file, line, what);
+    fail_report(h, where);
+}
+
+#define EXPECT_STATUS(h, expected, call)                                                                     \
+    do {                                                                                                     \
+        pscan_status got_ = (call);                                                                          \
+        char what_[600];                                                                                     \
+        snprintf(what_, sizeof what_, "%s returned %s, expected %s", #call, pscan_status_name(got_),         \
+                 pscan_status_name(expected));                                                               \
+        check((h), got_ == (expected), __FILE__, __LINE__, what_);                                           \
+    } while (0)
+#define EXPECT(h, cond) check((h), (cond) != 0, __FILE__, __LINE__, #cond)
+
+static int poisoned(const unsigned char *buf, size_t from_byte, size_t to_byte) {
+    for (size_t j = from_byte; j < to_byte; j++)
+        if (buf[j] != POISON) return 0;
+    return 1;
+}
+
+static int poison_outputs(harness *h) {
+    const size_t bytes = buffer_bytes(h);
+    memset(h->h_got, POISON, bytes);
+    return pscan_memory_upload(h->ctx, h->d_keys_out, h->h_got, bytes) == PSCAN_SUCCESS &&
+           pscan_memory_upload(h->ctx, h->d_values_out, h->h_got, bytes) == PSCAN_SUCCESS;
+}
+
+static int outputs_untouched(harness *h) {
+    const size_t bytes = buffer_bytes(h);
+    const void *bufs[2] = {h->d_keys_out, h->d_values_out};
+    for (int b = 0; b < 2; b++) {
+        if (pscan_memory_download(h->ctx, h->h_got, bufs[b], bytes) != PSCAN_SUCCESS ||
+            pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS || !poisoned(h->h_got, 0, bytes))
+            return 0;
+    }
+    return 1;
+}
+
+/* Input patterns. */
+enum { PAT_RANDOM, PAT_EQUAL, PAT_SORTED, PAT_REVERSE, PAT_FEW, PAT_TOP_BITS, PAT_FLOAT_SPECIAL, PAT_COUNT };
+static const char *const pattern_names[] = {"random", "all-equal", "sorted", "reverse-sorted", "few-distinct",
+                                            "top-bits-only", "float-specials"};
+
+static uint64_t float_bits(const type_info *t, double d) {
+    if (t->bytes == 4) {
+        float f = (float)d;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        return u;
+    }
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u;
+}
+
+static uint64_t pattern_key(const type_info *t, int pattern, size_t i, size_t n, test_rng *rng, uint64_t fixed) {
+    const uint64_t all = all_bits(t), r = test_rng_next(rng);
+    const unsigned bits = 8 * (unsigned)t->bytes;
+    switch (pattern) {
+    case PAT_EQUAL: return fixed & all;
+    case PAT_SORTED:
+    case PAT_REVERSE: {
+        /* spread i over the order (through the map's inverse for signed keys: raw = order ^ top) */
+        const uint64_t step = n > 1 ? all / (n - 1) : 1, pos = pattern == PAT_SORTED ? i : n - 1 - i;
+        uint64_t order = pos * (step ? step : 1) & all;
+        if (t->is_float) return float_bits(t, (double)pos - (double)n / 2);
+        return t->is_signed ? (order ^ (1ull << (bits - 1))) & all : order;
+    }
+    case PAT_FEW: {
+        const uint64_t few[4] = {fixed & all, (fixed * 7 + 3) & all, (fixed >> 3) & all, all};
+        return t->is_float ? float_bits(t, (double)(r % 4) - 1.5) : few[r % 4];
+    }
+    case PAT_TOP_BITS: return (r % 256) << (bits - 8);
+    case PAT_FLOAT_SPECIAL: {
+        if (!t->is_float) return r & all;
+        const uint64_t top = 1ull << (bits - 1);
+        const uint64_t qnan = t->bytes == 4 ? 0x7fc00000ull : 0x7ff8000000000000ull;
+        switch (r % 12) {
+        case 0: return 0;                                   /* +0.0 */
+        case 1: return top;                                 /* -0.0 */
+        case 2: return float_bits(t, INFINITY);
+        case 3: return float_bits(t, -INFINITY);
+        case 4: return qnan;                                /* NaN */
+        case 5: return qnan | top | ((r >> 8) & 0xff);      /* negative NaN with a payload */
+        case 6: return 1;                                   /* the smallest denormal */
+        case 7: return top | 1;
+        case 8: return float_bits(t, 1.0);
+        case 9: return float_bits(t, -1.0);
+        default: return float_bits(t, ((double)(int)(r >> 16 & 0xff) - 128) / 4);
+        }
+    }
+    default: return r & all;
+    }
+}
+
+typedef struct one_case {
+    sort_spec s;
+    size_t value_bytes;
+    size_t n;
+    int pattern;
+    int offset;      /* 0 or 1 element into every data buffer */
+    int caller_temp; /* 0: the workspace; 1: a caller buffer at +1 byte */
+    int full_bits;   /* pass end_bit 0 (all bits) */
+} one_case;
+
+static void describe(const one_case *c, char *text, size_t size) {
+    snprintf(text, size, "%s %s bits [%u,%u) values=%zu n=%zu pattern=%s offset=%d temp=%s", c->s.t->name,
+             c->s.descending ? "descending" : "ascending", c->s.begin_bit, c->s.end_bit, c->value_bytes, c->n,
+             pattern_names[c->pattern], c->offset, c->caller_temp ? "caller+1" : "workspace");
+}
+
+static int compare_items(harness *h, const char *label, const char *desc, const unsigned char *got,
+                         const unsigned char *want, size_t from, size_t count, size_t bytes) {
+    for (size_t i = from; i < from + count; i++) {
+        if (memcmp(got + i * bytes, want + i * bytes, bytes) != 0) {
+            char what[600];
+            snprintf(what, sizeof what, "%s: %s[%zu] = 0x%" PRIx64 ", expected 0x%" PRIx64, desc, label, i - from,
+                     load_raw(got, i, bytes), load_raw(want, i, bytes));
+            fail_report(h, what);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
+    const type_info *t = c->s.t;
+    const size_t n = c->n, kb = t->bytes, vb = c->value_bytes, off = (size_t)c->offset;
+    char desc[300];
+    describe(c, desc, sizeof desc);
+    test_rng rng = {test_mix64(case_seed)};
+    const uint64_t fixed = test_rng_next(&rng);
+
+    /* ---- inputs and the reference ---- */
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t key = pattern_key(t, c->pattern, i, n, &rng, fixed), index = i;
+        memcpy(h->h_keys + (off + i) * kb, &key, kb);
+        if (vb) memcpy(h->h_values + (off + i) * vb, &index, vb);
+        h->h_sort_keys[i] = sort_key(&c->s, key);
+        h->h_idx[i] = i;
+    }
+    merge_sort(h->h_idx, h->h_scratch, h->h_sort_keys, n);
+    for (size_t i = 0; i < n; i++) {
+        memcpy(h->h_ref_keys + (off + i) * kb, h->h_keys + (off + h->h_idx[i]) * kb, kb);
+        if (vb) memcpy(h->h_ref_values + (off + i) * vb, h->h_values + (off + h->h_idx[i]) * vb, vb);
+    }
+    /* the reference itself: over all bits, ascending order is the numeric order (descending its reverse) */
+    if (c->s.begin_bit == 0 && c->s.end_bit == 8 * kb)
+        for (size_t i = 1; i < n; i++) {
+            const int cmp = numeric_compare(t, load_raw(h->h_ref_keys, off + i - 1, kb), load_raw(h->h_ref_keys, off + i, kb));
+            if (c->s.descending ? cmp < 0 : cmp > 0) {
+                fail_report(h, "the test's own reference disagrees with numeric order");
+                return;
+            }
+        }
+
+    /* ---- upload, poison, call ---- */
+    if (pscan_memory_upload(h->ctx, h->d_keys, h->h_keys, (off + n) * kb + 1) != PSCAN_SUCCESS ||
+        (vb && pscan_memory_upload(h->ctx, h->d_values, h->h_values, (off + n) * vb + 1) != PSCAN_SUCCESS) ||
+        !poison_outputs(h)) {
+        fail_report(h, "upload failed");
+        return;
+    }
+    pscan_sort_desc d = {t->type, vb, c->s.descending ? PSCAN_SORT_DESCENDING : 0u, c->s.begin_bit,
+                         c->full_bits ? 0u : c->s.end_bit, h->opt.algo};
+    void *temp = NULL;
+    size_t temp_bytes = 0;
+    if (c->caller_temp) {
+        size_t need = 0;
+        pscan_status s = pscan_sort_temp_bytes(h->ctx, &d, n, &need);
+        if (s != PSCAN_SUCCESS) {
+            char what[400];
+            snprintf(what, sizeof what, "%s: pscan_sort_temp_bytes returned %s", desc, pscan_status_name(s));
+            fail_report(h, what);
+            return;
+        }
+        if (need + 1 > h->d_temp_bytes) {
+            if (h->d_temp) pscan_memory_free(h->ctx, h->d_temp);
+            h->d_temp = NULL;
+            h->d_temp_bytes = 0;
+            if (pscan_memory_alloc(h->ctx, need + 1, &h->d_temp) != PSCAN_SUCCESS) {
+                fail_report(h, "temp allocation failed");
+                return;
+            }
+            h->d_temp_bytes = need + 1;
+        }
+        temp = (char *)h->d_temp + 1;
+        temp_bytes = need;
+    }
+    void *keys_in = (char *)h->d_keys + off * kb, *keys_out = (char *)h->d_keys_out + off * kb;
+    void *values_in = vb ? (char *)h->d_values + off * vb : NULL;
+    void *values_out = vb ? (char *)h->d_values_out + off * vb : NULL;
+    pscan_status s = pscan_sort(h->ctx, &d, keys_in, values_in, n, keys_out, values_out, temp, temp_bytes);
+    if (s != PSCAN_SUCCESS) {
+        char what[400];
+        snprintf(what, sizeof what, "%s: returned %s", desc, pscan_status_name(s));
+        fail_report(h, what);
+        return;
+    }
+
+    /* ---- the items, the poison around them, the inputs ---- */
+    const size_t end_bytes = (off + n + GUARD_ITEMS) * 8;
+    for (int pass = 0; pass < (vb ? 2 : 1); pass++) {
+        const size_t bytes = pass ? vb : kb;
+        if (pscan_memory_download(h->ctx, h->h_got, pass ? h->d_values_out : h->d_keys_out, end_bytes) != PSCAN_SUCCESS ||
+            pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS) {
+            fail_report(h, "download failed");
+            return;
+        }
+        if (!compare_items(h, pass ? "values_out" : "keys_out", desc, h->h_got, pass ? h->h_ref_values : h->h_ref_keys,
+                           off, n, bytes))
+            return;
+        if (!poisoned(h->h_got, 0, off * bytes) || !poisoned(h->h_got, (off + n) * bytes, end_bytes)) {
+            char what[500];
+            snprintf(what, sizeof what, "%s: %s written outside [%zu, %zu)", desc, pass ? "values_out" : "keys_out",
+                     off, off + n);
+            fail_report(h, what);
+            return;
+        }
+    }
+    for (int pass = 0; pass < (vb ? 2 : 1); pass++) {
+        const size_t bytes = (off + n) * (pass ? vb : kb);
+        if (pscan_memory_download(h->ctx, h->h_got, pass ? h->d_values : h->d_keys, bytes) != PSCAN_SUCCESS ||
+            pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS) {
+            fail_report(h, "download failed");
+            return;
+        }
+        if (memcmp(h->h_got, pass ? h->h_values : h->h_keys, bytes) != 0) {
+            char what[400];
+            snprintf(what, sizeof what, "%s: the input %s changed", desc, pass ? "values" : "keys");
+            fail_report(h, what);
+            return;
+        }
+    }
+    h->passed++;
+}
+
+static one_case make_case(const type_info *t, int descending, size_t vb, size_t n, int pattern, unsigned index) {
+    one_case c;
+    memset(&c, 0, sizeof c);
+    c.s.t = t;
+    c.s.descending = descending;
+    c.s.begin_bit = 0;
+    c.s.end_bit = 8 * (unsigned)t->bytes;
+    c.value_bytes = vb;
+    c.n = n;
+    c.pattern = pattern;
+    c.offset = (int)(index % 2);
+    c.caller_temp = (int)(index / 2 % 2);
+    c.full_bits = (int)(index / 3 % 2);
+    return c;
+}
+
+/* Every type x direction at the small and tile sizes, random keys. */
+static void run_table(harness *h) {
+    const size_t sizes[] = {0, 1, 2, 100, TILE - 1, TILE, TILE + 1, 2 * TILE + 5, 64 * TILE + 3};
+    unsigned index = 0;
+    for (size_t ti = 0; ti < TYPE_COUNT; ti++)
+        for (int desc = 0; desc < 2; desc++)
+            for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++, index++) {
+                one_case c = make_case(&types[ti], desc, value_cycle[index % 5], sizes[si], PAT_RANDOM, index);
+                run_case(h, &c, h->opt.seed ^ (0x1000u + index));
+            }
+}
+
+/* Bit ranges of the mapped key on every type. */
+static void run_bits(harness *h) {
+    unsigned index = 0;
+    for (size_t ti = 0; ti < TYPE_COUNT; ti++) {
+        const unsigned bits = 8 * (unsigned)types[ti].bytes;
+        const unsigned ranges[][2] = {{0, 1}, {bits - 1, bits}, {0, 8 < bits ? 8 : bits}, {bits / 2, bits},
+                                      {bits > 8 ? 3 : 1, bits > 8 ? 15 : 7}, {bits > 16 ? 5 : 0, bits - 1}};
+        for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++)
+            for (int desc = 0; desc < 2; desc++, index++) {
+                const size_t n = index % 3 == 0 ? 1000 : 3 * TILE + 17;
+                one_case c = make_case(&types[ti], desc, 4, n, index % 4 == 3 ? PAT_FLOAT_SPECIAL : PAT_RANDOM, index);
+                c.s.begin_bit = ranges[r][0];
+                c.s.end_bit = ranges[r][1];
+                c.full_bits = 0;
+                run_case(h, &c, h->opt.seed ^ (0x2000u + index));
+            }
+    }
+}
+
+/* The patterns on every type, small (one block on CUDA) and past the look-back window. */
+static void run_patterns(harness *h) {
+    const size_t sizes[] = {TILE - 3, 40 * TILE + 1};
+    unsigned index = 0;
+    for (int pattern = PAT_EQUAL; pattern < PAT_COUNT; pattern++)
+        for (size_t ti = 0; ti < TYPE_COUNT; ti++)
+            for (size_t si = 0; si < 2; si++, index++) {
+                if (pattern == PAT_FLOAT_SPECIAL && !types[ti].is_float) continue;
+                one_case c = make_case(&types[ti], (int)(index % 2), value_cycle[index % 5] ? 4 : 0, sizes[si],
+                                       pattern, index);
+                run_case(h, &c, h->opt.seed ^ (0x3000u + index));
+            }
+}
+
+/* Large sizes with payloads: 2^20 + k (2^24 + k with --full). */
+static void run_large(harness *h, size_t n) {
+    const pscan_type large_types[] = {PSCAN_TYPE_U32, PSCAN_TYPE_U64, PSCAN_TYPE_F32, PSCAN_TYPE_I16};
+    const size_t vbs[] = {0, 4, 8, 4};
+    for (unsigned i = 0; i < 4; i++) {
+        one_case c = make_case(type_named(large_types[i]), (int)(i == 2), vbs[i], n, PAT_RANDOM, i);
+        run_case(h, &c, h->opt.seed ^ (0x4000u + i));
+    }
+    one_case c = make_case(type_named(PSCAN_TYPE_U32), 0, 4, n, PAT_FEW, 5);
+    run_case(h, &c, h->opt.seed ^ 0x4100u);
+}
+
+static void run_bad_inputs(harness *h) {
+    const size_t n = 16;
+    if (!poison_outputs(h)) {
+        fail_report(h, "upload failed");
+        return;
+    }
+    pscan_context *ctx = h->ctx;
+    const pscan_sort_desc good = {PSCAN_TYPE_I32, 4, 0, 0, 0, h->opt.algo};
+    pscan_sort_desc d;
+    char *k = (char *)h->d_keys, *v = (char *)h->d_values, *ko = (char *)h->d_keys_out, *vo = (char *)h->d_values_out;
+    size_t bytes = 0;
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_sort(NULL, &good, k, v, n, ko, vo, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_sort(ctx, NULL, k, v, n, ko, vo, NULL, 0));
+    d = good, d.type = PSCAN_TYPE_COUNT;
+    EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_sort(ctx, &d, k, v, n, ko, vo, NULL, 0));
+    d = good, d.value_bytes = 3;
+    EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_sort(ctx, &d, k, v, n, ko, vo, NULL, 0));
+    d = good, d.value_bytes = 16;
+    EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_sort(ctx, &d, k, v, n, ko, vo, NULL, 0));
+    d = good, d.flags = 2;
+    EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_sort(ctx, &d, k, v, n, ko, vo, NULL, 0));
+    d = good, d.algo = PSCAN_ALGO_COUNT;
+    EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_sort(ctx, &d, k, v, n, ko, vo, NULL, 0));
+    /* bit ranges: empty, reversed, beyond the key (end_bit 0 means all bits, so begin_bit 32 is empty too) */
+    d = good, d.begin_bit = 8, d.end_bit = 8;
+    EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_sort(ctx, &d, k, v, n, ko, vo, NULL, 0));
+    d = good, d.begin_bit = 9, d.end_bit = 8;
+    EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_sort(ctx, &d, k, v, n, ko, vo, NULL, 0));
+    d = good, d.end_bit = 33;
+    EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_sort(ctx, &d, k, v, n, ko, vo, NULL, 0));
+    d = good, d.begin_bit = 32;
+    EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_sort(ctx, &d, k, v, n, ko, vo, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_sort_temp_bytes(ctx, &d, n, &bytes));
+    EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_sort(ctx, &d, k, v, 1ull << 60, ko, vo, NULL, 0)); /* before n */
+    /* an invalid value wins over a NULL pointer */
+    d = good, d.value_bytes = 5;
+    EXPECT_STATUS(h, PSCAN_ERROR_INVALID_VALUE, pscan_sort(ctx, &d, NULL, v, n, NULL, vo, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_sort(ctx, &good, NULL, v, n, ko, vo, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_sort(ctx, &good, k, v, n, NULL, vo, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_sort(ctx, &good, k, NULL, n, ko, vo, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_sort(ctx, &good, k, v, n, ko, NULL, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_TOO_LARGE, pscan_sort(ctx, &good, k, v, 1ull << 60, ko, vo, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_TOO_LARGE, pscan_sort_temp_bytes(ctx, &good, 1ull << 60, &bytes));
+    if (h->addresses) {
+        EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, pscan_sort(ctx, &good, k, v, n, k, vo, NULL, 0)); /* in place */
+        EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, pscan_sort(ctx, &good, k, v, n, k + 4 * n - 4, vo, NULL, 0));
+        EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, pscan_sort(ctx, &good, k, v, n, ko, v + 8, NULL, 0));
+        EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, pscan_sort(ctx, &good, k, v, n, ko, k, NULL, 0));
+        EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, pscan_sort(ctx, &good, k, v, n, ko, ko + 4 * n - 1, NULL, 0));
+        EXPECT_STATUS(h, PSCAN_ERROR_OVERLAP, pscan_sort(ctx, &good, k, v, n, v, vo, NULL, 0));
+    }
+    /* an algorithm the backend lacks for sort, at any n */
+    d = good, d.algo = h->opt.backend == PSCAN_BACKEND_CPU ? PSCAN_ALGO_DECOUPLED_LOOKBACK : PSCAN_ALGO_SERIAL;
+    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_sort(ctx, &d, k, v, n, ko, vo, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_sort(ctx, &d, NULL, NULL, 0, NULL, NULL, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_sort_temp_bytes(ctx, &d, n, &bytes));
+    /* temp smaller than the query said */
+    EXPECT_STATUS(h, PSCAN_SUCCESS, pscan_sort_temp_bytes(ctx, &good, 64 * TILE, &bytes));
+    EXPECT(h, bytes > 1);
+    if (bytes > 1 && h->d_temp)
+        EXPECT_STATUS(h, PSCAN_ERROR_TEMP_TOO_SMALL, pscan_sort(ctx, &good, k, v, 64 * TILE, ko, vo, h->d_temp, bytes - 1));
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_sort_temp_bytes(ctx, &good, n, NULL));
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_sort_temp_bytes(NULL, &good, n, &bytes));
+    EXPECT_STATUS(h, PSCAN_ERROR_NULL_POINTER, pscan_sort_temp_bytes(ctx, NULL, n, &bytes));
+    /* n == 0: nothing written, data pointers may be NULL */
+    EXPECT_STATUS(h, PSCAN_SUCCESS, pscan_sort(ctx, &good, NULL, NULL, 0, NULL, NULL, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_SUCCESS, pscan_sort_temp_bytes(ctx, &good, 0, &bytes));
+    EXPECT(h, outputs_untouched(h));
+}
+
+/* OpenCL has no sort: every call returns PSCAN_ERROR_UNSUPPORTED_ALGORITHM. */
+static void run_opencl_unsupported(harness *h) {
+    pscan_sort_desc d = {PSCAN_TYPE_U32, 0, 0, 0, 0, PSCAN_ALGO_AUTO};
+    size_t bytes = 0;
+    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_sort_temp_bytes(h->ctx, &d, 100, &bytes));
+    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM,
+                  pscan_sort(h->ctx, &d, h->d_keys, NULL, 100, h->d_keys_out, NULL, NULL, 0));
+    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_sort(h->ctx, &d, NULL, NULL, 0, NULL, NULL, NULL, 0));
+}
+
+static void finish(harness *h) {
+    printf("test_sort: %lu passed, %lu failed\n", h->passed, h->failed);
+    void *bufs[] = {h->d_keys, h->d_values, h->d_keys_out, h->d_values_out, h->d_temp};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i]) pscan_memory_free(h->ctx, bufs[i]);
+    pscan_context_destroy(h->ctx);
+    free(h->h_keys), free(h->h_values), free(h->h_got), free(h->h_ref_keys), free(h->h_ref_values);
+    free(h->h_sort_keys), free(h->h_idx), free(h->h_scratch);
+}
+
+static int usage(void) {
+    fprintf(stderr, "usage: test_sort --backend cpu|cuda|opencl [--algo NAME] [--quick] [--full] [--seed S] [--threads T]\n");
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    harness h;
+    memset(&h, 0, sizeof h);
+    h.opt.backend = PSCAN_BACKEND_CPU;
+    h.opt.algo = PSCAN_ALGO_AUTO;
+    h.opt.threads = -1;
+    const char *env_seed = getenv("PSCAN_TEST_SEED");
+    h.opt.seed = env_seed ? strtoull(env_seed, NULL, 0) : 0x50F7ull;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
+            if (pscan_backend_parse(argv[++i], &h.opt.backend) != PSCAN_SUCCESS) return usage();
+        } else if (strcmp(argv[i], "--algo") == 0 && i + 1 < argc) {
+            if (pscan_algo_parse(argv[++i], &h.opt.algo) != PSCAN_SUCCESS) return usage();
+        } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
+            h.opt.seed = strtoull(argv[++i], NULL, 0);
+        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
+            h.opt.threads = strtol(argv[++i], NULL, 0);
+        } else if (strcmp(argv[i], "--quick") == 0) {
+            h.opt.quick = 1;
+        } else if (strcmp(argv[i], "--full") == 0) {
+            h.opt.full = 1;
+        } else {
+            return usage();
+        }
+    }
+    int rc = test_open_backend("test_sort", h.opt.backend, &h.ctx);
+    if (rc != 0) return rc;
+    if (h.opt.threads >= 0 && pscan_context_set_threads(h.ctx, (unsigned)h.opt.threads) != PSCAN_SUCCESS) {
+        fprintf(stderr, "test_sort: FAIL: pscan_context_set_threads(%ld)\n", h.opt.threads);
+        pscan_context_destroy(h.ctx);
+        return 1;
+    }
+    h.addresses = h.opt.backend != PSCAN_BACKEND_OPENCL;
+    printf("test_sort: algo %s, seed %" PRIu64 "%s%s\n", pscan_algo_name(h.opt.algo), h.opt.seed,
+           h.opt.quick ? ", quick" : "", h.opt.full ? ", full" : "");
+
+    test_rng size_rng = {test_mix64(h.opt.seed ^ 0x50F7u)};
+    const size_t large_n = (h.opt.full ? (1u << 24) : h.opt.quick ? (1u << 18) : (1u << 20)) + 1 +
+                           (size_t)(test_rng_next(&size_rng) % 5000);
+    h.max_n = 64 * TILE + 3 > large_n ? 64 * TILE + 3 : large_n;
+    const size_t bytes = buffer_bytes(&h);
+    h.h_keys = (unsigned char *)malloc(bytes), h.h_values = (unsigned char *)malloc(bytes);
+    h.h_got = (unsigned char *)malloc(bytes), h.h_ref_keys = (unsigned char *)malloc(bytes);
+    h.h_ref_values = (unsigned char *)malloc(bytes);
+    h.h_sort_keys = (uint64_t *)malloc(h.max_n * sizeof(uint64_t));
+    h.h_idx = (size_t *)malloc(h.max_n * sizeof(size_t)), h.h_scratch = (size_t *)malloc(h.max_n * sizeof(size_t));
+    if (!h.h_keys || !h.h_values || !h.h_got || !h.h_ref_keys || !h.h_ref_values || !h.h_sort_keys || !h.h_idx ||
+        !h.h_scratch || pscan_memory_alloc(h.ctx, bytes, &h.d_keys) != PSCAN_SUCCESS ||
+        pscan_memory_alloc(h.ctx, bytes, &h.d_values) != PSCAN_SUCCESS ||
+        pscan_memory_alloc(h.ctx, bytes, &h.d_keys_out) != PSCAN_SUCCESS ||
+        pscan_memory_alloc(h.ctx, bytes, &h.d_values_out) != PSCAN_SUCCESS) {
+        fprintf(stderr, "test_sort: FAIL: out of memory\n");
+        h.failed++;
+        finish(&h);
+        return 1;
+    }
+    memset(h.h_keys, 0, bytes), memset(h.h_values, 0, bytes);
+
+    if (h.opt.backend == PSCAN_BACKEND_OPENCL) {
+        run_opencl_unsupported(&h);
+        finish(&h);
+        return h.failed ? 1 : 0;
+    }
+    run_table(&h);
+    run_bad_inputs(&h);
+    run_bits(&h);
+    run_patterns(&h);
+    printf("test_sort: large size %zu\n", large_n);
+    run_large(&h, large_n);
+    finish(&h);
+    return h.failed ? 1 : 0;
+}

@@ -1,0 +1,189 @@
+/*
+ * tune_sort.cu - the timing harness of the radix sort: pscan's Onesweep-style sort (src/cuda/radix_sort.cu,
+ * included as source) beside cub::DeviceRadixSort::SortKeys and SortPairs in one run, each result checked
+ * against CUB's first (both sorts are stable, so keys and payloads must match bit for bit). Not part of the
+ * library.
+ *
+ *   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Isrc/cuda -Isrc/core -Iinclude \
+ *        -o tune_sort tools/tune/tune_sort.cu
+ *   tune_sort [--min-log2 16] [--max-log2 28] [--step 4] [--reps 20] [--types u32,u64]
+ *   (2^30 fits an 80 GB H100 with --types u32; u64 pairs at 2^30 need about 60 GB)
+ *
+ * Prints one CSV row per (keys, payload, n): times in microseconds, Gkeys/s = n / time, and pscan / CUB speed.
+ * Method: random keys over the whole key range (never all zeros); each timed call is preceded by a write of 2x
+ * the L2 size (outside the timed region), so nothing is timed from cache; CUDA events around the call alone;
+ * the median of reps calls after two warm-ups; temp is allocated once, outside the timing, for both.
+ */
+#include <cub/cub.cuh>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#define PS_TUNE_NO_LIBRARY_ENTRY
+#include "../../src/cuda/radix_sort.cu"
+
+#define CK(...)                                                                                              \
+    do {                                                                                                     \
+        cudaError_t e_ = (__VA_ARGS__);                                                                      \
+        if (e_ != cudaSuccess) {                                                                             \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #__VA_ARGS__, cudaGetErrorString(e_));   \
+            exit(1);                                                                                         \
+        }                                                                                                    \
+    } while (0)
+
+static void *g_flush;
+static size_t g_flush_bytes;
+static int g_reps = 20;
+
+template <class F> static double median_us(F f) {
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    std::vector<float> ms;
+    for (int r = 0; r < g_reps + 2; r++) {
+        CK(cudaMemsetAsync(g_flush, r, g_flush_bytes));
+        CK(cudaEventRecord(a));
+        f();
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float t = 0;
+        CK(cudaEventElapsedTime(&t, a, b));
+        if (r >= 2) ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    return ms[ms.size() / 2] * 1000.0;
+}
+
+static uint64_t mix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+/* One (key type, payload) at size n: pscan and CUB on the same input, checked, timed. */
+template <class K, bool PAIRS> static void bench(const char *name, uint64_t n, const ps_cuda_device &dev) {
+    std::vector<K> h_keys(n);
+    for (uint64_t i = 0; i < n; i++) h_keys[i] = (K)mix64(i * 0x2545F4914F6CDD1Dull + sizeof(K));
+    std::vector<uint32_t> h_values(PAIRS ? n : 0);
+    for (uint64_t i = 0; i < h_values.size(); i++) h_values[i] = (uint32_t)i;
+
+    K *keys_in, *keys_out, *keys_ref;
+    uint32_t *values_in = NULL, *values_out = NULL, *values_ref = NULL;
+    CK(cudaMalloc(&keys_in, n * sizeof(K)));
+    CK(cudaMalloc(&keys_out, n * sizeof(K)));
+    CK(cudaMalloc(&keys_ref, n * sizeof(K)));
+    CK(cudaMemcpy(keys_in, h_keys.data(), n * sizeof(K), cudaMemcpyHostToDevice));
+    if (PAIRS) {
+        CK(cudaMalloc(&values_in, n * 4));
+        CK(cudaMalloc(&values_out, n * 4));
+        CK(cudaMalloc(&values_ref, n * 4));
+        CK(cudaMemcpy(values_in, h_values.data(), n * 4, cudaMemcpyHostToDevice));
+    }
+
+    /* ---- CUB ---- */
+    size_t cub_bytes = 0;
+    if (PAIRS)
+        CK(cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, keys_in, keys_ref, values_in, values_ref, (int64_t)n));
+    else
+        CK(cub::DeviceRadixSort::SortKeys(nullptr, cub_bytes, keys_in, keys_ref, (int64_t)n));
+    void *cub_temp;
+    CK(cudaMalloc(&cub_temp, cub_bytes ? cub_bytes : 1));
+    auto cub_call = [&] {
+        if (PAIRS)
+            CK(cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys_in, keys_ref, values_in, values_ref, (int64_t)n));
+        else
+            CK(cub::DeviceRadixSort::SortKeys(cub_temp, cub_bytes, keys_in, keys_ref, (int64_t)n));
+    };
+
+    /* ---- pscan ---- */
+    const size_t ps_bytes = ps_sort_temp_bytes(n, sizeof(K), PAIRS ? 4 : 0);
+    void *ps_temp;
+    CK(cudaMalloc(&ps_temp, ps_bytes ? ps_bytes : 1));
+    ps_sort_args a;
+    memset(&a, 0, sizeof a);
+    a.keys_in = keys_in;
+    a.keys_out = keys_out;
+    a.values_in = values_in;
+    a.values_out = values_out;
+    a.n = n;
+    a.kind = PS_SORT_KEY_UNSIGNED;
+    a.begin_bit = 0;
+    a.end_bit = 8 * sizeof(K);
+    a.temp = ps_temp;
+    auto ps_call = [&] { CK(ps_sort_run_args(a, sizeof(K), PAIRS ? 4 : 0, &dev)); };
+
+    /* ---- check: pscan against CUB, keys and payloads ---- */
+    cub_call();
+    ps_call();
+    CK(cudaDeviceSynchronize());
+    std::vector<K> got(n), want(n);
+    CK(cudaMemcpy(got.data(), keys_out, n * sizeof(K), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(want.data(), keys_ref, n * sizeof(K), cudaMemcpyDeviceToHost));
+    bool ok = got == want;
+    if (PAIRS && ok) {
+        std::vector<uint32_t> gv(n), wv(n);
+        CK(cudaMemcpy(gv.data(), values_out, n * 4, cudaMemcpyDeviceToHost));
+        CK(cudaMemcpy(wv.data(), values_ref, n * 4, cudaMemcpyDeviceToHost));
+        ok = gv == wv;
+    }
+
+    const double cub_us = median_us(cub_call), ps_us = median_us(ps_call);
+    printf("%s,%s,%llu,%.2f,%.2f,%.3f,%.3f,%.3f,%s\n", name, PAIRS ? "pairs-u32" : "keys", (unsigned long long)n,
+           ps_us, cub_us, n / ps_us * 1e-3, n / cub_us * 1e-3, cub_us / ps_us, ok ? "ok" : "MISMATCH");
+    fflush(stdout);
+
+    CK(cudaFree(keys_in));
+    CK(cudaFree(keys_out));
+    CK(cudaFree(keys_ref));
+    if (PAIRS) {
+        CK(cudaFree(values_in));
+        CK(cudaFree(values_out));
+        CK(cudaFree(values_ref));
+    }
+    CK(cudaFree(cub_temp));
+    CK(cudaFree(ps_temp));
+}
+
+int main(int argc, char **argv) {
+    int min_log2 = 16, max_log2 = 28, step = 4;
+    const char *types = "u32,u64";
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--min-log2")) min_log2 = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--max-log2")) max_log2 = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--step")) step = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--reps")) g_reps = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--types")) types = argv[i + 1];
+    }
+    ps_cuda_device dev;
+    memset(&dev, 0, sizeof dev);
+    CK(cudaGetDevice(&dev.device));
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, dev.device));
+    dev.sm_count = prop.multiProcessorCount;
+    dev.l2_bytes = prop.l2CacheSize;
+    dev.max_shared_per_block_optin = (int)prop.sharedMemPerBlockOptin;
+    dev.stream = 0;
+    g_flush_bytes = (size_t)prop.l2CacheSize * 2;
+    CK(cudaMalloc(&g_flush, g_flush_bytes));
+    printf("# %s, L2 %d MB, CUDA runtime %d, CUB %d.%d.%d, reps %d (median)\n", prop.name, prop.l2CacheSize >> 20,
+           CUDART_VERSION, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, g_reps);
+    printf("keys,payload,n,pscan_us,cub_us,pscan_gkeys_s,cub_gkeys_s,pscan_over_cub,check\n");
+    for (int l = min_log2; l <= max_log2; l += step) {
+        const uint64_t n = 1ull << l;
+        if (strstr(types, "u32")) {
+            bench<uint32_t, false>("u32", n, dev);
+            bench<uint32_t, true>("u32", n, dev);
+        }
+        if (strstr(types, "u64")) {
+            bench<uint64_t, false>("u64", n, dev);
+            bench<uint64_t, true>("u64", n, dev);
+        }
+    }
+    return 0;
+}
