@@ -566,6 +566,126 @@ pscan_status pscan_sort_temp_bytes(pscan_context *ctx, const pscan_sort_desc *de
 pscan_status pscan_sort(pscan_context *ctx, const pscan_sort_desc *desc, const void *keys_in, const void *values_in,
                         uint64_t n, void *keys_out, void *values_out, void *temp, size_t temp_bytes);
 
+/* ---------------------------------------------------------------------------------------------------------
+ * Segmented scan and scan by key: a scan that starts again at every segment, with init in front of each.
+ * For a segment [s, e) of the input (physical order; a reverse scan runs each segment from e - 1 down to s):
+ *   inclusive:          out[i] = init + in[s] + ... + in[i]           reverse: init + in[e-1] + ... + in[i]
+ *   exclusive:          out[i] = init + in[s] + ... + in[i-1]         reverse: init + in[e-1] + ... + in[i+1]
+ * (so an exclusive scan writes init at each segment's first item in scan order). Segments are given as
+ * X(ENUM_SUFFIX, short_name):
+ *   head-flags  n uint8_t, flags[i] != 0 starts a segment at i (item 0 always starts one, whatever flags[0]);
+ *   offsets     segment_count + 1 ascending uint64_t (CSR): segment k is [offsets[k], offsets[k + 1]),
+ *               offsets[0] == 0, offsets[segment_count] == n; empty segments (equal offsets) are allowed.
+ * pscan_scan_by_key takes its segments from the runs of equal consecutive keys instead.
+ * ------------------------------------------------------------------------------------------------------- */
+#define PSCAN_SEGMENTS_LIST(X) X(HEAD_FLAGS, head-flags) X(OFFSETS, offsets)
+
+typedef enum pscan_segments {
+#define PSCAN_SEGMENTS_ENUM_(NAME, name) PSCAN_SEGMENTS_##NAME,
+    PSCAN_SEGMENTS_LIST(PSCAN_SEGMENTS_ENUM_)
+#undef PSCAN_SEGMENTS_ENUM_
+        PSCAN_SEGMENTS_COUNT
+} pscan_segments;
+
+/* With PSCAN_SCAN_EXCLUSIVE and PSCAN_SCAN_REVERSE: on a device backend, check the offsets and wait for the
+ * verdict, so that bad offsets return PSCAN_ERROR_INVALID_VALUE (the call then synchronises). */
+#define PSCAN_SEGSCAN_CHECK_OFFSETS 4u
+
+typedef struct pscan_segscan_desc {
+    pscan_type type;
+    pscan_op op;
+    unsigned flags;          /* PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE | PSCAN_SEGSCAN_CHECK_OFFSETS, or 0 */
+    pscan_algo algo;         /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK (single pass) */
+    const void *init;        /* host pointer to one element of type, put in front of every segment; NULL: identity */
+    pscan_segments segments; /* how the segments argument describes them */
+} pscan_segscan_desc;
+
+/* Sets *bytes to the temporary storage pscan_segmented_scan() needs for this desc, n and segment_count. */
+pscan_status pscan_segmented_scan_temp_bytes(pscan_context *ctx, const pscan_segscan_desc *desc, uint64_t n,
+                                             uint64_t segment_count, size_t *bytes);
+
+/* Scans each segment of in into out. segments is a device array: n head flags (segment_count is then ignored),
+ * or segment_count + 1 offsets. out == in scans in place; any other overlap of out with in, or any overlap of
+ * out with segments, is PSCAN_ERROR_OVERLAP. n == 0 is valid (in and out may then be NULL). temp as for
+ * pscan_scan. Offsets that do not start at 0, decrease, or do not end at n are PSCAN_ERROR_INVALID_VALUE, and
+ * a refused call writes nothing:
+ *   - checked on the host before anything runs: segment_count == 0 with n > 0; on the CPU backend (host
+ *     memory) every offset;
+ *   - on CUDA the offsets are in device memory: a short kernel checks them on the device before the scan, and
+ *     the scan then writes nothing if they are bad; the call returns before that verdict (it is asynchronous)
+ *     unless desc->flags has PSCAN_SEGSCAN_CHECK_OFFSETS, which waits for it and returns the status.
+ * OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now.
+ * Example: in = [3 1 7 0 4 1 6 3], head flags [1 0 0 1 0 1 0 0] (offsets [0 3 5 8], segment_count 3), sum:
+ *   inclusive -> [3 4 11 0 4 1 7 10]     exclusive -> [0 3 4 0 0 0 1 7]     reverse inclusive -> [11 8 7 4 4 10 9 3]
+ *   inclusive with init 100 -> [103 104 111 100 104 101 107 110] */
+pscan_status pscan_segmented_scan(pscan_context *ctx, const pscan_segscan_desc *desc, const void *in, void *out,
+                                  uint64_t n, const void *segments, uint64_t segment_count, void *temp,
+                                  size_t temp_bytes);
+
+typedef struct pscan_scan_by_key_desc {
+    pscan_type key_type; /* any integer type (keys compare equal bit for bit); a float type is INVALID_VALUE */
+    pscan_type type;     /* the values' type */
+    pscan_op op;
+    unsigned flags;      /* PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE, or 0 */
+    pscan_algo algo;     /* as for pscan_segscan_desc */
+    const void *init;    /* host pointer to one value, put in front of every run of equal keys; NULL: identity */
+} pscan_scan_by_key_desc;
+
+/* Sets *bytes to the temporary storage pscan_scan_by_key() needs for this desc and n. */
+pscan_status pscan_scan_by_key_temp_bytes(pscan_context *ctx, const pscan_scan_by_key_desc *desc, uint64_t n,
+                                          size_t *bytes);
+
+/* A segmented scan of in into out whose segments are the runs of equal consecutive keys (n keys of
+ * desc->key_type in device memory). Overlap, n == 0 and temp as for pscan_segmented_scan (out may equal in,
+ * never overlap keys). OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now.
+ * Example: keys = [5 5 5 2 2 5 5 5], in = [3 1 7 0 4 1 6 3], sum -> inclusive [3 4 11 0 4 1 7 10]. */
+pscan_status pscan_scan_by_key(pscan_context *ctx, const pscan_scan_by_key_desc *desc, const void *keys,
+                               const void *in, void *out, uint64_t n, void *temp, size_t temp_bytes);
+
+/* ---------------------------------------------------------------------------------------------------------
+ * Reduce by key and run-length encoding: one result per run of equal consecutive keys (bit for bit).
+ * ------------------------------------------------------------------------------------------------------- */
+typedef struct pscan_reduce_by_key_desc {
+    pscan_type key_type; /* any integer type; a float type is PSCAN_ERROR_INVALID_VALUE */
+    pscan_type type;     /* the values' type */
+    pscan_op op;
+    pscan_algo algo;     /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK (single pass) */
+    const void *init;    /* host pointer to one value, put in front of every run; NULL: the identity */
+} pscan_reduce_by_key_desc;
+
+/* Sets *bytes to the temporary storage pscan_reduce_by_key() needs for this desc and n. */
+pscan_status pscan_reduce_by_key_temp_bytes(pscan_context *ctx, const pscan_reduce_by_key_desc *desc, uint64_t n,
+                                            size_t *bytes);
+
+/* For the r-th run of equal consecutive keys [s, e) of keys_in: keys_out[r] = keys_in[s] and values_out[r] =
+ * init + values_in[s] + ... + values_in[e-1]; *run_count (one uint64_t in device memory, any address) gets the
+ * number of runs, so nothing synchronises. keys_out and values_out have room for n items; those from
+ * *run_count on are left as they were. No output may overlap an input or another output (PSCAN_ERROR_OVERLAP);
+ * NULL pointers as for pscan_select. n == 0 writes 0 to *run_count. temp as for pscan_scan. OpenCL:
+ * PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now.
+ * Example: keys = [5 5 5 2 2 5 5 5], values = [3 1 7 0 4 1 6 3], sum -> keys_out = [5 2 5],
+ * values_out = [11 4 10], *run_count = 3. */
+pscan_status pscan_reduce_by_key(pscan_context *ctx, const pscan_reduce_by_key_desc *desc, const void *keys_in,
+                                 const void *values_in, uint64_t n, void *keys_out, void *values_out,
+                                 uint64_t *run_count, void *temp, size_t temp_bytes);
+
+typedef struct pscan_rle_desc {
+    pscan_type type; /* any type; elements compare bit for bit (so -0.0 != +0.0, and equal NaNs form a run) */
+    pscan_algo algo; /* as for pscan_reduce_by_key_desc */
+} pscan_rle_desc;
+
+/* Sets *bytes to the temporary storage pscan_run_length_encode() needs for this desc and n. */
+pscan_status pscan_run_length_encode_temp_bytes(pscan_context *ctx, const pscan_rle_desc *desc, uint64_t n,
+                                                size_t *bytes);
+
+/* Run-length encodes in: for the r-th run of equal consecutive elements, values_out[r] is its element and
+ * lengths_out[r] (uint64_t) its length; *run_count gets the number of runs (device memory, any address).
+ * Outputs, overlap, n == 0 and temp as for pscan_reduce_by_key. OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM.
+ * Example: in = [5 5 5 2 2 5 5 5] -> values_out = [5 2 5], lengths_out = [3 2 3], *run_count = 3. */
+pscan_status pscan_run_length_encode(pscan_context *ctx, const pscan_rle_desc *desc, const void *in, uint64_t n,
+                                     void *values_out, uint64_t *lengths_out, uint64_t *run_count, void *temp,
+                                     size_t temp_bytes);
+
 #ifdef __cplusplus
 }
 #endif

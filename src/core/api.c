@@ -1028,3 +1028,238 @@ pscan_status pscan_expand(pscan_context *ctx, const pscan_expand_desc *desc, con
     if (s != PSCAN_SUCCESS) return s;
     return request_submit(ctx, &req, temp, temp_bytes);
 }
+
+/* ---- segmented scan and scan by key ------------------------------------------------------------------ */
+
+/* Whether CSR offsets are well formed: offsets[0] == 0, ascending, offsets[count] == n. Host memory only. */
+static int offsets_valid(const uint64_t *offsets, uint64_t count, uint64_t n) {
+    if (offsets[0] != 0 || offsets[count] != n) return 0;
+    for (uint64_t k = 0; k < count; k++)
+        if (offsets[k] > offsets[k + 1]) return 0;
+    return 1;
+}
+
+/* The two primitives' shared checks. The segments are flags (n bytes), offsets (segment_count + 1 words) or
+ * keys (n of key_bytes), in device memory; out may equal in, never touch the segments. query: a size query,
+ * which has no data pointers and checks everything else the call would. */
+static pscan_status segscan_prepare(const pscan_context *ctx, ps_primitive prim, ps_segment_form form,
+                                    pscan_type type, pscan_op op, unsigned flags, pscan_algo algo, const void *init,
+                                    const void *in, void *out, uint64_t n, const void *segments,
+                                    uint64_t segment_count, size_t key_bytes, int query, ps_request *req) {
+    /* PSCAN_SEGSCAN_CHECK_OFFSETS belongs to pscan_segscan_desc (either form; with head flags it does nothing) */
+    const unsigned known =
+        PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE | (form != PS_SEGMENTS_KEYS ? PSCAN_SEGSCAN_CHECK_OFFSETS : 0u);
+    if ((flags & ~known) != 0) return PSCAN_ERROR_INVALID_VALUE;
+    pscan_status s = request_prepare(ctx, prim, type, op, NULL, algo, init, n, req);
+    if (s != PSCAN_SUCCESS) return s;
+    const uint64_t seg_bytes = form == PS_SEGMENTS_FLAGS ? 1 : form == PS_SEGMENTS_KEYS ? key_bytes : 0;
+    if (n > PS_MAX_RANGE_BYTES / (req->elem_bytes + seg_bytes)) return PSCAN_ERROR_TOO_LARGE;
+    if (form == PS_SEGMENTS_OFFSETS && segment_count > PS_MAX_RANGE_BYTES / sizeof(uint64_t) - 1)
+        return PSCAN_ERROR_TOO_LARGE;
+    req->exclusive = (flags & PSCAN_SCAN_EXCLUSIVE) != 0;
+    req->reverse = (flags & PSCAN_SCAN_REVERSE) != 0;
+    req->check = (flags & PSCAN_SEGSCAN_CHECK_OFFSETS) != 0;
+    req->seg_form = form;
+    req->segment_count = form == PS_SEGMENTS_OFFSETS ? segment_count : 0;
+    req->key_bytes = key_bytes;
+    req->in = in;
+    req->out = out;
+    if (form == PS_SEGMENTS_FLAGS)
+        req->flags = segments;
+    else
+        req->in2 = segments;
+    /* n items cannot be cut into no segment (detectable without reading the offsets) */
+    if (form == PS_SEGMENTS_OFFSETS && n > 0 && segment_count == 0) return PSCAN_ERROR_INVALID_VALUE;
+    if (query) return PSCAN_SUCCESS;
+    /* the offsets are read at n == 0 too (they must all be 0); the other forms need nothing then */
+    if (form == PS_SEGMENTS_OFFSETS && !segments) return PSCAN_ERROR_NULL_POINTER;
+    if (n == 0 && form != PS_SEGMENTS_OFFSETS) return PSCAN_SUCCESS;
+    if ((n > 0 && (!in || !out)) || !segments) return PSCAN_ERROR_NULL_POINTER;
+    const uint64_t vbytes = n * req->elem_bytes;
+    const uint64_t sbytes = form == PS_SEGMENTS_OFFSETS ? (segment_count + 1) * sizeof(uint64_t) : n * seg_bytes;
+    if (ctx->ops->handles_are_addresses) {
+        if ((n > 0 && (range_wraps(in, vbytes) || range_wraps(out, vbytes))) || range_wraps(segments, sbytes))
+            return PSCAN_ERROR_TOO_LARGE;
+        if (in != (const void *)out && ranges_overlap(in, vbytes, out, vbytes)) return PSCAN_ERROR_OVERLAP;
+        if (ranges_overlap(out, vbytes, segments, sbytes)) return PSCAN_ERROR_OVERLAP;
+    } else if (n > 0 && out == segments) {
+        return PSCAN_ERROR_OVERLAP;
+    }
+    /* offsets in host memory are checked here, once; a device backend checks them on the device */
+    if (form == PS_SEGMENTS_OFFSETS && ctx->ops->kind == PSCAN_BACKEND_CPU &&
+        !offsets_valid((const uint64_t *)segments, segment_count, n))
+        return PSCAN_ERROR_INVALID_VALUE;
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status segscan_desc_prepare(const pscan_context *ctx, const pscan_segscan_desc *desc, const void *in,
+                                         void *out, uint64_t n, const void *segments, uint64_t segment_count,
+                                         int query, ps_request *req) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    if (!PSCAN_IN_RANGE(desc->segments, PSCAN_SEGMENTS_COUNT)) return PSCAN_ERROR_INVALID_VALUE;
+    const ps_segment_form form = desc->segments == PSCAN_SEGMENTS_OFFSETS ? PS_SEGMENTS_OFFSETS : PS_SEGMENTS_FLAGS;
+    return segscan_prepare(ctx, PS_PRIM_SEGMENTED_SCAN, form, desc->type, desc->op, desc->flags, desc->algo,
+                           desc->init, in, out, n, segments, segment_count, 0, query, req);
+}
+
+pscan_status pscan_segmented_scan_temp_bytes(pscan_context *ctx, const pscan_segscan_desc *desc, uint64_t n,
+                                             uint64_t segment_count, size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    ps_request req;
+    pscan_status s = segscan_desc_prepare(ctx, desc, NULL, NULL, n, NULL, segment_count, 1, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_temp_bytes(ctx, &req, bytes);
+}
+
+pscan_status pscan_segmented_scan(pscan_context *ctx, const pscan_segscan_desc *desc, const void *in, void *out,
+                                  uint64_t n, const void *segments, uint64_t segment_count, void *temp,
+                                  size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = segscan_desc_prepare(ctx, desc, in, out, n, segments, segment_count, 0, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
+}
+
+static pscan_status by_key_prepare(const pscan_context *ctx, const pscan_scan_by_key_desc *desc, const void *keys,
+                                   const void *in, void *out, uint64_t n, int query, ps_request *req) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    /* keys compare bit for bit: integer types only (a float's -0.0 and NaN would make equality ambiguous) */
+    if (!PSCAN_IN_RANGE(desc->key_type, PSCAN_TYPE_COUNT) || desc->key_type == PSCAN_TYPE_F32 ||
+        desc->key_type == PSCAN_TYPE_F64)
+        return PSCAN_ERROR_INVALID_VALUE;
+    return segscan_prepare(ctx, PS_PRIM_SCAN_BY_KEY, PS_SEGMENTS_KEYS, desc->type, desc->op, desc->flags,
+                           desc->algo, desc->init, in, out, n, keys, 0, pscan_type_size(desc->key_type), query, req);
+}
+
+pscan_status pscan_scan_by_key_temp_bytes(pscan_context *ctx, const pscan_scan_by_key_desc *desc, uint64_t n,
+                                          size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    ps_request req;
+    pscan_status s = by_key_prepare(ctx, desc, NULL, NULL, NULL, n, 1, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_temp_bytes(ctx, &req, bytes);
+}
+
+pscan_status pscan_scan_by_key(pscan_context *ctx, const pscan_scan_by_key_desc *desc, const void *keys,
+                               const void *in, void *out, uint64_t n, void *temp, size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = by_key_prepare(ctx, desc, keys, in, out, n, 0, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
+}
+
+/* ---- reduce by key and run-length encode ------------------------------------------------------------- */
+
+/* keys_in (n of key_bytes) and values_in (n of elem_bytes; NULL for run-length encoding) in; keys_out,
+ * values_out (n each) and the count out: no output may touch an input or another output. */
+static pscan_status by_key_outputs_prepare(const pscan_context *ctx, const void *keys_in, const void *values_in,
+                                           uint64_t n, void *keys_out, void *values_out, void *count,
+                                           ps_request *req) {
+    const size_t kb = req->key_bytes, vb = req->elem_bytes;
+    if (n > PS_MAX_RANGE_BYTES / (kb + vb)) return PSCAN_ERROR_TOO_LARGE;
+    req->in2 = keys_in;
+    req->in = values_in;
+    req->out = keys_out;
+    req->out2 = values_out;
+    req->count = count;
+    if (!count) return PSCAN_ERROR_NULL_POINTER;
+    if (n == 0) return PSCAN_SUCCESS;
+    const int rle = req->prim == PS_PRIM_RUN_LENGTH_ENCODE;
+    if (!keys_in || !keys_out || !values_out || (!rle && !values_in)) return PSCAN_ERROR_NULL_POINTER;
+    const void *const outs[3] = {keys_out, values_out, count};
+    const void *const ins[2] = {keys_in, values_in};
+    if (ctx->ops->handles_are_addresses) {
+        const uint64_t out_bytes[3] = {n * kb, n * vb, sizeof(uint64_t)};
+        const uint64_t in_bytes[2] = {n * kb, rle ? 0 : n * vb};
+        for (int i = 0; i < 3; i++)
+            if (range_wraps(outs[i], out_bytes[i])) return PSCAN_ERROR_TOO_LARGE;
+        for (int i = 0; i < 2; i++)
+            if (range_wraps(ins[i], in_bytes[i])) return PSCAN_ERROR_TOO_LARGE;
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 2; j++)
+                if (ranges_overlap(outs[i], out_bytes[i], ins[j], in_bytes[j])) return PSCAN_ERROR_OVERLAP;
+            for (int j = i + 1; j < 3; j++)
+                if (ranges_overlap(outs[i], out_bytes[i], outs[j], out_bytes[j])) return PSCAN_ERROR_OVERLAP;
+        }
+    } else {
+        for (int i = 0; i < 3; i++) {
+            for (int j = 0; j < 2; j++)
+                if (ins[j] && outs[i] == ins[j]) return PSCAN_ERROR_OVERLAP;
+            for (int j = i + 1; j < 3; j++)
+                if (outs[i] == outs[j]) return PSCAN_ERROR_OVERLAP;
+        }
+    }
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status rbk_prepare(const pscan_context *ctx, const pscan_reduce_by_key_desc *desc, const void *keys_in,
+                                const void *values_in, uint64_t n, void *keys_out, void *values_out, void *count,
+                                ps_request *req) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    if (!PSCAN_IN_RANGE(desc->key_type, PSCAN_TYPE_COUNT) || desc->key_type == PSCAN_TYPE_F32 ||
+        desc->key_type == PSCAN_TYPE_F64)
+        return PSCAN_ERROR_INVALID_VALUE;
+    pscan_status s = request_prepare(ctx, PS_PRIM_REDUCE_BY_KEY, desc->type, desc->op, NULL, desc->algo, desc->init, n, req);
+    if (s != PSCAN_SUCCESS) return s;
+    req->seg_form = PS_SEGMENTS_KEYS;
+    req->key_bytes = pscan_type_size(desc->key_type);
+    return by_key_outputs_prepare(ctx, keys_in, values_in, n, keys_out, values_out, count, req);
+}
+
+pscan_status pscan_reduce_by_key_temp_bytes(pscan_context *ctx, const pscan_reduce_by_key_desc *desc, uint64_t n,
+                                            size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    static uint64_t dummy_count;
+    ps_request req;
+    pscan_status s = rbk_prepare(ctx, desc, NULL, NULL, 0, NULL, NULL, &dummy_count, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    req.n = n;
+    if (n > PS_MAX_RANGE_BYTES / (req.key_bytes + req.elem_bytes)) return PSCAN_ERROR_TOO_LARGE;
+    return request_temp_bytes(ctx, &req, bytes);
+}
+
+pscan_status pscan_reduce_by_key(pscan_context *ctx, const pscan_reduce_by_key_desc *desc, const void *keys_in,
+                                 const void *values_in, uint64_t n, void *keys_out, void *values_out,
+                                 uint64_t *run_count, void *temp, size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = rbk_prepare(ctx, desc, keys_in, values_in, n, keys_out, values_out, run_count, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
+}
+
+static pscan_status rle_prepare(const pscan_context *ctx, const pscan_rle_desc *desc, const void *in, uint64_t n,
+                                void *values_out, void *lengths_out, void *count, ps_request *req) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    if (!PSCAN_IN_RANGE(desc->type, PSCAN_TYPE_COUNT)) return PSCAN_ERROR_INVALID_VALUE;
+    /* the lengths are the "values": u64, summed, each item counting 1 */
+    pscan_status s = request_prepare(ctx, PS_PRIM_RUN_LENGTH_ENCODE, PSCAN_TYPE_U64, PSCAN_OP_SUM, NULL, desc->algo, NULL, n, req);
+    if (s != PSCAN_SUCCESS) return s;
+    req->seg_form = PS_SEGMENTS_KEYS;
+    req->key_bytes = pscan_type_size(desc->type);
+    return by_key_outputs_prepare(ctx, in, NULL, n, values_out, lengths_out, count, req);
+}
+
+pscan_status pscan_run_length_encode_temp_bytes(pscan_context *ctx, const pscan_rle_desc *desc, uint64_t n,
+                                                size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    static uint64_t dummy_count;
+    ps_request req;
+    pscan_status s = rle_prepare(ctx, desc, NULL, 0, NULL, NULL, &dummy_count, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    req.n = n;
+    if (n > PS_MAX_RANGE_BYTES / (req.key_bytes + req.elem_bytes)) return PSCAN_ERROR_TOO_LARGE;
+    return request_temp_bytes(ctx, &req, bytes);
+}
+
+pscan_status pscan_run_length_encode(pscan_context *ctx, const pscan_rle_desc *desc, const void *in, uint64_t n,
+                                     void *values_out, uint64_t *lengths_out, uint64_t *run_count, void *temp,
+                                     size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = rle_prepare(ctx, desc, in, n, values_out, lengths_out, run_count, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
+}

@@ -28,7 +28,11 @@ extern "C" {
     X(EXPAND, expand)                                                                                        \
     X(HISTOGRAM, histogram)                                                                                  \
     X(SORT, sort)                                                                                            \
-    X(RECURRENCE, recurrence)
+    X(RECURRENCE, recurrence)                                                                                 \
+    X(SEGMENTED_SCAN, segmented_scan)                                                                        \
+    X(SCAN_BY_KEY, scan_by_key)                                                                              \
+    X(REDUCE_BY_KEY, reduce_by_key)                                                                          \
+    X(RUN_LENGTH_ENCODE, run_length_encode)
 
 typedef enum ps_primitive {
 #define PS_PRIMITIVE_ENUM_(NAME, name) PS_PRIM_##NAME,
@@ -63,6 +67,9 @@ typedef struct ps_histogram_spec {
     double scale_d;       /* EVEN_DIV64: bins / range, for the estimate; EVEN_FLOAT on f64: the scale */
     const void *edges;    /* EDGES */
 } ps_histogram_spec;
+
+/* Where a segmented scan's segments come from: the two public forms, and scan by key's runs of equal keys. */
+typedef enum ps_segment_form { PS_SEGMENTS_FLAGS, PS_SEGMENTS_OFFSETS, PS_SEGMENTS_KEYS } ps_segment_form;
 
 /* One validated request of any primitive: the one shape that crosses from the core to a backend. Fields a
  * primitive does not use stay zero. init always holds a value: the caller's, or the operator's identity. */
@@ -104,6 +111,16 @@ typedef struct ps_request {
     unsigned begin_bit, end_bit;
     int descending;
     /* recurrence: in and in2 are a and b, out is y (n elements of type each); init is y0 */
+    /* segmented scan, scan by key (exclusive, reverse, init as for a scan, init at every segment): in and out
+     * the values; the segments as head flags (flags, n bytes), CSR offsets (in2, segment_count + 1 uint64_t)
+     * or keys (in2, n of key_bytes). check: wait for the device's verdict on the offsets.
+     * reduce by key: in2 the keys, in the values, out the unique keys, out2 the reduced values, count the
+     * number of runs. run-length encode: the same with in2 the input (key_bytes each), in NULL, type u64 and
+     * op sum for the lengths (each item counts 1), out2 the lengths. */
+    ps_segment_form seg_form;
+    uint64_t segment_count;
+    size_t key_bytes;
+    int check;
     void *temp;      /* device storage of temp_bytes >= what plan returned, 256-byte aligned (addresses) */
     size_t temp_bytes;
     /* Scan, set only by a backend's out-of-core driver (pscan_scan_host), never by the core: it chains the

@@ -221,6 +221,24 @@ static void cpu_recurrence(pscan_context *ctx, const ps_request *req) {
         ps_cpu_recurrence(req);
 }
 
+/* Segmented scan and scan by key (cpu_segscan.c): one runner, the segments' form is in the request. */
+static void cpu_segmented_scan(pscan_context *ctx, const ps_request *req) {
+    if (req->algo == PSCAN_ALGO_THREADS)
+        ps_cpu_threads_segscan(state_of(ctx)->pool, req);
+    else
+        ps_cpu_segscan(req);
+}
+#define cpu_scan_by_key cpu_segmented_scan
+
+/* Reduce by key and run-length encoding (cpu_segscan.c); n == 0 writes the run count alone. */
+static void cpu_reduce_by_key(pscan_context *ctx, const ps_request *req) {
+    if (req->algo == PSCAN_ALGO_THREADS)
+        ps_cpu_threads_by_key(state_of(ctx)->pool, req);
+    else
+        ps_cpu_by_key(req);
+}
+#define cpu_run_length_encode cpu_reduce_by_key
+
 /* One runner per primitive, generated from the core's list: a primitive without a CPU runner fails to link. */
 #define CPU_RUNNER_(NAME, name) [PS_PRIM_##NAME] = cpu_##name,
 static void (*const cpu_runners[PS_PRIM_COUNT])(pscan_context *, const ps_request *) = {

@@ -64,4 +64,11 @@ size_t ps_cpu_sort_temp_bytes(const ps_cpu_pool *pool, const ps_request *req);
 void ps_cpu_sort(const ps_request *req);
 void ps_cpu_threads_sort(ps_cpu_pool *pool, const ps_request *req);
 
+/* Segmented scan and scan by key (cpu_segscan.c): serial, and threaded over the pool (temp as for reduce). */
+void ps_cpu_segscan(const ps_request *req);
+void ps_cpu_threads_segscan(ps_cpu_pool *pool, const ps_request *req);
+/* Reduce by key and run-length encoding (req->prim tells which), serial and threaded: cpu_segscan.c. */
+void ps_cpu_by_key(const ps_request *req);
+void ps_cpu_threads_by_key(ps_cpu_pool *pool, const ps_request *req);
+
 #endif /* PSCAN_CPU_BACKEND_H */

@@ -99,11 +99,27 @@ typedef struct cuda_primitive {
 #define ps_cuda_scan_run cuda_scan_run
 #define ps_cuda_partition_plan ps_cuda_select_plan /* select.cu runs both */
 #define ps_cuda_partition_run ps_cuda_select_run
+#define ps_cuda_segmented_scan_plan ps_cuda_segscan_plan /* segmented_scan.cu runs both */
+#define ps_cuda_segmented_scan_run ps_cuda_segscan_run
+#define ps_cuda_scan_by_key_plan ps_cuda_segscan_plan
+#define ps_cuda_scan_by_key_run ps_cuda_segscan_run
+#define ps_cuda_reduce_by_key_plan ps_cuda_rbk_plan /* reduce_by_key.cu runs both */
+#define ps_cuda_reduce_by_key_run ps_cuda_rbk_run
+#define ps_cuda_run_length_encode_plan ps_cuda_rbk_plan
+#define ps_cuda_run_length_encode_run ps_cuda_rbk_run
 static const cuda_primitive cuda_primitives[PS_PRIM_COUNT] = {PS_PRIMITIVE_LIST(CUDA_PRIMITIVE_)};
 #undef ps_cuda_scan_plan
 #undef ps_cuda_scan_run
 #undef ps_cuda_partition_plan
 #undef ps_cuda_partition_run
+#undef ps_cuda_segmented_scan_plan
+#undef ps_cuda_segmented_scan_run
+#undef ps_cuda_scan_by_key_plan
+#undef ps_cuda_scan_by_key_run
+#undef ps_cuda_reduce_by_key_plan
+#undef ps_cuda_reduce_by_key_run
+#undef ps_cuda_run_length_encode_plan
+#undef ps_cuda_run_length_encode_run
 #undef CUDA_PRIMITIVE_
 
 static pscan_status cuda_plan(const pscan_context *ctx, ps_request *req, size_t *bytes) {
@@ -137,7 +153,9 @@ static pscan_status cuda_run(pscan_context *ctx, const ps_request *req) {
     cuda_state *st = state_of(ctx);
     device_guard guard(st->dev.device);
     if (req->user_op) return fail(ctx, ps_cuda_user_run(req, &st->dev));
-    return fail(ctx, cuda_primitives[req->prim].run(req, &st->dev));
+    const cudaError_t err = cuda_primitives[req->prim].run(req, &st->dev);
+    if (err == PS_CUDA_INVALID_INPUT) return PSCAN_ERROR_INVALID_VALUE; /* the caller's data, checked on the device */
+    return fail(ctx, err);
 }
 
 /* ---- memory and stream ------------------------------------------------------------------------------- */

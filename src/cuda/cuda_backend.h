@@ -76,4 +76,16 @@ typedef struct ps_cuda_host_staging {
 pscan_status ps_cuda_scan_host(pscan_context *ctx, ps_request *req, const ps_cuda_device *dev,
                                ps_cuda_host_staging *staging);
 
+/* segmented_scan.cu: segmented scan and scan by key (req->seg_form tells the segments' form). */
+pscan_status ps_cuda_segscan_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
+cudaError_t ps_cuda_segscan_run(const ps_request *req, const ps_cuda_device *dev);
+/* reduce_by_key.cu: reduce by key and run-length encoding (req->prim tells which). */
+pscan_status ps_cuda_rbk_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
+cudaError_t ps_cuda_rbk_run(const ps_request *req, const ps_cuda_device *dev);
+
+/* What a run returns when it has checked the caller's data on the device and found it invalid (a segmented
+ * scan's offsets, with PSCAN_SEGSCAN_CHECK_OFFSETS): the backend reports PSCAN_ERROR_INVALID_VALUE. A value
+ * outside CUDA's own error codes. */
+#define PS_CUDA_INVALID_INPUT ((cudaError_t)0x7fff0001)
+
 #endif /* PSCAN_CUDA_BACKEND_H */

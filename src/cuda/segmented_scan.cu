@@ -1,0 +1,338 @@
+/*
+ * segmented_scan.cu - segmented scan and scan by key, as one tile program on the single-pass chain driver
+ * (chain/single_pass.cuh). The segments come as head flags, CSR offsets or runs of equal keys.
+ *
+ * The carry is a pair (f, v): v the running value of the segment open at the end of everything before, f
+ * whether a segment starts anywhere in it. The segmented combine
+ *     (fa, a) . (fb, b) = (fa | fb, fb ? b : a (+) b)
+ * is associative and, like the operator, never commutative; (0, identity) is its identity. The value is the
+ * segment's own running value without init: results are init (+) v, so init sits in front of every segment.
+ *
+ * Scan order. A reverse scan is a forward scan of the mirrored input, whose segments start where the physical
+ * ones end. Either way the tile needs b(i) = "a segment starts at physical i" for one physical window:
+ * b(p) for a forward tile, b(p + 1) for a reverse one (p in the tile). From head flags b(i) = flags[i] != 0;
+ * from keys b(i) = key[i] != key[i - 1] (bit for bit); from offsets b(i) = i is one of the offsets, which a
+ * tile marks in shared memory from the offsets that fall in its window (found by a short kernel before the
+ * chain: one binary search per tile end, and the check of the offsets).
+ *
+ * The tile program (256 threads x ITEMS items, blocked):
+ *  - reduce: the tile is loaded coalesced (item k * 256 + thread of the physical window) into shared memory
+ *    with its boundary bits; each thread then takes ITEMS consecutive items in scan order, scans them as pairs
+ *    in registers (a head restarts the value), scans its pair across the warp (in-order shuffles) and the warp
+ *    totals across the block. The tile's pair is the aggregate.
+ *  - consume(prefix): each thread's pair before its first item is prefix . warp prefix . lane prefix; item j
+ *    gets v_j = (head in the thread's items up to j) ? local v_j : prefix v (+) local v_j, and writes
+ *    init (+) v_j (inclusive) or init / init (+) v_(j-1) (exclusive, init at a head). Results go back through
+ *    shared memory and out coalesced. In place is safe: a tile reads all of its input before it writes.
+ *  - Offsets: the short kernel first checks offsets[0] == 0, ascending, offsets[count] == n into a word in
+ *    temp; every tile reads it and, if the offsets are bad, writes nothing (so a bad call leaves out as it
+ *    was, and never reads out of bounds). With PSCAN_SEGSCAN_CHECK_OFFSETS the host waits for the word.
+ *
+ * Work O(n) (+ O(segments) for offsets); depth: one tile plus n / (tile * 64) look-back rounds. Global
+ * memory: n values in and out, n flags or n keys (plus one key per tile) in, or each offset read twice;
+ * carries of 8-16 bytes: 32-byte status entries, two per tile. Not tuned yet: one tile size for every type,
+ * element-wise loads, values kept in registers across the look-back.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "block/ops.cuh"
+#include "chain/single_pass.cuh"
+#include "cuda_backend.h"
+#include "cuda_ops.cuh"
+#include "scan_problem.cuh"
+
+#ifndef PS_SEGSCAN_ITEMS
+#define PS_SEGSCAN_ITEMS 16
+#endif
+#define PS_SEGSCAN_THREADS 256
+#define PS_SEGSCAN_TILE (PS_SEGSCAN_ITEMS * PS_SEGSCAN_THREADS)
+
+template <class T> struct ps_seg_pair {
+    T v;
+    uint32_t f;
+};
+
+/* What every instance shares: the request as the kernels see it. */
+struct ps_segscan_params {
+    const void *in;
+    void *out;
+    uint64_t n;
+    uint32_t tiles;
+    int exclusive, reverse;
+    int form;              /* ps_segment_form */
+    uint32_t key_bytes;
+    const uint8_t *flags;
+    const void *keys;
+    const uint64_t *offsets;
+    uint64_t segment_count;
+    const unsigned *bad;             /* offsets: nonzero when they are malformed */
+    const unsigned long long *ranges; /* offsets: per tile, the first and one past the last offset in its window */
+    unsigned long long init;         /* the init value's bytes */
+};
+
+/* Shared memory index of item o of a tile: one pad element per 32, so that a thread's blocked items fall in
+ * different banks. */
+__device__ __forceinline__ uint32_t ps_segscan_pad(uint32_t o) { return o + o / 32; }
+
+template <class T, class Op> struct ps_segscan_program {
+    typedef ps_seg_pair<T> carry;
+    typedef ps_segscan_params params;
+    enum {
+        THREADS = PS_SEGSCAN_THREADS,
+        MIN_BLOCKS = 2,
+        WARPS = THREADS / PS_WARP_LANES,
+        ITEMS = PS_SEGSCAN_ITEMS,
+        TILE = PS_SEGSCAN_TILE
+    };
+    struct smem {
+        T items[TILE + TILE / 32];
+        uint8_t heads[TILE]; /* b() of the tile's window, by physical offset */
+        carry warp_totals[WARPS];
+    };
+    struct local {
+        T x[ITEMS];       /* the thread's items scanned as pairs (value part) */
+        uint32_t hmask;   /* bit j: item j starts a segment (in scan order) */
+        carry thread_prefix; /* the pair before the thread's first item, within the tile */
+        uint64_t pbase;   /* first physical element of the tile */
+        uint32_t valid;
+        bool skip;        /* bad offsets: the tile writes nothing */
+    };
+
+    static __device__ __forceinline__ carry combine(carry a, carry b) {
+        carry r;
+        r.v = b.f ? b.v : Op::combine(a.v, b.v);
+        r.f = a.f | b.f;
+        return r;
+    }
+    static __device__ __forceinline__ carry identity() {
+        carry r;
+        r.v = Op::template identity<T>();
+        r.f = 0;
+        return r;
+    }
+    static __device__ __forceinline__ carry initial(const params &) { return identity(); }
+
+    static __device__ __forceinline__ T init_of(const params &p) {
+        T v;
+        memcpy(&v, &p.init, sizeof(T));
+        return v;
+    }
+
+    /* b(i): whether a segment starts at physical i, 0 < i < n (flags and keys; offsets are marked per tile). */
+    static __device__ __forceinline__ bool boundary(const params &p, uint64_t i) {
+        if (p.form == PS_SEGMENTS_FLAGS) return p.flags[i] != 0;
+        switch (p.key_bytes) {
+        case 1: return ((const uint8_t *)p.keys)[i] != ((const uint8_t *)p.keys)[i - 1];
+        case 2: return ((const uint16_t *)p.keys)[i] != ((const uint16_t *)p.keys)[i - 1];
+        case 4: return ((const uint32_t *)p.keys)[i] != ((const uint32_t *)p.keys)[i - 1];
+        default: return ((const unsigned long long *)p.keys)[i] != ((const unsigned long long *)p.keys)[i - 1];
+        }
+    }
+
+    static __device__ __forceinline__ carry reduce(const params &p, uint32_t id, local &l, smem &s) {
+        const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+        const T e = Op::template identity<T>();
+        const uint64_t start = (uint64_t)id * TILE;
+        const uint64_t left = p.n - start;
+        l.valid = left < (uint64_t)TILE ? (uint32_t)left : (uint32_t)TILE;
+        l.pbase = p.reverse ? p.n - start - l.valid : start;
+        l.skip = p.form == PS_SEGMENTS_OFFSETS && *p.bad != 0;
+        if (l.skip) return identity(); /* every tile sees the same word: none waits for a tile that writes */
+        const T *in = (const T *)p.in;
+        /* the window of b(): b(pbase + r + o) for o in the tile, r = 1 for a reverse scan */
+        const uint64_t wbase = l.pbase + (p.reverse ? 1 : 0);
+
+        /* ---- load: values and boundary bits, coalesced, by physical offset ---- */
+        if (p.form == PS_SEGMENTS_OFFSETS) {
+            for (uint32_t o = threadIdx.x; o < l.valid; o += THREADS) s.heads[o] = 0;
+            __syncthreads();
+            const unsigned long long first = p.ranges[2 * id], last = p.ranges[2 * id + 1];
+            for (unsigned long long k = first + threadIdx.x; k < last; k += THREADS) {
+                const uint64_t o = p.offsets[k] - wbase;
+                if (o < l.valid) s.heads[o] = 1;
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++) {
+            const uint32_t o = k * THREADS + threadIdx.x;
+            if (o < l.valid) {
+                s.items[ps_segscan_pad(o)] = in[l.pbase + o];
+                const uint64_t i = wbase + o;
+                if (p.form != PS_SEGMENTS_OFFSETS) s.heads[o] = i > 0 && i < p.n && boundary(p, i);
+            }
+        }
+        __syncthreads();
+
+        /* ---- the thread's items in scan order, scanned as pairs ---- */
+        const uint64_t first_item = p.reverse ? p.n - 1 : 0; /* the scan's first item always starts a segment */
+        carry run = identity();
+        l.hmask = 0;
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            const uint32_t L = threadIdx.x * ITEMS + j; /* logical position in the tile */
+            T x = e;
+            bool h = false;
+            if (L < l.valid) {
+                const uint32_t o = p.reverse ? l.valid - 1 - L : L;
+                x = s.items[ps_segscan_pad(o)];
+                h = s.heads[o] != 0 || l.pbase + o == first_item;
+            }
+            run.v = h ? x : Op::combine(run.v, x);
+            run.f |= h ? 1u : 0u;
+            l.hmask |= (h ? 1u : 0u) << j;
+            l.x[j] = run.v;
+        }
+
+        /* ---- across the warp, then across the block ---- */
+        const carry inclusive = ps_warp_inclusive(run, lane, ps_chain_combine<ps_segscan_program>());
+        carry before = ps_shfl_up(inclusive, 1);
+        if (lane == 0) before = identity();
+        if (lane == PS_WARP_LANES - 1) s.warp_totals[warp] = inclusive;
+        __syncthreads();
+        carry aggregate = identity(), warp_prefix = identity();
+#pragma unroll
+        for (int w = 0; w < WARPS; w++) {
+            if (w == (int)warp) warp_prefix = aggregate;
+            aggregate = combine(aggregate, s.warp_totals[w]);
+        }
+        l.thread_prefix = combine(warp_prefix, before);
+        return aggregate;
+    }
+
+    static __device__ __forceinline__ void consume(const params &p, uint32_t id, carry prefix, carry, local &l,
+                                                   smem &s) {
+        (void)id;
+        if (l.skip) return;
+        const T init = init_of(p);
+        const carry before = combine(prefix, l.thread_prefix);
+
+        /* ---- results in scan order, back to shared memory by physical offset ---- */
+        T prev = before.v; /* the running value of the item before, in scan order */
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            const uint32_t L = threadIdx.x * ITEMS + j;
+            const bool h = (l.hmask >> j) & 1u;
+            const bool restarted = (l.hmask & ((2u << j) - 1u)) != 0;
+            const T v = restarted ? l.x[j] : Op::combine(before.v, l.x[j]);
+            const T y = p.exclusive ? (h ? init : Op::combine(init, prev)) : Op::combine(init, v);
+            prev = v;
+            if (L < l.valid) s.items[ps_segscan_pad(p.reverse ? l.valid - 1 - L : L)] = y;
+        }
+        __syncthreads();
+
+        /* ---- store, coalesced ---- */
+        T *out = (T *)p.out;
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++) {
+            const uint32_t o = k * THREADS + threadIdx.x;
+            if (o < l.valid) out[l.pbase + o] = s.items[ps_segscan_pad(o)];
+        }
+    }
+};
+
+/* ---- offsets: the check and each tile's range of offsets, before the chain ---- */
+
+/* The index of the first of offsets[0 .. count] that is >= x (count + 1 if none). */
+__device__ __forceinline__ unsigned long long ps_segscan_lower_bound(const uint64_t *o, uint64_t count, uint64_t x) {
+    unsigned long long lo = 0, hi = count + 1;
+    while (lo < hi) {
+        const unsigned long long mid = lo + (hi - lo) / 2;
+        if (o[mid] < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+__global__ void __launch_bounds__(256) ps_segscan_offsets_kernel(ps_segscan_params p, unsigned *bad,
+                                                                 unsigned long long *ranges) {
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
+    const uint64_t count = p.segment_count;
+    for (uint64_t k = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; k <= count; k += stride) {
+        const uint64_t o = p.offsets[k];
+        if ((k == 0 && o != 0) || (k == count && o != p.n) || (k < count && o > p.offsets[k + 1])) *bad = 1;
+    }
+    /* tile t's window of b() is [w, w + valid) with w = pbase + (reverse ? 1 : 0) */
+    for (uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; t < p.tiles; t += stride) {
+        const uint64_t start = t * PS_SEGSCAN_TILE, left = p.n - start;
+        const uint64_t valid = left < PS_SEGSCAN_TILE ? left : PS_SEGSCAN_TILE;
+        const uint64_t w = (p.reverse ? p.n - start - valid : start) + (p.reverse ? 1 : 0);
+        ranges[2 * t] = ps_segscan_lower_bound(p.offsets, count, w);
+        ranges[2 * t + 1] = ps_segscan_lower_bound(p.offsets, count, w + valid);
+    }
+}
+
+/* ---- host side ----------------------------------------------------------------------------------------- */
+
+static uint64_t segscan_tiles(uint64_t n) { return ps_cuda_div_up(n, PS_SEGSCAN_TILE); }
+
+/* temp: the chain's entries (carries up to 16 bytes, as for the widest type), then for offsets each tile's
+ * range of offsets and the bad word. */
+static size_t segscan_chain_bytes(uint64_t tiles) { return ps_cuda_align(ps_chain_temp_bytes<ps_seg_pair<uint64_t>>(tiles)); }
+static size_t segscan_ranges_bytes(uint64_t tiles) { return ps_cuda_align((size_t)tiles * 2 * sizeof(unsigned long long)); }
+
+pscan_status ps_cuda_segscan_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes) {
+    (void)dev;
+    if (req->algo == PSCAN_ALGO_AUTO) return PSCAN_ERROR_INVALID_VALUE; /* resolved by the backend first */
+    if (req->algo != PSCAN_ALGO_DECOUPLED_LOOKBACK) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    const uint64_t tiles = segscan_tiles(req->n);
+    if (tiles > PS_CHAIN_MAX_TILES) return PSCAN_ERROR_TOO_LARGE;
+    *bytes = 0;
+    if (req->seg_form == PS_SEGMENTS_OFFSETS)
+        *bytes = segscan_chain_bytes(tiles) + segscan_ranges_bytes(tiles) + sizeof(unsigned);
+    else if (req->n > 0)
+        *bytes = ps_chain_temp_bytes<ps_seg_pair<uint64_t>>(tiles);
+    return PSCAN_SUCCESS;
+}
+
+template <class T, class Op> struct segscan_launch {
+    static cudaError_t run(const ps_request *req, const ps_cuda_device *dev) {
+        typedef ps_segscan_program<T, Op> P;
+        static_assert((unsigned)P::TILE == PS_SEGSCAN_TILE, "one tile size for plan and launch");
+        static_assert(sizeof(typename P::carry) <= sizeof(ps_seg_pair<uint64_t>), "temp is sized for the widest pair");
+        ps_segscan_params p;
+        memset(&p, 0, sizeof p);
+        p.in = req->in;
+        p.out = req->out;
+        p.n = req->n;
+        p.tiles = (uint32_t)segscan_tiles(req->n);
+        p.exclusive = req->exclusive;
+        p.reverse = req->reverse;
+        p.form = (int)req->seg_form;
+        p.key_bytes = (uint32_t)req->key_bytes;
+        p.flags = (const uint8_t *)req->flags;
+        p.keys = req->in2;
+        p.offsets = (const uint64_t *)req->in2;
+        p.segment_count = req->segment_count;
+        memcpy(&p.init, req->init.bytes, sizeof(T));
+        if (p.form == PS_SEGMENTS_OFFSETS) {
+            char *base = (char *)req->temp + segscan_chain_bytes(p.tiles);
+            unsigned long long *ranges = (unsigned long long *)base;
+            unsigned *bad = (unsigned *)(base + segscan_ranges_bytes(p.tiles));
+            p.ranges = ranges;
+            p.bad = bad;
+            PS_CUDA_TRY(cudaMemsetAsync(bad, 0, sizeof *bad, dev->stream));
+            const uint64_t work = p.segment_count + 1 > p.tiles ? p.segment_count + 1 : p.tiles;
+            const uint64_t blocks = ps_cuda_div_up(work, 256);
+            const unsigned grid = (unsigned)(blocks < (uint64_t)dev->sm_count * 8 ? blocks : (uint64_t)dev->sm_count * 8);
+            ps_segscan_offsets_kernel<<<grid, 256, 0, dev->stream>>>(p, bad, ranges);
+            PS_CUDA_CHECK_LAUNCH();
+            if (req->check) {
+                /* asked to wait for the verdict: a 4-byte copy and a synchronisation */
+                unsigned verdict = 0;
+                PS_CUDA_TRY(cudaMemcpyAsync(&verdict, bad, sizeof verdict, cudaMemcpyDeviceToHost, dev->stream));
+                PS_CUDA_TRY(cudaStreamSynchronize(dev->stream));
+                if (verdict) return PS_CUDA_INVALID_INPUT;
+            }
+        }
+        if (p.n == 0) return cudaSuccess;
+        return ps_chain_single_pass<P>(p, p.tiles, req->temp, dev->stream);
+    }
+};
+
+/* Both primitives (the form is in the request). */
+cudaError_t ps_cuda_segscan_run(const ps_request *req, const ps_cuda_device *dev) {
+    return ps_cuda_dispatch<segscan_launch>::run(req, dev);
+}
