@@ -14,7 +14,10 @@
  *
  * The tile programs need elements that tile a 16-byte vector: 1, 2, 4, 8 or 16 bytes (other sizes are refused
  * with PSCAN_ERROR_UNSUPPORTED_TYPE for now). Tiles are the large-call ones (32 KiB scan, 64 KiB reduce) at every
- * n. Speed: not measured yet (tools/tune/tune_userop.c times the 8-byte affine scan against a copy).
+ * n. Measured (H100, tools/tune_userop, 2^28 elements, 2026-11-23): the 8-byte affine f32 scan (non-commutative)
+ * at 0.902 of a copy's bandwidth, a 16-byte 2x2 f32 matrix scan at 0.618, an f32 sum written as a user
+ * operator at 0.942, the same as the built-in sum (0.943); the first pscan_operator_create compiles in 1.27 s,
+ * a second with the same source finds the cached module in 3 us. docs/bench/h100-userop-tune.txt.
  */
 #include <nvrtc.h>
 #include <stdio.h>
