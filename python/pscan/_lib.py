@@ -6,7 +6,8 @@ code: one ``py3-none-<platform>`` wheel serves every CPython 3 (the GPU machine'
 
 The enums are declared as ``int`` (their size on every ABI pscan supports) and their values are read from the
 library's own name functions at import, so this file cannot drift from pscan.h's lists. Only the predicate
-list has no name function in the C API; it is written out here in pscan.h's order (PSCAN_PRED_LIST).
+list has no name function in the C API; it is written out here in pscan.h's order (PSCAN_PRED_LIST), as is
+the segments list (PSCAN_SEGMENTS_LIST) and the few flag macros.
 """
 from __future__ import annotations
 
@@ -74,6 +75,61 @@ pscan_status pscan_select(pscan_context *ctx, const pscan_select_desc *desc, con
 pscan_status pscan_partition(pscan_context *ctx, const pscan_select_desc *desc, const void *keys_in,
                              const void *values_in, uint64_t n, void *keys_out, void *values_out, uint64_t *count,
                              void *temp, size_t temp_bytes);
+
+typedef struct pscan_sort_desc {
+    pscan_type type;
+    size_t value_bytes;
+    unsigned flags;
+    unsigned begin_bit;
+    unsigned end_bit;
+    pscan_algo algo;
+} pscan_sort_desc;
+pscan_status pscan_sort(pscan_context *ctx, const pscan_sort_desc *desc, const void *keys_in, const void *values_in,
+                        uint64_t n, void *keys_out, void *values_out, void *temp, size_t temp_bytes);
+
+typedef struct pscan_histogram_desc {
+    pscan_type type;
+    pscan_type count_type;
+    uint32_t bins;
+    const void *lower;
+    const void *upper;
+    const void *edges;
+    unsigned flags;
+    pscan_algo algo;
+} pscan_histogram_desc;
+pscan_status pscan_histogram(pscan_context *ctx, const pscan_histogram_desc *desc, const void *samples, uint64_t n,
+                             void *counts, void *temp, size_t temp_bytes);
+
+typedef int pscan_segments;
+typedef struct pscan_segscan_desc {
+    pscan_type type;
+    pscan_op op;
+    unsigned flags;
+    pscan_algo algo;
+    const void *init;
+    pscan_segments segments;
+} pscan_segscan_desc;
+pscan_status pscan_segmented_scan(pscan_context *ctx, const pscan_segscan_desc *desc, const void *in, void *out,
+                                  uint64_t n, const void *segments, uint64_t segment_count, void *temp,
+                                  size_t temp_bytes);
+
+typedef struct pscan_rle_desc {
+    pscan_type type;
+    pscan_algo algo;
+} pscan_rle_desc;
+pscan_status pscan_run_length_encode(pscan_context *ctx, const pscan_rle_desc *desc, const void *in, uint64_t n,
+                                     void *values_out, uint64_t *lengths_out, uint64_t *run_count, void *temp,
+                                     size_t temp_bytes);
+
+typedef struct pscan_expand_desc {
+    pscan_type count_type;
+    pscan_type index_type;
+    size_t value_bytes;
+    pscan_algo algo;
+} pscan_expand_desc;
+pscan_status pscan_expand(pscan_context *ctx, const pscan_expand_desc *desc, const void *counts,
+                          const void *values_in, uint64_t n, void *indices_out, void *ranks_out, void *values_out,
+                          uint64_t capacity, uint64_t *total, void *temp, size_t temp_bytes);
 """
 
 # pscan_cuda.h: a cudaStream_t is a pointer; declared apart because a CPU-only library lacks the symbol.
@@ -86,6 +142,11 @@ PREDS = ("nonzero", "eq", "ne", "lt", "le", "gt", "ge")
 SCAN_EXCLUSIVE = 1
 SCAN_REVERSE = 2
 ALGO_AUTO = 0
+# PSCAN_SORT_DESCENDING; PSCAN_SEGMENTS_LIST's order (head-flags, offsets); PSCAN_HISTOGRAM_MAX_BINS.
+SORT_DESCENDING = 1
+SEGMENTS_HEAD_FLAGS = 0
+SEGMENTS_OFFSETS = 1
+HISTOGRAM_MAX_BINS = 65536
 
 ffi = FFI()
 ffi.cdef(CDEF)

@@ -22,7 +22,7 @@ def test_python_md_examples():
     assert r.attempted > 10 and r.failed == 0, r
 
 
-@pytest.mark.parametrize("module", ["pscan._api", "pscan._errors", "pscan.dask", "pscan"])
+@pytest.mark.parametrize("module", ["pscan._api", "pscan._prims", "pscan._errors", "pscan.dask", "pscan"])
 def test_docstring_examples(module):
     if module == "pscan.dask":
         pytest.importorskip("dask")
