@@ -192,3 +192,75 @@ def test_cuda_array_interface_and_dlpack_objects():
         got = pscan.scan(wrapped, dtype=np.int64, exclusive=True)
         want = np.concatenate([[0], np.cumsum(x[:-1], dtype=np.int64)])
         assert_same(back(got) if not hasattr(got, "cpu") else got.cpu().numpy(), want)
+
+
+# ---- sort, histogram, segmented_scan, run_length_encode, expand (python/pscan/_prims.py) ---------------------
+def _device_cases():
+    """(make a device array from numpy, read one back) for each library present."""
+    cases = []
+    if HAVE_CUPY:
+        cases.append(("cupy", cupy.asarray, cupy.asnumpy))
+    if HAVE_TORCH:
+        cases.append(("torch", lambda a: torch.from_numpy(np.ascontiguousarray(a)).cuda(), lambda t: t.cpu().numpy()))
+    return cases
+
+
+PRIM_DTYPES = [np.dtype(d) for d in ("int8", "uint8", "int32", "int64", "float32", "float64")]
+
+
+@pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch")
+@pytest.mark.parametrize("dtype", PRIM_DTYPES, ids=str)
+def test_prims_on_device(dtype):
+    from test_prims import ref_hist_edges, ref_hist_range, ref_rle, ref_segscan, ref_sort_order, random_offsets
+
+    rng = np.random.default_rng(29)
+    for name, dev, back in _device_cases():
+        for n in (0, 1, 4095, 4097, (1 << 20) + 3):
+            x = data(n, dtype)
+            d = dev(x)
+            got = pscan.sort(d)
+            assert type(got) is type(d) and got.device == d.device
+            assert_same(back(got), np.sort(x, kind="stable"))
+            k, v = pscan.sort(d, values=dev(np.arange(n, dtype=np.int32)), descending=True)
+            order = ref_sort_order(x, True)
+            assert_same(back(k), x[order])
+            assert_same(back(v), order.astype(np.int32))
+            lo, hi = (-8, 9) if dtype.kind == "f" else (0, 100)
+            counts, _ = pscan.histogram(d, 17, range=(lo, hi), count_dtype=np.int64)
+            assert_same(back(counts), ref_hist_range(x, 17, lo, hi).astype(np.int64))
+            e = np.unique(data(9, dtype, seed=7))
+            counts, edges = pscan.histogram(d, edges=dev(e), count_dtype=np.int64)
+            assert_same(back(counts), ref_hist_edges(x, e).astype(np.int64))
+            offsets = random_offsets(n, rng, 1 + n // 1000)
+            for exclusive, reverse in FLAG_SETS:
+                got = pscan.segmented_scan(d, offsets=dev(offsets), exclusive=exclusive, reverse=reverse,
+                                           check_offsets=True)
+                assert_same(back(got), ref_segscan(x, offsets, "sum", exclusive, reverse))
+            flags = np.zeros(n, bool)
+            flags[offsets[1:-1][offsets[1:-1] < n]] = True
+            got = pscan.segmented_scan(d, flags=dev(flags), op="max")
+            assert_same(back(got), ref_segscan(x, offsets, "max", False, False))
+            r = np.repeat(x, rng.integers(1, 5, n))[:n]
+            vals, lengths = pscan.run_length_encode(dev(r))
+            wv, wl = ref_rle(r)
+            assert_same(back(vals).view(f"u{dtype.itemsize}"), wv.view(f"u{dtype.itemsize}"))
+            assert_same(back(lengths), wl)
+            c = rng.integers(0, 4, n).astype(np.int64)
+            got, ranks = pscan.expand(dev(c), values=d, ranks=True)
+            assert_same(back(got), np.repeat(x, c))
+            assert_same(back(pscan.expand(dev(c))), np.repeat(np.arange(n, dtype=np.int64), c))
+
+
+@pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch")
+def test_prims_on_device_errors():
+    for name, dev, back in _device_cases():
+        x = dev(np.array([3, 1, 7, 0], np.int32))
+        with pytest.raises(ValueError) as e:
+            pscan.sort(x, values=np.arange(4))  # a host payload for device keys
+        assert e.value.status == "PSCAN_ERROR_INVALID_VALUE"
+        with pytest.raises(ValueError) as e:
+            pscan.segmented_scan(x, offsets=dev(np.array([0, 3], np.int64)), check_offsets=True)
+        assert e.value.status == "PSCAN_ERROR_INVALID_VALUE"
+        with pytest.raises(ValueError) as e:
+            pscan.histogram(x, edges=np.array([0, 4, 8], np.int32))  # host edges for device samples
+        assert e.value.status == "PSCAN_ERROR_INVALID_VALUE"
