@@ -18,7 +18,7 @@ from . import _context
 from ._api import ArrayLike, _op_id
 from ._errors import PscanTypeError, check, error
 from ._lib import (ALGO_AUTO, HISTOGRAM_MAX_BINS, SCAN_EXCLUSIVE, SCAN_REVERSE, SEGMENTS_HEAD_FLAGS,
-                   SEGMENTS_OFFSETS, SORT_DESCENDING, TYPE_IDS, ffi, lib)
+                   SEGMENTS_OFFSETS, SEGSCAN_CHECK_OFFSETS, SORT_DESCENDING, TYPE_IDS, ffi, lib)
 
 _I64 = np.dtype(np.int64)
 _UNSIGNED_ID = {4: TYPE_IDS["u32"], 8: TYPE_IDS["u64"]}  # count and index types by item size
@@ -221,7 +221,8 @@ def segmented_scan(x: ArrayLike, offsets: Any = None, flags: Any = None, op: str
         kind, count = SEGMENTS_HEAD_FLAGS, 0
     o = A.check_out(out, a, (n,), a.dtype) if out is not None else A.empty(a, (n,), a.dtype)
     ibuf = A.host_scalar(init, a.dtype, "init") if init is not None else None
-    fl = (SCAN_EXCLUSIVE if exclusive else 0) | (SCAN_REVERSE if reverse else 0) | (4 if check_offsets else 0)
+    fl = (SCAN_EXCLUSIVE if exclusive else 0) | (SCAN_REVERSE if reverse else 0) | \
+        (SEGSCAN_CHECK_OFFSETS if check_offsets else 0)
     desc = ffi.new("pscan_segscan_desc *", [tid, opid, fl, ALGO_AUTO,
                                             ffi.from_buffer(ibuf) if ibuf is not None else ffi.NULL, kind])
     ctx, lock = _context.get(a.device, a.stream)
