@@ -219,7 +219,7 @@ static const subcommand subcommands[] = {
 static void usage(FILE *to) {
     fprintf(to, "usage: pscan <command> [options]    (pscan <command> --help for its options)\n\ncommands:\n");
     for (size_t i = 0; i < SUBCOMMAND_COUNT; i++)
-        fprintf(to, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
+        fprintf(to, "  %-9s %s\n", subcommands[i].name, subcommands[i].summary);
     fprintf(to, "\nexit status: 0 ok, 1 runtime failure, 2 usage error\n");
 }
 
