@@ -1,6 +1,7 @@
 /*
- * cmd_patterns.c - the patterns scan makes possible, on files: `pscan reduce`, `pscan compact`, `pscan split`
- * and `pscan expand` (docs/cli.md is the user's guide).
+ * cmd_patterns.c - the patterns scan makes possible, on files: `pscan reduce`, `pscan compact`, `pscan split`,
+ * `pscan expand`, `pscan sort`, `pscan histogram`, `pscan rle` and `pscan segscan` (docs/cli.md is the user's
+ * guide).
  *
  * Files are opened, sniffed and written exactly as by `pscan scan` (cli_files.c: formats raw, text, CSV column,
  * .npy; OUT written to a temporary file and renamed into place), but each input is read whole into memory and
@@ -24,6 +25,12 @@ static const char patterns_usage[] =
     "       pscan split IN OUT   [--type T] (--flags FLAGS | --keep PRED) [--values VIN VOUT --value-type T]\n"
     "       pscan expand COUNTS OUT [--type u32|u64] [--index-type u32|u64] [--ranks RANKS]\n"
     "                               [--values VIN VOUT --value-type T]\n"
+    "       pscan sort IN OUT [--type T] [--descending] [--bits B:E] [--values VIN VOUT --value-type T]\n"
+    "       pscan histogram IN [--type T] --bins N --range LO:HI [--out FILE]\n"
+    "       pscan histogram IN [--type T] --edges EDGES [--bins N] [--out FILE]\n"
+    "       pscan rle IN VALUES_OUT LENGTHS_OUT [--type T]\n"
+    "       pscan segscan IN OUT [--type T] [--op OP] (--offsets OFFSETS | --flags FLAGS) [--exclusive] [--reverse]\n"
+    "                            [--init V]\n"
     "   common: [--format F | --in-format F --out-format F] [--backend B] [--algo A] [--quiet]\n"
     "\n"
     "reduce   prints init (+) IN[0] (+) ... (+) IN[n-1] on stdout (--op sum product min max and or xor).\n"
@@ -35,12 +42,24 @@ static const char patterns_usage[] =
     "expand   COUNTS holds one count per item (u32 or u64); OUT gets, for each of the sum-of-counts slots, the\n"
     "         index of the item it came from; --ranks writes each slot's rank within its item's run, --values\n"
     "         the item's value from VIN.\n"
+    "sort     a stable radix sort of IN (floats: -0 before +0, NaNs last); --descending reverses the order,\n"
+    "         --bits B:E sorts by bits [B, E) of the key only (signed keys with the sign bit flipped), --values\n"
+    "         moves a payload with each key.\n"
+    "histogram counts IN in N bins evenly spaced over [LO, HI) (LO <= x < HI; integer bounds for integer\n"
+    "         types), or between the ascending EDGES (a file of N + 1 elements of T); prints one u64 count per\n"
+    "         line, or writes them to --out FILE. Samples outside the bins and NaNs count nowhere.\n"
+    "rle      writes each run of equal consecutive elements once to VALUES_OUT and its length (u64) to\n"
+    "         LENGTHS_OUT (bit for bit: -0.0 != +0.0).\n"
+    "segscan  scans each segment of IN: OFFSETS is a u64 file 0 = o0 <= o1 <= ... <= oS = n (segment k is\n"
+    "         [ok, ok+1)), FLAGS a u8 file of IN's length (nonzero starts a segment); --init V goes in front\n"
+    "         of every segment.\n"
+    "sort, rle and segscan report a summary on stderr, unless --quiet.\n"
     "Example: printf '3 1 7 0 4 1 6 3' | pscan compact - - --format text --type i32 --keep '>2'\n"
     "         -> 3 7 4 6 3, one per line\n";
 
 typedef struct patterns_options {
     const char *command;
-    const char *paths[2]; /* IN and OUT (COUNTS and OUT) */
+    const char *paths[3]; /* IN and OUT (COUNTS and OUT; rle: IN VALUES_OUT LENGTHS_OUT) */
     int positional;
     ps_cli_input_spec in;
     ps_io_format out_format;
@@ -50,7 +69,16 @@ typedef struct patterns_options {
     const char *init_text, *flags_path, *keep_text, *values_in, *values_out, *ranks_path;
     pscan_type value_type, index_type;
     int have_value_type, quiet;
+    const char *bits_text, *range_text, *edges_path, *out_path, *offsets_path; /* sort, histogram, segscan */
+    uint64_t bins;                                                             /* 0: not given */
+    int descending, exclusive, reverse;
 } patterns_options;
+
+/* How many positional paths each command takes, and what they are called in a message. */
+static int positional_count(const char *command) {
+    if (strcmp(command, "reduce") == 0 || strcmp(command, "histogram") == 0) return 1;
+    return strcmp(command, "rle") == 0 ? 3 : 2;
+}
 
 static int parse_format(const char *option, const char *text, ps_io_format *format) {
     if (ps_io_format_parse(text, format) == 0) return PS_CLI_OK;
@@ -68,6 +96,10 @@ static int parse_options(int argc, char **argv, patterns_options *o) {
     o->index_type = PSCAN_TYPE_U64;
     ps_io_format both = PS_IO_AUTO;
     const int reduce = strcmp(o->command, "reduce") == 0, expand = strcmp(o->command, "expand") == 0;
+    const int sort = strcmp(o->command, "sort") == 0, histogram = strcmp(o->command, "histogram") == 0;
+    const int rle = strcmp(o->command, "rle") == 0, segscan = strcmp(o->command, "segscan") == 0;
+    const int select = !reduce && !expand && !sort && !histogram && !rle && !segscan; /* compact, split */
+    const int wanted = positional_count(o->command);
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
         int m, r = PS_CLI_OK;
@@ -82,21 +114,44 @@ static int parse_options(int argc, char **argv, patterns_options *o) {
             o->have_value_type = 1;
         } else if (expand && (m = ps_cli_option(argc, argv, &i, "--index-type", &v)) != 0) {
             r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_type(v, &o->index_type);
-        } else if (reduce && (m = ps_cli_option(argc, argv, &i, "--op", &v)) != 0) {
+        } else if ((reduce || segscan) && (m = ps_cli_option(argc, argv, &i, "--op", &v)) != 0) {
             r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_op(v, &o->op);
-        } else if (reduce && (m = ps_cli_option(argc, argv, &i, "--init", &v)) != 0) {
+        } else if ((reduce || segscan) && (m = ps_cli_option(argc, argv, &i, "--init", &v)) != 0) {
             r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
             o->init_text = v;
-        } else if (!reduce && !expand && (m = ps_cli_option(argc, argv, &i, "--flags", &v)) != 0) {
+        } else if ((select || segscan) && (m = ps_cli_option(argc, argv, &i, "--flags", &v)) != 0) {
             r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
             o->flags_path = v;
-        } else if (!reduce && !expand && (m = ps_cli_option(argc, argv, &i, "--keep", &v)) != 0) {
+        } else if (select && (m = ps_cli_option(argc, argv, &i, "--keep", &v)) != 0) {
             r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
             o->keep_text = v;
         } else if (expand && (m = ps_cli_option(argc, argv, &i, "--ranks", &v)) != 0) {
             r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
             o->ranks_path = v;
-        } else if (!reduce && strcmp(argv[i], "--values") == 0) {
+        } else if (segscan && (m = ps_cli_option(argc, argv, &i, "--offsets", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
+            o->offsets_path = v;
+        } else if (segscan && strcmp(argv[i], "--exclusive") == 0) {
+            o->exclusive = 1;
+        } else if (segscan && strcmp(argv[i], "--reverse") == 0) {
+            o->reverse = 1;
+        } else if (sort && strcmp(argv[i], "--descending") == 0) {
+            o->descending = 1;
+        } else if (sort && (m = ps_cli_option(argc, argv, &i, "--bits", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
+            o->bits_text = v;
+        } else if (histogram && (m = ps_cli_option(argc, argv, &i, "--bins", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_uint(v, "--bins", 1, PSCAN_HISTOGRAM_MAX_BINS, &o->bins);
+        } else if (histogram && (m = ps_cli_option(argc, argv, &i, "--range", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
+            o->range_text = v;
+        } else if (histogram && (m = ps_cli_option(argc, argv, &i, "--edges", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
+            o->edges_path = v;
+        } else if (histogram && (m = ps_cli_option(argc, argv, &i, "--out", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
+            o->out_path = v;
+        } else if ((select || expand || sort) && strcmp(argv[i], "--values") == 0) {
             if (i + 2 >= argc) {
                 ps_cli_error("%s: --values needs VIN and VOUT", o->command);
                 r = PS_CLI_USAGE;
@@ -119,7 +174,7 @@ static int parse_options(int argc, char **argv, patterns_options *o) {
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
             ps_cli_error("%s: unknown option '%s' (pscan %s --help)", o->command, argv[i], o->command);
             r = PS_CLI_USAGE;
-        } else if (o->positional < (reduce ? 1 : 2)) {
+        } else if (o->positional < wanted) {
             o->paths[o->positional++] = argv[i];
         } else {
             ps_cli_error("%s: unexpected argument '%s'", o->command, argv[i]);
@@ -127,13 +182,26 @@ static int parse_options(int argc, char **argv, patterns_options *o) {
         }
         if (r != PS_CLI_OK) return r;
     }
-    if (o->positional < (reduce ? 1 : 2)) {
-        ps_cli_error("%s: needs %s (pscan %s --help)", o->command, reduce ? "IN" : expand ? "COUNTS and OUT" : "IN and OUT",
+    if (o->positional < wanted) {
+        ps_cli_error("%s: needs %s (pscan %s --help)", o->command,
+                     wanted == 1 ? "IN" : expand ? "COUNTS and OUT" : rle ? "IN, VALUES_OUT and LENGTHS_OUT" : "IN and OUT",
                      o->command);
         return PS_CLI_USAGE;
     }
-    if (!reduce && !expand && !o->flags_path == !o->keep_text) {
+    if (select && !o->flags_path == !o->keep_text) {
         ps_cli_error("%s: needs one of --flags FLAGS and --keep PRED", o->command);
+        return PS_CLI_USAGE;
+    }
+    if (segscan && !o->flags_path == !o->offsets_path) {
+        ps_cli_error("segscan: needs one of --offsets OFFSETS and --flags FLAGS");
+        return PS_CLI_USAGE;
+    }
+    if (histogram && !o->range_text == !o->edges_path) {
+        ps_cli_error("histogram: needs one of --range LO:HI (with --bins N) and --edges EDGES");
+        return PS_CLI_USAGE;
+    }
+    if (histogram && o->range_text && o->bins == 0) {
+        ps_cli_error("histogram: --range needs --bins N");
         return PS_CLI_USAGE;
     }
     if (o->values_in && !o->have_value_type) {
@@ -427,6 +495,231 @@ static int run_expand(patterns_options *o, device *d, const void *counts, uint64
     return r;
 }
 
+/* ---- sort -------------------------------------------------------------------------------------------- */
+
+/* "B:E" -> the bit range [B, E) of a key of type, 0 <= B < E <= its width. */
+static int parse_bits(const char *text, pscan_type type, unsigned *begin, unsigned *end) {
+    const unsigned width = 8u * (unsigned)pscan_type_size(type);
+    const char *colon = strchr(text, ':');
+    char first[24], second[24];
+    uint64_t b = 0, e = 0;
+    if (colon && (size_t)(colon - text) < sizeof first && strlen(colon + 1) < sizeof second) {
+        memcpy(first, text, (size_t)(colon - text));
+        first[colon - text] = '\0';
+        strcpy(second, colon + 1);
+        if (ps_cli_parse_uint(first, "sort: --bits B", 0, width, &b) != PS_CLI_OK ||
+            ps_cli_parse_uint(second, "sort: --bits E", 0, width, &e) != PS_CLI_OK)
+            return PS_CLI_USAGE;
+        if (b < e) {
+            *begin = (unsigned)b, *end = (unsigned)e;
+            return PS_CLI_OK;
+        }
+    }
+    ps_cli_error("sort: --bits '%s' is not B:E with 0 <= B < E <= %u (the width of %s)", text, width,
+                 pscan_type_name(type));
+    return PS_CLI_USAGE;
+}
+
+static int run_sort(patterns_options *o, device *d, const void *keys, uint64_t n) {
+    const pscan_type type = o->in.type;
+    const size_t esize = pscan_type_size(type), vb = o->values_in ? pscan_type_size(o->value_type) : 0;
+    pscan_sort_desc desc = {type, vb, o->descending ? PSCAN_SORT_DESCENDING : 0u, 0, 0, o->algo};
+    void *values = NULL, *d_keys = NULL, *d_values = NULL, *d_keys_out = NULL, *d_values_out = NULL;
+    unsigned char *host = NULL;
+    int r = o->bits_text ? parse_bits(o->bits_text, type, &desc.begin_bit, &desc.end_bit) : PS_CLI_OK;
+    if (r == PS_CLI_OK && o->values_in) r = read_companion(o, "values file", o->values_in, o->value_type, n, &values);
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)n * esize, keys, &d_keys);
+    if (r == PS_CLI_OK && vb) r = device_buffer(d, (size_t)n * vb, values, &d_values);
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)n * esize, NULL, &d_keys_out);
+    if (r == PS_CLI_OK && vb) r = device_buffer(d, (size_t)n * vb, NULL, &d_values_out);
+    if (r == PS_CLI_OK) {
+        pscan_status s = pscan_sort(d->ctx, &desc, d_keys, d_values, n, d_keys_out, d_values_out, NULL, 0);
+        if (s != PSCAN_SUCCESS) r = call_error(d, "sort", s);
+    }
+    if (r == PS_CLI_OK && !(host = (unsigned char *)malloc((size_t)n * (esize > vb ? esize : vb) + 1))) {
+        ps_cli_error("out of memory");
+        r = PS_CLI_FAILURE;
+    }
+    if (r == PS_CLI_OK) r = device_download(d, host, d_keys_out, (size_t)n * esize);
+    if (r == PS_CLI_OK) r = write_all(o->paths[1], o->out_format, o->in.in_format, type, host, n);
+    if (r == PS_CLI_OK && vb) r = device_download(d, host, d_values_out, (size_t)n * vb);
+    if (r == PS_CLI_OK && vb) r = write_all(o->values_out, o->out_format, o->in.in_format, o->value_type, host, n);
+    if (r == PS_CLI_OK && !o->quiet)
+        fprintf(stderr, "pscan sort: sorted %" PRIu64 " %s keys, %s%s%s\n", n, pscan_type_name(type),
+                o->descending ? "descending" : "ascending", o->bits_text ? ", by bits " : "",
+                o->bits_text ? o->bits_text : "");
+    free(values), free(host);
+    return r;
+}
+
+/* ---- histogram --------------------------------------------------------------------------------------- */
+
+/* "LO:HI" -> the bounds, in the type the library takes them in: int64_t for signed samples, uint64_t for
+ * unsigned ones, the sample type for floats (so u8 samples can say [0, 256)). */
+static int parse_range(const char *text, pscan_type type, unsigned char lower[8], unsigned char upper[8]) {
+    const int is_float = type == PSCAN_TYPE_F32 || type == PSCAN_TYPE_F64;
+    const int is_signed = type == PSCAN_TYPE_I8 || type == PSCAN_TYPE_I16 || type == PSCAN_TYPE_I32 ||
+                          type == PSCAN_TYPE_I64;
+    const pscan_type bound = is_float ? type : is_signed ? PSCAN_TYPE_I64 : PSCAN_TYPE_U64;
+    const char *colon = strchr(text, ':');
+    char message[PS_IO_ERROR_MAX] = "it is not LO:HI";
+    if (colon && colon > text && colon[1] &&
+        ps_io_number_parse(text, (size_t)(colon - text), bound, lower, message, sizeof message) == 0 &&
+        ps_io_number_parse(colon + 1, strlen(colon + 1), bound, upper, message, sizeof message) == 0)
+        return PS_CLI_OK;
+    ps_cli_error("histogram: --range '%s': %s", text, message);
+    return PS_CLI_USAGE;
+}
+
+static int run_histogram(patterns_options *o, device *d, const void *samples, uint64_t n) {
+    const pscan_type type = o->in.type;
+    const size_t esize = pscan_type_size(type);
+    unsigned char lower[8], upper[8];
+    pscan_histogram_desc desc = {type, PSCAN_TYPE_U64, (uint32_t)o->bins, lower, upper, NULL, 0, o->algo};
+    void *edges = NULL, *d_samples = NULL, *d_edges = NULL, *d_counts = NULL;
+    uint64_t *counts = NULL, edge_count = 0;
+    int r = PS_CLI_OK;
+    if (o->range_text) {
+        r = parse_range(o->range_text, type, lower, upper);
+    } else {
+        ps_cli_input_spec spec = {o->edges_path, o->in.in_format, {0, ""}, -1, 1, type};
+        r = read_all(&spec, &edges, &edge_count);
+        if (r == PS_CLI_OK && (edge_count < 2 || edge_count - 1 > PSCAN_HISTOGRAM_MAX_BINS)) {
+            ps_cli_error("histogram: edges file %s holds %" PRIu64 " elements; N bins need N + 1, from 2 to %u",
+                         o->edges_path, edge_count, PSCAN_HISTOGRAM_MAX_BINS + 1);
+            r = PS_CLI_FAILURE;
+        } else if (r == PS_CLI_OK && o->bins && o->bins != edge_count - 1) {
+            ps_cli_error("histogram: --bins %" PRIu64 ", but edges file %s holds %" PRIu64 " edges (%" PRIu64 " bins)",
+                         o->bins, o->edges_path, edge_count, edge_count - 1);
+            r = PS_CLI_FAILURE;
+        }
+        desc.bins = (uint32_t)(edge_count - 1);
+    }
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)n * esize, samples, &d_samples);
+    if (r == PS_CLI_OK && edges) r = device_buffer(d, (size_t)edge_count * esize, edges, &d_edges);
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)desc.bins * sizeof(uint64_t), NULL, &d_counts);
+    if (r == PS_CLI_OK) {
+        desc.edges = d_edges;
+        pscan_status s = pscan_histogram(d->ctx, &desc, d_samples, n, d_counts, NULL, 0);
+        if (s == PSCAN_ERROR_INVALID_VALUE && o->range_text) {
+            /* The only value the command does not check itself: LO < HI, finite bounds and bin width. */
+            ps_cli_error("histogram: --range '%s' needs LO < HI (finite, with a finite bin width)", o->range_text);
+            r = PS_CLI_USAGE;
+        } else if (s != PSCAN_SUCCESS) {
+            r = call_error(d, "histogram", s);
+        }
+    }
+    if (r == PS_CLI_OK && !(counts = (uint64_t *)malloc((size_t)desc.bins * sizeof *counts))) {
+        ps_cli_error("out of memory");
+        r = PS_CLI_FAILURE;
+    }
+    if (r == PS_CLI_OK) r = device_download(d, counts, d_counts, (size_t)desc.bins * sizeof *counts);
+    if (r == PS_CLI_OK && o->out_path)
+        r = write_all(o->out_path, o->out_format, o->in.in_format, PSCAN_TYPE_U64, counts, desc.bins);
+    else if (r == PS_CLI_OK)
+        for (uint32_t b = 0; b < desc.bins; b++) printf("%" PRIu64 "\n", counts[b]);
+    free(edges), free(counts);
+    return r;
+}
+
+/* ---- rle --------------------------------------------------------------------------------------------- */
+
+static int run_rle(patterns_options *o, device *d, const void *in, uint64_t n) {
+    const pscan_type type = o->in.type;
+    const size_t esize = pscan_type_size(type), widest = esize > 8 ? esize : 8;
+    pscan_rle_desc desc = {type, o->algo};
+    void *d_in = NULL, *d_values = NULL, *d_lengths = NULL, *d_runs = NULL;
+    unsigned char *host = NULL;
+    uint64_t runs = 0;
+    int r = device_buffer(d, (size_t)n * esize, in, &d_in);
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)n * esize, NULL, &d_values);
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)n * sizeof(uint64_t), NULL, &d_lengths);
+    if (r == PS_CLI_OK) r = device_buffer(d, sizeof(uint64_t), NULL, &d_runs);
+    if (r == PS_CLI_OK) {
+        pscan_status s = pscan_run_length_encode(d->ctx, &desc, d_in, n, d_values, (uint64_t *)d_lengths,
+                                                 (uint64_t *)d_runs, NULL, 0);
+        if (s != PSCAN_SUCCESS) r = call_error(d, "rle", s);
+    }
+    if (r == PS_CLI_OK) r = device_download(d, &runs, d_runs, sizeof runs);
+    if (r == PS_CLI_OK && !(host = (unsigned char *)malloc((size_t)runs * widest + 1))) {
+        ps_cli_error("out of memory");
+        r = PS_CLI_FAILURE;
+    }
+    if (r == PS_CLI_OK) r = device_download(d, host, d_values, (size_t)runs * esize);
+    if (r == PS_CLI_OK) r = write_all(o->paths[1], o->out_format, o->in.in_format, type, host, runs);
+    if (r == PS_CLI_OK) r = device_download(d, host, d_lengths, (size_t)runs * sizeof(uint64_t));
+    if (r == PS_CLI_OK) r = write_all(o->paths[2], o->out_format, o->in.in_format, PSCAN_TYPE_U64, host, runs);
+    if (r == PS_CLI_OK && !o->quiet)
+        fprintf(stderr, "pscan rle: %" PRIu64 " %s elements -> %" PRIu64 " runs\n", n, pscan_type_name(type), runs);
+    free(host);
+    return r;
+}
+
+/* ---- segscan ----------------------------------------------------------------------------------------- */
+
+static int run_segscan(patterns_options *o, device *d, const void *in, uint64_t n) {
+    const pscan_type type = o->in.type;
+    const size_t esize = pscan_type_size(type);
+    unsigned char init[8];
+    const unsigned flags = (o->exclusive ? PSCAN_SCAN_EXCLUSIVE : 0u) | (o->reverse ? PSCAN_SCAN_REVERSE : 0u) |
+                           (o->offsets_path ? PSCAN_SEGSCAN_CHECK_OFFSETS : 0u); /* bad offsets: a status, always */
+    pscan_segscan_desc desc = {type, o->op, flags, o->algo, NULL,
+                               o->offsets_path ? PSCAN_SEGMENTS_OFFSETS : PSCAN_SEGMENTS_HEAD_FLAGS};
+    if (o->op >= PSCAN_OP_AND && (type == PSCAN_TYPE_F32 || type == PSCAN_TYPE_F64)) {
+        ps_cli_error("segscan: operator %s needs an integer type, not %s", pscan_op_name(o->op), pscan_type_name(type));
+        return PS_CLI_USAGE;
+    }
+    if (o->init_text) {
+        char message[PS_IO_ERROR_MAX];
+        if (ps_io_number_parse(o->init_text, strlen(o->init_text), type, init, message, sizeof message)) {
+            ps_cli_error("segscan: --init %s", message);
+            return PS_CLI_USAGE;
+        }
+        desc.init = init;
+    }
+    void *segments = NULL, *d_in = NULL, *d_segments = NULL, *d_out = NULL;
+    unsigned char *host = NULL;
+    uint64_t segment_count = 0, segment_bytes = n; /* head flags: one byte per item */
+    int r = PS_CLI_OK;
+    if (o->flags_path) {
+        r = read_companion(o, "flags file", o->flags_path, PSCAN_TYPE_U8, n, &segments);
+        for (uint64_t i = 0; r == PS_CLI_OK && i < n; i++) segment_count += i == 0 || ((unsigned char *)segments)[i];
+    } else {
+        ps_cli_input_spec spec = {o->offsets_path, o->in.in_format, {0, ""}, -1, 1, PSCAN_TYPE_U64};
+        uint64_t m = 0;
+        r = read_all(&spec, &segments, &m);
+        if (r == PS_CLI_OK && m == 0) {
+            ps_cli_error("segscan: offsets file %s is empty: S segments need S + 1 offsets, 0 first", o->offsets_path);
+            r = PS_CLI_FAILURE;
+        }
+        segment_count = m ? m - 1 : 0, segment_bytes = m * sizeof(uint64_t);
+    }
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)n * esize, in, &d_in);
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)segment_bytes, segments, &d_segments);
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)n * esize, NULL, &d_out);
+    if (r == PS_CLI_OK) {
+        pscan_status s = pscan_segmented_scan(d->ctx, &desc, d_in, d_out, n, d_segments, segment_count, NULL, 0);
+        if (s == PSCAN_ERROR_INVALID_VALUE && o->offsets_path) {
+            ps_cli_error("segscan: the offsets in %s are not 0 = o0 <= o1 <= ... <= oS = %" PRIu64 " (IN's length)",
+                         o->offsets_path, n);
+            r = PS_CLI_FAILURE;
+        } else if (s != PSCAN_SUCCESS) {
+            r = call_error(d, "segscan", s);
+        }
+    }
+    if (r == PS_CLI_OK && !(host = (unsigned char *)malloc((size_t)n * esize + 1))) {
+        ps_cli_error("out of memory");
+        r = PS_CLI_FAILURE;
+    }
+    if (r == PS_CLI_OK) r = device_download(d, host, d_out, (size_t)n * esize);
+    if (r == PS_CLI_OK) r = write_all(o->paths[1], o->out_format, o->in.in_format, type, host, n);
+    if (r == PS_CLI_OK && !o->quiet)
+        fprintf(stderr, "pscan segscan: %" PRIu64 " %s elements in %" PRIu64 " segments\n", n, pscan_type_name(type),
+                segment_count);
+    free(segments), free(host);
+    return r;
+}
+
 /* ---- the subcommands --------------------------------------------------------------------------------- */
 
 int ps_cli_patterns(int argc, char **argv) {
@@ -444,6 +737,14 @@ int ps_cli_patterns(int argc, char **argv) {
             r = run_reduce(&o, &d, data, n);
         else if (strcmp(o.command, "expand") == 0)
             r = run_expand(&o, &d, data, n);
+        else if (strcmp(o.command, "sort") == 0)
+            r = run_sort(&o, &d, data, n);
+        else if (strcmp(o.command, "histogram") == 0)
+            r = run_histogram(&o, &d, data, n);
+        else if (strcmp(o.command, "rle") == 0)
+            r = run_rle(&o, &d, data, n);
+        else if (strcmp(o.command, "segscan") == 0)
+            r = run_segscan(&o, &d, data, n);
         else
             r = run_select(&o, &d, data, n);
     }

@@ -4,7 +4,7 @@
  *
  *   pscan info                       version, backends compiled in, devices found
  *   pscan scan IN OUT --type T ...   scan raw, text, CSV or .npy, files or pipes, of any size (cmd_scan.c)
- *   pscan reduce|compact|split|expand ...   the patterns built on scan, on files (cmd_patterns.c)
+ *   pscan reduce|compact|split|expand|sort|histogram|rle|segscan ...   the patterns on files (cmd_patterns.c)
  *   pscan bench [...]                one harness for every backend and algorithm (cmd_bench.c)
  *   pscan explain [...]              step-by-step view of an algorithm (explain.c, when built)
  *
@@ -205,6 +205,10 @@ static const subcommand subcommands[] = {
     {"compact", ps_cli_patterns, "keep the items of a file that a flags file or a comparison selects"},
     {"split", ps_cli_patterns, "write the selected items first, then the others, both in order"},
     {"expand", ps_cli_patterns, "from per-item counts, the item index (rank, value) of every output slot"},
+    {"sort", ps_cli_patterns, "stable radix sort of a file (descending, a bit range, a payload file)"},
+    {"histogram", ps_cli_patterns, "count a file's items in evenly spaced bins or between given edges"},
+    {"rle", ps_cli_patterns, "run-length encode a file into a values file and a lengths file"},
+    {"segscan", ps_cli_patterns, "scan each segment of a file (offsets or head-flags file)"},
     {"bench", ps_cli_bench, "time every algorithm of a backend against a copy (and CUB on CUDA)"},
 #ifdef PSCAN_HAVE_EXPLAIN
     {"explain", ps_cli_explain, "show an algorithm's steps on a small input"},
@@ -215,7 +219,7 @@ static const subcommand subcommands[] = {
 static void usage(FILE *to) {
     fprintf(to, "usage: pscan <command> [options]    (pscan <command> --help for its options)\n\ncommands:\n");
     for (size_t i = 0; i < SUBCOMMAND_COUNT; i++)
-        fprintf(to, "  %-8s %s\n", subcommands[i].name, subcommands[i].summary);
+        fprintf(to, "  %-9s %s\n", subcommands[i].name, subcommands[i].summary);
     fprintf(to, "\nexit status: 0 ok, 1 runtime failure, 2 usage error\n");
 }
 
