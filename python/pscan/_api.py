@@ -4,8 +4,9 @@ Every function adapts its arrays (zero-copy, _arrays.py), checks in Python only 
 see (layout, shapes, devices, dtypes), runs on the cached context of the input's device and current stream,
 and returns an array of the input's own library. Statuses of the C library come back as PscanError.
 
-Batches: a scan or reduce along the last axis of an N-d array runs one C call per row, in a loop here. The
-C library has no batched or segmented call yet; when it does, _rows() becomes one call.
+Batches: a scan along the last axis of an N-d host array is one C call, a segmented scan whose segments are
+the rows (CSR offsets 0, m, 2m, ...); on a CUDA device, and for reduce, one C call per row, in a loop here
+(a device offsets array would be one more allocation per call; reduce by segments is not in the C library).
 """
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ import numpy as np
 from . import _arrays as A
 from . import _context
 from ._errors import check, error
-from ._lib import ALGO_AUTO, OP_IDS, PREDS, SCAN_EXCLUSIVE, SCAN_REVERSE, ffi, lib
+from ._lib import ALGO_AUTO, OP_IDS, PREDS, SCAN_EXCLUSIVE, SCAN_REVERSE, SEGMENTS_OFFSETS, ffi, lib
 
 DTypeLike = Any
 ArrayLike = Any
@@ -129,6 +130,11 @@ def scan(x: ArrayLike, op: str = "sum", axis: Optional[int] = None, dtype: DType
     with lock:
         if rows == 1:  # the common case: one call, no pointer arithmetic
             check(lib.pscan_scan(ctx, desc, a.ptr, o.ptr, m, ffi.NULL, 0), "pscan_scan")
+        elif a.kind == "numpy" and m:  # rows of host memory: one segmented scan, the rows its segments
+            offsets = np.arange(0, rows * m + 1, m, dtype=np.uint64)
+            seg = ffi.new("pscan_segscan_desc *", [tid, opid, flags, ALGO_AUTO, desc.init, SEGMENTS_OFFSETS])
+            check(lib.pscan_segmented_scan(ctx, seg, a.ptr, o.ptr, rows * m, ffi.from_buffer(offsets), rows,
+                                           ffi.NULL, 0), "pscan_segmented_scan")
         else:
             row_bytes = m * dt.itemsize
             for r in range(rows if m else 0):
