@@ -652,6 +652,59 @@ static void run_fixed(harness *h) {
 
 /* ---- main ---------------------------------------------------------------------------------------------- */
 
+/* ---- determinism: a float sum scan gives the same bits on every call ---------------------------------------- */
+
+/* Three calls of the same f32 and f64 sum scans (forward and reverse exclusive) of 3 x 2^20 + 7 random floats
+ * of both signs and many magnitudes, on fresh outputs: every byte must match the first call's. On the CPU the
+ * size is past AUTO's threading threshold, so AUTO must not switch algorithms between calls (it would change
+ * the rounding); on a GPU there are hundreds of tiles, so the look-back must not depend on timing. */
+static void run_determinism(harness *h) {
+    const size_t n = h->max_n;
+    for (unsigned fi = 0; fi < 2; fi++) {
+        const type_info *t = &types[fi == 0 ? PSCAN_TYPE_F32 : PSCAN_TYPE_F64];
+        if (h->opt.only_type >= 0 && h->opt.only_type != (int)t->type) continue;
+        test_rng rng = {test_mix64(h->opt.seed ^ 0xD37u ^ (uint64_t)t->type)};
+        for (size_t i = 0; i < n; i++)
+            store_float(h->h_in, i, t, ldexp(test_rng_unit(&rng) * 2.0 - 1.0, (int)(test_rng_next(&rng) % 21) - 10));
+        const size_t bytes = n * t->bytes;
+        for (unsigned flags = 0; flags <= (PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE); flags += 3) {
+            pscan_scan_desc desc = {t->type, PSCAN_OP_SUM, flags, h->opt.algo, NULL};
+            void *d_in = NULL, *d_out = NULL;
+            pscan_status s = pscan_memory_alloc(h->ctx, bytes, &d_in);
+            if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(h->ctx, bytes, &d_out);
+            if (s == PSCAN_SUCCESS) s = pscan_memory_upload(h->ctx, d_in, h->h_in, bytes);
+            for (int run = 0; run < 3 && s == PSCAN_SUCCESS; run++) {
+                unsigned char *dst = run == 0 ? h->h_check : h->h_got;
+                memset(h->h_stage, 0x5a + run, bytes);
+                s = pscan_memory_upload(h->ctx, d_out, h->h_stage, bytes); /* a fresh output every call */
+                if (s == PSCAN_SUCCESS) s = pscan_scan(h->ctx, &desc, d_in, d_out, n, NULL, 0);
+                if (s == PSCAN_SUCCESS) s = pscan_memory_download(h->ctx, dst, d_out, bytes);
+                if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(h->ctx);
+                if (s != PSCAN_SUCCESS || run == 0) continue;
+                size_t i = 0;
+                while (i < n && memcmp(h->h_check + i * t->bytes, h->h_got + i * t->bytes, t->bytes) == 0) i++;
+                if (i == n) {
+                    h->passed++;
+                } else {
+                    h->failed++;
+                    if (h->reports++ < MAX_REPORTS)
+                        fprintf(stderr, "FAIL determinism: %s sum flags %u n=%zu: call %d differs from call 0 at %zu "
+                                "(0x%" PRIx64 " vs 0x%" PRIx64 ")\n", t->name, flags, n, run, i,
+                                load_raw(h->h_got, i, t->bytes), load_raw(h->h_check, i, t->bytes));
+                }
+            }
+            if (s != PSCAN_SUCCESS) {
+                h->failed++;
+                if (h->reports++ < MAX_REPORTS)
+                    fprintf(stderr, "FAIL determinism: %s sum flags %u n=%zu: %s\n", t->name, flags, n,
+                            pscan_status_name(s));
+            }
+            pscan_memory_free(h->ctx, d_in);
+            pscan_memory_free(h->ctx, d_out);
+        }
+    }
+}
+
 static int usage(void) {
     fprintf(stderr, "usage: test_scan --backend cpu|cuda|opencl --algo NAME [--quick] [--large] [--seed S]\n"
                     "                 [--type T] [--op O] [--n N] [--threads T]\n");
@@ -763,6 +816,7 @@ int main(int argc, char **argv) {
     }
 
     run_fixed(&h);
+    if (h.opt.only_op < 0 || h.opt.only_op == (int)PSCAN_OP_SUM) run_determinism(&h);
     if (h.opt.only_n >= 0) {
         /* one size, any size, with all 16 flag combinations: a superset of what the full run did at it */
         run_size(&h, (size_t)h.opt.only_n, 0, 1);

@@ -133,13 +133,23 @@ static int cores_are_idle(unsigned threads) {
     return others_busy_cores() + (double)threads <= (double)usable_cores() + 0.5;
 }
 
-/* AUTO: the pool when there is enough work for it and cores to run it, else one loop. Never slower than
- * serial by design: the rule falls back to serial whenever the pool could not run at full width. */
+/* AUTO: the pool when there is enough work for it and cores to run it, else one loop, so that AUTO is not
+ * slower than serial when other processes hold the cores; except where the choice would change a float's
+ * rounding (below): there the same bits every time come first. */
 static pscan_algo cpu_auto_algo(const pscan_context *ctx, const ps_request *req) {
     const unsigned threads = ps_cpu_pool_threads(state_of(ctx)->pool);
-    return req->n * req->elem_bytes >= PSCAN_CPU_THREADS_MIN_BYTES && threads > 1 && cores_are_idle(threads)
-               ? PSCAN_ALGO_THREADS
-               : PSCAN_ALGO_SERIAL;
+    if (req->n * req->elem_bytes < PSCAN_CPU_THREADS_MIN_BYTES || threads < 2) return PSCAN_ALGO_SERIAL;
+    /* Float sums and products round differently in the threaded order than in the serial one (so may a user
+     * operator and a recurrence): their AUTO does not look at the load, so that the same call on the same
+     * context gives the same bits every time. Exact results (integers, min, max, bitwise, counts, moves)
+     * come out the same either way, and take the threads only when the cores are free. */
+    const int float_type = req->type == PSCAN_TYPE_F32 || req->type == PSCAN_TYPE_F64;
+    const int rounds = req->user_op || req->prim == PS_PRIM_RECURRENCE ||
+                       (float_type && (req->op == PSCAN_OP_SUM || req->op == PSCAN_OP_PRODUCT) &&
+                        req->prim != PS_PRIM_HISTOGRAM && req->prim != PS_PRIM_SORT && req->prim != PS_PRIM_SELECT &&
+                        req->prim != PS_PRIM_PARTITION && req->prim != PS_PRIM_RUN_LENGTH_ENCODE);
+    if (rounds) return PSCAN_ALGO_THREADS;
+    return cores_are_idle(threads) ? PSCAN_ALGO_THREADS : PSCAN_ALGO_SERIAL;
 }
 
 /* Every primitive runs SERIAL and THREADS; the GPU algorithms are not the CPU's. */
