@@ -9,8 +9,10 @@ DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT
 fail=0
 HEADER="backend,device,algo,type,op,kind,direction,n,time_us,gbps,of_copy,of_cub,cub_time_us,in_place,spread,primitive"
-for prim in scan reduce select partition; do
-    for type in i32 u8 f64; do
+for prim in scan reduce select partition expand; do
+    types="i32 u8 f64"
+    [ "$prim" = expand ] && types="u32 u64" # expand's counts
+    for type in $types; do
         if ! "$PSCAN" bench --backend "$BACKEND" --primitive "$prim" --type "$type" --min-log2 10 --max-log2 12 \
             --reps 3 --csv "$DIR/$prim.csv" >"$DIR/out.txt" 2>&1; then
             echo "FAIL: bench --primitive $prim --type $type exited non-zero:"; cat "$DIR/out.txt"; fail=1; continue
@@ -38,5 +40,6 @@ check_usage() {
 check_usage --primitive sort-of
 check_usage --primitive reduce --exclusive
 check_usage --primitive select --in-place
+check_usage --primitive expand --type f32
 [ $fail = 0 ] && echo "test_bench: all passed"
 exit $fail

@@ -20,7 +20,9 @@
  * reduce reads n, a select reads n and writes the kept ones (select and partition keep the keys greater than
  * the midpoint of the random data's range, about half; the kept count comes from the pscan call itself).
  * of_copy compares that bandwidth with the copy's (a reduce can reach 2x the copy's time-ratio, never more
- * than 1.0 of its bandwidth); of_cub is CUB's time over pscan's, the same work.
+ * than 1.0 of its bandwidth); of_cub is CUB's time over pscan's, the same work. Expand (u32 or u64 counts
+ * 0..3, u32 indices out, capacity 3n) reads the counts and writes one index per slot; CUB has no expand, so it
+ * is timed beside the copy alone.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -35,7 +37,7 @@
 #endif
 
 /* The primitives bench can time: X(name). */
-#define BENCH_PRIMITIVE_LIST(X) X(scan) X(reduce) X(select) X(partition)
+#define BENCH_PRIMITIVE_LIST(X) X(scan) X(reduce) X(select) X(partition) X(expand)
 
 typedef enum bench_primitive {
 #define BENCH_PRIMITIVE_ENUM_(name) BENCH_##name,
@@ -57,8 +59,8 @@ static const char bench_usage[] =
     "\n"
     "Times each algorithm of the backend on n = 2^min .. 2^max elements of random data, next to a\n"
     "device copy of the same bytes (and CUB's DeviceScan on CUDA), in the same run.\n"
-    "  --primitive P   scan (default), reduce, select or partition (keys > the data's midpoint, ~half kept);\n"
-    "                  each beside its CUB peer on CUDA\n"
+    "  --primitive P   scan (default), reduce, select or partition (keys > the data's midpoint, ~half kept),\n"
+    "                  each beside its CUB peer on CUDA; expand (--type u32 or u64 counts of 0..3, u32 indices)\n"
     "  --backend B     auto cpu cuda opencl (default auto)\n"
     "  --algo A|all    one algorithm, or every one the backend implements (default all)\n"
     "  --type T        element type (default i32)     --op OP   operator (default sum)\n"
@@ -172,6 +174,10 @@ static int parse_options(int argc, char **argv, bench_options *o) {
                      pscan_type_name(o->desc.type));
         return PS_CLI_USAGE;
     }
+    if (o->prim == BENCH_expand && o->desc.type != PSCAN_TYPE_U32 && o->desc.type != PSCAN_TYPE_U64) {
+        ps_cli_error("bench: --primitive expand counts are u32 or u64 (--type u32|u64)");
+        return PS_CLI_USAGE;
+    }
     if (o->prim != BENCH_scan && (o->desc.flags || o->in_place)) {
         ps_cli_error("bench: --exclusive, --reverse and --in-place are for --primitive scan");
         return PS_CLI_USAGE;
@@ -263,6 +269,7 @@ static pscan_status primitive(const bench_options *o, pscan_algo algo, bench_buf
     pscan_scan_desc scan = o->desc;
     pscan_reduce_desc reduce = {o->desc.type, o->desc.op, algo, o->desc.init};
     pscan_select_desc select = select_desc(o, algo);
+    pscan_expand_desc expand = {o->desc.type, PSCAN_TYPE_U32, 0, algo};
     scan.algo = algo;
     switch (o->prim) {
     case BENCH_scan:
@@ -279,6 +286,10 @@ static pscan_status primitive(const bench_options *o, pscan_algo algo, bench_buf
         return temp_bytes ? pscan_select_temp_bytes(ctx, &select, n, temp_bytes)
                           : pscan_partition(ctx, &select, in, NULL, n, out, NULL, (uint64_t *)b->result, b->temp,
                                             b->temp_bytes);
+    case BENCH_expand:
+        return temp_bytes ? pscan_expand_temp_bytes(ctx, &expand, n, 3 * n, temp_bytes)
+                          : pscan_expand(ctx, &expand, in, NULL, n, out, NULL, NULL, 3 * n, (uint64_t *)b->result,
+                                         b->temp, b->temp_bytes);
     default:
         return PSCAN_ERROR_INVALID_VALUE;
     }
@@ -364,14 +375,14 @@ static void buffers_free(bench_buffers *b) {
     b->temp_bytes = 0;
 }
 
-/* Allocates the pairs and uploads host to every input. */
-static pscan_status buffers_alloc(bench_buffers *b, int pairs, const void *host, size_t bytes) {
+/* Allocates the pairs (inputs of bytes, outputs of out_bytes) and uploads host to every input. */
+static pscan_status buffers_alloc(bench_buffers *b, int pairs, const void *host, size_t bytes, size_t out_bytes) {
     pscan_status s = pscan_memory_alloc(b->ctx, 8, &b->result);
     b->pairs = 0;
     for (int p = 0; p < pairs && s == PSCAN_SUCCESS; p++) {
         b->in[p] = b->out[p] = NULL;
         s = pscan_memory_alloc(b->ctx, bytes, &b->in[p]);
-        if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(b->ctx, bytes, &b->out[p]);
+        if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(b->ctx, out_bytes, &b->out[p]);
         b->pairs = p + 1;
         if (s == PSCAN_SUCCESS) s = pscan_memory_upload(b->ctx, b->in[p], host, bytes);
     }
@@ -497,8 +508,18 @@ int ps_cli_bench(int argc, char **argv) {
             printf("# n = 2^%" PRIu64 ": skipped, no host memory for the input\n", k);
             continue;
         }
-        fill_random(host, n, o.desc.type, o.desc.op, o.seed);
-        s = buffers_alloc(&b, pairs, host, bytes);
+        size_t out_bytes = bytes;
+        if (o.prim == BENCH_expand) { /* counts 0..3: up to 3n u32 indices */
+            uint64_t state = o.seed;
+            for (uint64_t i = 0; i < n; i++) {
+                const uint64_t c = splitmix64(&state) & 3u;
+                memcpy(host + i * esize, &c, esize); /* little-endian: the low bytes */
+            }
+            out_bytes = (size_t)(3 * n * 4);
+        } else {
+            fill_random(host, n, o.desc.type, o.desc.op, o.seed);
+        }
+        s = buffers_alloc(&b, pairs, host, bytes, out_bytes);
         if (s != PSCAN_SUCCESS) {
             printf("# n = 2^%" PRIu64 ": skipped, %s (%s)\n", k, pscan_status_name(s), pscan_status_string(s));
             buffers_free(&b);
@@ -534,8 +555,8 @@ int ps_cli_bench(int argc, char **argv) {
             calls[count].o = &o;
             calls[count].algo = algos[a];
             s = call_once(&calls[count], 0);
-            if (s == PSCAN_SUCCESS && o.prim == BENCH_select)
-                s = pscan_memory_download(b.ctx, &kept, b.result, sizeof kept); /* the bytes a select writes */
+            if (s == PSCAN_SUCCESS && (o.prim == BENCH_select || o.prim == BENCH_expand))
+                s = pscan_memory_download(b.ctx, &kept, b.result, sizeof kept); /* what it writes: kept, total */
             if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(b.ctx);
             if (s == PSCAN_SUCCESS)
                 count++;
@@ -566,6 +587,7 @@ int ps_cli_bench(int argc, char **argv) {
                                 : ps_bench_cuda_time_cub_reduce(b.ctx, o.desc.type, o.desc.op, b.in[0], b.result, n,
                                                                 (int)o.reps, &t);
                 break;
+            case BENCH_expand: s = PSCAN_ERROR_UNSUPPORTED_ALGORITHM; break; /* CUB has no expand */
             default:
                 s = ps_bench_cuda_time_cub_select(b.ctx, o.desc.type, o.operand, o.prim == BENCH_partition, b.in[0],
                                                   b.out[0], b.result, n, (int)o.reps, &t);
@@ -579,6 +601,7 @@ int ps_cli_bench(int argc, char **argv) {
         const double in_bytes = (double)bytes;
         const double traffic = o.prim == BENCH_reduce   ? in_bytes
                                : o.prim == BENCH_select ? in_bytes + (double)kept * (double)esize
+                               : o.prim == BENCH_expand ? in_bytes + (double)kept * 4.0
                                                         : 2 * in_bytes;
         const double copy_gbps = 2 * in_bytes / seconds[0] * 1e-9;
         report_row(&rep, "copy", k, 2 * in_bytes, seconds[0], spread[0], copy_gbps, cub_seconds);
