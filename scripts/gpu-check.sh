@@ -15,7 +15,8 @@
 #             all rows in one CSV named after the GPU (h100-scan.csv, h200-scan.csv: docs/bench/ keeps them);
 #             decoupled look-back spot checks at 2^28: min, max, product, exclusive, reverse, in place;
 #             the PNG plot and the markdown table
-#   patterns  pscan bench --primitive reduce / select / partition beside CUB and copy, i32 and i64, n = 2^10..2^30,
+#   patterns  pscan bench --primitive reduce / select / partition beside CUB and copy, i32 and i64 (expand: u32,
+#             beside the copy alone), n = 2^10..2^30,
 #             into <gpu>-patterns.csv; the summary gives of copy and x CUB at 2^16, 2^24, 2^28 and 2^30
 #   primtune  (not in the default set) tools/tune/tune_sort.cu and tune_histogram.cu beside CUB's DeviceRadixSort and
 #             DeviceHistogram, into <gpu>-sort-tune.csv and <gpu>-histogram-tune.csv
@@ -250,7 +251,7 @@ if want patterns; then
     PAT_CSV=$DEST/${GPU_TAG:-gpu}-patterns.csv
     PAT_TMP=$(mktemp -d)
     first=1
-    for spec in reduce:i32 reduce:i64 reduce:u8 select:i32 select:i64 partition:i32 partition:i64; do
+    for spec in reduce:i32 reduce:i64 reduce:u8 select:i32 select:i64 partition:i32 partition:i64 expand:u32; do
         prim=${spec%%:*} t=${spec#*:}
         note "bench --primitive $prim $t, 2^10..2^30"
         timeout 120 "$PSCAN" bench --backend cuda --primitive "$prim" --type "$t" --min-log2 10 --max-log2 30 \
