@@ -384,6 +384,24 @@ pscan_status pscan_recurrence_temp_bytes(pscan_context *ctx, const pscan_recurre
 pscan_status pscan_recurrence(pscan_context *ctx, const pscan_recurrence_desc *desc, const void *a, const void *b,
                               void *y, uint64_t n, void *temp, size_t temp_bytes);
 
+/* Second order: y[i] = a[i] * y[i-1] + b[i] * y[i-2] + c[i] from y[-1] = y1, y[-2] = y2 (forward), or
+ * y[i] = a[i] * y[i+1] + b[i] * y[i+2] + c[i] from y[n] = y1, y[n+1] = y2 (PSCAN_SCAN_REVERSE): a scan of the
+ * affine maps (y[i-1], y[i-2]) -> (a y[i-1] + b y[i-2] + c, y[i-1]). A separate desc so that
+ * pscan_recurrence_desc's positional initialisers stay valid. Everything else as for pscan_recurrence; y may be
+ * a, b or c. Example (Fibonacci): a = b = [1 1 1 1 1], c = 0, y1 = 1, y2 = 0  ->  y = [1 2 3 5 8]. */
+typedef struct pscan_recurrence2_desc {
+    pscan_type type;  /* PSCAN_TYPE_F32 or PSCAN_TYPE_F64 (else PSCAN_ERROR_UNSUPPORTED_TYPE) */
+    unsigned flags;   /* 0 or PSCAN_SCAN_REVERSE */
+    pscan_algo algo;  /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS */
+    const void *y1;   /* host pointer to one element of type: y[-1] (reverse: y[n]), or NULL for 0 */
+    const void *y2;   /* host pointer to one element of type: y[-2] (reverse: y[n+1]), or NULL for 0 */
+} pscan_recurrence2_desc;
+
+pscan_status pscan_recurrence2_temp_bytes(pscan_context *ctx, const pscan_recurrence2_desc *desc, uint64_t n,
+                                          size_t *bytes);
+pscan_status pscan_recurrence2(pscan_context *ctx, const pscan_recurrence2_desc *desc, const void *a, const void *b,
+                               const void *c, void *y, uint64_t n, void *temp, size_t temp_bytes);
+
 /* ---------------------------------------------------------------------------------------------------------
  * Select (compact) and partition: which items are kept is decided per item, by a u8 flag (nonzero keeps) or
  * by a predicate of the key against one constant; both are stable. X(ENUM_SUFFIX, short_name)

@@ -1,6 +1,6 @@
 /*
  * test_userop.c - user operators (pscan_operator_create, pscan_scan_user, pscan_reduce_user) and linear
- * recurrences (pscan_recurrence), read as a specification.
+ * recurrences (pscan_recurrence, pscan_recurrence2), read as a specification.
  *
  *   test_userop --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]
  *
@@ -20,8 +20,9 @@
  * with NVRTC (elements of 1, 2, 4, 8 or 16 bytes for now: the others must be PSCAN_ERROR_UNSUPPORTED_TYPE),
  * a source that does not compile must be PSCAN_ERROR_BUILD_FAILED with a non-empty log, and creating the same
  * operator twice must reuse the module; OpenCL refuses user operators (PSCAN_ERROR_UNSUPPORTED_OPERATOR).
- * Recurrences: f32 and f64, forward and reverse, y0 or 0, y == b in place, against an f64 (long double) loop
- * with a tolerance that grows with n.
+ * Recurrences, first and second order (pscan_recurrence2): f32 and f64, forward and reverse, initial state or 0,
+ * y == a, b or c in place, against a long double loop with a tolerance that grows with n; bad inputs with their
+ * status and y untouched; GPUs must refuse both (PSCAN_ERROR_UNSUPPORTED_ALGORITHM).
  *
  * Exit status: 0 all passed, 1 any failure, 77 (skip) when the backend is not compiled in or has no device.
  */
@@ -613,6 +614,164 @@ static void run_recurrences(test_rng *rng) {
                                     (int)(i + t) % 2, rng);
 }
 
+/* ---- second-order recurrences ---------------------------------------------------------------------------- */
+
+/* |a| + |b| <= 0.95: both roots of z^2 = a z + b lie inside the unit circle, so errors fade along the chain (as
+ * |a| < 1 does in the first order) and the tolerance is the first order's. */
+static void run_recurrence2_case(pscan_type type, uint64_t n, int reverse, int with_init, int in_place,
+                                 test_rng *rng) {
+    const size_t es = type == PSCAN_TYPE_F32 ? 4 : 8;
+    double *coef[3];
+    unsigned char *host[3];
+    for (int k = 0; k < 3; k++) coef[k] = (double *)malloc(n * 8 + 8), host[k] = (unsigned char *)malloc(n * es + 1);
+    long double *ref = (long double *)malloc(n * sizeof(long double) + 16);
+    unsigned char *got = (unsigned char *)malloc(n * es + GUARD);
+    for (uint64_t i = 0; i < n; i++) {
+        const double ma = 0.3 + 0.3 * test_rng_unit(rng), mb = 0.35 * test_rng_unit(rng);
+        coef[0][i] = (test_rng_unit(rng) < 0.5 ? -1 : 1) * ma;
+        coef[1][i] = (test_rng_unit(rng) < 0.5 ? -1 : 1) * mb;
+        coef[2][i] = 2 * test_rng_unit(rng) - 1;
+        for (int k = 0; k < 3; k++) {
+            if (type == PSCAN_TYPE_F32) {
+                float f = (float)coef[k][i];
+                coef[k][i] = f;
+                memcpy(host[k] + i * 4, &f, 4);
+            } else {
+                memcpy(host[k] + i * 8, &coef[k][i], 8);
+            }
+        }
+    }
+    const double y1 = with_init ? 0.75 : 0, y2 = with_init ? -0.5 : 0;
+    long double s0 = y1, s1 = y2;
+    for (uint64_t k = 0; k < n; k++) {
+        const uint64_t i = reverse ? n - 1 - k : k;
+        const long double v = (long double)coef[0][i] * s0 + (long double)coef[1][i] * s1 + coef[2][i];
+        s1 = s0, s0 = v;
+        ref[i] = v;
+    }
+    void *d[3] = {NULL, NULL, NULL}, *d_y = NULL;
+    for (int k = 0; k < 3; k++) {
+        pscan_memory_alloc(ctx, n * es + GUARD, &d[k]);
+        pscan_memory_upload(ctx, d[k], host[k], n * es);
+    }
+    pscan_memory_alloc(ctx, n * es + GUARD, &d_y);
+    memset(got, SENTINEL, n * es + GUARD);
+    pscan_memory_upload(ctx, d_y, got, n * es + GUARD);
+    /* in_place 1, 2, 3: y is a, b or c */
+    if (in_place) pscan_memory_upload(ctx, d_y, host[in_place - 1], n * es);
+    const void *ins[3] = {d[0], d[1], d[2]};
+    if (in_place) ins[in_place - 1] = d_y;
+    float y1f = (float)y1, y2f = (float)y2;
+    pscan_recurrence2_desc desc = {type, reverse ? PSCAN_SCAN_REVERSE : 0u, algo, NULL, NULL};
+    if (with_init) {
+        desc.y1 = type == PSCAN_TYPE_F32 ? (const void *)&y1f : (const void *)&y1;
+        desc.y2 = type == PSCAN_TYPE_F32 ? (const void *)&y2f : (const void *)&y2;
+    }
+    pscan_status s = pscan_recurrence2(ctx, &desc, ins[0], ins[1], ins[2], d_y, n, NULL, 0);
+    pscan_memory_download(ctx, got, d_y, n * es + GUARD);
+    pscan_context_synchronize(ctx);
+    CHECK(s == PSCAN_SUCCESS, "recurrence2 %s n=%llu: %s", pscan_type_name(type), (unsigned long long)n,
+          pscan_status_name(s));
+    const double eps = type == PSCAN_TYPE_F32 ? FLT_EPSILON : DBL_EPSILON;
+    const double tol = eps * 256 * (1 + log2((double)n + 1));
+    uint64_t bad = n;
+    for (uint64_t i = 0; i < n && s == PSCAN_SUCCESS; i++) {
+        double v;
+        if (type == PSCAN_TYPE_F32) {
+            float f;
+            memcpy(&f, got + i * 4, 4);
+            v = f;
+        } else {
+            memcpy(&v, got + i * 8, 8);
+        }
+        if (!(fabs(v - (double)ref[i]) <= tol * (1 + fabs((double)ref[i])))) {
+            bad = i;
+            break;
+        }
+    }
+    CHECK(bad == n, "recurrence2 %s n=%llu reverse=%d init=%d in_place=%d: first wrong element %llu",
+          pscan_type_name(type), (unsigned long long)n, reverse, with_init, in_place, (unsigned long long)bad);
+    int guard_ok = 1;
+    for (size_t i = 0; i < GUARD; i++) guard_ok &= got[n * es + i] == SENTINEL;
+    CHECK(guard_ok, "recurrence2 n=%llu wrote past y", (unsigned long long)n);
+    for (int k = 0; k < 3; k++) pscan_memory_free(ctx, d[k]), free(coef[k]), free(host[k]);
+    pscan_memory_free(ctx, d_y);
+    free(ref), free(got);
+}
+
+/* A call that must fail with want and leave y (host memory, CPU backend) untouched. */
+static void expect_recurrence2(pscan_status want, const pscan_recurrence2_desc *desc, const void *a, const void *b,
+                               const void *c, float *y, const char *what) {
+    float before[4];
+    if (y) memcpy(before, y, sizeof before);
+    pscan_status s = pscan_recurrence2(ctx, desc, a, b, c, y, 4, NULL, 0);
+    CHECK(s == want, "recurrence2 %s: %s, want %s", what, pscan_status_name(s), pscan_status_name(want));
+    CHECK(!y || memcmp(before, y, sizeof before) == 0, "recurrence2 %s wrote y", what);
+}
+
+static void run_recurrences2(test_rng *rng) {
+    pscan_recurrence2_desc desc = {PSCAN_TYPE_F32, 0, algo, NULL, NULL};
+    size_t bytes = 0;
+    pscan_status s = pscan_recurrence2_temp_bytes(ctx, &desc, 1000, &bytes);
+    if (backend != PSCAN_BACKEND_CPU) {
+        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence2 on a GPU: %s", pscan_status_name(s));
+        float one = 1;
+        void *d = NULL;
+        pscan_memory_alloc(ctx, 4 * 4, &d);
+        s = pscan_recurrence2(ctx, &desc, d, d, d, d, 1, NULL, 0);
+        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence2 run on a GPU: %s", pscan_status_name(s));
+        desc.y1 = &one;
+        s = pscan_recurrence2(ctx, &desc, d, d, d, d, 0, NULL, 0);
+        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence2 n=0 on a GPU: %s", pscan_status_name(s));
+        pscan_memory_free(ctx, d);
+        return;
+    }
+    CHECK(s == PSCAN_SUCCESS, "recurrence2_temp_bytes: %s", pscan_status_name(s));
+    CHECK(pscan_recurrence2_temp_bytes(ctx, NULL, 10, &bytes) == PSCAN_ERROR_NULL_POINTER, "recurrence2(NULL desc)");
+    CHECK(pscan_recurrence2_temp_bytes(ctx, &desc, 10, NULL) == PSCAN_ERROR_NULL_POINTER, "recurrence2(NULL bytes)");
+    float a[4] = {1, 1, 1, 1}, b[4] = {1, 1, 1, 1}, c[4] = {0, 0, 0, 0}, buf[16], y[4];
+    for (int i = 0; i < 16; i++) buf[i] = (float)i;
+    for (int i = 0; i < 4; i++) y[i] = -7;
+    desc.type = PSCAN_TYPE_I32;
+    CHECK(pscan_recurrence2_temp_bytes(ctx, &desc, 10, &bytes) == PSCAN_ERROR_UNSUPPORTED_TYPE, "recurrence2(i32)");
+    expect_recurrence2(PSCAN_ERROR_UNSUPPORTED_TYPE, &desc, a, b, c, y, "i32");
+    desc.type = PSCAN_TYPE_F32, desc.flags = PSCAN_SCAN_EXCLUSIVE;
+    CHECK(pscan_recurrence2_temp_bytes(ctx, &desc, 10, &bytes) == PSCAN_ERROR_INVALID_VALUE, "recurrence2(exclusive)");
+    expect_recurrence2(PSCAN_ERROR_INVALID_VALUE, &desc, a, b, c, y, "exclusive");
+    desc.flags = 0x100;
+    expect_recurrence2(PSCAN_ERROR_INVALID_VALUE, &desc, a, b, c, y, "unknown flag");
+    desc.flags = 0;
+    expect_recurrence2(PSCAN_ERROR_NULL_POINTER, NULL, a, b, c, y, "NULL desc");
+    expect_recurrence2(PSCAN_ERROR_NULL_POINTER, &desc, NULL, b, c, y, "NULL a");
+    expect_recurrence2(PSCAN_ERROR_NULL_POINTER, &desc, a, NULL, c, y, "NULL b");
+    expect_recurrence2(PSCAN_ERROR_NULL_POINTER, &desc, a, b, NULL, y, "NULL c");
+    expect_recurrence2(PSCAN_ERROR_NULL_POINTER, &desc, a, b, c, NULL, "NULL y");
+    /* y overlapping a, b or c other than exactly */
+    expect_recurrence2(PSCAN_ERROR_OVERLAP, &desc, buf, buf + 8, buf + 12, buf + 2, "overlapping a");
+    expect_recurrence2(PSCAN_ERROR_OVERLAP, &desc, buf + 8, buf, buf + 12, buf + 2, "overlapping b");
+    expect_recurrence2(PSCAN_ERROR_OVERLAP, &desc, buf + 8, buf + 12, buf, buf + 2, "overlapping c");
+    /* Fibonacci, the pscan.h and docs/api.md example, forward and reverse */
+    float y1 = 1, y2 = 0, fib[5] = {1, 1, 1, 1, 1}, fb[5] = {1, 1, 1, 1, 1}, fc[5] = {0}, fy[5];
+    desc.y1 = &y1, desc.y2 = &y2;
+    CHECK(pscan_recurrence2(ctx, &desc, fib, fb, fc, fy, 5, NULL, 0) == PSCAN_SUCCESS && fy[0] == 1 && fy[1] == 2 &&
+              fy[2] == 3 && fy[3] == 5 && fy[4] == 8,
+          "recurrence2 Fibonacci");
+    desc.flags = PSCAN_SCAN_REVERSE;
+    CHECK(pscan_recurrence2(ctx, &desc, fib, fb, fc, fy, 5, NULL, 0) == PSCAN_SUCCESS && fy[4] == 1 && fy[3] == 2 &&
+              fy[2] == 3 && fy[1] == 5 && fy[0] == 8,
+          "reverse recurrence2 Fibonacci");
+    /* y0 and y2 NULL: 0, so y = c's own recurrence; n = 0 is a no-op that still validates */
+    desc.flags = 0, desc.y1 = NULL, desc.y2 = NULL;
+    CHECK(pscan_recurrence2(ctx, &desc, NULL, NULL, NULL, NULL, 0, NULL, 0) == PSCAN_SUCCESS, "recurrence2 n=0");
+
+    const uint64_t sizes[] = {0, 1, 2, 3, 1000, 65537, (1u << 20) + 3};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (int t = 0; t < 2; t++)
+            for (int reverse = 0; reverse < 2; reverse++)
+                run_recurrence2_case(t ? PSCAN_TYPE_F64 : PSCAN_TYPE_F32, sizes[i], reverse, (int)(i + reverse) % 2,
+                                     (int)(i + t + reverse) % 4, rng);
+}
+
 static int usage(void) {
     fprintf(stderr, "usage: test_userop --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]\n");
     return 2;
@@ -649,6 +808,7 @@ int main(int argc, char **argv) {
     run_build_failure();
     for (size_t i = 0; i < OP_CASES; i++) run_operator(&op_cases[i], &rng);
     run_recurrences(&rng);
+    run_recurrences2(&rng);
 
     pscan_context_destroy(ctx);
     printf("test_userop: %d passed, %d failed\n", passed, failed);

@@ -908,6 +908,7 @@ static pscan_status recurrence_prepare(const pscan_context *ctx, const pscan_rec
     pscan_status s = request_prepare(ctx, PS_PRIM_RECURRENCE, desc->type, PSCAN_OP_SUM, NULL, desc->algo, desc->y0,
                                      n, req);
     if (s != PSCAN_SUCCESS) return s;
+    req->order = 1;
     req->reverse = (desc->flags & PSCAN_SCAN_REVERSE) != 0;
     req->in = a;
     req->in2 = b;
@@ -939,6 +940,47 @@ pscan_status pscan_recurrence(pscan_context *ctx, const pscan_recurrence_desc *d
                               void *y, uint64_t n, void *temp, size_t temp_bytes) {
     ps_request req;
     pscan_status s = recurrence_prepare(ctx, desc, a, b, y, n, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
+}
+
+/* Second order: the first order's checks with y2 and c added (in3 = c, init2 = y2). y may be exactly a, b or c:
+ * every element's inputs are read before its y is written. */
+static pscan_status recurrence2_prepare(const pscan_context *ctx, const pscan_recurrence2_desc *desc, const void *a,
+                                        const void *b, const void *c, void *y, uint64_t n, ps_request *req) {
+    if (!desc) return PSCAN_ERROR_NULL_POINTER;
+    const pscan_recurrence_desc first = {desc->type, desc->flags, desc->algo, desc->y1};
+    pscan_status s = recurrence_prepare(ctx, &first, a, b, y, n, req);
+    if (s != PSCAN_SUCCESS) return s;
+    req->order = 2;
+    req->in3 = c;
+    if (desc->y2) memcpy(req->init2.bytes, desc->y2, req->elem_bytes); /* else 0, from request_prepare */
+    if (n == 0) return PSCAN_SUCCESS;
+    if (!c) return PSCAN_ERROR_NULL_POINTER;
+    if (ctx->ops->handles_are_addresses) {
+        const uint64_t bytes = n * req->elem_bytes;
+        if (range_wraps(c, bytes)) return PSCAN_ERROR_TOO_LARGE;
+        if (y != c && ranges_overlap(y, bytes, c, bytes)) return PSCAN_ERROR_OVERLAP;
+    }
+    return PSCAN_SUCCESS;
+}
+
+pscan_status pscan_recurrence2_temp_bytes(pscan_context *ctx, const pscan_recurrence2_desc *desc, uint64_t n,
+                                          size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    ps_request req;
+    pscan_status s = recurrence2_prepare(ctx, desc, NULL, NULL, NULL, NULL, 0, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    req.n = n;
+    if (n > PS_MAX_RANGE_BYTES / req.elem_bytes) return PSCAN_ERROR_TOO_LARGE;
+    return request_temp_bytes(ctx, &req, bytes);
+}
+
+pscan_status pscan_recurrence2(pscan_context *ctx, const pscan_recurrence2_desc *desc, const void *a, const void *b,
+                               const void *c, void *y, uint64_t n, void *temp, size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = recurrence2_prepare(ctx, desc, a, b, c, y, n, &req);
     if (s != PSCAN_SUCCESS) return s;
     return request_submit(ctx, &req, temp, temp_bytes);
 }

@@ -110,7 +110,11 @@ typedef struct ps_request {
      * order-preserving key (end_bit resolved, never 0), descending when set */
     unsigned begin_bit, end_bit;
     int descending;
-    /* recurrence: in and in2 are a and b, out is y (n elements of type each); init is y0 */
+    /* recurrence: in and in2 are a and b, out is y (n elements of type each); init is y0. Order 2 (order 1 or
+     * 2): in3 is c, init is y[-1] and init2 y[-2] (reverse: y[n], y[n+1]). */
+    int order;
+    const void *in3;
+    ps_value init2;
     /* segmented scan, scan by key (exclusive, reverse, init as for a scan, init at every segment): in and out
      * the values; the segments as head flags (flags, n bytes), CSR offsets (in2, segment_count + 1 uint64_t)
      * or keys (in2, n of key_bytes). check: wait for the device's verdict on the offsets.

@@ -223,7 +223,7 @@ static void cpu_sort(pscan_context *ctx, const ps_request *req) {
         ps_cpu_sort(req);
 }
 
-/* First-order linear recurrences (cpu_recurrence.c). */
+/* First- and second-order linear recurrences (cpu_recurrence.c). */
 static void cpu_recurrence(pscan_context *ctx, const ps_request *req) {
     if (req->algo == PSCAN_ALGO_THREADS)
         ps_cpu_threads_recurrence(state_of(ctx)->pool, req);

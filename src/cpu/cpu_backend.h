@@ -32,7 +32,7 @@ void ps_cpu_user_reduce(const pscan_operator *op, const void *in, uint64_t begin
 void ps_cpu_user_scan(const pscan_operator *op, const void *in, void *out, uint64_t begin, uint64_t end,
                       int exclusive, int reverse, ps_value *carry);
 
-/* First-order linear recurrences (cpu_recurrence.c): serial, and threaded (temp as for reduce). */
+/* First- and second-order linear recurrences (cpu_recurrence.c): serial, and threaded (temp as for reduce). */
 void ps_cpu_recurrence(const ps_request *req);
 void ps_cpu_threads_recurrence(ps_cpu_pool *pool, const ps_request *req);
 size_t ps_cpu_threads_recurrence_temp_bytes(const ps_cpu_pool *pool);
