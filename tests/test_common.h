@@ -98,4 +98,63 @@ static inline int test_open_backend(const char *program, pscan_backend backend, 
     return 0;
 }
 
+/* The options every primitive's test program takes (test_select, test_sort, test_histogram, test_segscan,
+ * test_expand): --backend, --algo, --seed (default: PSCAN_TEST_SEED, else the program's own), --threads, --quick
+ * and, where the program has larger cases, --full. */
+typedef struct test_options {
+    pscan_backend backend;
+    pscan_algo algo;
+    uint64_t seed;
+    int quick, full;
+    long threads; /* -1: the backend's default */
+} test_options;
+
+/* Fills *o from argv. Returns 0, or prints the program's usage line and returns 1 on anything it does not know
+ * (--full too, unless with_full). */
+static inline int test_parse_options(const char *program, int argc, char **argv, uint64_t default_seed,
+                                     int with_full, test_options *o) {
+    memset(o, 0, sizeof *o);
+    o->backend = PSCAN_BACKEND_CPU;
+    o->algo = PSCAN_ALGO_AUTO;
+    o->threads = -1;
+    const char *env_seed = getenv("PSCAN_TEST_SEED");
+    o->seed = env_seed ? strtoull(env_seed, NULL, 0) : default_seed;
+    for (int i = 1; i < argc; i++) {
+        int ok = 1;
+        if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc)
+            ok = pscan_backend_parse(argv[++i], &o->backend) == PSCAN_SUCCESS;
+        else if (strcmp(argv[i], "--algo") == 0 && i + 1 < argc)
+            ok = pscan_algo_parse(argv[++i], &o->algo) == PSCAN_SUCCESS;
+        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+            o->seed = strtoull(argv[++i], NULL, 0);
+        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+            o->threads = strtol(argv[++i], NULL, 0);
+        else if (strcmp(argv[i], "--quick") == 0)
+            o->quick = 1;
+        else if (with_full && strcmp(argv[i], "--full") == 0)
+            o->full = 1;
+        else
+            ok = 0;
+        if (!ok) {
+            fprintf(stderr, "usage: %s --backend cpu|cuda|opencl [--algo NAME] [--quick]%s [--seed S] [--threads T]\n",
+                    program, with_full ? " [--full]" : "");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* test_open_backend, then --threads: 0 with *ctx set, TEST_EXIT_SKIP, or 1 (nothing left open). */
+static inline int test_open_context(const char *program, const test_options *o, pscan_context **ctx) {
+    int rc = test_open_backend(program, o->backend, ctx);
+    if (rc != 0) return rc;
+    if (o->threads >= 0 && pscan_context_set_threads(*ctx, (unsigned)o->threads) != PSCAN_SUCCESS) {
+        fprintf(stderr, "%s: FAIL: pscan_context_set_threads(%ld)\n", program, o->threads);
+        pscan_context_destroy(*ctx);
+        *ctx = NULL;
+        return 1;
+    }
+    return 0;
+}
+
 #endif /* PSCAN_TEST_COMMON_H */

@@ -215,13 +215,7 @@ static size_t make_segments(test_rng *rng, size_t n, size_t mean, size_t fixed, 
 
 /* ---- the run ------------------------------------------------------------------------------------------- */
 
-typedef struct options {
-    pscan_backend backend;
-    pscan_algo algo;
-    uint64_t seed;
-    int quick, full;
-    long threads;
-} options;
+typedef test_options options; /* test_common.h */
 
 typedef struct harness {
     options opt;
@@ -862,44 +856,12 @@ static void finish(harness *h) {
     free(h->h_in), free(h->h_want), free(h->h_got), free(h->h_flags), free(h->h_keys), free(h->h_offsets);
 }
 
-static int usage(void) {
-    fprintf(stderr, "usage: test_segscan --backend cpu|cuda|opencl [--algo NAME] [--quick] [--full] [--seed S] "
-                    "[--threads T]\n");
-    return 1;
-}
-
 int main(int argc, char **argv) {
     harness h;
     memset(&h, 0, sizeof h);
-    h.opt.backend = PSCAN_BACKEND_CPU;
-    h.opt.algo = PSCAN_ALGO_AUTO;
-    h.opt.threads = -1;
-    const char *env_seed = getenv("PSCAN_TEST_SEED");
-    h.opt.seed = env_seed ? strtoull(env_seed, NULL, 0) : 0x5E65CAull;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
-            if (pscan_backend_parse(argv[++i], &h.opt.backend) != PSCAN_SUCCESS) return usage();
-        } else if (strcmp(argv[i], "--algo") == 0 && i + 1 < argc) {
-            if (pscan_algo_parse(argv[++i], &h.opt.algo) != PSCAN_SUCCESS) return usage();
-        } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
-            h.opt.seed = strtoull(argv[++i], NULL, 0);
-        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            h.opt.threads = strtol(argv[++i], NULL, 0);
-        } else if (strcmp(argv[i], "--quick") == 0) {
-            h.opt.quick = 1;
-        } else if (strcmp(argv[i], "--full") == 0) {
-            h.opt.full = 1;
-        } else {
-            return usage();
-        }
-    }
-    int rc = test_open_backend("test_segscan", h.opt.backend, &h.ctx);
+    if (test_parse_options("test_segscan", argc, argv, 0x5E65CAull, 1, &h.opt) != 0) return 1;
+    int rc = test_open_context("test_segscan", &h.opt, &h.ctx);
     if (rc != 0) return rc;
-    if (h.opt.threads >= 0 && pscan_context_set_threads(h.ctx, (unsigned)h.opt.threads) != PSCAN_SUCCESS) {
-        fprintf(stderr, "test_segscan: FAIL: pscan_context_set_threads(%ld)\n", h.opt.threads);
-        pscan_context_destroy(h.ctx);
-        return 1;
-    }
     h.addresses = h.opt.backend != PSCAN_BACKEND_OPENCL;
     printf("test_segscan: algo %s, seed %" PRIu64 "%s%s\n", pscan_algo_name(h.opt.algo), h.opt.seed,
            h.opt.quick ? ", quick" : "", h.opt.full ? ", full" : "");

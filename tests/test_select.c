@@ -147,13 +147,7 @@ static const char *const pattern_names[] = {"random", "all", "none", "alternatin
 
 /* ---- the run ------------------------------------------------------------------------------------------- */
 
-typedef struct options {
-    pscan_backend backend;
-    pscan_algo algo;
-    uint64_t seed;
-    int quick;
-    long threads; /* -1: the backend's default */
-} options;
+typedef test_options options; /* test_common.h */
 
 typedef struct harness {
     options opt;
@@ -544,41 +538,12 @@ static void finish(harness *h) {
     free(h->h_keys), free(h->h_values), free(h->h_flags), free(h->h_ref_keys), free(h->h_ref_values), free(h->h_got);
 }
 
-static int usage(void) {
-    fprintf(stderr, "usage: test_select --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]\n");
-    return 1;
-}
-
 int main(int argc, char **argv) {
     harness h;
     memset(&h, 0, sizeof h);
-    h.opt.backend = PSCAN_BACKEND_CPU;
-    h.opt.algo = PSCAN_ALGO_AUTO;
-    h.opt.threads = -1;
-    const char *env_seed = getenv("PSCAN_TEST_SEED");
-    h.opt.seed = env_seed ? strtoull(env_seed, NULL, 0) : 0x5E1EC7ull;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc) {
-            if (pscan_backend_parse(argv[++i], &h.opt.backend) != PSCAN_SUCCESS) return usage();
-        } else if (strcmp(argv[i], "--algo") == 0 && i + 1 < argc) {
-            if (pscan_algo_parse(argv[++i], &h.opt.algo) != PSCAN_SUCCESS) return usage();
-        } else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc) {
-            h.opt.seed = strtoull(argv[++i], NULL, 0);
-        } else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
-            h.opt.threads = strtol(argv[++i], NULL, 0);
-        } else if (strcmp(argv[i], "--quick") == 0) {
-            h.opt.quick = 1;
-        } else {
-            return usage();
-        }
-    }
-    int rc = test_open_backend("test_select", h.opt.backend, &h.ctx);
+    if (test_parse_options("test_select", argc, argv, 0x5E1EC7ull, 0, &h.opt) != 0) return 1;
+    int rc = test_open_context("test_select", &h.opt, &h.ctx);
     if (rc != 0) return rc;
-    if (h.opt.threads >= 0 && pscan_context_set_threads(h.ctx, (unsigned)h.opt.threads) != PSCAN_SUCCESS) {
-        fprintf(stderr, "test_select: FAIL: pscan_context_set_threads(%ld)\n", h.opt.threads);
-        pscan_context_destroy(h.ctx);
-        return 1;
-    }
     h.addresses = h.opt.backend != PSCAN_BACKEND_OPENCL;
     printf("test_select: algo %s, seed %" PRIu64 "%s\n", pscan_algo_name(h.opt.algo), h.opt.seed,
            h.opt.quick ? ", quick" : "");
