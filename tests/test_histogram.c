@@ -176,32 +176,8 @@ typedef struct harness {
 
 #define COUNTS_BYTES ((MAX_BINS + 4) * 8) /* room for one count of offset and guards after */
 
-static void fail_report(harness *h, const char *what) {
-    h->failed++;
-    if (h->reports++ >= MAX_REPORTS) return;
-    fprintf(stderr, "FAIL: backend=%s algo=%s seed=%" PRIu64 ": %s\n", pscan_backend_name(h->opt.backend),
-            pscan_algo_name(h->opt.algo), h->opt.seed, what);
-}
-
-static void check(harness *h, int ok, const char *file, int line, const char *what) {
-    if (ok) {
-        h->passed++;
-        return;
-    }
-    char where[700];
-    snprintf(where, sizeof where, "%s:%d: %s", file, line, what);
-    fail_report(h, where);
-}
-
-#define EXPECT_STATUS(h, expected, call)                                                                     \
-    do {                                                                                                     \
-        pscan_status got_ = (call);                                                                          \
-        char what_[600];                                                                                     \
-        snprintf(what_, sizeof what_, "%s returned %s, expected %s", #call, pscan_status_name(got_),         \
-                 pscan_status_name(expected));                                                               \
-        check((h), got_ == (expected), __FILE__, __LINE__, what_);                                           \
-    } while (0)
-#define EXPECT(h, cond) check((h), (cond) != 0, __FILE__, __LINE__, #cond)
+#include "test_harness.h"
+TEST_HARNESS_CHECKS(harness)
 
 enum { DATA_UNIFORM, DATA_EQUAL, DATA_OUTSIDE, DATA_COUNT };
 static const char *const data_names[] = {"uniform", "all-equal", "all-outside"};

@@ -164,32 +164,8 @@ typedef struct harness {
 
 static size_t buffer_bytes(const harness *h) { return (h->max_n + 1 + GUARD_ITEMS) * 8; }
 
-static void fail_report(harness *h, const char *what) {
-    h->failed++;
-    if (h->reports++ >= MAX_REPORTS) return;
-    fprintf(stderr, "FAIL: backend=%s algo=%s seed=%" PRIu64 ": %s\n", pscan_backend_name(h->opt.backend),
-            pscan_algo_name(h->opt.algo), h->opt.seed, what);
-}
-
-static void check(harness *h, int ok, const char *file, int line, const char *what) {
-    if (ok) {
-        h->passed++;
-        return;
-    }
-    char where[700];
-    snprintf(where, sizeof where, "%s:%d: %s", file, line, what);
-    fail_report(h, where);
-}
-
-#define EXPECT_STATUS(h, expected, call)                                                                     \
-    do {                                                                                                     \
-        pscan_status got_ = (call);                                                                          \
-        char what_[600];                                                                                     \
-        snprintf(what_, sizeof what_, "%s returned %s, expected %s", #call, pscan_status_name(got_),         \
-                 pscan_status_name(expected));                                                               \
-        check((h), got_ == (expected), __FILE__, __LINE__, what_);                                           \
-    } while (0)
-#define EXPECT(h, cond) check((h), (cond) != 0, __FILE__, __LINE__, #cond)
+#include "test_harness.h"
+TEST_HARNESS_CHECKS(harness)
 
 static int poisoned(const unsigned char *buf, size_t from_byte, size_t to_byte) {
     for (size_t j = from_byte; j < to_byte; j++)

@@ -1,0 +1,46 @@
+/*
+ * test_harness.h - the failure report and the EXPECT checks shared by the primitives' test programs
+ * (test_select, test_sort, test_histogram, test_segscan, test_expand). Include it after the program's harness
+ * type, which has `test_options opt` (test_common.h) and `unsigned long passed, failed, reports`, then write
+ * TEST_HARNESS_CHECKS(harness) once. MAX_REPORTS (default 20) bounds the failures printed.
+ */
+#ifndef PSCAN_TEST_HARNESS_H
+#define PSCAN_TEST_HARNESS_H
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#ifndef MAX_REPORTS
+#define MAX_REPORTS 20
+#endif
+
+/* fail_report(h, what): counts a failure and prints it (the first MAX_REPORTS) with the backend, algorithm and
+ * seed that rerun it; check(h, ok, file, line, what): counts a pass, or reports file:line: what. */
+#define TEST_HARNESS_CHECKS(harness_type)                                                                    \
+    static void fail_report(harness_type *h, const char *what) {                                             \
+        h->failed++;                                                                                         \
+        if (h->reports++ >= MAX_REPORTS) return;                                                             \
+        fprintf(stderr, "FAIL: backend=%s algo=%s seed=%" PRIu64 ": %s\n", pscan_backend_name(h->opt.backend), \
+                pscan_algo_name(h->opt.algo), h->opt.seed, what);                                            \
+    }                                                                                                        \
+    static void check(harness_type *h, int ok, const char *file, int line, const char *what) {               \
+        if (ok) {                                                                                            \
+            h->passed++;                                                                                     \
+            return;                                                                                          \
+        }                                                                                                    \
+        char where[700];                                                                                     \
+        snprintf(where, sizeof where, "%s:%d: %s", file, line, what);                                        \
+        fail_report(h, where);                                                                               \
+    }
+
+#define EXPECT_STATUS(h, expected, call)                                                                     \
+    do {                                                                                                     \
+        pscan_status got_ = (call);                                                                          \
+        char what_[600];                                                                                     \
+        snprintf(what_, sizeof what_, "%s returned %s, expected %s", #call, pscan_status_name(got_),         \
+                 pscan_status_name(expected));                                                               \
+        check((h), got_ == (expected), __FILE__, __LINE__, what_);                                           \
+    } while (0)
+#define EXPECT(h, cond) check((h), (cond) != 0, __FILE__, __LINE__, #cond)
+
+#endif /* PSCAN_TEST_HARNESS_H */
