@@ -75,6 +75,11 @@ STATUS=0
 } >"$DEST/env.txt"
 tee -a "$LOG" <"$DEST/env.txt"
 
+# The short name of the GPU (h100, h200, ...) that the CSVs are named after; "gpu" when unknown.
+GPU_TAG=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oiE 'h100|h200|a100|b200|l40s?' |
+    head -1 | tr 'A-Z' 'a-z')
+GPU_TAG=${GPU_TAG:-gpu}
+
 # ---- build -------------------------------------------------------------------------------------------------
 if want build || [ ! -f "$BUILD/build.ninja" ]; then
     note "configure + build ($BUILD)"
@@ -200,9 +205,7 @@ if want bench; then
         REPS=${GPU_CHECK_REPS:-5}
         ALGO_ARG=(--algo decoupled-lookback)
     fi
-    GPU_TAG=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oiE 'h100|h200|a100|b200|l40s?' |
-        head -1 | tr 'A-Z' 'a-z')
-    BENCH_CSV=$DEST/${GPU_TAG:-gpu}-scan.csv
+    BENCH_CSV=$DEST/$GPU_TAG-scan.csv
     BENCH_TMP=$(mktemp -d)
     for t in i32 u8 u16 i64; do
         algo=(--algo decoupled-lookback)
@@ -246,9 +249,7 @@ fi
 if want patterns; then
     REPS=${GPU_CHECK_REPS:-25}
     [ "$QUICK" = 1 ] && REPS=${GPU_CHECK_REPS:-5}
-    GPU_TAG=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oiE 'h100|h200|a100|b200|l40s?' |
-        head -1 | tr 'A-Z' 'a-z')
-    PAT_CSV=$DEST/${GPU_TAG:-gpu}-patterns.csv
+    PAT_CSV=$DEST/$GPU_TAG-patterns.csv
     PAT_TMP=$(mktemp -d)
     first=1
     for spec in reduce:i32 reduce:i64 reduce:u8 select:i32 select:i64 partition:i32 partition:i64 expand:u32; do
@@ -268,8 +269,6 @@ fi
 
 # ---- sort and histogram beside CUB (only when asked: --only primtune) ------------------------------------------
 if want primtune; then
-    GPU_TAG=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oiE 'h100|h200|a100|b200|l40s?' |
-        head -1 | tr 'A-Z' 'a-z')
     NVCC_TUNE=(nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -I"$ROOT/src/cuda" -I"$ROOT/src/core" -I"$ROOT/include")
     note "tools/tune/tune_sort.cu and tune_histogram.cu: build (in parallel) and run"
     "${NVCC_TUNE[@]}" -o "$BUILD/tune_sort" "$ROOT/tools/tune/tune_sort.cu" >>"$LOG" 2>&1 &
@@ -277,10 +276,10 @@ if want primtune; then
     "${NVCC_TUNE[@]}" -o "$BUILD/tune_histogram" "$ROOT/tools/tune/tune_histogram.cu" >>"$LOG" 2>&1 &
     p2=$!
     wait $p1 && timeout 200 "$BUILD/tune_sort" --min-log2 12 --max-log2 28 --step 4 --reps 20 \
-        >"$DEST/${GPU_TAG:-gpu}-sort-tune.csv" 2>>"$LOG" || { say "tune_sort: FAILED (see log)"; STATUS=1; }
+        >"$DEST/$GPU_TAG-sort-tune.csv" 2>>"$LOG" || { say "tune_sort: FAILED (see log)"; STATUS=1; }
     wait $p2 && timeout 120 "$BUILD/tune_histogram" --log2 28 --reps 20 \
-        >"$DEST/${GPU_TAG:-gpu}-histogram-tune.csv" 2>>"$LOG" || { say "tune_histogram: FAILED (see log)"; STATUS=1; }
-    for f in "$DEST/${GPU_TAG:-gpu}-sort-tune.csv" "$DEST/${GPU_TAG:-gpu}-histogram-tune.csv"; do
+        >"$DEST/$GPU_TAG-histogram-tune.csv" 2>>"$LOG" || { say "tune_histogram: FAILED (see log)"; STATUS=1; }
+    for f in "$DEST/$GPU_TAG-sort-tune.csv" "$DEST/$GPU_TAG-histogram-tune.csv"; do
         [ -s "$f" ] && { say "$(basename "$f"):"; sed 's/^/  /' "$f" >>"$SUMMARY"; }
     done
 fi
