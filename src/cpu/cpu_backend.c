@@ -136,20 +136,27 @@ static int cores_are_idle(unsigned threads) {
 /* AUTO: the pool when there is enough work for it and cores to run it, else one loop, so that AUTO is not
  * slower than serial when other processes hold the cores; except where the choice would change a float's
  * rounding (below): there the same bits every time come first. */
+/* Whether bytes of work are enough for the pool, and the pool has more than one thread: AUTO and the copy. */
+static int pool_worth_waking(const ps_cpu_pool *pool, uint64_t bytes) {
+    return bytes >= PSCAN_CPU_THREADS_MIN_BYTES && ps_cpu_pool_threads(pool) > 1;
+}
+
 static pscan_algo cpu_auto_algo(const pscan_context *ctx, const ps_request *req) {
-    const unsigned threads = ps_cpu_pool_threads(state_of(ctx)->pool);
-    if (req->n * req->elem_bytes < PSCAN_CPU_THREADS_MIN_BYTES || threads < 2) return PSCAN_ALGO_SERIAL;
+    const ps_cpu_pool *pool = state_of(ctx)->pool;
+    if (!pool_worth_waking(pool, req->n * req->elem_bytes)) return PSCAN_ALGO_SERIAL;
     /* Float sums and products round differently in the threaded order than in the serial one (so may a user
      * operator and a recurrence): their AUTO does not look at the load, so that the same call on the same
      * context gives the same bits every time. Exact results (integers, min, max, bitwise, counts, moves)
      * come out the same either way, and take the threads only when the cores are free. */
+    /* the primitives that combine values with req->op (the others carry PSCAN_OP_SUM as a placeholder) */
+    const int combines = req->prim == PS_PRIM_SCAN || req->prim == PS_PRIM_REDUCE ||
+                         req->prim == PS_PRIM_SEGMENTED_SCAN || req->prim == PS_PRIM_SCAN_BY_KEY ||
+                         req->prim == PS_PRIM_REDUCE_BY_KEY;
     const int float_type = req->type == PSCAN_TYPE_F32 || req->type == PSCAN_TYPE_F64;
     const int rounds = req->user_op || req->prim == PS_PRIM_RECURRENCE ||
-                       (float_type && (req->op == PSCAN_OP_SUM || req->op == PSCAN_OP_PRODUCT) &&
-                        req->prim != PS_PRIM_HISTOGRAM && req->prim != PS_PRIM_SORT && req->prim != PS_PRIM_SELECT &&
-                        req->prim != PS_PRIM_PARTITION && req->prim != PS_PRIM_RUN_LENGTH_ENCODE);
+                       (combines && float_type && (req->op == PSCAN_OP_SUM || req->op == PSCAN_OP_PRODUCT));
     if (rounds) return PSCAN_ALGO_THREADS;
-    return cores_are_idle(threads) ? PSCAN_ALGO_THREADS : PSCAN_ALGO_SERIAL;
+    return cores_are_idle(ps_cpu_pool_threads(pool)) ? PSCAN_ALGO_THREADS : PSCAN_ALGO_SERIAL;
 }
 
 /* Every primitive runs SERIAL and THREADS; the GPU algorithms are not the CPU's. */
@@ -277,8 +284,7 @@ static pscan_status cpu_mem_free(pscan_context *ctx, void *ptr) {
  * the floor the benchmark measures the threaded primitives against. Upload and download are copies too. */
 static pscan_status cpu_mem_copy(pscan_context *ctx, void *dst, const void *src, size_t bytes) {
     ps_cpu_pool *pool = state_of(ctx)->pool;
-    const unsigned threads = ps_cpu_pool_threads(pool);
-    if (bytes >= PSCAN_CPU_THREADS_MIN_BYTES && threads > 1 && cores_are_idle(threads))
+    if (pool_worth_waking(pool, bytes) && cores_are_idle(ps_cpu_pool_threads(pool)))
         ps_cpu_threads_copy(pool, dst, src, bytes);
     else
         memcpy(dst, src, bytes);
