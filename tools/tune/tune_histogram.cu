@@ -29,47 +29,12 @@
 
 #define PS_TUNE_NO_LIBRARY_ENTRY
 #include "../../src/cuda/histogram.cu"
+#define TUNE_DEFAULT_REPS 20
+#include "tune_common.cuh"
 
-#define CK(...)                                                                                              \
-    do {                                                                                                     \
-        cudaError_t e_ = (__VA_ARGS__);                                                                      \
-        if (e_ != cudaSuccess) {                                                                             \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #__VA_ARGS__, cudaGetErrorString(e_));    \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
-static void *g_flush;
-static size_t g_flush_bytes;
-static int g_reps = 20;
 static ps_cuda_device g_dev;
 
-struct timing {
-    double median_us, spread;
-};
-
-template <class F> static timing time_it(F f) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<float> ms;
-    for (int r = 0; r < g_reps + 2; r++) {
-        CK(cudaMemsetAsync(g_flush, r, g_flush_bytes));
-        CK(cudaEventRecord(a));
-        f();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float t = 0;
-        CK(cudaEventElapsedTime(&t, a, b));
-        if (r >= 2) ms.push_back(t);
-    }
-    std::sort(ms.begin(), ms.end());
-    const double med = ms[ms.size() / 2];
-    timing out = {med * 1000.0, (ms[ms.size() * 9 / 10] - ms[ms.size() / 10]) / med};
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    return out;
-}
 
 /* The request the library's core would build for evenly spaced bins (api.c's hist_bounds, for these cases). */
 template <class T> static ps_request make_request(const T *in, uint64_t n, uint32_t *counts, uint32_t bins, double lo, double hi) {
@@ -208,8 +173,7 @@ int main(int argc, char **argv) {
     g_dev.l2_bytes = prop.l2CacheSize;
     g_dev.max_shared_per_block_optin = (int)prop.sharedMemPerBlockOptin;
     g_dev.stream = 0;
-    g_flush_bytes = 2 * (size_t)prop.l2CacheSize;
-    CK(cudaMalloc(&g_flush, g_flush_bytes));
+    tune_flush_init();
     printf("# %s, %d SMs, CUB %d.%d.%d, default aggregation %d, median of %d\n", prop.name, prop.multiProcessorCount,
            CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, PS_HISTOGRAM_AGG, g_reps);
     printf("type,bins,data,impl,n,median_us,input_gbs,frac_copy,vs_cub,spread,check\n");

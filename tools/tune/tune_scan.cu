@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "block/ops.cuh"
+#include "tune_common.cuh"
 #include "chain/single_pass.cuh"
 
 /* the scan program of the library, included as a header for the variants */
@@ -25,45 +26,8 @@
 #include "../../src/cuda/5_decoupled_lookback.cu"
 #include "../../src/cuda/reduce.cu"
 
-#define CK(...)                                                                                              \
-    do {                                                                                                     \
-        cudaError_t e_ = (__VA_ARGS__);                                                                                \
-        if (e_ != cudaSuccess) {                                                                             \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #__VA_ARGS__, cudaGetErrorString(e_));              \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
-static void *g_flush;
-static size_t g_flush_bytes;
-static int g_reps = 25;
 
-struct timing {
-    double median_us, spread;
-};
-
-template <class F> static timing time_it(F f) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<float> ms;
-    for (int r = 0; r < g_reps + 2; r++) {
-        CK(cudaMemsetAsync(g_flush, r, g_flush_bytes));
-        CK(cudaEventRecord(a));
-        f();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float t = 0;
-        CK(cudaEventElapsedTime(&t, a, b));
-        if (r >= 2) ms.push_back(t);
-    }
-    std::sort(ms.begin(), ms.end());
-    const double med = ms[ms.size() / 2];
-    timing out = {med * 1000.0, (ms[ms.size() * 9 / 10] - ms[ms.size() / 10]) / med};
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    return out;
-}
 
 template <class T, int VECS, int MINB, int E, bool ASYNC = false> struct variant {
     typedef ps_scan_program<T, ps_cuda_op_sum, false, VECS, MINB, ASYNC> P;
@@ -248,8 +212,7 @@ int main(int argc, char **argv) {
     CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, dev));
-    g_flush_bytes = (size_t)l2 * 2;
-    CK(cudaMalloc(&g_flush, g_flush_bytes));
+    tune_flush_init();
     printf("# %s, L2 %d MB, CUDA runtime %d, reps %d\n", prop.name, l2 >> 20, CUDART_VERSION, g_reps);
     printf("type,variant,n,us,frac_copy,vs_cub,spread,check\n");
     /* the sweep behind the library's choice (docs/performance.md); earlier sweeps also tried 16 and 8 KiB tiles

@@ -20,45 +20,11 @@
 
 #define PS_TUNE_NO_LIBRARY_ENTRY
 #include "../../src/cuda/select.cu"
+#include "tune_common.cuh"
 
-#define CK(...)                                                                                              \
-    do {                                                                                                     \
-        cudaError_t e_ = (__VA_ARGS__);                                                                      \
-        if (e_ != cudaSuccess) {                                                                             \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #__VA_ARGS__, cudaGetErrorString(e_));    \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
-static void *g_flush;
-static size_t g_flush_bytes;
-static int g_reps = 25, g_sms = 132;
+static int g_sms = 132;
 
-struct timing {
-    double median_us, spread;
-};
-
-template <class F> static timing time_it(F f) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<float> ms;
-    for (int r = 0; r < g_reps + 2; r++) {
-        CK(cudaMemsetAsync(g_flush, r, g_flush_bytes));
-        CK(cudaEventRecord(a));
-        f();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float t = 0;
-        CK(cudaEventElapsedTime(&t, a, b));
-        if (r >= 2) ms.push_back(t);
-    }
-    std::sort(ms.begin(), ms.end());
-    const double med = ms[ms.size() / 2];
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    return timing{med * 1000.0, (ms[ms.size() * 9 / 10] - ms[ms.size() / 10]) / med};
-}
 
 template <class K> struct greater_than {
     K c;
@@ -153,12 +119,10 @@ template <class K, class... Vs> static void bench_type(const std::vector<int> &s
 int main(int argc, char **argv) {
     for (int i = 1; i + 1 < argc; i++)
         if (!strcmp(argv[i], "--reps")) g_reps = atoi(argv[++i]);
-    int dev = 0, l2 = 0;
+    int dev = 0;
     CK(cudaGetDevice(&dev));
-    CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
     CK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, dev));
-    g_flush_bytes = (size_t)l2 * 2;
-    CK(cudaMalloc(&g_flush, g_flush_bytes));
+    tune_flush_init();
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, dev));
     printf("# tune_select on %s, median of %d; type,variant,n,time_us,of_copy,x_cub,spread,check\n", prop.name, g_reps);

@@ -24,40 +24,10 @@
 
 #define PS_TUNE_NO_LIBRARY_ENTRY
 #include "../../src/cuda/radix_sort.cu"
+#define TUNE_DEFAULT_REPS 20
+#include "tune_common.cuh"
 
-#define CK(...)                                                                                              \
-    do {                                                                                                     \
-        cudaError_t e_ = (__VA_ARGS__);                                                                      \
-        if (e_ != cudaSuccess) {                                                                             \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #__VA_ARGS__, cudaGetErrorString(e_));   \
-            exit(1);                                                                                         \
-        }                                                                                                    \
-    } while (0)
 
-static void *g_flush;
-static size_t g_flush_bytes;
-static int g_reps = 20;
-
-template <class F> static double median_us(F f) {
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<float> ms;
-    for (int r = 0; r < g_reps + 2; r++) {
-        CK(cudaMemsetAsync(g_flush, r, g_flush_bytes));
-        CK(cudaEventRecord(a));
-        f();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float t = 0;
-        CK(cudaEventElapsedTime(&t, a, b));
-        if (r >= 2) ms.push_back(t);
-    }
-    std::sort(ms.begin(), ms.end());
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    return ms[ms.size() / 2] * 1000.0;
-}
 
 static uint64_t mix64(uint64_t x) {
     x += 0x9E3779B97F4A7C15ull;
@@ -133,7 +103,7 @@ template <class K, bool PAIRS> static void bench(const char *name, uint64_t n, c
         ok = gv == wv;
     }
 
-    const double cub_us = median_us(cub_call), ps_us = median_us(ps_call);
+    const double cub_us = time_it(cub_call).median_us, ps_us = time_it(ps_call).median_us;
     printf("%s,%s,%llu,%.2f,%.2f,%.3f,%.3f,%.3f,%s\n", name, PAIRS ? "pairs-u32" : "keys", (unsigned long long)n,
            ps_us, cub_us, n / ps_us * 1e-3, n / cub_us * 1e-3, cub_us / ps_us, ok ? "ok" : "MISMATCH");
     fflush(stdout);
@@ -169,8 +139,7 @@ int main(int argc, char **argv) {
     dev.l2_bytes = prop.l2CacheSize;
     dev.max_shared_per_block_optin = (int)prop.sharedMemPerBlockOptin;
     dev.stream = 0;
-    g_flush_bytes = (size_t)prop.l2CacheSize * 2;
-    CK(cudaMalloc(&g_flush, g_flush_bytes));
+    tune_flush_init();
     printf("# %s, L2 %d MB, CUDA runtime %d, CUB %d.%d.%d, reps %d (median)\n", prop.name, prop.l2CacheSize >> 20,
            CUDART_VERSION, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, g_reps);
     printf("keys,payload,n,pscan_us,cub_us,pscan_gkeys_s,cub_gkeys_s,pscan_over_cub,check\n");

@@ -1,0 +1,70 @@
+/*
+ * tune_common.cuh - what every tuning harness in tools/tune/ times with: a CUDA error check that exits, the
+ * L2-flush buffer, and time_it(). Not part of the library.
+ *
+ * time_it(f): two warm-up calls, then g_reps calls of f, each after a write of the flush buffer (twice the L2,
+ * outside the timed region, so no size is timed from cache), with CUDA events around the call alone on the
+ * default stream; the median in microseconds and the spread (p90 - p10) / median. A harness sets g_flush and
+ * g_flush_bytes (tune_flush_init) before timing, and may set g_reps from its options.
+ */
+#ifndef PSCAN_TUNE_COMMON_CUH
+#define PSCAN_TUNE_COMMON_CUH
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#define CK(...)                                                                                              \
+    do {                                                                                                     \
+        cudaError_t e_ = (__VA_ARGS__);                                                                      \
+        if (e_ != cudaSuccess) {                                                                             \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #__VA_ARGS__, cudaGetErrorString(e_));    \
+            exit(1);                                                                                         \
+        }                                                                                                    \
+    } while (0)
+
+#ifndef TUNE_DEFAULT_REPS
+#define TUNE_DEFAULT_REPS 25
+#endif
+
+static void *g_flush;
+static size_t g_flush_bytes;
+static int g_reps = TUNE_DEFAULT_REPS;
+
+/* Allocates the flush buffer: twice the current device's L2. */
+static void tune_flush_init(void) {
+    int device = 0, l2 = 0;
+    CK(cudaGetDevice(&device));
+    CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+    g_flush_bytes = (size_t)l2 * 2;
+    CK(cudaMalloc(&g_flush, g_flush_bytes));
+}
+
+struct timing {
+    double median_us, spread;
+};
+
+template <class F> static timing time_it(F f) {
+    cudaEvent_t a, b;
+    CK(cudaEventCreate(&a));
+    CK(cudaEventCreate(&b));
+    std::vector<float> ms;
+    for (int r = 0; r < g_reps + 2; r++) {
+        CK(cudaMemsetAsync(g_flush, r, g_flush_bytes));
+        CK(cudaEventRecord(a));
+        f();
+        CK(cudaEventRecord(b));
+        CK(cudaEventSynchronize(b));
+        float t = 0;
+        CK(cudaEventElapsedTime(&t, a, b));
+        if (r >= 2) ms.push_back(t);
+    }
+    std::sort(ms.begin(), ms.end());
+    const double med = ms[ms.size() / 2];
+    CK(cudaEventDestroy(a));
+    CK(cudaEventDestroy(b));
+    return timing{med * 1000.0, (ms[ms.size() * 9 / 10] - ms[ms.size() / 10]) / med};
+}
+
+#endif /* PSCAN_TUNE_COMMON_CUH */
