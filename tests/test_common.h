@@ -98,6 +98,19 @@ static inline int test_open_backend(const char *program, pscan_backend backend, 
     return 0;
 }
 
+/* Caller temp of need bytes one byte into *buf, device memory of *buf_bytes grown as needed (the library must
+ * take temp at any address). NULL when the allocation failed. */
+static inline void *test_caller_temp(pscan_context *ctx, void **buf, size_t *buf_bytes, size_t need) {
+    if (need + 1 > *buf_bytes) {
+        if (*buf) pscan_memory_free(ctx, *buf);
+        *buf = NULL;
+        *buf_bytes = 0;
+        if (pscan_memory_alloc(ctx, need + 1, buf) != PSCAN_SUCCESS) return NULL;
+        *buf_bytes = need + 1;
+    }
+    return (char *)*buf + 1;
+}
+
 /* The options every primitive's test program takes (test_select, test_sort, test_histogram, test_segscan,
  * test_expand): --backend, --algo, --seed (default: PSCAN_TEST_SEED, else the program's own), --threads, --quick
  * and, where the program has larger cases, --full. */

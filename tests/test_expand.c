@@ -237,18 +237,12 @@ static void run_counts(harness *h, const one_case *c, size_t n, uint64_t cap_ove
             free(slot_item), free(slot_rank);
             return;
         }
-        if (need + 1 > h->d_temp_bytes) {
-            if (h->d_temp) pscan_memory_free(h->ctx, h->d_temp);
-            h->d_temp = NULL;
-            h->d_temp_bytes = 0;
-            if (pscan_memory_alloc(h->ctx, need + 1, &h->d_temp) != PSCAN_SUCCESS) {
-                fail_report(h, "temp allocation failed");
-                free(slot_item), free(slot_rank);
-                return;
-            }
-            h->d_temp_bytes = need + 1;
+        temp = test_caller_temp(h->ctx, &h->d_temp, &h->d_temp_bytes, need);
+        if (!temp) {
+            fail_report(h, "temp allocation failed");
+            free(slot_item), free(slot_rank);
+            return;
         }
-        temp = (char *)h->d_temp + 1;
         temp_bytes = need;
     }
     uint64_t *total_out = (uint64_t *)((char *)h->d_total + c->total_at);

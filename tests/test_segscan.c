@@ -265,14 +265,7 @@ static int poisoned(const unsigned char *buf, size_t from, size_t to) {
 
 /* Gives caller temp of `need` bytes at +1 byte of a buffer grown as needed; NULL on failure. */
 static void *caller_temp(harness *h, size_t need) {
-    if (need + 1 > h->d_temp_bytes) {
-        if (h->d_temp) pscan_memory_free(h->ctx, h->d_temp);
-        h->d_temp = NULL;
-        h->d_temp_bytes = 0;
-        if (pscan_memory_alloc(h->ctx, need + 1, &h->d_temp) != PSCAN_SUCCESS) return NULL;
-        h->d_temp_bytes = need + 1;
-    }
-    return (char *)h->d_temp + 1;
+    return test_caller_temp(h->ctx, &h->d_temp, &h->d_temp_bytes, need);
 }
 
 static void run_case(harness *h, const one_case *c, uint64_t case_seed) {

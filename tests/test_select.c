@@ -296,17 +296,11 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
             fail_report(h, what);
             return;
         }
-        if (need + 1 > h->d_temp_bytes) {
-            if (h->d_temp) pscan_memory_free(h->ctx, h->d_temp);
-            h->d_temp = NULL;
-            h->d_temp_bytes = 0;
-            if (pscan_memory_alloc(h->ctx, need + 1, &h->d_temp) != PSCAN_SUCCESS) {
-                fail_report(h, "temp allocation failed");
-                return;
-            }
-            h->d_temp_bytes = need + 1;
+        temp = test_caller_temp(h->ctx, &h->d_temp, &h->d_temp_bytes, need);
+        if (!temp) {
+            fail_report(h, "temp allocation failed");
+            return;
         }
-        temp = (char *)h->d_temp + 1;
         temp_bytes = need;
     }
     uint64_t *count = (uint64_t *)((char *)h->d_count + c->count_at);
