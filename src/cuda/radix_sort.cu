@@ -15,14 +15,16 @@
  *    values, cheaper than a launch): the first slot of each digit in the output.
  *  - one pass per digit (ps_sort_pass_kernel), 256 threads x 16 keys = 4096-key tiles, tile id = blockIdx.x:
  *      load:      warp w loads keys w*512 ... w*512 + 511 of the tile, warp-striped (coalesced), and maps them;
- *      rank:      ps_sort_block_rank: each warp walks its 16 rows in order; __match_any_sync finds the lanes
- *                 with the same digit, their rank is the warp's running count of that digit plus the peers in
- *                 lower lanes; the lowest peer bumps the count. Then thread d scans digit d's counts over the
- *                 8 warps (tile order is warp order) and the block scans the 256 digit totals: a key's place
- *                 in the tile's stable order is start[digit] + warp_before[warp][digit] + its rank;
- *      look-back: thread d publishes the tile's count of digit d, walks back over earlier tiles' words for d
- *                 (adding aggregates until it meets an inclusive prefix), and publishes its own inclusive
- *                 prefix: 256 independent chains in one block, each one word per tile;
+ *      counts:    the tile's digit histogram (shared atomics); thread d publishes digit d's count at once, so
+ *                 later tiles' look-backs pass this tile while it still ranks (CUB's "early counts");
+ *      rank:      ps_sort_block_rank: each warp walks its 16 rows in order; 8 ballots (one per digit bit) find
+ *                 the lanes with the same digit, their rank is the warp's running count of that digit plus the
+ *                 peers in lower lanes; the lowest peer bumps the count. Then thread d scans digit d's counts
+ *                 over the 8 warps (tile order is warp order) and the block scans the 256 digit totals: a key's
+ *                 place in the tile's stable order is start[digit] + warp_before[warp][digit] + its rank;
+ *      look-back: thread d walks back over earlier tiles' words for d (adding aggregates until it meets an
+ *                 inclusive prefix) and publishes its own inclusive prefix: 256 independent chains in one
+ *                 block, each one word per tile;
  *      scatter:   the keys go to shared memory in tile order; thread j then writes tile slot j to
  *                 out[digit_start + prefix - start[digit] + j], so each digit's run of the tile lands as one
  *                 contiguous, mostly coalesced, stretch; payloads follow through the same staging buffer.
@@ -48,12 +50,19 @@
  * payloads) once, plus 2 KiB of status words written per 4096-key tile (about 12% of a u32 pass) and the
  * look-back's reads of them. Passes ping-pong between keys_out and one buffer in temp, the parity chosen so
  * that the last pass writes keys_out. Depth: passes x (one tile + the look-back chain).
- * Measured (H100, tools/tune/tune_sort.cu, 2026-11-23, median of 20, every result equal to CUB's): correct but
- * slow. Random u32 keys: 0.40x CUB's Gkeys/s at 2^28 (19.7 against 48.7), 0.47x at 2^24, 0.89x at 2^20, 0.97x at
- * 2^16, 0.50x at 2^12; u64 keys 0.60x at 2^28, 1.53x at 2^12; u32 key-value pairs 0.54x at 2^28. The issue asks
- * 1.2x at 2^28. Not tuned yet; the suspects, in order: 100-128 registers per thread in the pass kernel (2 blocks
- * per SM), 64-bit status words per digit and tile (twice CUB's), 4096-key tiles (CUB's Onesweep uses 256
- * threads x 15-23 keys), and per-digit look-back walks without a window. docs/bench/h100-sort-tune.csv.
+ * Measured (H100, CUDA 13.0, CUB 3.0.1; tools/tune/tune_sort.cu through tools/tune/variants.sh, median of 20,
+ * every result equal to CUB's; docs/bench/h100-sort-variants.csv): still slower than CUB. First version: random
+ * u32 keys 0.40x CUB's Gkeys/s at 2^28 (19.7 against 48.7), u32 pairs 0.54x. Now (ballots instead of
+ * __match_any_sync: 1.33x; early counts: 3-4%; 3 blocks per SM instead of 2: 1.2x): u32 keys 0.50x at 2^28
+ * (24.5 Gkeys/s) and 0.59x at 2^24, u32 pairs 0.71x / 0.76x. Where the 2^28 u32 time goes (10.95 ms; CUB 5.51):
+ * the upsweep 0.81 ms (four shared atomics per key: atomic-bound, not memory-bound; 16 keys per thread in flight
+ * changed nothing), the look-back's waiting 1.66 ms (timed by a variant that skips it), and the four passes'
+ * load, rank and scatter 8.5 ms, 2.1 ms a pass where a read and a write of the keys take 0.72 ms: the blocks
+ * spend their life in dependent phases (load, count, rank, look-back, scatter) with three blocks per SM to
+ * overlap them. Tried without gain: look-back windows of 8 and 16 words, tiles numbered by an atomic counter,
+ * 12 keys x 4 blocks, 10 x 5, 8 x 6 per SM. Next, in order: keep the next tile's loads in flight during the
+ * rank (persistent blocks or a split load), count the next pass's digits inside each pass so the upsweep does
+ * one atomic per key, 32-bit status words (half the look-back traffic).
  */
 #include <stdint.h>
 #include <string.h>
@@ -76,8 +85,11 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #define PS_SORT_WARPS (PS_SORT_THREADS / 32)
 #define PS_SORT_RADIX 256
 #define PS_SORT_MAX_PASSES 8
+#ifndef PS_SORT_UP_ITEMS
+#define PS_SORT_UP_ITEMS 16 /* keys per thread per round of the upsweep */
+#endif
 #ifndef PS_SORT_MIN_BLOCKS
-#define PS_SORT_MIN_BLOCKS 2
+#define PS_SORT_MIN_BLOCKS 3
 #endif
 
 enum { PS_SORT_KEY_UNSIGNED, PS_SORT_KEY_SIGNED, PS_SORT_KEY_FLOAT };
@@ -159,7 +171,14 @@ __device__ __forceinline__ uint32_t ps_sort_block_rank(const uint32_t (&digit)[P
 #pragma unroll
     for (int i = 0; i < PS_SORT_ITEMS; i++) {
         const uint32_t d = digit[i];
-        const uint32_t peers = __match_any_sync(PS_WARP_ALL, d);
+        /* the lanes whose 8 digit bits all equal ours: 8 ballots, which cost a third of __match_any_sync's time
+         * here (measured: the whole sort 1.33x faster on an H100, tools/tune/variants.sh) */
+        uint32_t peers = PS_WARP_ALL;
+#pragma unroll
+        for (int b = 0; b < 8; b++) {
+            const uint32_t bit = (d >> b) & 1u, set = __ballot_sync(PS_WARP_ALL, bit);
+            peers &= bit ? set : ~set;
+        }
         const uint32_t below = __popc(peers & below_mask);
         const uint32_t c = counts[d];
         rank[i] = c + below;
@@ -211,18 +230,13 @@ __device__ __forceinline__ unsigned long long ps_sort_read(const unsigned long l
     return w;
 }
 
-/* Thread d: how many keys of digit d the tiles before this one hold; publishes this tile's count first and its
- * inclusive count after. */
+/* Thread d: how many keys of digit d the tiles before this one hold. The tile's count was published (as an
+ * aggregate) before the rank; this publishes its inclusive count after. One word per round trip: reading 8 or
+ * 16 earlier tiles' words at once measured the same or slower (the wait is for predecessors, not the walk). */
 __device__ __forceinline__ uint32_t ps_sort_look_back(unsigned long long *status, uint32_t tag, uint32_t tiles,
                                                       uint32_t tile, uint32_t count) {
     const unsigned d = threadIdx.x;
-    if (tiles == 1) return 0;
-    if (tile == 0) {
-        ps_sort_publish(status + d, tag, PS_TILE_INCLUSIVE, count);
-        return 0;
-    }
-    const bool last = tile + 1 == tiles; /* nobody reads the last tile's words */
-    if (!last) ps_sort_publish(status + (size_t)tile * PS_SORT_RADIX + d, tag, PS_TILE_AGGREGATE, count);
+    if (tile == 0) return 0;
     uint32_t prefix = 0;
     for (int64_t t = (int64_t)tile - 1;;) {
         const unsigned long long w = ps_sort_read(status + (size_t)t * PS_SORT_RADIX + d);
@@ -236,8 +250,18 @@ __device__ __forceinline__ uint32_t ps_sort_look_back(unsigned long long *status
             t--;
         }
     }
-    if (!last) ps_sort_publish(status + (size_t)tile * PS_SORT_RADIX + d, tag, PS_TILE_INCLUSIVE, prefix + count);
+    if (tile + 1 != tiles) /* nobody reads the last tile's words */
+        ps_sort_publish(status + (size_t)tile * PS_SORT_RADIX + d, tag, PS_TILE_INCLUSIVE, prefix + count);
     return prefix;
+}
+
+/* Thread d publishes the tile's count of digit d before the tile ranks (tile 0 publishes it as inclusive), so
+ * that later tiles' look-backs pass this tile while it still ranks, as in CUB's Onesweep ("early counts"). */
+__device__ __forceinline__ void ps_sort_publish_count(unsigned long long *status, uint32_t tag, uint32_t tiles,
+                                                      uint32_t tile, uint32_t count) {
+    if (tile + 1 == tiles) return;
+    ps_sort_publish(status + (size_t)tile * PS_SORT_RADIX + threadIdx.x, tag,
+                    tile == 0 ? PS_TILE_INCLUSIVE : PS_TILE_AGGREGATE, count);
 }
 
 template <class U, class V> union ps_sort_stage {
@@ -264,10 +288,20 @@ __global__ void __launch_bounds__(PS_SORT_THREADS, PS_SORT_MIN_BLOCKS) ps_sort_p
         digit[i] = slot < valid ? p.digit(key[i]) : p.digit.mask;
     }
 
-    /* ---- rank ---- */
-    uint32_t count = ps_sort_block_rank(digit, rank, rs);
+    /* ---- early counts: the tile's digit histogram, published before the rank (3-4% faster at 2^28 than
+     * publishing the rank's counts after it: later tiles pass this one while it ranks) ---- */
     const unsigned d = threadIdx.x;
-    if (d == p.digit.mask) count -= (uint32_t)PS_SORT_TILE - valid; /* the padding is not the tile's */
+    dest_base[d] = 0;
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < PS_SORT_ITEMS; i++)
+        if (ps_sort_slot(i) < valid) atomicAdd(&dest_base[digit[i]], 1u);
+    __syncthreads();
+    const uint32_t count = dest_base[d];
+    ps_sort_publish_count(p.status, p.tag, p.tiles, tile, count);
+
+    /* ---- rank ---- */
+    ps_sort_block_rank(digit, rank, rs);
 
     /* ---- look-back: the keys of digit d in earlier tiles; the digit's first slot in the output ---- */
     const uint32_t prefix = ps_sort_look_back(p.status, p.tag, p.tiles, tile, count);
@@ -326,14 +360,25 @@ __global__ void __launch_bounds__(PS_SORT_THREADS) ps_sort_upsweep_kernel(const 
     __shared__ uint32_t h[PS_SORT_MAX_PASSES][PS_SORT_RADIX];
     for (unsigned q = 0; q < k.passes; q++) h[q][threadIdx.x] = 0;
     __syncthreads();
-    const uint32_t stride = gridDim.x * PS_SORT_THREADS;
-    for (uint32_t i = blockIdx.x * PS_SORT_THREADS + threadIdx.x; i < n; i += stride) {
-        const U t = ps_sort_map<U>(keys[i], k.kind, k.flip);
-        for (unsigned q = 0; q < k.passes; q++) {
-            const unsigned shift = k.begin_bit + 8 * q, bits = k.end_bit - shift < 8 ? k.end_bit - shift : 8;
-            atomicAdd(&h[q][(uint32_t)(t >> shift) & ((1u << bits) - 1u)], 1u);
+    /* PS_SORT_UP_ITEMS independent loads per thread before any count: one key per thread in flight would
+     * leave 4 KiB per SM outstanding, a fifth of what the memory needs to stream at full speed */
+    const uint64_t chunk = (uint64_t)PS_SORT_THREADS * PS_SORT_UP_ITEMS;
+    for (uint64_t c = (uint64_t)blockIdx.x * chunk; c < n; c += (uint64_t)gridDim.x * chunk) {
+        U key[PS_SORT_UP_ITEMS];
+#pragma unroll
+        for (int j = 0; j < PS_SORT_UP_ITEMS; j++) {
+            const uint64_t i = c + (uint64_t)j * PS_SORT_THREADS + threadIdx.x;
+            key[j] = i < n ? keys[i] : (U)0;
         }
-        if (stride > n - i) break; /* i + stride would wrap past 2^32 */
+#pragma unroll
+        for (int j = 0; j < PS_SORT_UP_ITEMS; j++) {
+            if (c + (uint64_t)j * PS_SORT_THREADS + threadIdx.x >= n) break;
+            const U t = ps_sort_map<U>(key[j], k.kind, k.flip);
+            for (unsigned q = 0; q < k.passes; q++) {
+                const unsigned shift = k.begin_bit + 8 * q, bits = k.end_bit - shift < 8 ? k.end_bit - shift : 8;
+                atomicAdd(&h[q][(uint32_t)(t >> shift) & ((1u << bits) - 1u)], 1u);
+            }
+        }
     }
     __syncthreads();
     for (unsigned q = 0; q < k.passes; q++) {
@@ -417,14 +462,34 @@ static size_t ps_sort_temp_bytes(uint64_t n, size_t key_bytes, size_t value_byte
            ps_cuda_align((size_t)n * value_bytes);
 }
 
-template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args &a, const ps_cuda_device *dev) {
-    const uint32_t n = (uint32_t)a.n;
+template <class U> static ps_sort_keys_desc<U> ps_sort_desc(const ps_sort_args &a) {
     ps_sort_keys_desc<U> k;
     k.kind = a.kind;
     k.flip = a.descending ? (U)~(U)0 : (U)0;
     k.begin_bit = a.begin_bit;
     k.end_bit = a.end_bit;
     k.passes = (a.end_bit - a.begin_bit + 7) / 8;
+    return k;
+}
+
+/* Clears the counts and status words and counts every pass's digits (n > one tile). Its own function so that
+ * tools/tune/tune_sort.cu can time it apart from the passes. */
+template <class U> static cudaError_t ps_sort_upsweep(const ps_sort_args &a, const ps_cuda_device *dev) {
+    const uint32_t n = (uint32_t)a.n;
+    uint32_t *counts = (uint32_t *)a.temp;
+    /* one memset clears the counts and every status word: no foreign bytes can validate (see the header) */
+    cudaError_t err = cudaMemsetAsync(counts, 0, ps_sort_counts_bytes() + ps_sort_status_bytes(n), dev->stream);
+    if (err != cudaSuccess) return err;
+    const uint64_t want = ps_cuda_div_up(n, PS_SORT_THREADS * PS_SORT_UP_ITEMS);
+    const unsigned grid = (unsigned)(want < (uint64_t)dev->sm_count * 4 ? want : (uint64_t)dev->sm_count * 4);
+    ps_sort_upsweep_kernel<U><<<grid, PS_SORT_THREADS, 0, dev->stream>>>((const U *)a.keys_in, n, ps_sort_desc<U>(a),
+                                                                         counts);
+    return cudaGetLastError();
+}
+
+template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args &a, const ps_cuda_device *dev) {
+    const uint32_t n = (uint32_t)a.n;
+    const ps_sort_keys_desc<U> k = ps_sort_desc<U>(a);
     if (n == 0) return cudaSuccess;
     if (n <= PS_SORT_TILE) {
         ps_sort_small_kernel<U, V><<<1, PS_SORT_THREADS, 0, dev->stream>>>(
@@ -438,13 +503,8 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
     unsigned long long *status = (unsigned long long *)(t + ps_sort_counts_bytes());
     U *tmp_keys = (U *)(t + ps_sort_counts_bytes() + ps_sort_status_bytes(n));
     void *tmp_values = (char *)tmp_keys + ps_cuda_align((size_t)n * sizeof(U));
-    /* one memset clears the counts and every status word: no foreign bytes can validate (see the header) */
-    cudaError_t err = cudaMemsetAsync(counts, 0, ps_sort_counts_bytes() + ps_sort_status_bytes(n), dev->stream);
+    cudaError_t err = ps_sort_upsweep<U>(a, dev);
     if (err != cudaSuccess) return err;
-    const uint64_t want = ps_cuda_div_up(n, PS_SORT_THREADS * 16);
-    const unsigned grid = (unsigned)(want < (uint64_t)dev->sm_count * 4 ? want : (uint64_t)dev->sm_count * 4);
-    ps_sort_upsweep_kernel<U><<<grid, PS_SORT_THREADS, 0, dev->stream>>>((const U *)a.keys_in, n, k, counts);
-    if ((err = cudaGetLastError()) != cudaSuccess) return err;
 
     /* ---- one launch per digit pass: ping-pong so that the last pass writes keys_out ---- */
     ps_sort_pass_params<U> p;

@@ -104,8 +104,10 @@ template <class K, bool PAIRS> static void bench(const char *name, uint64_t n, c
     }
 
     const double cub_us = time_it(cub_call).median_us, ps_us = time_it(ps_call).median_us;
-    printf("%s,%s,%llu,%.2f,%.2f,%.3f,%.3f,%.3f,%s\n", name, PAIRS ? "pairs-u32" : "keys", (unsigned long long)n,
-           ps_us, cub_us, n / ps_us * 1e-3, n / cub_us * 1e-3, cub_us / ps_us, ok ? "ok" : "MISMATCH");
+    /* the upsweep alone (memset and digit counts): the rest of pscan's time is the digit passes */
+    const double up_us = n > PS_SORT_TILE ? time_it([&] { CK(ps_sort_upsweep<K>(a, &dev)); }).median_us : 0.0;
+    printf("%s,%s,%llu,%.2f,%.2f,%.3f,%.3f,%.3f,%s,%.2f\n", name, PAIRS ? "pairs-u32" : "keys", (unsigned long long)n,
+           ps_us, cub_us, n / ps_us * 1e-3, n / cub_us * 1e-3, cub_us / ps_us, ok ? "ok" : "MISMATCH", up_us);
     fflush(stdout);
 
     CK(cudaFree(keys_in));
@@ -142,7 +144,7 @@ int main(int argc, char **argv) {
     tune_flush_init();
     printf("# %s, L2 %d MB, CUDA runtime %d, CUB %d.%d.%d, reps %d (median)\n", prop.name, prop.l2CacheSize >> 20,
            CUDART_VERSION, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, g_reps);
-    printf("keys,payload,n,pscan_us,cub_us,pscan_gkeys_s,cub_gkeys_s,pscan_over_cub,check\n");
+    printf("keys,payload,n,pscan_us,cub_us,pscan_gkeys_s,cub_gkeys_s,pscan_over_cub,check,upsweep_us\n");
     for (int l = min_log2; l <= max_log2; l += step) {
         const uint64_t n = 1ull << l;
         if (strstr(types, "u32")) {
