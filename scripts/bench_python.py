@@ -116,6 +116,42 @@ def bench_gpu(args, rows):
                   f"{f('copy')}   {r('torch')} {r('cupy')} {r('C call')} {r('copy')}"
                   f"  per call {t['pscan.scan'] * 1e6:.1f} us (torch {t.get('torch', 0) * 1e6:.1f})")
             x = o = o2 = cx = co = None  # free the device memory before the next size  # noqa: F841
+    bench_gpu_rows(args, rows, torch, cupy, measure, name)
+
+
+def bench_gpu_rows(args, rows, torch, cupy, measure, name):
+    """A scan along the last axis of float32 (rows, m) arrays: pscan's one segmented-scan call beside
+    torch.cumsum(dim=1) and cupy.cumsum(axis=1)."""
+    print(f"\nGPU rows: scan along axis 1 of float32 (rows, m), 2^{min(26, args.max_log2)} elements")
+    print(f"{'rows x m':>14s} {'pscan.scan':>11s} {'torch':>9s} {'cupy':>9s}   {'/torch':>6s} {'/cupy':>6s}  (GB/s)")
+    total = min(26, args.max_log2)
+    for log_m in [m_ for m_ in (4, 10, 16) if m_ < total]:
+        r_, m = 1 << (total - log_m), 1 << log_m
+        if torch is not None:
+            x = torch.ones(r_, m, dtype=torch.float32, device="cuda")
+            o, o2 = torch.empty_like(x), torch.empty_like(x)
+        else:
+            x = cupy.ones((r_, m), "float32")
+            o, o2 = cupy.empty_like(x), cupy.empty_like(x)
+        reps = 20
+        t = {"pscan.scan": measure(lambda: pscan.scan(x, axis=1, out=o), reps)}
+        if torch is not None:
+            t["torch"] = measure(lambda: torch.cumsum(x, 1, out=o2), reps)
+        if cupy is not None:
+            cx = cupy.from_dlpack(x) if torch is not None else x
+            co = cupy.empty_like(cx)
+            t["cupy"] = measure(lambda: cupy.cumsum(cx, axis=1, out=co), reps)
+        gbs = {k: 2 * r_ * m * 4 / v / 1e9 for k, v in t.items()}
+        ratio = {k: t[k] / t["pscan.scan"] for k in t}
+        f = lambda k: f"{gbs[k]:9.1f}" if k in gbs else f"{'-':>9s}"  # noqa: E731
+        q = lambda k: f"{ratio[k]:6.2f}" if k in ratio else f"{'-':>6s}"  # noqa: E731
+        print(f"{f'2^{total - log_m} x 2^{log_m}':>14s} {gbs['pscan.scan']:11.1f} {f('torch')} {f('cupy')}   "
+              f"{q('torch')} {q('cupy')}")
+        rows.append({"device": name, "dtype": f"float32 rows of 2^{log_m}", "log2": total,
+                     **{f"{k} GB/s": round(v, 1) for k, v in gbs.items()},
+                     **{f"{k} us": round(v * 1e6, 2) for k, v in t.items()},
+                     **{f"pscan/{k}": round(v, 3) for k, v in ratio.items() if k != "pscan.scan"}})
+        x = o = o2 = cx = co = None  # noqa: F841
 
 
 def bench_cpu(args, rows):

@@ -1,33 +1,115 @@
 #!/usr/bin/env bash
-# scripts/gpu-python.sh - the Python package on the GPU machine (no internet there): installs the wheels of
-# ./.whl (made here by scripts/python-wheel.sh) offline into /tmp/pscan-site, says which array libraries are
-# present (torch, CuPy, numpy, dask), runs the Python tests (tests/python: the CUDA ones run on CuPy arrays
-# and torch tensors where those are installed, and skip where not) and the benchmark beside torch.cumsum,
-# cupy.cumsum, a device copy, the bare C call and numpy.cumsum (scripts/bench_python.py).
-# Usage, in the repository root with .whl carried: bash scripts/gpu-python.sh [OUTDIR]  (CSV and logs there;
-# default out/). Quick: PSCAN_BENCH_MAX_LOG2=24. Exits non-zero if the install or a test fails.
+# scripts/gpu-python.sh - the Python package on the GPU machine (no internet there): finds or makes libpscan.so
+# with the CUDA backend, installs the Python packages the image lacks from ./.whl offline into /tmp/pscan-site,
+# says which array libraries are present (torch, CuPy, numpy, dask), runs the Python tests (tests/python: the
+# CUDA ones run on CuPy arrays and torch tensors where those are installed, and skip where not) and the
+# benchmark beside torch.cumsum, cupy.cumsum, a device copy, the bare C call and numpy.cumsum
+# (scripts/bench_python.py).
+#
+# Usage, in the repository root:  bash scripts/gpu-python.sh [--build] [--no-tests] [--no-bench] [OUTDIR]
+# (CSV and logs in OUTDIR, default $OUT when set, else out/; quick: PSCAN_BENCH_MAX_LOG2=24). Exits non-zero
+# if the library, an install or a test fails.
+#
+# The library, the first of these that applies:
+#   1. PSCAN_LIBRARY=path/to/libpscan.so: a CUDA build's library carried from elsewhere (carry the real file,
+#      build-cuda/libpscan.so.0.1.0: the libpscan.so beside it is a symlink, which travels as a dangling
+#      link). The package is then imported from python/ (PYTHONPATH=python), which loads that file;
+#   2. --build: builds it here, only the library (target pscan_shared, sm_90, every core) in build-gpu-py/,
+#      then as in 1 (a minute or two on 16 cores);
+#   3. .whl/pscan-*.whl (scripts/python-wheel.sh, about 11 minutes on 2 cores elsewhere): installed into
+#      /tmp/pscan-site with the package;
+#   4. build-gpu/libpscan.so left by scripts/gpu-check.sh in the same command, then as in 1.
+# Where the library's CUDA libraries (libcudart, libnvrtc) are not found by its RUNPATH, their folders under
+# /usr/local/cuda* or the Python's nvidia/* packages are put on LD_LIBRARY_PATH (and said so).
+#
+# The binding needs cffi (and cffi pycparser), which the GPU image lacks, and the dask tests need dask, partd
+# and locket: `bash scripts/python-wheel.sh --deps-only` (seconds, with internet) downloads their wheels for
+# CPython 3.10, 3.11 and 3.12 into .whl/; carry .whl. Each is installed by name with pip --no-index
+# --find-links .whl, which picks the wheel for the running Python, and only where the image lacks it. Without
+# cffi the script stops and says so.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-OUTDIR=${1:-out}
+ROOT=$(pwd)
+BUILD=0 TESTS=1 BENCH=1 OUTDIR=${OUT:-out}
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --build) BUILD=1 ;;
+    --no-tests) TESTS=0 ;;
+    --no-bench) BENCH=0 ;;
+    -h | --help) sed -n '2,33p' "$0"; exit 0 ;;
+    -*) echo "gpu-python.sh: unknown option $1" >&2; exit 2 ;;
+    *) OUTDIR=$1 ;;
+  esac
+  shift
+done
 mkdir -p "$OUTDIR"
 PY=${PYTHON:-python3}
+SITE=/tmp/pscan-site
 status=0
 say() { printf '\n=== %s\n' "$*"; }
+pip_install() { "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$SITE" "$@"; }
+has_module() { "$PY" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$1') is None)" 2>/dev/null; }
 
-say "install .whl offline into /tmp/pscan-site"
-ls .whl/*.whl || { echo "no .whl/: build it with scripts/python-wheel.sh on a machine with nvcc and internet"; exit 1; }
-# Only the wheels the image lacks: a carried dask is skipped where one is installed already.
-wheels=()
-for w in .whl/*.whl; do
-  name=$(basename "$w" | cut -d- -f1)
-  if [[ $name != pscan ]] && "$PY" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('$name') is None)"; then
-    continue
+# ---- the library -----------------------------------------------------------------------------------------
+LIBRARY=${PSCAN_LIBRARY:-}
+if [[ -z $LIBRARY && $BUILD -eq 1 ]]; then
+  say "building libpscan.so (pscan_shared, CUDA sm_${PSCAN_CUDA_ARCHS:-90}) in build-gpu-py"
+  command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
+  cmake -S . -B build-gpu-py -G Ninja -DCMAKE_BUILD_TYPE=Release -DPSCAN_CUDA=ON -DPSCAN_OPENCL=OFF \
+    -DPSCAN_TESTS=OFF -DPSCAN_MPI=OFF -DCMAKE_CUDA_ARCHITECTURES="${PSCAN_CUDA_ARCHS:-90}" >"$OUTDIR/python-build.log" 2>&1 &&
+    ninja -C build-gpu-py -j"$(nproc)" pscan_shared >>"$OUTDIR/python-build.log" 2>&1 ||
+    { tail -40 "$OUTDIR/python-build.log"; echo "gpu-python: the build failed (log: $OUTDIR/python-build.log)"; exit 1; }
+  LIBRARY=$ROOT/build-gpu-py/libpscan.so
+fi
+WHEEL=$(ls .whl/pscan-*.whl 2>/dev/null | head -1)
+if [[ -z $LIBRARY && -z $WHEEL && -e build-gpu/libpscan.so ]]; then
+  LIBRARY=$ROOT/build-gpu/libpscan.so
+fi
+if [[ -n $LIBRARY ]]; then
+  [[ $LIBRARY == /* ]] || LIBRARY=$ROOT/$LIBRARY
+  [[ -f $LIBRARY ]] || { echo "gpu-python: PSCAN_LIBRARY=$LIBRARY is not a file (a carried symlink? carry libpscan.so.0.1.0)"; exit 1; }
+  export PSCAN_LIBRARY=$LIBRARY
+  say "the library: $LIBRARY, the package from python/"
+elif [[ -n $WHEEL ]]; then
+  say "the library: installing $WHEEL into $SITE"
+  pip_install "$WHEEL" || exit 1
+  LIBRARY=$SITE/pscan/libpscan.so
+else
+  echo "gpu-python: no library: set PSCAN_LIBRARY to a carried CUDA build's libpscan.so.0.1.0, pass --build,"
+  echo "            or carry .whl/pscan-*.whl (scripts/python-wheel.sh)"
+  exit 1
+fi
+
+# ---- its CUDA libraries ----------------------------------------------------------------------------------
+missing=$(ldd "$LIBRARY" 2>/dev/null | awk '/not found/ {print $1}')
+for lib in $missing; do
+  dir=$( { ls -d /usr/local/cuda*/lib64 /usr/local/cuda*/lib /usr/local/cuda*/targets/*/lib 2>/dev/null
+           "$PY" -c "import nvidia, os; [print(os.path.join(p, d, 'lib')) for p in nvidia.__path__ for d in os.listdir(p)]" 2>/dev/null
+         } | while read -r d; do [[ -e $d/$lib ]] && { echo "$d"; break; }; done)
+  if [[ -n $dir ]]; then
+    echo "gpu-python: $lib is not on the library's RUNPATH; found in $dir (added to LD_LIBRARY_PATH)"
+    export LD_LIBRARY_PATH=$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  else
+    echo "gpu-python: $lib, which $LIBRARY needs, is nowhere here"; status=1
   fi
-  wheels+=("$w")
 done
-"$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/pscan-site \
-  "${wheels[@]}" || exit 1
-export PYTHONPATH=/tmp/pscan-site${PYTHONPATH:+:$PYTHONPATH}
+
+# ---- the Python packages the image lacks -----------------------------------------------------------------
+say "cffi, pycparser, dask, partd, locket from .whl where the image lacks them"
+for name in cffi pycparser dask partd locket; do
+  has_module "$name" && { echo "$name: the image's"; continue; }
+  if ls .whl/"$name"-*.whl >/dev/null 2>&1; then
+    pip_install --find-links .whl "$name" && echo "$name: from .whl" || echo "$name: no wheel in .whl fits this Python"
+  else
+    echo "$name: missing, and no wheel in .whl"
+  fi
+done
+export PYTHONPATH=${PSCAN_LIBRARY:+$ROOT/python:}$SITE${PYTHONPATH:+:$PYTHONPATH}
+if ! PYTHONPATH=$PYTHONPATH "$PY" -c "import cffi" 2>/dev/null; then
+  echo "gpu-python: cffi is not installed and no wheel of it fits this Python ($("$PY" -V 2>&1)): the binding"
+  echo "            cannot load. Run 'bash scripts/python-wheel.sh --deps-only' with internet and carry .whl."
+  exit 1
+fi
 
 say "what is here"
 "$PY" - <<'PYEOF'
@@ -44,20 +126,31 @@ for name in ("numpy", "cffi", "torch", "cupy", "dask"):
         print(f"{name:6s} {m.__version__}{extra}")
     except Exception as e:
         print(f"{name:6s} not usable: {type(e).__name__}: {e}")
+import os
 import pscan
-print("pscan", pscan.__version__, "cuda backend:", pscan.HAVE_CUDA, "from", pscan.__file__)
+print("pscan", pscan.__version__, "cuda backend:", pscan.HAVE_CUDA, "from", pscan.__file__,
+      "library", os.environ.get("PSCAN_LIBRARY", "(beside it)"))
 print("CPU context:", pscan.device_name())
+if pscan.HAVE_CUDA:
+    try:
+        print("CUDA context:", pscan.device_name(0))
+    except pscan.PscanError as e:
+        print("no CUDA context:", e)
 PYEOF
-[[ $? -eq 0 ]] || status=1
+[[ $? -eq 0 ]] || { echo "gpu-python: pscan does not import"; exit 1; }
 
-say "pytest tests/python (CUDA tests on CuPy and torch where installed)"
-(cd tests/python && "$PY" -m pytest -q -p no:cacheprovider -rs 2>&1) | tee "$OUTDIR/python-tests.log"
-[[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+if [[ $TESTS -eq 1 ]]; then
+  say "pytest tests/python (CUDA tests on CuPy and torch where installed)"
+  (cd tests/python && "$PY" -m pytest -q -p no:cacheprovider -rs 2>&1) | tee "$OUTDIR/python-tests.log"
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+fi
 
-say "benchmark: pscan.scan vs torch.cumsum, cupy.cumsum, a device copy, the C call; numpy.cumsum on the CPU"
-"$PY" scripts/bench_python.py --max-log2 "${PSCAN_BENCH_MAX_LOG2:-28}" --csv "$OUTDIR/python-bench.csv" 2>&1 \
-  | tee "$OUTDIR/python-bench.log"
-[[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+if [[ $BENCH -eq 1 ]]; then
+  say "benchmark: pscan.scan vs torch.cumsum, cupy.cumsum, a device copy, the C call; numpy.cumsum on the CPU"
+  "$PY" scripts/bench_python.py --max-log2 "${PSCAN_BENCH_MAX_LOG2:-28}" --csv "$OUTDIR/python-bench.csv" 2>&1 \
+    | tee "$OUTDIR/python-bench.log"
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+fi
 
 say "gpu-python: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED)"
 exit "$status"

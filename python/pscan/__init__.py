@@ -1,5 +1,5 @@
-"""pscan from Python: scans, reductions, select, partition, sort, histogram, segmented scan, run-length
-encoding and expand on numpy, CuPy and PyTorch arrays.
+"""pscan from Python: scans, reductions, select, partition, sort, histogram, segmented scan, scan and reduce by
+key, run-length encoding, expand, linear recurrences and user operators on numpy, CuPy and PyTorch arrays.
 
 The C library (libpscan.so, built with this package) runs numpy arrays and CPU tensors on its CPU backend
 (threads) and CUDA arrays on its CUDA backend, zero-copy, on the array's current stream. See docs/python.md.
@@ -10,8 +10,11 @@ Example::
     >>> pscan.scan(numpy.array([3, 1, 7, 0, 4, 1, 6, 3]), exclusive=True)
     array([ 0,  3,  4, 11, 11, 15, 16, 22])
 """
-from ._api import compact, partition, reduce, scan, select
+from ._api import compact, partition, reduce, scan, scan_host, select
 from ._prims import expand, histogram, run_length_encode, segmented_scan, sort
+from ._bykey import reduce_by_key, scan_by_key
+from ._recurrence import recurrence, recurrence2
+from ._user import Operator
 from ._context import clear_cache, device_name, set_cpu_threads
 from ._errors import PscanError, PscanRuntimeError, PscanTypeError, PscanValueError
 from ._lib import HAVE_CUDA, OP_NAMES, PREDS, ffi, lib
@@ -27,6 +30,7 @@ from ._arrays import _TYPE_OF as _types  # noqa: E402
 DTYPES = tuple(_types)
 
 __all__ = ["scan", "reduce", "select", "compact", "partition", "sort", "histogram", "segmented_scan",
-           "run_length_encode", "expand", "PscanError", "PscanTypeError", "PscanValueError",
+           "run_length_encode", "expand", "scan_by_key", "reduce_by_key", "recurrence", "recurrence2", "Operator",
+           "scan_host", "PscanError", "PscanTypeError", "PscanValueError",
            "PscanRuntimeError", "clear_cache", "set_cpu_threads", "device_name", "HAVE_CUDA", "OPS", "PREDICATES",
            "DTYPES", "__version__"]

@@ -4,20 +4,23 @@ Every function adapts its arrays (zero-copy, _arrays.py), checks in Python only 
 see (layout, shapes, devices, dtypes), runs on the cached context of the input's device and current stream,
 and returns an array of the input's own library. Statuses of the C library come back as PscanError.
 
-Batches: a scan along the last axis of an N-d host array is one C call, a segmented scan whose segments are
-the rows (CSR offsets 0, m, 2m, ...); on a CUDA device, and for reduce, one C call per row, in a loop here
-(a device offsets array would be one more allocation per call; reduce by segments is not in the C library).
+Batches: a scan along an axis of an N-d array is one C call, wherever the array lives: a segmented scan whose
+segments are the rows (CSR offsets 0, m, 2m, ...). On the host the offsets are a numpy array made per call; on a
+CUDA device they are uploaded once per context and row length and kept with the context (_context.extras), so
+a batched scan costs one launch, no allocation. reduce along an axis is one C call per row, in a loop here
+(reduce by segments is not in the C library).
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Tuple, Union
 
 import numpy as np
 
 from . import _arrays as A
 from . import _context
-from ._errors import check, error
-from ._lib import ALGO_AUTO, OP_IDS, PREDS, SCAN_EXCLUSIVE, SCAN_REVERSE, SEGMENTS_OFFSETS, ffi, lib
+from . import _user
+from ._errors import PscanError, check, error
+from ._lib import ALGO_AUTO, HAVE_CUDA, OP_IDS, PREDS, SCAN_EXCLUSIVE, SCAN_REVERSE, SEGMENTS_OFFSETS, ffi, lib
 
 DTypeLike = Any
 ArrayLike = Any
@@ -77,6 +80,38 @@ def _prepare(x: Any, axis: Optional[int], dtype: DTypeLike):
 _DESCS: dict = {}
 
 
+_OFFSETS_KEPT = 16  # row lengths whose device offsets a context keeps (the oldest is freed beyond)
+
+
+def _row_offsets(a: A.Array, ctx, rows: int, m: int):
+    """(pointer, keep-alive) to rows + 1 uint64 offsets 0, m, 2m, ... in a's memory, for a segmented scan of
+    rows of m. Host: a numpy array. Device: a buffer kept per (context, m), grown to twice the rows when too
+    short (a prefix of longer offsets is valid: the segmented scan reads segment_count + 1 of them), allocated,
+    uploaded and freed on the context's stream, so the calls that read it are ordered after the upload and
+    before the free. Call with the context's lock held."""
+    if a.device == A.HOST:
+        offs = np.arange(0, rows * m + 1, m, dtype=np.uint64)
+        return ffi.from_buffer(offs), offs
+    kept = _context.extras(ctx)["offsets"]
+    hit = kept.get(m)
+    if hit is None or hit[1] < rows:
+        cap = max(rows, 2 * hit[1] if hit else 0)
+        host = np.arange(0, (cap + 1) * m, m, dtype=np.uint64)  # cap + 1 offsets (m > 0)
+        p = ffi.new("void **")
+        check(lib.pscan_memory_alloc(ctx, host.nbytes, p), "pscan_memory_alloc (row offsets)")
+        s = lib.pscan_memory_upload(ctx, p[0], ffi.from_buffer(host), host.nbytes)
+        if s:
+            lib.pscan_memory_free(ctx, p[0])
+            check(s, "pscan_memory_upload (row offsets)")
+        if hit is not None:
+            lib.pscan_memory_free(ctx, kept.pop(m)[0])
+        elif len(kept) >= _OFFSETS_KEPT:
+            oldest = next(iter(kept))
+            lib.pscan_memory_free(ctx, kept.pop(oldest)[0])
+        hit = kept[m] = (p[0], cap, host)  # the host copy stays: the upload may still read it
+    return hit[0], None
+
+
 def _scan_desc(tid: int, opid: int, flags: int, init: Any, dt: np.dtype):
     """(desc, the init buffer it points to): descriptors without init are made once and shared (read-only)."""
     if init is None:
@@ -89,8 +124,9 @@ def _scan_desc(tid: int, opid: int, flags: int, init: Any, dt: np.dtype):
     return ffi.new("pscan_scan_desc *", [tid, opid, flags, ALGO_AUTO, ffi.from_buffer(ibuf)]), ibuf
 
 
-def scan(x: ArrayLike, op: str = "sum", axis: Optional[int] = None, dtype: DTypeLike = None,
-         exclusive: bool = False, reverse: bool = False, init: Any = None, out: Any = None) -> Any:
+def scan(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optional[int] = None,
+         dtype: DTypeLike = None, exclusive: bool = False, reverse: bool = False, init: Any = None,
+         out: Any = None) -> Any:
     """Scan (cumulative sum, product, min, max, and, or, xor) of x, as numpy.cumsum, on x's own device.
 
     x: a numpy array (CPU backend), a CuPy array, a torch tensor (CPU or CUDA), or any object with
@@ -98,6 +134,7 @@ def scan(x: ArrayLike, op: str = "sum", axis: Optional[int] = None, dtype: DType
     same device; CUDA work is queued on the array's current stream and not waited for.
 
     op: "sum", "product", "min", "max", "and", "or", "xor" (the last three for integers). Integer sums wrap.
+        Or a pscan.Operator, an element type and combine of your own (axis=None, no dtype; see pscan.Operator).
     axis: None scans the flattened array (the result is 1-d, as numpy.cumsum); an axis scans along it, each
         row apart (the last axis in place; another axis through a transposed copy).
     dtype: the result's dtype; x is converted to it first (a copy). Without it the result has x's dtype
@@ -116,6 +153,8 @@ def scan(x: ArrayLike, op: str = "sum", axis: Optional[int] = None, dtype: DType
         array([[3, 3, 3],
                [6, 6, 6]])
     """
+    if isinstance(op, _user.Operator):
+        return _user.scan(x, op, axis, dtype, exclusive, reverse, init, out)
     opid = _op_id(op)
     a, ax, dt, tid, moved = _prepare(x, axis, dtype)
     shape = (a.size,) if ax is None else a.shape
@@ -130,16 +169,12 @@ def scan(x: ArrayLike, op: str = "sum", axis: Optional[int] = None, dtype: DType
     with lock:
         if rows == 1:  # the common case: one call, no pointer arithmetic
             check(lib.pscan_scan(ctx, desc, a.ptr, o.ptr, m, ffi.NULL, 0), "pscan_scan")
-        elif a.kind == "numpy" and m:  # rows of host memory: one segmented scan, the rows its segments
-            offsets = np.arange(0, rows * m + 1, m, dtype=np.uint64)
+        elif rows and m:  # a batch of rows: one segmented scan, the rows its segments
+            offsets, keep = _row_offsets(a, ctx, rows, m)
             seg = ffi.new("pscan_segscan_desc *", [tid, opid, flags, ALGO_AUTO, desc.init, SEGMENTS_OFFSETS])
-            check(lib.pscan_segmented_scan(ctx, seg, a.ptr, o.ptr, rows * m, ffi.from_buffer(offsets), rows,
-                                           ffi.NULL, 0), "pscan_segmented_scan")
-        else:
-            row_bytes = m * dt.itemsize
-            for r in range(rows if m else 0):
-                check(lib.pscan_scan(ctx, desc, a.ptr + r * row_bytes, o.ptr + r * row_bytes, m, ffi.NULL, 0),
-                      "pscan_scan")
+            check(lib.pscan_segmented_scan(ctx, seg, a.ptr, o.ptr, rows * m, offsets, rows, ffi.NULL, 0),
+                  "pscan_segmented_scan")
+            del keep
     if not moved:
         return o.obj
     res = A.axis_back(o.obj, o.kind, ax)
@@ -150,14 +185,15 @@ def scan(x: ArrayLike, op: str = "sum", axis: Optional[int] = None, dtype: DType
     return out
 
 
-def reduce(x: ArrayLike, op: str = "sum", axis: Optional[int] = None, dtype: DTypeLike = None,
-           init: Any = None, out: Any = None) -> Any:
+def reduce(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optional[int] = None,
+           dtype: DTypeLike = None, init: Any = None, out: Any = None) -> Any:
     """Reduction of x with op (sum, product, min, max, and, or, xor), as numpy.sum and friends.
 
     axis None reduces every element: the result is a numpy scalar for numpy input, and a 0-d array of the
     input's library on a CUDA device (nothing waits for the GPU). With an axis, the result has x's shape
     without that axis. dtype, init and out as for scan (out: the result's shape; () or (1,) for axis None).
     An empty reduction gives init (the operator's identity without it). Float results repeat bit for bit.
+    op may be a pscan.Operator (axis=None): the result is one element.
 
     Example::
 
@@ -166,6 +202,8 @@ def reduce(x: ArrayLike, op: str = "sum", axis: Optional[int] = None, dtype: DTy
         >>> pscan.reduce(numpy.array([[3, 1, 7], [0, 4, 1]], numpy.uint8), op="max", axis=-1)
         array([7, 4], dtype=uint8)
     """
+    if isinstance(op, _user.Operator):
+        return _user.reduce(x, op, axis, dtype, init, out)
     opid = _op_id(op)
     a, ax, dt, tid, moved = _prepare(x, axis, dtype)
     rows, m = _rows(a.shape, ax)
@@ -191,6 +229,49 @@ def reduce(x: ArrayLike, op: str = "sum", axis: Optional[int] = None, dtype: DTy
     if o.kind == "numpy" and ax is None:
         return o.obj[()]
     return o.obj
+
+
+def scan_host(x: ArrayLike, op: str = "sum", dtype: DTypeLike = None, exclusive: bool = False,
+              reverse: bool = False, init: Any = None, out: Any = None, device: Optional[int] = None) -> Any:
+    """Scan of a host array (flattened) through a GPU, in pieces: pscan_scan_host, for arrays far larger than
+    the device's memory. The result is a host array like x; the call returns when it is written.
+
+    x: a numpy array or a CPU tensor. device: the CUDA device to run on; None: device 0 where this pscan has
+    CUDA and a driver finds a device, else the CPU backend (where it is pscan.scan). The GPU moves pieces of
+    64 MiB through three device buffers, upload, scan and download overlapped on three streams, each piece's
+    carry handed to the next on the device. op, dtype, exclusive, reverse, init and out as for pscan.scan.
+
+    Example::
+
+        >>> pscan.scan_host(numpy.array([3, 1, 7, 0, 4, 1, 6, 3]))
+        array([ 3,  4, 11, 11, 15, 16, 22, 25])
+    """
+    opid = _op_id(op)
+    a, _, dt, tid, _ = _prepare(x, None, dtype)
+    if a.device != A.HOST:
+        raise error("PSCAN_ERROR_INVALID_VALUE", "scan_host scans host memory: x is on a CUDA device (use scan)")
+    n = a.size
+    o = A.check_out(out, a, (n,), dt) if out is not None else A.empty(a, (n,), dt)
+    flags = (SCAN_EXCLUSIVE if exclusive else 0) | (SCAN_REVERSE if reverse else 0)
+    desc, ibuf = _scan_desc(tid, opid, flags, init, dt)
+    if device is None:
+        ctx, lock = _host_scan_context()
+    else:
+        ctx, lock = _context.get(A.HOST if int(device) < 0 else int(device), 0)
+    with lock:
+        check(lib.pscan_scan_host(ctx, desc, a.ptr, o.ptr, n), "pscan_scan_host")
+    return out if out is not None else o.obj
+
+
+def _host_scan_context():
+    """The context scan_host uses without a device: CUDA device 0's on the legacy default stream, else the CPU's."""
+    if HAVE_CUDA:
+        try:
+            return _context.get(0, 0)
+        except PscanError as e:
+            if e.status != "PSCAN_ERROR_BACKEND_UNAVAILABLE":
+                raise
+    return _context.get(A.HOST, 0)
 
 
 def _select_common(fn, name, x, pred, operand, flags, values, out, values_out):

@@ -4,6 +4,10 @@ A call holds its context's lock while it runs (the CPU backend) or enqueues (CUD
 not meant for two threads at once. The GIL is released during the C call (cffi does so for every call), so
 other Python threads run meanwhile. Cached CUDA contexts refer to a stream by its handle and are kept until
 clear_cache(); a program that makes many short-lived streams should call it now and then.
+
+Some things live as long as their context and are freed before it (extras()): the row offsets a batched scan
+along an axis reads on a device (one buffer per row length, uploaded once on the context's stream), and the
+user operators made for the context (pscan_operator_create is per context).
 """
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from ._lib import HAVE_CUDA, ffi, lib
 _CPU = 1  # PSCAN_BACKEND_CPU; checked at import below
 _cache: Dict[Tuple[int, int], Tuple[object, threading.Lock]] = {}
 _cache_lock = threading.Lock()
+_extras: Dict[int, dict] = {}  # a context's address -> {"offsets": {...}, "operators": {...}}
 
 
 def _create(device: int, stream: int):
@@ -32,9 +37,12 @@ def _create(device: int, stream: int):
             _cuda.current_device()  # loads the driver: OSError where there is none
         except OSError as e:
             raise error("PSCAN_ERROR_BACKEND_UNAVAILABLE", f"no CUDA driver: {e}") from None
-        with _cuda.on_device(device):
-            check(lib.pscan_cuda_context_create(ffi.cast("void *", stream), p), f"creating a context on device "
-                                                                                   f"{device}, stream {stream:#x}")
+        try:
+            with _cuda.on_device(device):
+                check(lib.pscan_cuda_context_create(ffi.cast("void *", stream), p),
+                      f"creating a context on device {device}, stream {stream:#x}")
+        except OSError as e:  # on_device: no such device
+            raise error("PSCAN_ERROR_INVALID_VALUE", str(e)) from None
     return p[0]
 
 
@@ -51,13 +59,35 @@ def get(device: int, stream: int):
     return hit
 
 
+def extras(ctx) -> dict:
+    """What is kept for ctx until clear_cache() (call with its lock held): "offsets", row length m ->
+    (device pointer, rows it holds, host copy), and "operators", id(operator) -> (operator, pscan_operator *)."""
+    key = int(ffi.cast("uintptr_t", ctx))
+    ex = _extras.get(key)
+    if ex is None:
+        ex = _extras[key] = {"offsets": {}, "operators": {}}
+    return ex
+
+
+def _release_extras(ctx) -> None:
+    ex = _extras.pop(int(ffi.cast("uintptr_t", ctx)), None)
+    if ex is None:
+        return
+    for _, handle in ex["operators"].values():
+        lib.pscan_operator_destroy(handle)
+    for ptr, _, _ in ex["offsets"].values():
+        lib.pscan_memory_free(ctx, ptr)  # stream-ordered: after the calls that read it
+
+
 def clear_cache() -> None:
-    """Destroys every cached context (each waits for its stream's work first); later calls make new ones."""
+    """Destroys every cached context (each waits for its stream's work first), the operators made for it and
+    the buffers kept with it; later calls make new ones."""
     with _cache_lock:
         items = list(_cache.values())
         _cache.clear()
     for ctx, lock in items:
         with lock:
+            _release_extras(ctx)
             lib.pscan_context_destroy(ctx)
 
 

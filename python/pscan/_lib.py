@@ -130,6 +130,72 @@ typedef struct pscan_expand_desc {
 pscan_status pscan_expand(pscan_context *ctx, const pscan_expand_desc *desc, const void *counts,
                           const void *values_in, uint64_t n, void *indices_out, void *ranks_out, void *values_out,
                           uint64_t capacity, uint64_t *total, void *temp, size_t temp_bytes);
+
+pscan_status pscan_context_build_log(const pscan_context *ctx, const char **log);
+pscan_status pscan_memory_alloc(pscan_context *ctx, size_t bytes, void **ptr);
+pscan_status pscan_memory_free(pscan_context *ctx, void *ptr);
+pscan_status pscan_memory_upload(pscan_context *ctx, void *device_dst, const void *host_src, size_t bytes);
+
+pscan_status pscan_scan_host(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
+                             uint64_t n);
+
+typedef struct pscan_scan_by_key_desc {
+    pscan_type key_type;
+    pscan_type type;
+    pscan_op op;
+    unsigned flags;
+    pscan_algo algo;
+    const void *init;
+} pscan_scan_by_key_desc;
+pscan_status pscan_scan_by_key(pscan_context *ctx, const pscan_scan_by_key_desc *desc, const void *keys,
+                               const void *in, void *out, uint64_t n, void *temp, size_t temp_bytes);
+
+typedef struct pscan_reduce_by_key_desc {
+    pscan_type key_type;
+    pscan_type type;
+    pscan_op op;
+    pscan_algo algo;
+    const void *init;
+} pscan_reduce_by_key_desc;
+pscan_status pscan_reduce_by_key(pscan_context *ctx, const pscan_reduce_by_key_desc *desc, const void *keys_in,
+                                 const void *values_in, uint64_t n, void *keys_out, void *values_out,
+                                 uint64_t *run_count, void *temp, size_t temp_bytes);
+
+typedef struct pscan_recurrence_desc {
+    pscan_type type;
+    unsigned flags;
+    pscan_algo algo;
+    const void *y0;
+} pscan_recurrence_desc;
+pscan_status pscan_recurrence(pscan_context *ctx, const pscan_recurrence_desc *desc, const void *a, const void *b,
+                              void *y, uint64_t n, void *temp, size_t temp_bytes);
+typedef struct pscan_recurrence2_desc {
+    pscan_type type;
+    unsigned flags;
+    pscan_algo algo;
+    const void *y1;
+    const void *y2;
+} pscan_recurrence2_desc;
+pscan_status pscan_recurrence2(pscan_context *ctx, const pscan_recurrence2_desc *desc, const void *a, const void *b,
+                               const void *c, void *y, uint64_t n, void *temp, size_t temp_bytes);
+
+typedef struct pscan_operator pscan_operator;
+typedef struct pscan_user_op_desc {
+    size_t elem_bytes;
+    size_t elem_align;
+    const void *identity;
+    const char *source;
+    const char *type_name;
+    const char *combine_name;
+    void (*host_combine)(const void *earlier, const void *later, void *out, void *user);
+    void *user;
+} pscan_user_op_desc;
+pscan_status pscan_operator_create(pscan_context *ctx, const pscan_user_op_desc *desc, pscan_operator **op);
+pscan_status pscan_operator_destroy(pscan_operator *op);
+pscan_status pscan_scan_user(pscan_context *ctx, const pscan_scan_desc *desc, const pscan_operator *op,
+                             const void *in, void *out, uint64_t n, void *temp, size_t temp_bytes);
+pscan_status pscan_reduce_user(pscan_context *ctx, const pscan_reduce_desc *desc, const pscan_operator *op,
+                               const void *in, uint64_t n, void *result, void *temp, size_t temp_bytes);
 """
 
 # pscan_cuda.h: a cudaStream_t is a pointer; declared apart because a CPU-only library lacks the symbol.
@@ -149,6 +215,8 @@ SEGMENTS_HEAD_FLAGS = 0
 SEGMENTS_OFFSETS = 1
 SEGSCAN_CHECK_OFFSETS = 4
 HISTOGRAM_MAX_BINS = 65536
+# PSCAN_USER_OP_MAX_BYTES.
+USER_OP_MAX_BYTES = 32
 
 ffi = FFI()
 ffi.cdef(CDEF)

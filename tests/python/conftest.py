@@ -66,3 +66,32 @@ def assert_same(got, want):
 @pytest.fixture
 def rng():
     return np.random.default_rng(SEED)
+
+
+class CountingLib:
+    """Stands in for pscan's cffi library object and counts the C calls made through it (monkeypatch it over
+    pscan._api.lib), so that a test can check that a batch of rows is one C call, not a loop."""
+
+    def __init__(self, lib):
+        self._lib = lib
+        self.calls = {}
+
+    def __getattr__(self, name):
+        fn = getattr(self._lib, name)
+        if not name.startswith("pscan_"):
+            return fn
+
+        def counted(*args):
+            self.calls[name] = self.calls.get(name, 0) + 1
+            return fn(*args)
+
+        return counted
+
+
+@pytest.fixture
+def count_calls(monkeypatch):
+    import pscan._api
+
+    counter = CountingLib(pscan._api.lib)
+    monkeypatch.setattr(pscan._api, "lib", counter)
+    return counter.calls

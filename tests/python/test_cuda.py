@@ -264,3 +264,156 @@ def test_prims_on_device_errors():
         with pytest.raises(ValueError) as e:
             pscan.histogram(x, edges=np.array([0, 4, 8], np.int32))  # host edges for device samples
         assert e.value.status == "PSCAN_ERROR_INVALID_VALUE"
+
+
+# ---- axis on a device: one segmented-scan call for all rows -------------------------------------------------
+@pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch")
+def test_device_axis_is_one_call(count_calls):
+    """Rows of a 2-d and 3-d device array along every axis, against numpy; each scan is one C call (a segmented
+    scan over the rows, its offsets kept per context and row length), never a loop of row scans."""
+    from pscan import _context
+
+    for name, dev, back in _device_cases():
+        for shape in ((1000, 37), (3, 4097), (7, 1, 300), (4, 5, 6), (1, 9), (9, 1)):
+            x = data(int(np.prod(shape)), np.dtype(np.int64)).reshape(shape)
+            d = dev(x)
+            for axis in range(-x.ndim, x.ndim):
+                count_calls.clear()
+                for exclusive, reverse in FLAG_SETS:
+                    got = pscan.scan(d, axis=axis, exclusive=exclusive, reverse=reverse, init=3)
+                    moved = np.moveaxis(x, axis, -1)
+                    want = np.stack([ref_scan(r, "sum", exclusive, reverse, 3) for r in moved.reshape(-1, moved.shape[-1])])
+                    want = np.moveaxis(want.reshape(moved.shape), -1, axis)
+                    assert_same(back(got), want)
+                rows = x.size // x.shape[axis]
+                assert count_calls.get("pscan_scan", 0) == (4 if rows == 1 else 0), (name, shape, axis, count_calls)
+                assert count_calls.get("pscan_segmented_scan", 0) == (0 if rows == 1 else 4), (name, shape, axis)
+        # more row lengths than a context keeps offsets for, and a longer batch of a length already kept
+        for m in range(2, 40):
+            x = data(5 * m, np.dtype(np.float32)).reshape(5, m)
+            assert_same(back(pscan.scan(dev(x), axis=1, op="max")), np.maximum.accumulate(x, axis=1))
+        x = data(5000 * 3, np.dtype(np.int32)).reshape(5000, 3)
+        assert_same(back(pscan.scan(dev(x), axis=1)), np.cumsum(x, axis=1, dtype=np.int32))
+        assert all(len(_context.extras(ctx)["offsets"]) <= 16 for ctx, _ in _context._cache.values())
+    pscan.clear_cache()  # frees the kept offsets with their contexts
+
+
+@needs_torch
+def test_device_axis_on_a_side_stream_without_synchronize():
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        x = torch.empty(4096, 513, device="cuda", dtype=torch.float32)
+        torch.cuda._sleep(50_000_000)
+        x.fill_(1.0)
+        y = pscan.scan(x, axis=1)  # a new context for s: its offsets are uploaded on s, before the scan
+    s.synchronize()
+    assert torch.equal(y, torch.arange(1, 514, device="cuda", dtype=torch.float32).expand(4096, 513))
+
+
+# ---- scan_by_key, reduce_by_key, recurrences, scan_host ----------------------------------------------------
+@pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch")
+@pytest.mark.parametrize("dtype", PRIM_DTYPES, ids=str)
+def test_by_key_on_device(dtype):
+    from test_bykey import random_keys, ref_reduce_by_key, run_offsets
+    from test_prims import ref_segscan
+
+    rng = np.random.default_rng(101)
+    for name, dev, back in _device_cases():
+        for n in (0, 1, 4095, 4097, (1 << 20) + 3):
+            x = data(n, dtype)
+            keys = random_keys(n, np.int32, rng)
+            off = run_offsets(keys)
+            for exclusive, reverse in FLAG_SETS:
+                got = pscan.scan_by_key(dev(keys), dev(x), exclusive=exclusive, reverse=reverse)
+                assert type(got) is type(dev(x))
+                assert_same(back(got), ref_segscan(x, off, "sum", exclusive, reverse))
+            k, r = pscan.reduce_by_key(dev(keys), dev(x), op="max")
+            wk, wr = ref_reduce_by_key(keys, x, "max")
+            assert_same(back(k), wk)
+            assert_same(back(r), wr)
+
+
+@pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch")
+def test_recurrences_on_device():
+    """Exact data; a library without a GPU recurrence says so with PSCAN_ERROR_UNSUPPORTED_ALGORITHM."""
+    from test_recurrence import exact_first_order, exact_second_order, ref_recurrence, ref_recurrence2
+
+    rng = np.random.default_rng(103)
+    for name, dev, back in _device_cases():
+        for dtype in (np.dtype(np.float32), np.dtype(np.float64)):
+            for n in (1, 4097, (1 << 20) + 3):
+                a, b = exact_first_order(n, dtype, rng)
+                try:
+                    got = pscan.recurrence(dev(a), dev(b), y0=2.0, reverse=True)
+                except pscan.PscanError as e:
+                    assert e.status == "PSCAN_ERROR_UNSUPPORTED_ALGORITHM"
+                    continue
+                np.testing.assert_array_equal(back(got), ref_recurrence(a, b, 2.0, True).astype(dtype))
+                a2, b2, c2 = exact_second_order(n, dtype, rng)
+                got = pscan.recurrence2(dev(a2), dev(b2), dev(c2), y1=1.0)
+                np.testing.assert_array_equal(back(got), ref_recurrence2(a2, b2, c2, 1.0).astype(dtype))
+
+
+@pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch (a device)")
+def test_scan_host_through_the_gpu():
+    """A numpy array of 128 MiB and more scanned through device 0 in 64 MiB pieces."""
+    x = data((1 << 24) + 3, np.dtype(np.int64))
+    for exclusive, reverse in FLAG_SETS:
+        assert_same(pscan.scan_host(x, exclusive=exclusive, reverse=reverse, device=0),
+                    ref_scan(x, "sum", exclusive, reverse))
+    y = x.copy()
+    assert pscan.scan_host(y, out=y, device=0) is y
+    assert_same(y, ref_scan(x, "sum"))
+    with pytest.raises(ValueError) as e:
+        pscan.scan_host(x[:10], device=99)
+    assert e.value.status == "PSCAN_ERROR_INVALID_VALUE"
+
+
+# ---- user operators compiled with NVRTC ----------------------------------------------------------------------
+@pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch")
+def test_user_operator_on_device():
+    """Affine maps as float32 pairs (n, 2) on the device, composed by the C source: against the closed form
+    (a: the running product, b: the first-order recurrence, exact on a in {-1, 1} and small integer b)."""
+    from test_recurrence import ref_recurrence
+    from test_user import affine_op
+
+    op = affine_op()
+    rng = np.random.default_rng(107)
+    for name, dev, back in _device_cases():
+        for n in (0, 1, 4095, 4097, (1 << 20) + 3):
+            a = rng.choice(np.array([-1, 1]), n).astype(np.float32)
+            b = rng.integers(-8, 9, n).astype(np.float32)
+            pairs = np.ascontiguousarray(np.stack([a, b], axis=1))
+            got = pscan.scan(dev(pairs), op=op)
+            assert got.shape == (n, 2) and type(got) is type(dev(pairs))
+            want = np.stack([np.cumprod(a), ref_recurrence(a, b)], axis=1).astype(np.float32)
+            assert_same(back(got), want.reshape(n, 2))
+            got = pscan.scan(dev(pairs), op=op, exclusive=True, init=(1, 5))
+            want_ex = np.stack([np.cumprod(np.concatenate([[1], a[:-1]])),
+                                ref_recurrence(np.concatenate([[1], a[:-1]]), np.concatenate([[0], b[:-1]]), 5.0)],
+                               axis=1).astype(np.float32)[:n]
+            assert_same(back(got), want_ex.reshape(n, 2))
+            r = pscan.reduce(dev(pairs), op=op)
+            assert_same(back(r), want[-1] if n else np.array([1, 0], np.float32))
+
+
+@pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch")
+def test_user_operator_device_errors():
+    name, dev, back = _device_cases()[0]
+    x = dev(np.ones((10, 2), np.float32))
+    broken = pscan.Operator(np.dtype([("a", "f4"), ("b", "f4")]), (1, 0), source="typedef struct { float a, b; } "
+                            "affine; affine combine(affine e, affine l) { return e +* l; }", type_name="affine",
+                            combine_name="combine")
+    with pytest.raises(RuntimeError) as e:
+        pscan.scan(x, op=broken)
+    assert e.value.status == "PSCAN_ERROR_BUILD_FAILED" and "compiler says" in str(e.value)  # with NVRTC's log
+    cpu_only = pscan.Operator(np.dtype([("a", "f4"), ("b", "f4")]), (1, 0), combine=lambda e_, l_: e_)
+    with pytest.raises(TypeError) as e:
+        pscan.scan(x, op=cpu_only)
+    assert e.value.status == "PSCAN_ERROR_UNSUPPORTED_OPERATOR"
+    three = pscan.Operator(np.dtype([("a", "f4"), ("b", "f4"), ("c", "f4")]), (0, 0, 0),
+                           source="typedef struct { float a, b, c; } t3; t3 combine(t3 e, t3 l) { return l; }",
+                           type_name="t3", combine_name="combine")
+    with pytest.raises(TypeError) as e:
+        pscan.scan(dev(np.ones((10, 3), np.float32)), op=three)
+    assert e.value.status == "PSCAN_ERROR_UNSUPPORTED_TYPE"  # CUDA: elements of 1, 2, 4, 8 or 16 bytes for now

@@ -22,7 +22,8 @@ def test_python_md_examples():
     assert r.attempted > 10 and r.failed == 0, r
 
 
-@pytest.mark.parametrize("module", ["pscan._api", "pscan._prims", "pscan._errors", "pscan.dask", "pscan"])
+@pytest.mark.parametrize("module", ["pscan._api", "pscan._prims", "pscan._bykey", "pscan._recurrence", "pscan._user",
+                                    "pscan._errors", "pscan.dask", "pscan"])
 def test_docstring_examples(module):
     if module == "pscan.dask":
         pytest.importorskip("dask")

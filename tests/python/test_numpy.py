@@ -102,6 +102,21 @@ def test_scan_rows_exclusive_init():
         assert_same(got[r], ref_scan(x[r], "sum", True, False, 2.0))
 
 
+def test_rows_are_one_segmented_scan_call(count_calls):
+    """A scan along an axis of 1000 rows is one C call (a segmented scan over the rows), for numpy arrays and
+    CPU tensors alike."""
+    x = data(1000 * 37, np.dtype(np.int32)).reshape(1000, 37)
+    assert_same(pscan.scan(x, axis=1, exclusive=True), np.cumsum(x, axis=1, dtype=x.dtype) - x)
+    assert count_calls == {"pscan_segmented_scan": 1}
+    try:
+        import torch
+    except ImportError:
+        return
+    t = torch.from_numpy(x)
+    assert torch.equal(pscan.scan(t, axis=1), torch.cumsum(t, 1).to(torch.int32))
+    assert count_calls == {"pscan_segmented_scan": 2}
+
+
 # ---- out= ----------------------------------------------------------------------------------------------------
 def test_out_and_in_place():
     x = data(5000, np.dtype(np.int64))
@@ -244,3 +259,21 @@ def test_gil_released_during_cpu_call():
     t.join()
     assert len(ticks) > 5, len(ticks)
     assert out[-1] == x.size
+
+
+# ---- scan_host -----------------------------------------------------------------------------------------------
+def test_scan_host_on_the_cpu_backend():
+    """Without a GPU scan_host runs on the CPU backend (where pscan_scan_host is pscan_scan); test_cuda.py checks
+    it through a GPU in pieces."""
+    for n in (0, 1, 4097, 100003):
+        x = data(n, np.dtype(np.int64))
+        for exclusive, reverse in FLAGS:
+            assert_same(pscan.scan_host(x, exclusive=exclusive, reverse=reverse, device=-1),
+                        ref_scan(x, "sum", exclusive, reverse))
+    x = np.arange(10, dtype=np.int8)
+    assert_same(pscan.scan_host(x, dtype=np.int64, init=5, device=-1), np.cumsum(x, dtype=np.int64) + 5)
+    out = np.zeros(10, np.int8)
+    assert pscan.scan_host(x, op="max", out=out, device=-1) is out and out.tolist() == list(range(10))
+    assert pscan.scan_host([3, 1, 7, 0, 4, 1, 6, 3]).tolist() == [3, 4, 11, 11, 15, 16, 22, 25]  # any device
+    raises(ValueError, "PSCAN_ERROR_INVALID_VALUE", lambda: pscan.scan_host(x, op="mean"))
+    raises(TypeError, "PSCAN_ERROR_UNSUPPORTED_TYPE", lambda: pscan.scan_host(x.astype(np.float16)))
