@@ -14,9 +14,19 @@ unsigned ps_cpu_pool_threads(const ps_cpu_pool *pool);
 /* Runs job(arg, t) on every thread t of the pool (the caller is thread 0) and returns when all are done. */
 void ps_cpu_pool_run(ps_cpu_pool *pool, void (*job)(void *arg, unsigned thread), void *arg);
 
-/* The threaded scan needs two rows of per-thread totals in call->temp. */
+/* The threaded scan needs a slot per thread and a block counter in call->temp (cpu_threads.c). */
 size_t ps_cpu_threads_temp_bytes(const ps_cpu_pool *pool);
 void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_request *call);
+/* The threaded scan's knobs, read at every call. Their defaults are the PSCAN_CPU_* constants at the top of
+ * cpu_threads.c (change the default there, in one line); only tools/tune/tune_cpu.c sets them, between calls,
+ * to time the variants side by side in one run. Not thread-safe to change while scans run. */
+typedef struct ps_cpu_scan_tuning {
+    uint32_t block_bytes;      /* input bytes per block (a multiple of 64) */
+    int vector;                /* 1: the vector block kernels (cpu_vector.c) where the processor has them */
+    uint64_t stream_min_bytes; /* vector kernels: stream outputs of at least this many bytes; UINT64_MAX never */
+    int dynamic;               /* 1: threads take the next block from a counter; 0: block b is thread b % T's */
+} ps_cpu_scan_tuning;
+extern ps_cpu_scan_tuning ps_cpu_scan_tune;
 /* The threaded reduce: one contiguous range per thread, totals combined in order into *result (with init). */
 size_t ps_cpu_threads_reduce_temp_bytes(const ps_cpu_pool *pool);
 void ps_cpu_threads_reduce(ps_cpu_pool *pool, const ps_request *req, ps_value *result);

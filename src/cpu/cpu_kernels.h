@@ -3,7 +3,8 @@
  *
  * Four functions per (type, operator), generated from one type list and one operator list in
  * cpu_kernels.c: everything the serial reference and the threaded scan need. All take physical index ranges
- * [begin, end); the scan walks them backwards when reverse is set.
+ * [begin, end); the scan walks them backwards when reverse is set. The threaded scan also takes, where the
+ * processor has them, the vector block kernels of cpu_vector.c (ps_cpu_vector_get).
  */
 #ifndef PSCAN_CPU_KERNELS_H
 #define PSCAN_CPU_KERNELS_H
@@ -34,5 +35,18 @@ typedef struct ps_cpu_kernels {
 
 /* The kernels for a (type, op) pair the core has validated. */
 const ps_cpu_kernels *ps_cpu_kernels_get(pscan_type type, pscan_op op);
+
+/* Vector kernels of one whole block for the threaded scan (cpu_vector.c): the same contracts as reduce and
+ * scan above, and the scan may stream its output around the cache (stream != 0; it fences before it returns).
+ * One chain per block: the vector step needs no interleaved chains to hide latency. */
+typedef struct ps_cpu_vector_kernels {
+    void (*reduce)(const void *in, uint64_t begin, uint64_t end, ps_value *total);
+    void (*scan)(const void *in, void *out, uint64_t begin, uint64_t end, int exclusive, int reverse, int stream,
+                 ps_value *carry);
+} ps_cpu_vector_kernels;
+
+/* The vector kernels for (type, op) where this build and this processor have them (AVX2 on x86: integer
+ * types with sum, or, xor), else NULL. */
+const ps_cpu_vector_kernels *ps_cpu_vector_get(pscan_type type, pscan_op op);
 
 #endif /* PSCAN_CPU_KERNELS_H */

@@ -1,12 +1,14 @@
 /*
  * cpu_threads.c - the CPU backend's parallel scan: cache-blocked reduce-then-scan over a persistent pool.
  *
- * Idea. The array is cut into rounds of T blocks, one block per thread, each block small enough to stay in
- * the thread's L2 cache. For each of its blocks a thread runs three phases:
+ * Idea. The array is cut into blocks small enough to stay in a thread's L2 cache; the threads take them in
+ * order, each the next one nobody has taken (a shared counter; issue 8: before, thread t took blocks t, t + T,
+ * ..., so one worker that woke late from its sleep stalled every block after its first). For each block it
+ * takes a thread runs three phases:
  *   reduce phase:  reduce the block to one total (the block is now in the thread's cache);
- *   carry phase:   wait for the inclusive prefix the block before it has published (the previous thread's
- *                  block, or the last thread's of the round before), take it as the carry, and publish
- *                  carry + total for the block after it;
+ *   carry phase:   wait for the inclusive prefix the block before it has published (held by a thread that is
+ *                  running: blocks are taken in order), take it as the carry, and publish carry + total for
+ *                  the block after it;
  *   scan phase:    scan the block, from cache, starting from the carry.
  * Only the carries are chained, not the scans: a thread publishes before it scans, so the threads drift
  * apart by part of a round and one's reduce (reading DRAM) overlaps another's scan (mostly writing), where a
@@ -31,6 +33,24 @@
  * Non-temporal stores (scan into an L1 staging buffer, stream it out) and software prefetch of the next
  * block were tried and gained nothing measurable on this machine: its write-allocate reads are not the
  * limit, so they were left out.
+ *
+ * Issue 8 (0.9 of an all-core copy on 16 cores). Measured on the GPU machine's 16-core host before this change
+ * (pscan bench, 2^24..2^28): i32 0.60, 0.69, 0.81, 0.82, 0.82 of copy; i64 0.75, 0.88, 0.88, 0.85, 0.92. Two
+ * readings of those figures, and a change for each:
+ *   - i32 and i64 both stopped near 80 GB/s of counted traffic while the copy did 90-108: the same bytes per
+ *     second at 4 and 8 bytes per element points at memory, not compute. Through the cache a scan moves 3n
+ *     bytes (each output line is read for ownership before it is written), a large copy 2n (glibc streams
+ *     it). So integer sum/or/xor blocks take the AVX2 kernels of cpu_vector.c (vectorised reduce, in-register
+ *     scan: 39-41 GB/s per thread from L2 for i32 and i64 on the CI machine's Xeon against 17 and 26 for the
+ *     chains; a 16-core share of the copy is ~6 GB/s), and outputs of PSCAN_CPU_STREAM_MIN_BYTES and more are
+ *     written with non-temporal stores. The 2-core finding above stands for that machine; 16 cores are
+ *     where DRAM becomes the limit.
+ *   - The shortfall shrank with size like a fixed cost of a few hundred microseconds per call: pscan bench
+ *     times THREADS right after SERIAL (milliseconds, long enough for the workers to fall asleep), and with
+ *     the static deal the latest worker to wake delayed every block after its first. Hence the block counter.
+ * Floats, min, max, and, product and user operators keep the chains; block boundaries depend only on the
+ * element size, so a float sum's bits are the same on any pool and for any deal of the blocks.
+ * tools/tune/tune_cpu.c times every knob below side by side (not yet run on 16 cores: its figures go here).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -44,6 +64,16 @@
 /* Bytes of input per block: well inside a 512 KiB - 2 MiB L2 (with the block's output), large enough that
  * the one carry hand-off per block costs little beside the block's memory traffic. */
 #define PSCAN_CPU_BLOCK_BYTES (256u * 1024u)
+/* 1: integer sum/or/xor blocks take the AVX2 kernels of cpu_vector.c where the processor has them. */
+#define PSCAN_CPU_VECTOR 1
+/* Outputs of at least this many bytes are written around the cache by the vector kernels (non-temporal
+ * stores: no read for ownership, 2n bytes of DRAM traffic instead of 3n). 32 MiB: beyond what a 16-core share
+ * of an L3 holds, so such an output would not stay in cache for its reader anyway. UINT64_MAX turns it off. */
+#define PSCAN_CPU_STREAM_MIN_BYTES ((uint64_t)32 << 20)
+/* 1: each thread takes the next untaken block from a shared counter; 0: thread t takes blocks t, t + T, ...
+ * Taken in order, a block's predecessor is always held by a running thread, so a worker that wakes late (or is
+ * descheduled between blocks) only joins later instead of stalling every block after its own. */
+#define PSCAN_CPU_DYNAMIC 1
 /* Spins before a waiting thread yields its core (matters when threads outnumber cores, as under sanitizers). */
 #define PSCAN_CPU_SPINS 4096
 /* Spins of an idle worker before it sleeps (about 0.5 ms): calls closer together than that wake no thread. */
@@ -174,9 +204,11 @@ void ps_cpu_pool_run(ps_cpu_pool *pool, void (*job)(void *, unsigned), void *arg
 
 /* ---- scan -------------------------------------------------------------------------------------------- */
 
-/* What thread t has published: the inclusive prefix up to the end of its block of round (round - 1). */
+/* What block b published, in slot b % threads: done = b + 1 once prefix holds the inclusive prefix up to the
+ * end of block b. A slot is reused by block b + threads only after block b + 1 has read it: the publishes
+ * form one chain in block order, and block b + 1 reads before it publishes. */
 typedef struct threads_slot {
-    atomic_uint_fast64_t round;
+    atomic_uint_fast64_t done;
     ps_value prefix;
     unsigned char pad[PSCAN_CPU_SLOT_BYTES - sizeof(atomic_uint_fast64_t) - sizeof(ps_value)];
 } threads_slot;
@@ -185,9 +217,17 @@ typedef struct threads_job {
     ps_cpu_pool *pool;
     const ps_request *call;
     const ps_cpu_kernels *kernels; /* built-in operators; NULL for a user operator (call->user_op) */
-    uint64_t block; /* elements per thread per round */
-    threads_slot *slots; /* [threads], in the caller's temp */
+    const ps_cpu_vector_kernels *vector; /* whole-block vector kernels, or NULL: the chains */
+    int stream;                          /* the vector scan streams its output around the cache */
+    uint64_t block;                /* elements per block */
+    uint64_t blocks;               /* blocks in the array */
+    int dynamic;                   /* blocks taken from next_block, else block b is thread b % threads's */
+    atomic_uint_fast64_t *next_block; /* the next block nobody has taken, in the caller's temp */
+    threads_slot *slots;           /* [threads], in the caller's temp */
 } threads_job;
+
+ps_cpu_scan_tuning ps_cpu_scan_tune = {PSCAN_CPU_BLOCK_BYTES, PSCAN_CPU_VECTOR, PSCAN_CPU_STREAM_MIN_BYTES,
+                                       PSCAN_CPU_DYNAMIC};
 
 /* ---- the operator: the built-in kernels, or a user operator's host function (cpu_user.c) ----------------- */
 
@@ -302,39 +342,48 @@ static void wait_for(const atomic_uint_fast64_t *word, uint64_t value) {
 static void threads_job_run(void *arg, unsigned t) {
     const threads_job *job = (const threads_job *)arg;
     const ps_request *call = job->call;
-    const uint64_t n = call->n, block = job->block, threads = job->pool->threads;
+    const uint64_t n = call->n, threads = job->pool->threads;
     ps_value total, seg_totals[PSCAN_CPU_CHAINS];
-    /* the slot this thread waits on: its left neighbour's, or for thread 0 the last thread's, one round back */
-    const threads_slot *before = &job->slots[t ? t - 1 : threads - 1];
-    threads_slot *mine_slot = &job->slots[t];
 
-    for (uint64_t r = 0, first = t * block; first < n; r++, first += threads * block) {
+    for (uint64_t b = t;; b += threads) {
+        /* the next block: the first one nobody has taken, or this thread's next one by the static deal */
+        if (job->dynamic) b = atomic_fetch_add_explicit(job->next_block, 1, memory_order_relaxed);
+        if (b >= job->blocks) break;
         /* positions in scan order; a reverse scan meets the array's end first */
-        uint64_t last = first + block < n ? first + block : n;
-        uint64_t begin = call->reverse ? n - last : first, end = call->reverse ? n - first : last;
+        const uint64_t first = b * job->block, last = first + job->block < n ? first + job->block : n;
+        const uint64_t begin = call->reverse ? n - last : first, end = call->reverse ? n - first : last;
         block_split split;
         block_split_make(begin, end, call->reverse, &split);
 
         /* Reduce phase. */
-        block_reduce(job, &split, seg_totals, &total);
+        if (job->vector)
+            job->vector->reduce(call->in, begin, end, &total);
+        else
+            block_reduce(job, &split, seg_totals, &total);
 
         /* Carry phase: the inclusive prefix of the block before this one, and this one's for the next. */
         ps_value carry = call->init;
-        if (r > 0 || t > 0) {
-            wait_for(&before->round, t ? r + 1 : r);
+        if (b > 0) {
+            const threads_slot *before = &job->slots[(b - 1) % threads];
+            wait_for(&before->done, b);
             carry = before->prefix;
         }
-        mine_slot->prefix = carry;
-        op_combine(job, &mine_slot->prefix, &total);
-        atomic_store_explicit(&mine_slot->round, r + 1, memory_order_release);
+        threads_slot *mine = &job->slots[b % threads];
+        mine->prefix = carry;
+        op_combine(job, &mine->prefix, &total);
+        atomic_store_explicit(&mine->done, b + 1, memory_order_release);
 
         /* Scan phase: the block comes back from cache. */
-        block_scan(job, &split, seg_totals, carry);
+        if (job->vector)
+            job->vector->scan(call->in, call->out, begin, end, call->exclusive, call->reverse, job->stream, &carry);
+        else
+            block_scan(job, &split, seg_totals, carry);
     }
 }
 
 size_t ps_cpu_threads_temp_bytes(const ps_cpu_pool *pool) {
-    return (size_t)(pool->threads + 1) * PSCAN_CPU_SLOT_BYTES; /* + 1: room to align the caller's buffer */
+    /* a slot per thread, the block counter, and room to align the caller's buffer */
+    return (size_t)(pool->threads + 2) * PSCAN_CPU_SLOT_BYTES;
 }
 
 void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_request *call) {
@@ -342,10 +391,18 @@ void ps_cpu_threads_scan(ps_cpu_pool *pool, const ps_request *call) {
     job.pool = pool;
     job.call = call;
     job.kernels = call->user_op ? NULL : ps_cpu_kernels_get(call->type, call->op);
-    job.block = PSCAN_CPU_BLOCK_BYTES / call->elem_bytes;
+    job.vector = call->user_op || !ps_cpu_scan_tune.vector ? NULL : ps_cpu_vector_get(call->type, call->op);
+    job.stream = call->n * call->elem_bytes >= ps_cpu_scan_tune.stream_min_bytes;
+    /* The block depends on the element size alone, never on the thread count: a float sum's rounding follows
+     * the blocks (cpu_backend.c), so the same call gives the same bits on any pool. */
+    job.block = ps_cpu_scan_tune.block_bytes / call->elem_bytes;
+    job.blocks = (call->n + job.block - 1) / job.block;
+    job.dynamic = ps_cpu_scan_tune.dynamic;
     uintptr_t temp = ((uintptr_t)call->temp + PSCAN_CPU_SLOT_BYTES - 1) & ~(uintptr_t)(PSCAN_CPU_SLOT_BYTES - 1);
     job.slots = (threads_slot *)temp;
-    for (unsigned t = 0; t < pool->threads; t++) atomic_init(&job.slots[t].round, 0);
+    for (unsigned t = 0; t < pool->threads; t++) atomic_init(&job.slots[t].done, 0);
+    job.next_block = (atomic_uint_fast64_t *)(temp + (size_t)pool->threads * PSCAN_CPU_SLOT_BYTES);
+    atomic_init(job.next_block, 0);
     ps_cpu_pool_run(pool, threads_job_run, &job);
 }
 
