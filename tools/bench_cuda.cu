@@ -12,6 +12,9 @@
  * exclusive, forward, n < 2^31. Anything else (reverse, an initial value on an inclusive scan, other
  * operators) returns PSCAN_ERROR_UNSUPPORTED_ALGORITHM and the harness prints "-". Instantiations are kept
  * to that set because each costs seconds of compile time.
+ *
+ * The other primitives' peers (the end of the file) share one shape, cub_peer: a size query, the storage
+ * allocated outside the timed region, the timing, the storage freed. Their sets are in bench_cuda.h.
  */
 #include <stdint.h>
 #include <stdlib.h>
