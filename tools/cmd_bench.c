@@ -14,8 +14,9 @@
  * machine does not favour one of them; the median over repeats after a warm-up is reported.
  * CUDA: CUDA events in bench_cuda.cu, each measurement with its own warm-up and median.
  *
- * Primitives (--primitive): scan, reduce, select, partition. Each is timed with its peer on CUDA (CUB's
- * DeviceScan, DeviceReduce::Reduce, DeviceSelect::If, DevicePartition::If) and the copy of its input's bytes.
+ * Primitives (--primitive): scan, reduce, select, partition, expand and the ones listed below. The first four
+ * are timed with their peers on CUDA (CUB's DeviceScan, DeviceReduce::Reduce, DeviceSelect::If,
+ * DevicePartition::If) and the copy of their input's bytes.
  * GB/s counts the bytes a primitive must move at least: a scan and a partition read n and write n elements, a
  * reduce reads n, a select reads n and writes the kept ones (select and partition keep the keys greater than
  * the midpoint of the random data's range, about half; the kept count comes from the pscan call itself).
@@ -100,12 +101,12 @@ static const bench_case bench_cases[] = {
 #define BENCH_RUN 8u
 
 static const char bench_usage[] =
-    "usage: pscan bench [--primitive P] [--backend B] [--algo A|all] [--type T] [--op OP] [--exclusive]\n"
-    "                   [--reverse] [--in-place]\n"
+    "usage: pscan bench [--primitive P] [--case C] [--backend B] [--algo A|all] [--type T] [--op OP]\n"
+    "                   [--exclusive] [--reverse] [--in-place]\n"
     "                   [--min-log2 K] [--max-log2 K] [--reps R] [--threads N] [--seed S] [--csv FILE]\n"
     "\n"
     "Times each algorithm of the backend on n = 2^min .. 2^max elements of random data, next to a\n"
-    "device copy of the same bytes (and CUB's DeviceScan on CUDA), in the same run.\n"
+    "device copy of the same bytes (and CUB's peer on CUDA), in the same run.\n"
     "  --primitive P   scan (default), reduce, select or partition (keys > the data's midpoint, ~half kept),\n"
     "                  each beside its CUB peer on CUDA; expand (--type u32 or u64 counts of 0..3, u32 indices);\n"
     "                  segscan (u8 head flags, segments of 1000 on average), scan_by_key (u32 keys, runs of\n"
