@@ -15,9 +15,13 @@
 #             all rows in one CSV named after the GPU (h100-scan.csv, h200-scan.csv: docs/bench/ keeps them);
 #             decoupled look-back spot checks at 2^28: min, max, product, exclusive, reverse, in place;
 #             the PNG plot and the markdown table
-#   patterns  pscan bench --primitive reduce / select / partition beside CUB and copy, i32 and i64 (expand: u32,
-#             beside the copy alone), n = 2^10..2^30,
-#             into <gpu>-patterns.csv; the summary gives of copy and x CUB at 2^16, 2^24, 2^28 and 2^30
+#   patterns  pscan bench --primitive P beside CUB and copy, one CSV per primitive named <gpu>-<name>.csv:
+#             reduce (i32 i64 u8), compact (select: i32 i64), split (partition: i32 i64), expand (u32, beside the
+#             copy alone), segscan, scan-by-key, reduce-by-key, rle (i32), all n = 2^10..2^30; histogram (u32:
+#             uniform-256, equal-256, uniform-65536) to 2^28; sort (u32 keys to 2^30; u64 keys, u32 pairs to
+#             2^28); the case in the kind column. GPU_CHECK_PATTERNS="sort rle" runs only those CSVs (names as
+#             in the file names; to split the step over calls). The summary gives of copy and x CUB at 2^16,
+#             2^24, 2^28 and 2^30 (sort: of copy = copy time / sort time, its gbps column is Gkeys/s)
 #   primtune  (not in the default set) tools/tune/tune_sort.cu and tune_histogram.cu beside CUB's DeviceRadixSort and
 #             DeviceHistogram, into <gpu>-sort-tune.csv and <gpu>-histogram-tune.csv
 #   tune      (not in the default set) tools/tune/tune_scan.cu: the tile-program variants beside copy and CUB
@@ -249,21 +253,36 @@ fi
 if want patterns; then
     REPS=${GPU_CHECK_REPS:-25}
     [ "$QUICK" = 1 ] && REPS=${GPU_CHECK_REPS:-5}
-    PAT_CSV=$DEST/$GPU_TAG-patterns.csv
     PAT_TMP=$(mktemp -d)
-    first=1
-    for spec in reduce:i32 reduce:i64 reduce:u8 select:i32 select:i64 partition:i32 partition:i64 expand:u32; do
-        prim=${spec%%:*} t=${spec#*:}
-        note "bench --primitive $prim $t, 2^10..2^30"
-        timeout 120 "$PSCAN" bench --backend cuda --primitive "$prim" --type "$t" --min-log2 10 --max-log2 30 \
-            --reps $REPS --csv "$PAT_TMP/p.csv" >>"$LOG" 2>&1 || { note "bench $prim $t FAILED"; STATUS=1; }
-        [ $first = 1 ] && head -1 "$PAT_TMP/p.csv" >"$PAT_CSV" && first=0
-        tail -n +2 "$PAT_TMP/p.csv" >>"$PAT_CSV"
+    # name:primitive:type[:case[:max-log2]]: the rows of <gpu>-<name>.csv, in order
+    PAT_SPECS="reduce:reduce:i32 reduce:reduce:i64 reduce:reduce:u8 compact:select:i32 compact:select:i64
+        split:partition:i32 split:partition:i64 expand:expand:u32 segscan:segscan:i32 scan-by-key:scan_by_key:i32
+        reduce-by-key:reduce_by_key:i32 rle:rle:i32 histogram:histogram:u32:uniform-256:28
+        histogram:histogram:u32:equal-256:28 histogram:histogram:u32:uniform-65536:28 sort:sort:u32:keys:30
+        sort:sort:u64:keys:28 sort:sort:u32:pairs:28"
+    PAT_NAMES=${GPU_CHECK_PATTERNS:-reduce compact split expand segscan scan-by-key reduce-by-key rle histogram sort}
+    PAT_CSVS=()
+    for spec in $PAT_SPECS; do
+        IFS=: read -r name prim t case max <<<"$spec"
+        case " $PAT_NAMES " in *" $name "*) ;; *) continue ;; esac
+        csv=$DEST/$GPU_TAG-$name.csv
+        args=(--primitive "$prim" --type "$t")
+        [ -n "$case" ] && args+=(--case "$case")
+        note "bench ${args[*]}, 2^10..2^${max:-30} -> $(basename "$csv")"
+        timeout 120 "$PSCAN" bench --backend cuda "${args[@]}" --min-log2 10 --max-log2 "${max:-30}" \
+            --reps $REPS --csv "$PAT_TMP/p.csv" >>"$LOG" 2>&1 || { note "bench ${args[*]} FAILED"; STATUS=1; }
+        [ -s "$PAT_TMP/p.csv" ] || continue
+        case " ${PAT_CSVS[*]:-} " in
+        *" $csv "*) ;;
+        *) head -1 "$PAT_TMP/p.csv" >"$csv"; PAT_CSVS+=("$csv") ;;
+        esac
+        tail -n +2 "$PAT_TMP/p.csv" >>"$csv"
+        rm -f "$PAT_TMP/p.csv"
     done
-    say "primitives beside CUB (pscan's default algorithm; GB/s counts the bytes each must move):"
-    awk -F, 'NR > 1 && $3 == "decoupled-lookback" && ($8 == 65536 || $8 == 16777216 || $8 == 268435456 || $8 == 1073741824) {
-        printf "  %-9s %-3s n=2^%d: %.3f of copy, %.2fx CUB (spread %.3f)\n", $16, $4, log($8) / log(2) + 0.5, $11, $12, $15 }' \
-        "$PAT_CSV" >>"$SUMMARY"
+    say "primitives beside CUB (pscan's default algorithm; GB/s counts the bytes each must move; sort: keys):"
+    [ ${#PAT_CSVS[@]} -gt 0 ] && awk -F, 'FNR > 1 && $3 == "decoupled-lookback" && ($8 == 65536 || $8 == 16777216 || $8 == 268435456 || $8 == 1073741824) {
+        printf "  %-13s %-3s %-13s n=2^%d: %.3f of copy, %.2fx CUB (spread %.3f)\n", $16, $4, $6, log($8) / log(2) + 0.5, $11, $12, $15 }' \
+        "${PAT_CSVS[@]}" >>"$SUMMARY"
     rm -rf "$PAT_TMP"
 fi
 

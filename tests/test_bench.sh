@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# test_bench.sh PSCAN [BACKEND] - `pscan bench` on every primitive, small sizes: the CSV has the columns
-# pscan bench --csv promises, one copy row and at least one pscan row per size, positive bandwidths, the
-# primitive named in its column; a bad --primitive and scan-only flags on another primitive are usage errors.
+# test_bench.sh PSCAN [BACKEND] - `pscan bench` on every primitive (and every case of histogram and sort), small
+# sizes: the CSV has the columns pscan bench --csv promises, one copy row and at least one pscan row per size,
+# positive bandwidths, the primitive named in its column, the case in the kind column; a bad --primitive, a
+# case or type a primitive does not have, and scan-only flags on another primitive are usage errors.
 set -u
 PSCAN=$1
 BACKEND=${2:-cpu}
@@ -9,28 +10,36 @@ DIR=$(mktemp -d)
 trap 'rm -rf "$DIR"' EXIT
 fail=0
 HEADER="backend,device,algo,type,op,kind,direction,n,time_us,gbps,of_copy,of_cub,cub_time_us,in_place,spread,primitive"
-for prim in scan reduce select partition expand; do
-    types="i32 u8 f64"
-    [ "$prim" = expand ] && types="u32 u64" # expand's counts
-    for type in $types; do
-        if ! "$PSCAN" bench --backend "$BACKEND" --primitive "$prim" --type "$type" --min-log2 10 --max-log2 12 \
-            --reps 3 --csv "$DIR/$prim.csv" >"$DIR/out.txt" 2>&1; then
-            echo "FAIL: bench --primitive $prim --type $type exited non-zero:"; cat "$DIR/out.txt"; fail=1; continue
-        fi
-        if [ "$(head -1 "$DIR/$prim.csv")" != "$HEADER" ]; then
-            echo "FAIL: $prim $type: CSV header is '$(head -1 "$DIR/$prim.csv")'"; fail=1; continue
-        fi
-        # per n: exactly one copy row, >= 1 other row; every row: gbps > 0, primitive column = prim, type = type
-        if ! awk -F, -v prim="$prim" -v type="$type" '
-            NR == 1 { next }
-            { if ($16 != prim || $4 != type || !($10 > 0)) { print "bad row: " $0; bad = 1 }
-              if ($3 == "copy") copies[$8]++; else others[$8]++ }
-            END { for (n = 1024; n <= 4096; n *= 2)
-                    if (copies[n] != 1 || others[n] < 1) { print "n=" n ": " copies[n] + 0 " copy rows, " others[n] + 0 " others"; bad = 1 }
-                  exit bad }' "$DIR/$prim.csv"; then
-            echo "FAIL: $prim $type: rows above"; fail=1
-        fi
-    done
+# prim:type[:case]; a case is named in the kind column
+SPECS=""
+for prim in scan reduce select partition segscan scan_by_key reduce_by_key rle; do
+    for type in i32 u8 f64; do SPECS="$SPECS $prim:$type"; done
+done
+SPECS="$SPECS expand:u32 expand:u64" # expand's counts
+SPECS="$SPECS histogram:u32:uniform-256 histogram:u32:equal-256 histogram:u32:uniform-65536"
+SPECS="$SPECS sort:u32:keys sort:u64:keys sort:u32:pairs"
+for spec in $SPECS; do
+    IFS=: read -r prim type case <<<"$spec"
+    args=(--primitive "$prim" --type "$type")
+    [ -n "$case" ] && args+=(--case "$case")
+    if ! "$PSCAN" bench --backend "$BACKEND" "${args[@]}" --min-log2 10 --max-log2 12 \
+        --reps 3 --csv "$DIR/$prim.csv" >"$DIR/out.txt" 2>&1; then
+        echo "FAIL: bench ${args[*]} exited non-zero:"; cat "$DIR/out.txt"; fail=1; continue
+    fi
+    if [ "$(head -1 "$DIR/$prim.csv")" != "$HEADER" ]; then
+        echo "FAIL: $spec: CSV header is '$(head -1 "$DIR/$prim.csv")'"; fail=1; continue
+    fi
+    # per n: exactly one copy row, >= 1 other row; every row: gbps > 0, primitive column = prim, type = type,
+    # kind = the case (when there is one)
+    if ! awk -F, -v prim="$prim" -v type="$type" -v want="$case" '
+        NR == 1 { next }
+        { if ($16 != prim || $4 != type || !($10 > 0) || (want != "" && $6 != want)) { print "bad row: " $0; bad = 1 }
+          if ($3 == "copy") copies[$8]++; else others[$8]++ }
+        END { for (n = 1024; n <= 4096; n *= 2)
+                if (copies[n] != 1 || others[n] < 1) { print "n=" n ": " copies[n] + 0 " copy rows, " others[n] + 0 " others"; bad = 1 }
+              exit bad }' "$DIR/$prim.csv"; then
+        echo "FAIL: $spec: rows above"; fail=1
+    fi
 done
 check_usage() {
     "$PSCAN" bench --backend "$BACKEND" "$@" --max-log2 10 >"$DIR/out.txt" 2>&1
@@ -41,5 +50,10 @@ check_usage --primitive sort-of
 check_usage --primitive reduce --exclusive
 check_usage --primitive select --in-place
 check_usage --primitive expand --type f32
+check_usage --primitive histogram --type i32
+check_usage --primitive sort --type u8
+check_usage --primitive sort --case uniform-256
+check_usage --primitive scan --case keys
+check_usage --primitive rle --op max
 [ $fail = 0 ] && echo "test_bench: all passed"
 exit $fail

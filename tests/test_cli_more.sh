@@ -51,6 +51,10 @@ expect "rle values" "5 2 5" "$(printf '5 5 5 2 2 5 5 5' | "$PSCAN" rle - - "$WOR
 expect "rle lengths" "3 2 3" "$(words <"$WORK/len.txt")"
 grep -q "pscan rle: 8 i32 elements -> 3 runs" "$WORK/err" && ok || fail "rle summary: $(cat "$WORK/err")"
 expect "rle empty" "" "$(printf '' | "$PSCAN" rle - - "$WORK/len.txt" "${T[@]}" 2>"$WORK/err" | words)"
+printf '3 2 0 3' >"$WORK/len.txt"
+expect "rle --decode" "5 5 5 2 2 5 5 5" \
+  "$(printf '5 2 9 5' | "$PSCAN" rle --decode - "$WORK/len.txt" - "${T[@]}" 2>"$WORK/err" | words)"
+grep -q "pscan rle --decode: 4 runs -> 8 i32 elements" "$WORK/err" && ok || fail "rle --decode summary: $(cat "$WORK/err")"
 printf '0 3 5 8' >"$WORK/offsets.txt"
 printf '1 0 0 1 0 1 0 0' >"$WORK/heads.txt"
 expect "segscan offsets" "3 4 11 0 4 1 7 10" \
@@ -221,6 +225,8 @@ PY
   runs "rle $t" rle "$WORK/$t.runs.bin" "$WORK/got.bin" "$WORK/got.lengths.bin" --type $t
   same "rle $t values" "$WORK/got.bin" "$WORK/want.bin"
   same "rle $t lengths" "$WORK/got.lengths.bin" "$WORK/want.lengths.bin"
+  runs "rle --decode $t" rle --decode "$WORK/got.bin" "$WORK/got.lengths.bin" "$WORK/decoded.bin" --type $t
+  same "rle --decode $t: the input again" "$WORK/decoded.bin" "$WORK/$t.runs.bin"
   # segscan: offsets (with empty segments) and head flags, sum max min, exclusive, reverse, init
   for segs in offsets flags; do
     if [[ $segs == offsets ]]; then sel=(--offsets "$WORK/offsets.bin"); else sel=(--flags "$WORK/heads.bin"); fi
@@ -305,6 +311,9 @@ refuse "--bins against edges" 1 histogram "${I32[@]}" --type i32 --edges "$WORK/
   --out "$WORK/refused.bin"
 refuse "rle without LENGTHS_OUT" 2 rle "${I32[@]}" "$WORK/refused.bin" --type i32
 refuse "rle missing IN" 1 rle "$WORK/nope.bin" "$WORK/refused.bin" "$WORK/refused2.bin" --type i32
+refuse "rle --decode without OUT" 2 rle --decode "${I32[@]}" "$WORK/len.txt" --type i32
+refuse "rle --decode lengths of another length" 1 rle --decode "${I32[@]}" "$WORK/len.txt" "$WORK/refused.bin" \
+  --type i32
 refuse "segscan neither --offsets nor --flags" 2 segscan "${I32[@]}" "$WORK/refused.bin" --type i32
 refuse "segscan both" 2 segscan "${I32[@]}" "$WORK/refused.bin" --type i32 --flags "$WORK/heads.bin" \
   --offsets "$WORK/offsets.bin"

@@ -12,13 +12,19 @@
  * exclusive, forward, n < 2^31. Anything else (reverse, an initial value on an inclusive scan, other
  * operators) returns PSCAN_ERROR_UNSUPPORTED_ALGORITHM and the harness prints "-". Instantiations are kept
  * to that set because each costs seconds of compile time.
+ *
+ * The other primitives' peers (the end of the file) share one shape, cub_peer: a size query, the storage
+ * allocated outside the timed region, the timing, the storage freed. Their sets are in bench_cuda.h.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cub/device/device_histogram.cuh>
 #include <cub/device/device_partition.cuh>
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda/functional>
@@ -266,14 +272,15 @@ extern "C" pscan_status ps_bench_cuda_time_cub(pscan_context *ctx, const pscan_s
     return s != PSCAN_SUCCESS ? s : cuda_status(err);
 }
 
-/* ---- CUB reduce and select: the peers of pscan bench --primitive reduce / select / partition ---------------- */
+/* ---- CUB peers of pscan bench --primitive reduce, select, partition, segscan, ..., sort ----------------------- */
 
 /* A CUB call with its temporary storage: run() is a size query while temp is NULL. */
 typedef struct cub_peer {
     cudaStream_t stream;
-    const void *in;
-    void *out, *count;
+    const void *in, *in2; /* in2: keys (by key), payloads (sort) */
+    void *out, *out2, *count; /* out2: keys out (reduce by key), lengths (rle), payloads out (sort) */
     int n;
+    int bins; /* histogram */
     unsigned char value[8]; /* reduce: the initial value; select: the operand */
     void *temp;
     size_t temp_bytes;
@@ -376,5 +383,121 @@ extern "C" pscan_status ps_bench_cuda_time_cub_select(pscan_context *ctx, pscan_
     default: break;
     }
 #undef BENCH_CUB_SELECT_
+    return cub_peer_time(ctx, &p, n, reps, t);
+}
+
+/* ---- by key, rle, histogram, sort ---------------------------------------------------------------------- */
+
+template <class K, class T> static cudaError_t cub_scan_by_key(cub_peer *p) {
+    return cub::DeviceScan::InclusiveSumByKey(p->temp, p->temp_bytes, (const K *)p->in2, (const T *)p->in,
+                                              (T *)p->out, p->n, cuda::std::equal_to<>{}, p->stream);
+}
+
+template <class T> static cudaError_t cub_reduce_by_key(cub_peer *p) {
+    return cub::DeviceReduce::ReduceByKey(p->temp, p->temp_bytes, (const uint32_t *)p->in2, (uint32_t *)p->out2,
+                                          (const T *)p->in, (T *)p->out, (int64_t *)p->count, cuda::std::plus<T>{},
+                                          p->n, p->stream);
+}
+
+template <class T> static cudaError_t cub_rle(cub_peer *p) {
+    return cub::DeviceRunLengthEncode::Encode(p->temp, p->temp_bytes, (const T *)p->in, (T *)p->out,
+                                              (uint64_t *)p->out2, (int64_t *)p->count, p->n, p->stream);
+}
+
+static cudaError_t cub_histogram(cub_peer *p) {
+    return cub::DeviceHistogram::HistogramEven(p->temp, p->temp_bytes, (const uint32_t *)p->in, (unsigned int *)p->out,
+                                               p->bins + 1, 0u, (unsigned int)p->bins, p->n, p->stream);
+}
+
+template <class K, int PAIRS> static cudaError_t cub_sort(cub_peer *p) {
+    if (PAIRS)
+        return cub::DeviceRadixSort::SortPairs(p->temp, p->temp_bytes, (const K *)p->in, (K *)p->out,
+                                               (const uint32_t *)p->in2, (uint32_t *)p->out2, p->n, 0,
+                                               (int)sizeof(K) * 8, p->stream);
+    return cub::DeviceRadixSort::SortKeys(p->temp, p->temp_bytes, (const K *)p->in, (K *)p->out, p->n, 0,
+                                          (int)sizeof(K) * 8, p->stream);
+}
+
+/* The value types the by-key peers instantiate (sum only; each costs seconds of compile time): u32 and u64 sums
+ * go through i32 and i64, whose wrapping sums have the same bits. */
+#define BENCH_CUB_BY_KEY_(TEMPLATE, ...)                                                                          \
+    switch (type) {                                                                                          \
+    case PSCAN_TYPE_I32:                                                                                     \
+    case PSCAN_TYPE_U32: p.run = TEMPLATE<__VA_ARGS__ int32_t>; break;                                        \
+    case PSCAN_TYPE_I64:                                                                                     \
+    case PSCAN_TYPE_U64: p.run = TEMPLATE<__VA_ARGS__ int64_t>; break;                                        \
+    case PSCAN_TYPE_F32: p.run = TEMPLATE<__VA_ARGS__ float>; break;                                          \
+    case PSCAN_TYPE_F64: p.run = TEMPLATE<__VA_ARGS__ double>; break;                                         \
+    default: break;                                                                                          \
+    }
+
+extern "C" pscan_status ps_bench_cuda_time_cub_scan_by_key(pscan_context *ctx, pscan_type type, pscan_op op,
+                                                           size_t key_bytes, const void *keys, const void *in,
+                                                           void *out, uint64_t n, int reps, ps_bench_time *t) {
+    if (!ctx || !t) return PSCAN_ERROR_NULL_POINTER;
+    cub_peer p;
+    memset(&p, 0, sizeof p);
+    p.in = in, p.in2 = keys, p.out = out;
+    if (op == PSCAN_OP_SUM && key_bytes == 1) {
+        BENCH_CUB_BY_KEY_(cub_scan_by_key, uint8_t, )
+    } else if (op == PSCAN_OP_SUM && key_bytes == 4) {
+        BENCH_CUB_BY_KEY_(cub_scan_by_key, uint32_t, )
+    }
+    return cub_peer_time(ctx, &p, n, reps, t);
+}
+
+extern "C" pscan_status ps_bench_cuda_time_cub_reduce_by_key(pscan_context *ctx, pscan_type type, pscan_op op,
+                                                             const void *keys_in, const void *values_in,
+                                                             void *keys_out, void *values_out, void *count,
+                                                             uint64_t n, int reps, ps_bench_time *t) {
+    if (!ctx || !t) return PSCAN_ERROR_NULL_POINTER;
+    cub_peer p;
+    memset(&p, 0, sizeof p);
+    p.in = values_in, p.in2 = keys_in, p.out = values_out, p.out2 = keys_out, p.count = count;
+    if (op == PSCAN_OP_SUM) {
+        BENCH_CUB_BY_KEY_(cub_reduce_by_key, )
+    }
+    return cub_peer_time(ctx, &p, n, reps, t);
+}
+#undef BENCH_CUB_BY_KEY_
+
+extern "C" pscan_status ps_bench_cuda_time_cub_rle(pscan_context *ctx, pscan_type type, const void *in,
+                                                   void *values_out, void *lengths_out, void *count, uint64_t n,
+                                                   int reps, ps_bench_time *t) {
+    if (!ctx || !t) return PSCAN_ERROR_NULL_POINTER;
+    cub_peer p;
+    memset(&p, 0, sizeof p);
+    p.in = in, p.out = values_out, p.out2 = lengths_out, p.count = count;
+    switch (pscan_type_size(type)) { /* bit for bit: unsigned integers of the element's width */
+    case 1: p.run = cub_rle<uint8_t>; break;
+    case 2: p.run = cub_rle<uint16_t>; break;
+    case 4: p.run = cub_rle<uint32_t>; break;
+    case 8: p.run = cub_rle<uint64_t>; break;
+    default: break;
+    }
+    return cub_peer_time(ctx, &p, n, reps, t);
+}
+
+extern "C" pscan_status ps_bench_cuda_time_cub_histogram(pscan_context *ctx, uint32_t bins, const void *samples,
+                                                         void *counts, uint64_t n, int reps, ps_bench_time *t) {
+    if (!ctx || !t) return PSCAN_ERROR_NULL_POINTER;
+    cub_peer p;
+    memset(&p, 0, sizeof p);
+    p.in = samples, p.out = counts, p.bins = (int)bins;
+    p.run = bins >= 1 && bins <= 65536 ? cub_histogram : NULL;
+    return cub_peer_time(ctx, &p, n, reps, t);
+}
+
+extern "C" pscan_status ps_bench_cuda_time_cub_sort(pscan_context *ctx, pscan_type type, size_t value_bytes,
+                                                    const void *keys_in, const void *values_in, void *keys_out,
+                                                    void *values_out, uint64_t n, int reps, ps_bench_time *t) {
+    if (!ctx || !t) return PSCAN_ERROR_NULL_POINTER;
+    cub_peer p;
+    memset(&p, 0, sizeof p);
+    p.in = keys_in, p.in2 = values_in, p.out = keys_out, p.out2 = values_out;
+    if (type == PSCAN_TYPE_U32)
+        p.run = value_bytes == 4 ? cub_sort<uint32_t, 1> : value_bytes == 0 ? cub_sort<uint32_t, 0> : NULL;
+    else if (type == PSCAN_TYPE_U64)
+        p.run = value_bytes == 4 ? cub_sort<uint64_t, 1> : value_bytes == 0 ? cub_sort<uint64_t, 0> : NULL;
     return cub_peer_time(ctx, &p, n, reps, t);
 }

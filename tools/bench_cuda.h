@@ -44,6 +44,30 @@ pscan_status ps_bench_cuda_time_cub_select(pscan_context *ctx, pscan_type type, 
                                            const void *in, void *out, void *count, uint64_t n, int reps,
                                            ps_bench_time *t);
 
+/* The peers of segscan and scan_by_key: CUB DeviceScan::InclusiveSumByKey of n values of type under keys of
+ * key_bytes (1: u8, 4: u32) into out; sum only, values i32, u32, i64, u64 (through the signed instantiation: the
+ * same bits), f32, f64. PSCAN_ERROR_UNSUPPORTED_ALGORITHM otherwise. */
+pscan_status ps_bench_cuda_time_cub_scan_by_key(pscan_context *ctx, pscan_type type, pscan_op op, size_t key_bytes,
+                                                const void *keys, const void *in, void *out, uint64_t n, int reps,
+                                                ps_bench_time *t);
+/* CUB DeviceReduce::ReduceByKey: u32 keys, values of type (as above), the run count as one int64 at count. */
+pscan_status ps_bench_cuda_time_cub_reduce_by_key(pscan_context *ctx, pscan_type type, pscan_op op,
+                                                  const void *keys_in, const void *values_in, void *keys_out,
+                                                  void *values_out, void *count, uint64_t n, int reps,
+                                                  ps_bench_time *t);
+/* CUB DeviceRunLengthEncode::Encode of any type (compared as unsigned integers of its width: bit for bit, as
+ * pscan does), u64 lengths, the run count as one int64 at count. */
+pscan_status ps_bench_cuda_time_cub_rle(pscan_context *ctx, pscan_type type, const void *in, void *values_out,
+                                        void *lengths_out, void *count, uint64_t n, int reps, ps_bench_time *t);
+/* CUB DeviceHistogram::HistogramEven of n u32 samples into bins u32 counters, levels 0 .. bins. */
+pscan_status ps_bench_cuda_time_cub_histogram(pscan_context *ctx, uint32_t bins, const void *samples, void *counts,
+                                              uint64_t n, int reps, ps_bench_time *t);
+/* CUB DeviceRadixSort::SortKeys (value_bytes 0) or SortPairs (value_bytes 4: u32 payloads) of u32 or u64 keys,
+ * every bit. PSCAN_ERROR_UNSUPPORTED_ALGORITHM otherwise. */
+pscan_status ps_bench_cuda_time_cub_sort(pscan_context *ctx, pscan_type type, size_t value_bytes, const void *keys_in,
+                                         const void *values_in, void *keys_out, void *values_out, uint64_t n, int reps,
+                                         ps_bench_time *t);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,8 +14,9 @@
  * machine does not favour one of them; the median over repeats after a warm-up is reported.
  * CUDA: CUDA events in bench_cuda.cu, each measurement with its own warm-up and median.
  *
- * Primitives (--primitive): scan, reduce, select, partition. Each is timed with its peer on CUDA (CUB's
- * DeviceScan, DeviceReduce::Reduce, DeviceSelect::If, DevicePartition::If) and the copy of its input's bytes.
+ * Primitives (--primitive): scan, reduce, select, partition, expand and the ones listed below. The first four
+ * are timed with their peers on CUDA (CUB's DeviceScan, DeviceReduce::Reduce, DeviceSelect::If,
+ * DevicePartition::If) and the copy of their input's bytes.
  * GB/s counts the bytes a primitive must move at least: a scan and a partition read n and write n elements, a
  * reduce reads n, a select reads n and writes the kept ones (select and partition keep the keys greater than
  * the midpoint of the random data's range, about half; the kept count comes from the pscan call itself).
@@ -23,6 +24,26 @@
  * than 1.0 of its bandwidth); of_cub is CUB's time over pscan's, the same work. Expand (u32 or u64 counts
  * 0..3, u32 indices out, capacity 3n) reads the counts and writes one index per slot; CUB has no expand, so it
  * is timed beside the copy alone.
+ *
+ * The by-key family and the rest, each with one input block and one output block (the copy moves the whole
+ * input block, all the bytes the primitive reads):
+ *   segscan        --type values (sum), u8 head flags, segments of BENCH_SEGMENT on average: reads values and
+ *                  flags, writes values. CUB has no scan by flags: its peer is DeviceScan::InclusiveSumByKey
+ *                  with u8 keys made from the flags (key = number of heads so far mod 256, built outside the
+ *                  timed region), so it reads the same n bytes beside the values that pscan's flags take.
+ *   scan_by_key    --type values, u32 keys in runs of BENCH_SEGMENT on average; CUB InclusiveSumByKey (sum).
+ *   reduce_by_key  --type values, u32 keys in runs of BENCH_RUN on average; writes one key and one value per
+ *                  run and the count; CUB DeviceReduce::ReduceByKey (sum).
+ *   rle            --type elements in runs of BENCH_RUN on average; writes one element and one u64 length per
+ *                  run; CUB DeviceRunLengthEncode::Encode (u64 lengths too).
+ *   histogram      u32 samples, u32 counts, the case (--case; the `kind` column): uniform-256 (samples uniform
+ *                  in [0, 256), 256 even bins), equal-256 (every sample the same: all threads on one bin),
+ *                  uniform-65536; CUB DeviceHistogram::HistogramEven over the same range and bins.
+ *   sort           --type u32 or u64 keys, uniform random; --case keys (keys only) or pairs (a u32 payload);
+ *                  CUB DeviceRadixSort::SortKeys / SortPairs, all bits. The copy moves the key (and value)
+ *                  bytes. Here the gbps column carries Gkeys/s (1e9 keys sorted per second; the copy: keys
+ *                  whose bytes it copies per second), so of_copy is the copy's time over the sort's.
+ * Runs and segments: a new one starts at each item with probability 1/length (geometric lengths).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
@@ -37,7 +58,9 @@
 #endif
 
 /* The primitives bench can time: X(name). */
-#define BENCH_PRIMITIVE_LIST(X) X(scan) X(reduce) X(select) X(partition) X(expand)
+#define BENCH_PRIMITIVE_LIST(X)                                                                              \
+    X(scan) X(reduce) X(select) X(partition) X(expand) X(segscan) X(scan_by_key) X(reduce_by_key) X(rle)       \
+    X(histogram) X(sort)
 
 typedef enum bench_primitive {
 #define BENCH_PRIMITIVE_ENUM_(name) BENCH_##name,
@@ -52,15 +75,45 @@ static const char *const bench_primitive_names[] = {
 #undef BENCH_PRIMITIVE_NAME_
 };
 
+/* The cases of a primitive that has several, named in the CSV's `kind` column: X(primitive, name, param,
+ * equal): histogram: param = bins, equal = every sample the same; sort: param = payload bytes. The first of a
+ * primitive's cases is its default. */
+#define BENCH_CASE_LIST(X)                                                                                   \
+    X(histogram, "uniform-256", 256, 0) X(histogram, "equal-256", 256, 1) X(histogram, "uniform-65536", 65536, 0) \
+    X(sort, "keys", 0, 0) X(sort, "pairs", 4, 0)
+
+typedef struct bench_case {
+    int prim; /* a bench_primitive */
+    const char *name;
+    uint32_t param;
+    int equal;
+} bench_case;
+
+static const bench_case bench_cases[] = {
+#define BENCH_CASE_ROW_(prim, name, param, equal) {BENCH_##prim, name, param, equal},
+    BENCH_CASE_LIST(BENCH_CASE_ROW_)
+#undef BENCH_CASE_ROW_
+};
+#define BENCH_CASE_COUNT ((int)(sizeof bench_cases / sizeof bench_cases[0]))
+
+/* Average segment length of segscan and scan_by_key, and average run length of reduce_by_key and rle. */
+#define BENCH_SEGMENT 1000u
+#define BENCH_RUN 8u
+
 static const char bench_usage[] =
-    "usage: pscan bench [--primitive P] [--backend B] [--algo A|all] [--type T] [--op OP] [--exclusive]\n"
-    "                   [--reverse] [--in-place]\n"
+    "usage: pscan bench [--primitive P] [--case C] [--backend B] [--algo A|all] [--type T] [--op OP]\n"
+    "                   [--exclusive] [--reverse] [--in-place]\n"
     "                   [--min-log2 K] [--max-log2 K] [--reps R] [--threads N] [--seed S] [--csv FILE]\n"
     "\n"
     "Times each algorithm of the backend on n = 2^min .. 2^max elements of random data, next to a\n"
-    "device copy of the same bytes (and CUB's DeviceScan on CUDA), in the same run.\n"
+    "device copy of the same bytes (and CUB's peer on CUDA), in the same run.\n"
     "  --primitive P   scan (default), reduce, select or partition (keys > the data's midpoint, ~half kept),\n"
-    "                  each beside its CUB peer on CUDA; expand (--type u32 or u64 counts of 0..3, u32 indices)\n"
+    "                  each beside its CUB peer on CUDA; expand (--type u32 or u64 counts of 0..3, u32 indices);\n"
+    "                  segscan (u8 head flags, segments of 1000 on average), scan_by_key (u32 keys, runs of\n"
+    "                  1000), reduce_by_key (u32 keys, runs of 8), rle (runs of 8), histogram (u32 samples),\n"
+    "                  sort (--type u32 or u64 keys): all sums, each beside its CUB peer on CUDA\n"
+    "  --case C        histogram: uniform-256 (default), equal-256, uniform-65536; sort: keys (default), pairs\n"
+    "                  (a u32 payload); named in the CSV's kind column\n"
     "  --backend B     auto cpu cuda opencl (default auto)\n"
     "  --algo A|all    one algorithm, or every one the backend implements (default all)\n"
     "  --type T        element type (default i32)     --op OP   operator (default sum)\n"
@@ -76,8 +129,8 @@ static const char bench_usage[] =
     "  --csv FILE      also write every measurement to FILE as CSV\n"
     "\n"
     "Columns: time_us = median time per call; GB/s = bytes the primitive must read + write / time (a scan:\n"
-    "2 * n * sizeof(T)); of_copy = GB/s / copy's GB/s; of_cub = CUB's time / pscan's (CUDA only);\n"
-    "spread (CSV) = (p90 - p10) / median.\n";
+    "2 * n * sizeof(T); sort: Gkeys/s, the copy's too); of_copy = GB/s / copy's GB/s; of_cub = CUB's time /\n"
+    "pscan's (CUDA only); spread (CSV) = (p90 - p10) / median.\n";
 
 /* Rotated buffers: at most this many pairs, and no more than needed to cover this many bytes. */
 #define BENCH_MAX_PAIRS 64
@@ -86,20 +139,25 @@ static const char bench_usage[] =
 
 typedef struct bench_options {
     bench_primitive prim;
+    const bench_case *bcase;  /* histogram, sort: the case; NULL for the others */
     unsigned char operand[8]; /* select, partition: keep keys greater than this (the data's midpoint) */
     pscan_backend backend;
     int all_algos;
     pscan_scan_desc desc;
     uint64_t min_log2, max_log2, reps, threads, seed;
-    int have_max, in_place;
+    int have_max, have_type, in_place;
     const char *csv_path;
 } bench_options;
 
-/* One size's buffers: pairs of input and output, all holding the same input bytes. */
+/* One size's buffers: pairs of input and output, all holding the same input bytes. Each in[p] is one block
+ * holding the primitive's inputs one after the other (the second at offset in2: flags, keys or values), each
+ * out[p] one block of its outputs (the second at out2), at least as large as the input block, which is what
+ * the copy moves. */
 typedef struct bench_buffers {
     pscan_context *ctx;
     int pairs;
     void *in[BENCH_MAX_PAIRS], *out[BENCH_MAX_PAIRS];
+    size_t in2, out2;
     void *temp;
     size_t temp_bytes;
     void *result; /* 8 bytes: a reduce's result, a select's count */
@@ -111,6 +169,7 @@ typedef struct bench_row {
 } bench_row;
 
 static int parse_options(int argc, char **argv, bench_options *o) {
+    const char *case_name = NULL;
     memset(o, 0, sizeof *o);
     o->backend = PSCAN_BACKEND_AUTO;
     o->all_algos = 1;
@@ -131,7 +190,8 @@ static int parse_options(int argc, char **argv, bench_options *o) {
             for (int p = 0; m > 0 && p < BENCH_PRIMITIVE_COUNT; p++)
                 if (strcmp(v, bench_primitive_names[p]) == 0) o->prim = (bench_primitive)p, r = PS_CLI_OK;
             if (r == PS_CLI_FAILURE) {
-                ps_cli_error("bench: unknown primitive '%s' (scan, reduce, select, partition)", v);
+                ps_cli_error("bench: unknown primitive '%s' (scan, reduce, select, partition, expand, segscan, "
+                             "scan_by_key, reduce_by_key, rle, histogram, sort)", v);
                 r = PS_CLI_USAGE;
             }
         } else if ((m = ps_cli_option(argc, argv, &i, "--backend", &v)) != 0) {
@@ -141,6 +201,10 @@ static int parse_options(int argc, char **argv, bench_options *o) {
             r = m < 0 ? PS_CLI_USAGE : o->all_algos ? PS_CLI_OK : ps_cli_parse_algo(v, &o->desc.algo);
         } else if ((m = ps_cli_option(argc, argv, &i, "--type", &v)) != 0) {
             r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_type(v, &o->desc.type);
+            o->have_type = 1;
+        } else if ((m = ps_cli_option(argc, argv, &i, "--case", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
+            case_name = v;
         } else if ((m = ps_cli_option(argc, argv, &i, "--op", &v)) != 0) {
             r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_op(v, &o->desc.op);
         } else if ((m = ps_cli_option(argc, argv, &i, "--min-log2", &v)) != 0) {
@@ -172,6 +236,28 @@ static int parse_options(int argc, char **argv, bench_options *o) {
     if (o->desc.op >= PSCAN_OP_AND && (o->desc.type == PSCAN_TYPE_F32 || o->desc.type == PSCAN_TYPE_F64)) {
         ps_cli_error("bench: operator %s needs an integer type, not %s", pscan_op_name(o->desc.op),
                      pscan_type_name(o->desc.type));
+        return PS_CLI_USAGE;
+    }
+    /* the case: the one named, else the primitive's first; only histogram and sort have cases */
+    for (int c = 0; c < BENCH_CASE_COUNT && !o->bcase; c++)
+        if (bench_cases[c].prim == (int)o->prim && (!case_name || strcmp(case_name, bench_cases[c].name) == 0))
+            o->bcase = &bench_cases[c];
+    if (case_name && !o->bcase) {
+        ps_cli_error("bench: --primitive %s has no case '%s' (histogram: uniform-256, equal-256, uniform-65536; "
+                     "sort: keys, pairs)", bench_primitive_names[o->prim], case_name);
+        return PS_CLI_USAGE;
+    }
+    if ((o->prim == BENCH_histogram || o->prim == BENCH_sort) && !o->have_type) o->desc.type = PSCAN_TYPE_U32;
+    if (o->prim == BENCH_histogram && o->desc.type != PSCAN_TYPE_U32) {
+        ps_cli_error("bench: --primitive histogram samples are u32 (--type u32)");
+        return PS_CLI_USAGE;
+    }
+    if (o->prim == BENCH_sort && o->desc.type != PSCAN_TYPE_U32 && o->desc.type != PSCAN_TYPE_U64) {
+        ps_cli_error("bench: --primitive sort keys are u32 or u64 (--type u32|u64)");
+        return PS_CLI_USAGE;
+    }
+    if ((o->prim == BENCH_rle || o->prim == BENCH_histogram || o->prim == BENCH_sort) && o->desc.op != PSCAN_OP_SUM) {
+        ps_cli_error("bench: --op is for scan, reduce, segscan, scan_by_key and reduce_by_key");
         return PS_CLI_USAGE;
     }
     if (o->prim == BENCH_expand && o->desc.type != PSCAN_TYPE_U32 && o->desc.type != PSCAN_TYPE_U64) {
@@ -233,6 +319,103 @@ static void midpoint(pscan_type type, unsigned char operand[8]) {
     }
 }
 
+/* The blocks of one size (see bench_buffers): in_bytes = every input, the bytes the copy moves; in2 = the second
+ * input's offset; out_bytes = every output, at least in_bytes; out2 = the second output's offset. */
+typedef struct bench_layout {
+    size_t in_bytes, in2, out_bytes, out2;
+} bench_layout;
+
+static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
+
+static bench_layout layout_of(const bench_options *o, uint64_t n) {
+    const size_t items = (size_t)n * pscan_type_size(o->desc.type), second = align256(items);
+    bench_layout l = {items, 0, items, 0};
+    switch (o->prim) {
+    case BENCH_expand: l.out_bytes = (size_t)(3 * n * 4); break;          /* counts 0..3: up to 3n u32 indices */
+    case BENCH_segscan: l.in2 = second, l.in_bytes = second + (size_t)n; break; /* values, u8 flags */
+    case BENCH_scan_by_key: l.in2 = second, l.in_bytes = second + (size_t)n * 4; break; /* values, u32 keys */
+    case BENCH_reduce_by_key: /* values and u32 keys in; values and keys out */
+        l.in2 = l.out2 = second, l.in_bytes = l.out_bytes = second + (size_t)n * 4;
+        break;
+    case BENCH_rle: l.out2 = second, l.out_bytes = second + (size_t)n * 8; break; /* values, u64 lengths out */
+    case BENCH_histogram: l.out_bytes = (size_t)o->bcase->param * 4; break;      /* u32 counts */
+    case BENCH_sort: /* keys (and the payload) in and out */
+        if (o->bcase->param) l.in2 = l.out2 = second, l.in_bytes = l.out_bytes = second + (size_t)n * o->bcase->param;
+        break;
+    default: break;
+    }
+    if (l.out_bytes < l.in_bytes) l.out_bytes = l.in_bytes;
+    return l;
+}
+
+/* One element of fill_random's kind that differs bit for bit from prev (NULL: any): a run's new value. */
+static void fresh_element(unsigned char *x, const unsigned char *prev, pscan_type type, pscan_op op, uint64_t *state) {
+    const size_t esize = pscan_type_size(type);
+    do fill_random(x, 1, type, op, splitmix64(state));
+    while (prev && memcmp(x, prev, esize) == 0);
+}
+
+/* The host input block of n items (layout l) for the primitive: seeded, values never zero (see fill_random);
+ * segments and runs start at each item with probability 1/length. */
+static void fill_input(const bench_options *o, uint64_t n, const bench_layout *l, unsigned char *host) {
+    const pscan_type type = o->desc.type;
+    const size_t esize = pscan_type_size(type);
+    unsigned char *second = host + l->in2;
+    uint64_t state = o->seed, heads = o->seed ^ 0x5E65C0FFEEull, segment = 0;
+    switch (o->prim) {
+    case BENCH_expand:
+        for (uint64_t i = 0; i < n; i++) {
+            const uint64_t c = splitmix64(&state) & 3u;
+            memcpy(host + i * esize, &c, esize); /* little-endian: the low bytes */
+        }
+        break;
+    case BENCH_segscan:
+        fill_random(host, n, type, o->desc.op, o->seed);
+        for (uint64_t i = 0; i < n; i++) second[i] = i == 0 || splitmix64(&heads) % BENCH_SEGMENT == 0;
+        break;
+    case BENCH_scan_by_key:
+    case BENCH_reduce_by_key: {
+        const uint64_t length = o->prim == BENCH_scan_by_key ? BENCH_SEGMENT : BENCH_RUN;
+        fill_random(host, n, type, o->desc.op, o->seed);
+        for (uint64_t i = 0; i < n; i++) {
+            segment += i > 0 && splitmix64(&heads) % length == 0;
+            /* an odd multiplier is a bijection mod 2^32: consecutive segments never share a key, none is 0 */
+            const uint32_t key = (uint32_t)(segment + 1) * 2654435761u;
+            memcpy(second + i * 4, &key, 4);
+        }
+        break;
+    }
+    case BENCH_rle:
+        for (uint64_t i = 0; i < n; i++) {
+            if (i == 0 || splitmix64(&heads) % BENCH_RUN == 0)
+                fresh_element(host + i * esize, i ? host + (i - 1) * esize : NULL, type, o->desc.op, &state);
+            else
+                memcpy(host + i * esize, host + (i - 1) * esize, esize);
+        }
+        break;
+    case BENCH_histogram: {
+        const uint32_t bins = o->bcase->param, same = (uint32_t)(1 + splitmix64(&state) % (bins - 1));
+        for (uint64_t i = 0; i < n; i++) {
+            const uint32_t x = o->bcase->equal ? same : (uint32_t)(splitmix64(&state) % bins);
+            memcpy(host + i * 4, &x, 4);
+        }
+        break;
+    }
+    case BENCH_sort: /* uniform keys over every bit (0 becomes 1); the payload: each key's input index */
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t r = splitmix64(&state);
+            if ((esize == 4 ? (uint32_t)r : r) == 0) r = 1;
+            memcpy(host + i * esize, &r, esize);
+            if (o->bcase->param) {
+                const uint32_t v = (uint32_t)i;
+                memcpy(second + i * 4, &v, 4);
+            }
+        }
+        break;
+    default: fill_random(host, n, type, o->desc.op, o->seed); break;
+    }
+}
+
 /* ---- timing ------------------------------------------------------------------------------------------ */
 
 static double now_seconds(void) {
@@ -266,10 +449,21 @@ static pscan_status primitive(const bench_options *o, pscan_algo algo, bench_buf
     pscan_context *ctx = b->ctx;
     const void *in = temp_bytes ? NULL : b->in[p];
     void *out = temp_bytes ? NULL : o->in_place ? b->in[p] : b->out[p];
+    const void *in2 = temp_bytes ? NULL : (const unsigned char *)b->in[p] + b->in2;   /* flags, keys, values */
+    void *out2 = temp_bytes ? NULL : (unsigned char *)b->out[p] + b->out2;           /* keys, lengths, values */
+    const pscan_type type = o->desc.type;
+    const uint32_t param = o->bcase ? o->bcase->param : 0;
+    const uint64_t lower = 0, upper = param; /* histogram: [0, bins) in bins even bins */
     pscan_scan_desc scan = o->desc;
-    pscan_reduce_desc reduce = {o->desc.type, o->desc.op, algo, o->desc.init};
+    pscan_reduce_desc reduce = {type, o->desc.op, algo, o->desc.init};
     pscan_select_desc select = select_desc(o, algo);
-    pscan_expand_desc expand = {o->desc.type, PSCAN_TYPE_U32, 0, algo};
+    pscan_expand_desc expand = {type, PSCAN_TYPE_U32, 0, algo};
+    pscan_segscan_desc segscan = {type, o->desc.op, 0, algo, NULL, PSCAN_SEGMENTS_HEAD_FLAGS};
+    pscan_scan_by_key_desc by_key = {PSCAN_TYPE_U32, type, o->desc.op, 0, algo, NULL};
+    pscan_reduce_by_key_desc reduce_by_key = {PSCAN_TYPE_U32, type, o->desc.op, algo, NULL};
+    pscan_rle_desc rle = {type, algo};
+    pscan_histogram_desc histogram = {PSCAN_TYPE_U32, PSCAN_TYPE_U32, param, &lower, &upper, NULL, 0, algo};
+    pscan_sort_desc sort = {type, param, 0, 0, 0, algo};
     scan.algo = algo;
     switch (o->prim) {
     case BENCH_scan:
@@ -290,6 +484,27 @@ static pscan_status primitive(const bench_options *o, pscan_algo algo, bench_buf
         return temp_bytes ? pscan_expand_temp_bytes(ctx, &expand, n, 3 * n, temp_bytes)
                           : pscan_expand(ctx, &expand, in, NULL, n, out, NULL, NULL, 3 * n, (uint64_t *)b->result,
                                          b->temp, b->temp_bytes);
+    case BENCH_segscan:
+        return temp_bytes ? pscan_segmented_scan_temp_bytes(ctx, &segscan, n, 0, temp_bytes)
+                          : pscan_segmented_scan(ctx, &segscan, in, out, n, in2, 0, b->temp, b->temp_bytes);
+    case BENCH_scan_by_key:
+        return temp_bytes ? pscan_scan_by_key_temp_bytes(ctx, &by_key, n, temp_bytes)
+                          : pscan_scan_by_key(ctx, &by_key, in2, in, out, n, b->temp, b->temp_bytes);
+    case BENCH_reduce_by_key:
+        return temp_bytes ? pscan_reduce_by_key_temp_bytes(ctx, &reduce_by_key, n, temp_bytes)
+                          : pscan_reduce_by_key(ctx, &reduce_by_key, in2, in, n, out2, out, (uint64_t *)b->result,
+                                                b->temp, b->temp_bytes);
+    case BENCH_rle:
+        return temp_bytes ? pscan_run_length_encode_temp_bytes(ctx, &rle, n, temp_bytes)
+                          : pscan_run_length_encode(ctx, &rle, in, n, out, (uint64_t *)out2, (uint64_t *)b->result,
+                                                    b->temp, b->temp_bytes);
+    case BENCH_histogram:
+        return temp_bytes ? pscan_histogram_temp_bytes(ctx, &histogram, n, temp_bytes)
+                          : pscan_histogram(ctx, &histogram, in, n, out, b->temp, b->temp_bytes);
+    case BENCH_sort:
+        return temp_bytes ? pscan_sort_temp_bytes(ctx, &sort, n, temp_bytes)
+                          : pscan_sort(ctx, &sort, in, param ? in2 : NULL, n, out, param ? out2 : NULL, b->temp,
+                                       b->temp_bytes);
     default:
         return PSCAN_ERROR_INVALID_VALUE;
     }
@@ -390,16 +605,33 @@ static pscan_status buffers_alloc(bench_buffers *b, int pairs, const void *host,
     return s;
 }
 
+#ifdef PSCAN_HAVE_CUDA
+/* segscan's CUB peer scans by key: u8 keys made from the head flags (the number of heads so far, mod 256), so
+ * that two neighbours share a key exactly when no segment starts between them, in as many bytes as the flags.
+ * Built on the host and uploaded, outside the timed region; *keys is freed by the caller. */
+static pscan_status segscan_cub_keys(pscan_context *ctx, const unsigned char *flags, uint64_t n, void **keys) {
+    unsigned char *host = (unsigned char *)malloc((size_t)n), key = 0;
+    if (!host) return PSCAN_ERROR_OUT_OF_MEMORY;
+    for (uint64_t i = 0; i < n; i++) host[i] = key = (unsigned char)(key + (i > 0 && flags[i]));
+    pscan_status s = pscan_memory_alloc(ctx, (size_t)n, keys);
+    if (s == PSCAN_SUCCESS) s = pscan_memory_upload(ctx, *keys, host, (size_t)n);
+    if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(ctx);
+    free(host);
+    return s;
+}
+#endif
+
 /* ---- report ------------------------------------------------------------------------------------------ */
 
 typedef struct bench_report {
     FILE *csv;
-    const char *primitive, *backend, *device, *type, *op;
+    const char *primitive, *backend, *device, *type, *op, *kind; /* kind: inclusive, exclusive or the case */
     unsigned flags;
     int have_cub, in_place;
 } bench_report;
 
-/* traffic: the bytes the row's call must move (the copy: 2 n esize); copy_gbps: the copy's bandwidth. */
+/* traffic: the bytes the row's call must move (the copy: twice the input's); copy_gbps: the copy's bandwidth.
+ * Sort counts keys instead of bytes, so "GB/s" is Gkeys/s there. */
 static void report_row(const bench_report *rep, const char *algo, uint64_t log2n, double traffic, double seconds,
                        double spread, double copy_gbps, double cub_seconds) {
     uint64_t n = 1ull << log2n;
@@ -418,7 +650,7 @@ static void report_row(const bench_report *rep, const char *algo, uint64_t log2n
     fflush(stdout);
     if (rep->csv)
         fprintf(rep->csv, "%s,\"%s\",%s,%s,%s,%s,%s,%" PRIu64 ",%.9g,%.6g,%.6g,%.6g,%.6g,%d,%.4f,%s\n", rep->backend,
-                rep->device, algo, rep->type, rep->op, rep->flags & PSCAN_SCAN_EXCLUSIVE ? "exclusive" : "inclusive",
+                rep->device, algo, rep->type, rep->op, rep->kind,
                 rep->flags & PSCAN_SCAN_REVERSE ? "reverse" : "forward", n, seconds * 1e6, gbps, of_copy,
                 of_cub > 0 ? of_cub : 0.0, cub_seconds > 0 ? cub_seconds * 1e6 : 0.0,
                 rep->in_place && strcmp(algo, "copy") != 0, spread, rep->primitive);
@@ -448,6 +680,9 @@ int ps_cli_bench(int argc, char **argv) {
     if (!o.have_max) o.max_log2 = kind == PSCAN_BACKEND_CPU ? 26 : 30;
     const size_t esize = pscan_type_size(o.desc.type);
     midpoint(o.desc.type, o.operand);
+    const char *const kind_name = o.bcase                              ? o.bcase->name
+                             : o.desc.flags & PSCAN_SCAN_EXCLUSIVE ? "exclusive"
+                                                                   : "inclusive";
 
     /* The algorithms to time: the one asked for, or every one the backend implements (AUTO is one of them
      * under another name, so it is not listed). */
@@ -475,6 +710,7 @@ int ps_cli_bench(int argc, char **argv) {
                         device,
                         pscan_type_name(o.desc.type),
                         pscan_op_name(o.desc.op),
+                        kind_name,
                         o.desc.flags,
                         on_cuda,
                         o.in_place};
@@ -489,16 +725,17 @@ int ps_cli_bench(int argc, char **argv) {
                          "in_place,spread,primitive\n");
     }
     printf("# pscan bench %s: %s (%s), %s %s, %s %s%s, median of %" PRIu64 " after warm-up\n", rep.primitive,
-           rep.backend, device, rep.type, rep.op, o.desc.flags & PSCAN_SCAN_EXCLUSIVE ? "exclusive" : "inclusive",
-           o.desc.flags & PSCAN_SCAN_REVERSE ? "reverse" : "forward", o.in_place ? " in place" : "", o.reps);
-    printf("%-8s %-20s %-5s %-5s %12s %9s %8s%s\n", "backend", "algo", "type", "n", "time_us", "GB/s", "of_copy",
-           on_cuda ? "   of_cub" : "");
+           rep.backend, device, rep.type, rep.op, kind_name, o.desc.flags & PSCAN_SCAN_REVERSE ? "reverse" : "forward",
+           o.in_place ? " in place" : "", o.reps);
+    printf("%-8s %-20s %-5s %-5s %12s %9s %8s%s\n", "backend", "algo", "type", "n", "time_us",
+           o.prim == BENCH_sort ? "Gkeys/s" : "GB/s", "of_copy", on_cuda ? "   of_cub" : "");
 
     unsigned char *host = NULL;
     for (uint64_t k = o.min_log2; k <= o.max_log2 && r == PS_CLI_OK; k++) {
         const uint64_t n = 1ull << k;
-        const size_t bytes = (size_t)(n * esize);
-        int pairs = on_cuda ? 1 : (int)((BENCH_ROTATE_BYTES + 2 * bytes - 1) / (2 * bytes));
+        const bench_layout lay = layout_of(&o, n);
+        const size_t bytes = lay.in_bytes; /* every input: what the copy moves */
+        int pairs = on_cuda ? 1 : (int)((BENCH_ROTATE_BYTES + bytes + lay.out_bytes - 1) / (bytes + lay.out_bytes));
         if (pairs > BENCH_MAX_PAIRS) pairs = BENCH_MAX_PAIRS;
         if (pairs < 1) pairs = 1;
 
@@ -508,18 +745,9 @@ int ps_cli_bench(int argc, char **argv) {
             printf("# n = 2^%" PRIu64 ": skipped, no host memory for the input\n", k);
             continue;
         }
-        size_t out_bytes = bytes;
-        if (o.prim == BENCH_expand) { /* counts 0..3: up to 3n u32 indices */
-            uint64_t state = o.seed;
-            for (uint64_t i = 0; i < n; i++) {
-                const uint64_t c = splitmix64(&state) & 3u;
-                memcpy(host + i * esize, &c, esize); /* little-endian: the low bytes */
-            }
-            out_bytes = (size_t)(3 * n * 4);
-        } else {
-            fill_random(host, n, o.desc.type, o.desc.op, o.seed);
-        }
-        s = buffers_alloc(&b, pairs, host, bytes, out_bytes);
+        fill_input(&o, n, &lay, host);
+        b.in2 = lay.in2, b.out2 = lay.out2;
+        s = buffers_alloc(&b, pairs, host, bytes, lay.out_bytes);
         if (s != PSCAN_SUCCESS) {
             printf("# n = 2^%" PRIu64 ": skipped, %s (%s)\n", k, pscan_status_name(s), pscan_status_string(s));
             buffers_free(&b);
@@ -555,8 +783,9 @@ int ps_cli_bench(int argc, char **argv) {
             calls[count].o = &o;
             calls[count].algo = algos[a];
             s = call_once(&calls[count], 0);
-            if (s == PSCAN_SUCCESS && (o.prim == BENCH_select || o.prim == BENCH_expand))
-                s = pscan_memory_download(b.ctx, &kept, b.result, sizeof kept); /* what it writes: kept, total */
+            if (s == PSCAN_SUCCESS && (o.prim == BENCH_select || o.prim == BENCH_expand ||
+                                       o.prim == BENCH_reduce_by_key || o.prim == BENCH_rle))
+                s = pscan_memory_download(b.ctx, &kept, b.result, sizeof kept); /* kept, total, runs */
             if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(b.ctx);
             if (s == PSCAN_SUCCESS)
                 count++;
@@ -588,6 +817,38 @@ int ps_cli_bench(int argc, char **argv) {
                                                                 (int)o.reps, &t);
                 break;
             case BENCH_expand: s = PSCAN_ERROR_UNSUPPORTED_ALGORITHM; break; /* CUB has no expand */
+            case BENCH_segscan: {
+                void *keys = NULL; /* u8 keys from the flags, outside the timed region */
+                s = segscan_cub_keys(b.ctx, host + lay.in2, n, &keys);
+                if (s == PSCAN_SUCCESS)
+                    s = ps_bench_cuda_time_cub_scan_by_key(b.ctx, o.desc.type, o.desc.op, 1, keys, b.in[0], b.out[0],
+                                                           n, (int)o.reps, &t);
+                pscan_memory_free(b.ctx, keys);
+                break;
+            }
+            case BENCH_scan_by_key:
+                s = ps_bench_cuda_time_cub_scan_by_key(b.ctx, o.desc.type, o.desc.op, 4,
+                                                       (const unsigned char *)b.in[0] + lay.in2, b.in[0], b.out[0], n,
+                                                       (int)o.reps, &t);
+                break;
+            case BENCH_reduce_by_key:
+                s = ps_bench_cuda_time_cub_reduce_by_key(b.ctx, o.desc.type, o.desc.op,
+                                                         (const unsigned char *)b.in[0] + lay.in2, b.in[0],
+                                                         (unsigned char *)b.out[0] + lay.out2, b.out[0], b.result, n,
+                                                         (int)o.reps, &t);
+                break;
+            case BENCH_rle:
+                s = ps_bench_cuda_time_cub_rle(b.ctx, o.desc.type, b.in[0], b.out[0],
+                                               (unsigned char *)b.out[0] + lay.out2, b.result, n, (int)o.reps, &t);
+                break;
+            case BENCH_histogram:
+                s = ps_bench_cuda_time_cub_histogram(b.ctx, o.bcase->param, b.in[0], b.out[0], n, (int)o.reps, &t);
+                break;
+            case BENCH_sort:
+                s = ps_bench_cuda_time_cub_sort(b.ctx, o.desc.type, o.bcase->param, b.in[0],
+                                                (const unsigned char *)b.in[0] + lay.in2, b.out[0],
+                                                (unsigned char *)b.out[0] + lay.out2, n, (int)o.reps, &t);
+                break;
             default:
                 s = ps_bench_cuda_time_cub_select(b.ctx, o.desc.type, o.operand, o.prim == BENCH_partition, b.in[0],
                                                   b.out[0], b.result, n, (int)o.reps, &t);
@@ -597,14 +858,23 @@ int ps_cli_bench(int argc, char **argv) {
             cub_spread = t.spread;
         }
 #endif
-        /* the bytes each primitive must move at least (see the header) */
-        const double in_bytes = (double)bytes;
-        const double traffic = o.prim == BENCH_reduce   ? in_bytes
-                               : o.prim == BENCH_select ? in_bytes + (double)kept * (double)esize
-                               : o.prim == BENCH_expand ? in_bytes + (double)kept * 4.0
-                                                        : 2 * in_bytes;
-        const double copy_gbps = 2 * in_bytes / seconds[0] * 1e-9;
-        report_row(&rep, "copy", k, 2 * in_bytes, seconds[0], spread[0], copy_gbps, cub_seconds);
+        /* the bytes each primitive must move at least (see the header); sort: keys */
+        const double in_bytes = (double)bytes, values = (double)n * (double)esize, runs = (double)kept;
+        double traffic = 2 * in_bytes, copy_traffic = 2 * in_bytes;
+        switch (o.prim) {
+        case BENCH_reduce: traffic = in_bytes; break;
+        case BENCH_select: traffic = in_bytes + runs * (double)esize; break;
+        case BENCH_expand: traffic = in_bytes + runs * 4.0; break;
+        case BENCH_segscan:
+        case BENCH_scan_by_key: traffic = in_bytes + values; break;
+        case BENCH_reduce_by_key: traffic = in_bytes + runs * (double)(esize + 4) + 8; break;
+        case BENCH_rle: traffic = in_bytes + runs * (double)(esize + 8) + 8; break;
+        case BENCH_histogram: traffic = in_bytes + 4.0 * o.bcase->param; break;
+        case BENCH_sort: traffic = copy_traffic = (double)n; break;
+        default: break;
+        }
+        const double copy_gbps = copy_traffic / seconds[0] * 1e-9;
+        report_row(&rep, "copy", k, copy_traffic, seconds[0], spread[0], copy_gbps, cub_seconds);
         if (cub_seconds > 0) report_row(&rep, "cub", k, traffic, cub_seconds, cub_spread, copy_gbps, cub_seconds);
         for (int i = 1; i < count; i++)
             report_row(&rep, pscan_algo_name(calls[i].algo), k, traffic, seconds[i], spread[i], copy_gbps,

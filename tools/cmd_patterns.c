@@ -29,6 +29,7 @@ static const char patterns_usage[] =
     "       pscan histogram IN [--type T] --bins N --range LO:HI [--out FILE]\n"
     "       pscan histogram IN [--type T] --edges EDGES [--bins N] [--out FILE]\n"
     "       pscan rle IN VALUES_OUT LENGTHS_OUT [--type T]\n"
+    "       pscan rle --decode VALUES LENGTHS OUT [--type T]\n"
     "       pscan segscan IN OUT [--type T] [--op OP] (--offsets OFFSETS | --flags FLAGS) [--exclusive] [--reverse]\n"
     "                            [--init V]\n"
     "   common: [--format F | --in-format F --out-format F] [--backend B] [--algo A] [--quiet]\n"
@@ -49,7 +50,8 @@ static const char patterns_usage[] =
     "         types), or between the ascending EDGES (a file of N + 1 elements of T); prints one u64 count per\n"
     "         line, or writes them to --out FILE. Samples outside the bins and NaNs count nowhere.\n"
     "rle      writes each run of equal consecutive elements once to VALUES_OUT and its length (u64) to\n"
-    "         LENGTHS_OUT (bit for bit: -0.0 != +0.0).\n"
+    "         LENGTHS_OUT (bit for bit: -0.0 != +0.0). --decode is the inverse: OUT gets each of VALUES\n"
+    "         repeated its LENGTHS (u64) times (pscan_expand; a length 0 writes nothing).\n"
     "segscan  scans each segment of IN: OFFSETS is a u64 file 0 = o0 <= o1 <= ... <= oS = n (segment k is\n"
     "         [ok, ok+1)), FLAGS a u8 file of IN's length (nonzero starts a segment); --init V goes in front\n"
     "         of every segment.\n"
@@ -72,6 +74,7 @@ typedef struct patterns_options {
     const char *bits_text, *range_text, *edges_path, *out_path, *offsets_path; /* sort, histogram, segscan */
     uint64_t bins;                                                             /* 0: not given */
     int descending, exclusive, reverse;
+    int decode; /* rle --decode: VALUES LENGTHS OUT */
 } patterns_options;
 
 /* How many positional paths each command takes, and what they are called in a message. */
@@ -135,6 +138,8 @@ static int parse_options(int argc, char **argv, patterns_options *o) {
             o->exclusive = 1;
         } else if (segscan && strcmp(argv[i], "--reverse") == 0) {
             o->reverse = 1;
+        } else if (rle && strcmp(argv[i], "--decode") == 0) {
+            o->decode = 1;
         } else if (sort && strcmp(argv[i], "--descending") == 0) {
             o->descending = 1;
         } else if (sort && (m = ps_cli_option(argc, argv, &i, "--bits", &v)) != 0) {
@@ -184,7 +189,11 @@ static int parse_options(int argc, char **argv, patterns_options *o) {
     }
     if (o->positional < wanted) {
         ps_cli_error("%s: needs %s (pscan %s --help)", o->command,
-                     wanted == 1 ? "IN" : expand ? "COUNTS and OUT" : rle ? "IN, VALUES_OUT and LENGTHS_OUT" : "IN and OUT",
+                     wanted == 1                ? "IN"
+                     : expand                   ? "COUNTS and OUT"
+                     : rle && o->decode ? "VALUES, LENGTHS and OUT"
+                     : rle                      ? "IN, VALUES_OUT and LENGTHS_OUT"
+                                                : "IN and OUT",
                      o->command);
         return PS_CLI_USAGE;
     }
@@ -655,6 +664,46 @@ static int run_rle(patterns_options *o, device *d, const void *in, uint64_t n) {
     return r;
 }
 
+/* rle --decode: the run values (read as IN) repeated by their lengths, through pscan_expand (docs/api.md,
+ * "Run-length decoding"): the lengths are the counts, the values the items gathered, no indices wanted. */
+static int run_rle_decode(patterns_options *o, device *d, const void *values, uint64_t runs) {
+    const pscan_type type = o->in.type;
+    const size_t esize = pscan_type_size(type);
+    const pscan_expand_desc desc = {PSCAN_TYPE_U64, PSCAN_TYPE_U64, esize, o->algo};
+    void *lengths = NULL, *d_values = NULL, *d_lengths = NULL, *d_out = NULL, *d_total = NULL;
+    unsigned char *host = NULL;
+    uint64_t total = 0;
+    int r = read_companion(o, "lengths file", o->paths[1], PSCAN_TYPE_U64, runs, &lengths);
+    for (uint64_t i = 0; r == PS_CLI_OK && i < runs; i++) {
+        const uint64_t length = ((const uint64_t *)lengths)[i];
+        if (length > (UINT64_MAX >> 1) / esize - total) { /* the output's bytes must fit a size_t, with room */
+            ps_cli_error("rle --decode: the lengths in %s add up to more than can be held", o->paths[1]);
+            r = PS_CLI_FAILURE;
+        }
+        total += length;
+    }
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)runs * esize, values, &d_values);
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)runs * sizeof(uint64_t), lengths, &d_lengths);
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)total * esize, NULL, &d_out);
+    if (r == PS_CLI_OK) r = device_buffer(d, sizeof(uint64_t), NULL, &d_total);
+    if (r == PS_CLI_OK) {
+        pscan_status s = pscan_expand(d->ctx, &desc, d_lengths, d_values, runs, NULL, NULL, d_out, total,
+                                      (uint64_t *)d_total, NULL, 0);
+        if (s != PSCAN_SUCCESS) r = call_error(d, "rle --decode", s);
+    }
+    if (r == PS_CLI_OK && !(host = (unsigned char *)malloc((size_t)total * esize + 1))) {
+        ps_cli_error("out of memory");
+        r = PS_CLI_FAILURE;
+    }
+    if (r == PS_CLI_OK) r = device_download(d, host, d_out, (size_t)total * esize);
+    if (r == PS_CLI_OK) r = write_all(o->paths[2], o->out_format, o->in.in_format, type, host, total);
+    if (r == PS_CLI_OK && !o->quiet)
+        fprintf(stderr, "pscan rle --decode: %" PRIu64 " runs -> %" PRIu64 " %s elements\n", runs, total,
+                pscan_type_name(type));
+    free(lengths), free(host);
+    return r;
+}
+
 /* ---- segscan ----------------------------------------------------------------------------------------- */
 
 static int run_segscan(patterns_options *o, device *d, const void *in, uint64_t n) {
@@ -742,7 +791,7 @@ int ps_cli_patterns(int argc, char **argv) {
         else if (strcmp(o.command, "histogram") == 0)
             r = run_histogram(&o, &d, data, n);
         else if (strcmp(o.command, "rle") == 0)
-            r = run_rle(&o, &d, data, n);
+            r = o.decode ? run_rle_decode(&o, &d, data, n) : run_rle(&o, &d, data, n);
         else if (strcmp(o.command, "segscan") == 0)
             r = run_segscan(&o, &d, data, n);
         else
