@@ -21,8 +21,11 @@
  * a source that does not compile must be PSCAN_ERROR_BUILD_FAILED with a non-empty log, and creating the same
  * operator twice must reuse the module; OpenCL refuses user operators (PSCAN_ERROR_UNSUPPORTED_OPERATOR).
  * Recurrences, first and second order (pscan_recurrence2): f32 and f64, forward and reverse, initial state or 0,
- * y == a, b or c in place, against a long double loop with a tolerance that grows with n; bad inputs with their
- * status and y untouched; GPUs must refuse both (PSCAN_ERROR_UNSUPPORTED_ALGORITHM).
+ * y == a, b or c in place, 16-byte aligned arrays and arrays one element off, at sizes around the CUDA tiles
+ * (1024-4096 elements) and the look-back window, against a long double loop: |y - ref| <= tol (1 + |ref|) with
+ * tol = 256 eps (1 + log2(n + 1)), eps the type's epsilon (coefficients keep errors from growing along the
+ * chain, see the cases); bad inputs with their status and y untouched. CPU and CUDA run them; OpenCL must
+ * refuse both (PSCAN_ERROR_UNSUPPORTED_ALGORITHM).
  *
  * Exit status: 0 all passed, 1 any failure, 77 (skip) when the backend is not compiled in or has no device.
  */
@@ -512,7 +515,9 @@ static void run_build_failure(void) {
 
 /* ---- recurrences ----------------------------------------------------------------------------------------- */
 
-static void run_recurrence_case(pscan_type type, uint64_t n, int reverse, int with_y0, int in_place, test_rng *rng) {
+/* misalign: a, b and y start one element past a 16-byte boundary (the CUDA tiles' element-by-element path). */
+static void run_recurrence_case(pscan_type type, uint64_t n, int reverse, int with_y0, int in_place, int misalign,
+                                test_rng *rng) {
     const size_t es = type == PSCAN_TYPE_F32 ? 4 : 8;
     double *a = (double *)malloc(n * 8 + 8), *b = (double *)malloc(n * 8 + 8);
     long double *ref = (long double *)malloc(n * sizeof(long double) + 16);
@@ -535,10 +540,12 @@ static void run_recurrence_case(pscan_type type, uint64_t n, int reverse, int wi
         const uint64_t i = reverse ? n - 1 - k : k;
         ref[i] = y = (long double)a[i] * y + b[i];
     }
-    void *d_a = NULL, *d_b = NULL, *d_y = NULL;
-    pscan_memory_alloc(ctx, n * es + GUARD, &d_a);
-    pscan_memory_alloc(ctx, n * es + GUARD, &d_b);
-    pscan_memory_alloc(ctx, n * es + GUARD, &d_y);
+    void *m_a = NULL, *m_b = NULL, *m_y = NULL;
+    const size_t off = misalign ? es : 0;
+    pscan_memory_alloc(ctx, n * es + GUARD + off, &m_a);
+    pscan_memory_alloc(ctx, n * es + GUARD + off, &m_b);
+    pscan_memory_alloc(ctx, n * es + GUARD + off, &m_y);
+    void *d_a = (char *)m_a + off, *d_b = (char *)m_b + off, *d_y = (char *)m_y + off;
     memset(got, SENTINEL, n * es + GUARD);
     pscan_memory_upload(ctx, d_a, ha, n * es);
     pscan_memory_upload(ctx, d_b, hb, n * es);
@@ -571,21 +578,42 @@ static void run_recurrence_case(pscan_type type, uint64_t n, int reverse, int wi
             break;
         }
     }
-    CHECK(bad == n, "recurrence %s n=%llu reverse=%d y0=%d in_place=%d: first wrong element %llu",
-          pscan_type_name(type), (unsigned long long)n, reverse, with_y0, in_place, (unsigned long long)bad);
+    CHECK(bad == n, "recurrence %s n=%llu reverse=%d y0=%d in_place=%d misalign=%d: first wrong element %llu",
+          pscan_type_name(type), (unsigned long long)n, reverse, with_y0, in_place, misalign, (unsigned long long)bad);
     int guard_ok = 1;
     for (size_t i = 0; i < GUARD; i++) guard_ok &= got[n * es + i] == SENTINEL;
     CHECK(guard_ok, "recurrence n=%llu wrote past y", (unsigned long long)n);
-    pscan_memory_free(ctx, d_a), pscan_memory_free(ctx, d_b), pscan_memory_free(ctx, d_y);
+    pscan_memory_free(ctx, m_a), pscan_memory_free(ctx, m_b), pscan_memory_free(ctx, m_y);
     free(a), free(b), free(ref), free(ha), free(hb), free(got);
+}
+
+/* A recurrence of order 1 or 2 on n <= 16 host floats, through device memory on a GPU backend (y is written
+ * back only on success). */
+static pscan_status recurrence_small(const void *desc, int order, const float *a, const float *b, const float *c,
+                                     float *y, uint64_t n) {
+    if (backend == PSCAN_BACKEND_CPU)
+        return order == 1 ? pscan_recurrence(ctx, (const pscan_recurrence_desc *)desc, a, b, y, n, NULL, 0)
+                          : pscan_recurrence2(ctx, (const pscan_recurrence2_desc *)desc, a, b, c, y, n, NULL, 0);
+    void *d[4] = {NULL, NULL, NULL, NULL};
+    const float *h[3] = {a, b, c};
+    for (int k = 0; k < 4; k++) pscan_memory_alloc(ctx, 16 * sizeof(float), &d[k]);
+    for (int k = 0; k < 3; k++)
+        if (h[k]) pscan_memory_upload(ctx, d[k], h[k], n * sizeof(float));
+    pscan_status s = order == 1 ? pscan_recurrence(ctx, (const pscan_recurrence_desc *)desc, d[0], d[1], d[3], n, NULL, 0)
+                                : pscan_recurrence2(ctx, (const pscan_recurrence2_desc *)desc, d[0], d[1], d[2], d[3], n,
+                                                    NULL, 0);
+    if (s == PSCAN_SUCCESS) pscan_memory_download(ctx, y, d[3], n * sizeof(float));
+    pscan_context_synchronize(ctx);
+    for (int k = 0; k < 4; k++) pscan_memory_free(ctx, d[k]);
+    return s;
 }
 
 static void run_recurrences(test_rng *rng) {
     pscan_recurrence_desc desc = {PSCAN_TYPE_F32, 0, algo, NULL};
     size_t bytes = 0;
     pscan_status s = pscan_recurrence_temp_bytes(ctx, &desc, 1000, &bytes);
-    if (backend != PSCAN_BACKEND_CPU) {
-        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence on a GPU: %s", pscan_status_name(s));
+    if (backend == PSCAN_BACKEND_OPENCL) {
+        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence on OpenCL: %s", pscan_status_name(s));
         return;
     }
     CHECK(s == PSCAN_SUCCESS, "recurrence_temp_bytes: %s", pscan_status_name(s));
@@ -599,19 +627,26 @@ static void run_recurrences(test_rng *rng) {
     CHECK(pscan_recurrence(ctx, &desc, NULL, buf, buf + 8, 4, NULL, 0) == PSCAN_ERROR_NULL_POINTER, "recurrence(NULL a)");
     /* the pscan.h example */
     float a[4] = {2, 2, 2, 2}, b[4] = {1, 1, 1, 1}, y[4];
-    CHECK(pscan_recurrence(ctx, &desc, a, b, y, 4, NULL, 0) == PSCAN_SUCCESS && y[0] == 1 && y[1] == 3 && y[2] == 7 &&
+    CHECK(recurrence_small(&desc, 1, a, b, NULL, y, 4) == PSCAN_SUCCESS && y[0] == 1 && y[1] == 3 && y[2] == 7 &&
               y[3] == 15,
           "recurrence example");
     desc.flags = PSCAN_SCAN_REVERSE;
-    CHECK(pscan_recurrence(ctx, &desc, a, b, y, 4, NULL, 0) == PSCAN_SUCCESS && y[0] == 15 && y[3] == 1,
+    CHECK(recurrence_small(&desc, 1, a, b, NULL, y, 4) == PSCAN_SUCCESS && y[0] == 15 && y[3] == 1,
           "reverse recurrence example");
+    /* an initial state: y0 = 1 -> y = [3 7 15 31] */
+    const float one = 1;
+    desc.flags = 0, desc.y0 = &one;
+    CHECK(recurrence_small(&desc, 1, a, b, NULL, y, 4) == PSCAN_SUCCESS && y[0] == 3 && y[3] == 31,
+          "recurrence example with y0");
+    desc.y0 = NULL;
 
-    const uint64_t sizes[] = {0, 1, 2, 1000, 65537, 1000003};
+    /* CUDA tiles: 4096 (f32) and 2048 (f64) elements, a look-back window of 64 tiles */
+    const uint64_t sizes[] = {0, 1, 2, 1000, 2047, 2048, 2049, 4095, 4096, 4097, 65537, 64 * 4096 + 5, 1000003};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0] - (quick ? 1 : 0); i++)
         for (int t = 0; t < 2; t++)
             for (int reverse = 0; reverse < 2; reverse++)
                 run_recurrence_case(t ? PSCAN_TYPE_F64 : PSCAN_TYPE_F32, sizes[i], reverse, (int)(i + reverse) % 2,
-                                    (int)(i + t) % 2, rng);
+                                    (int)(i + t) % 2, (int)(i + t + reverse) % 3 == 0, rng);
 }
 
 /* ---- second-order recurrences ---------------------------------------------------------------------------- */
@@ -713,16 +748,16 @@ static void run_recurrences2(test_rng *rng) {
     pscan_recurrence2_desc desc = {PSCAN_TYPE_F32, 0, algo, NULL, NULL};
     size_t bytes = 0;
     pscan_status s = pscan_recurrence2_temp_bytes(ctx, &desc, 1000, &bytes);
-    if (backend != PSCAN_BACKEND_CPU) {
-        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence2 on a GPU: %s", pscan_status_name(s));
+    if (backend == PSCAN_BACKEND_OPENCL) {
+        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence2 on OpenCL: %s", pscan_status_name(s));
         float one = 1;
         void *d = NULL;
         pscan_memory_alloc(ctx, 4 * 4, &d);
         s = pscan_recurrence2(ctx, &desc, d, d, d, d, 1, NULL, 0);
-        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence2 run on a GPU: %s", pscan_status_name(s));
+        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence2 run on OpenCL: %s", pscan_status_name(s));
         desc.y1 = &one;
         s = pscan_recurrence2(ctx, &desc, d, d, d, d, 0, NULL, 0);
-        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence2 n=0 on a GPU: %s", pscan_status_name(s));
+        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence2 n=0 on OpenCL: %s", pscan_status_name(s));
         pscan_memory_free(ctx, d);
         return;
     }
@@ -753,18 +788,19 @@ static void run_recurrences2(test_rng *rng) {
     /* Fibonacci, the pscan.h and docs/api.md example, forward and reverse */
     float y1 = 1, y2 = 0, fib[5] = {1, 1, 1, 1, 1}, fb[5] = {1, 1, 1, 1, 1}, fc[5] = {0}, fy[5];
     desc.y1 = &y1, desc.y2 = &y2;
-    CHECK(pscan_recurrence2(ctx, &desc, fib, fb, fc, fy, 5, NULL, 0) == PSCAN_SUCCESS && fy[0] == 1 && fy[1] == 2 &&
+    CHECK(recurrence_small(&desc, 2, fib, fb, fc, fy, 5) == PSCAN_SUCCESS && fy[0] == 1 && fy[1] == 2 &&
               fy[2] == 3 && fy[3] == 5 && fy[4] == 8,
           "recurrence2 Fibonacci");
     desc.flags = PSCAN_SCAN_REVERSE;
-    CHECK(pscan_recurrence2(ctx, &desc, fib, fb, fc, fy, 5, NULL, 0) == PSCAN_SUCCESS && fy[4] == 1 && fy[3] == 2 &&
+    CHECK(recurrence_small(&desc, 2, fib, fb, fc, fy, 5) == PSCAN_SUCCESS && fy[4] == 1 && fy[3] == 2 &&
               fy[2] == 3 && fy[1] == 5 && fy[0] == 8,
           "reverse recurrence2 Fibonacci");
     /* y0 and y2 NULL: 0, so y = c's own recurrence; n = 0 is a no-op that still validates */
     desc.flags = 0, desc.y1 = NULL, desc.y2 = NULL;
     CHECK(pscan_recurrence2(ctx, &desc, NULL, NULL, NULL, NULL, 0, NULL, 0) == PSCAN_SUCCESS, "recurrence2 n=0");
 
-    const uint64_t sizes[] = {0, 1, 2, 3, 1000, 65537, (1u << 20) + 3};
+    /* CUDA tiles: 2048 (f32) and 1024 (f64) elements */
+    const uint64_t sizes[] = {0, 1, 2, 3, 1000, 1023, 1024, 1025, 2047, 2048, 2049, 65537, (1u << 20) + 3};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         for (int t = 0; t < 2; t++)
             for (int reverse = 0; reverse < 2; reverse++)

@@ -331,13 +331,3 @@ cudaError_t ps_cuda_user_run(const ps_request *req, const ps_cuda_device *dev) {
                                        dev->stream);
     return err != cudaSuccess ? err : cudaGetLastError();
 }
-
-/* Recurrences are not on CUDA yet: every call is refused at plan time. */
-pscan_status ps_cuda_recurrence_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes) {
-    (void)req, (void)dev, (void)bytes;
-    return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
-}
-cudaError_t ps_cuda_recurrence_run(const ps_request *req, const ps_cuda_device *dev) {
-    (void)req, (void)dev;
-    return cudaErrorNotSupported;
-}
