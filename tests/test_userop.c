@@ -25,7 +25,9 @@
  * (1024-4096 elements) and the look-back window, against a long double loop: |y - ref| <= tol (1 + |ref|) with
  * tol = 256 eps (1 + log2(n + 1)), eps the type's epsilon (coefficients keep errors from growing along the
  * chain, see the cases); bad inputs with their status and y untouched. CPU and CUDA run them; OpenCL must
- * refuse both (PSCAN_ERROR_UNSUPPORTED_ALGORITHM).
+ * refuse both (PSCAN_ERROR_UNSUPPORTED_ALGORITHM). Polynomial evaluation (pscan_polyval, Horner's rule as the
+ * recurrence with a = x): every Horner prefix against a long double Horner loop, the same tolerance, both
+ * coefficient orders, in place or not, the pscan.h example, bad inputs.
  *
  * Exit status: 0 all passed, 1 any failure, 77 (skip) when the backend is not compiled in or has no device.
  */
@@ -808,6 +810,131 @@ static void run_recurrences2(test_rng *rng) {
                                      (int)(i + t + reverse) % 4, rng);
 }
 
+/* ---- polynomial evaluation (Horner's rule as a recurrence) --------------------------------------------- */
+
+/* |x| <= 0.9 and |c| <= 1: every Horner prefix is at most 10 in size and errors fade along the chain as in the
+ * first order (x is the constant a). */
+static void run_polyval_case(pscan_type type, uint64_t n, int reverse, int in_place, double x, test_rng *rng) {
+    const size_t es = type == PSCAN_TYPE_F32 ? 4 : 8;
+    double *c = (double *)malloc(n * 8 + 8);
+    long double *ref = (long double *)malloc(n * sizeof(long double) + 16);
+    unsigned char *hc = (unsigned char *)malloc(n * es + 1), *got = (unsigned char *)malloc(n * es + GUARD);
+    const float xf = (float)x;
+    if (type == PSCAN_TYPE_F32) x = xf;
+    for (uint64_t i = 0; i < n; i++) {
+        c[i] = 2 * test_rng_unit(rng) - 1;
+        if (type == PSCAN_TYPE_F32) {
+            float f = (float)c[i];
+            c[i] = f;
+            memcpy(hc + i * 4, &f, 4);
+        } else {
+            memcpy(hc + i * 8, &c[i], 8);
+        }
+    }
+    long double v = 0; /* the serial Horner loop */
+    for (uint64_t k = 0; k < n; k++) {
+        const uint64_t i = reverse ? n - 1 - k : k;
+        ref[i] = v = v * x + c[i];
+    }
+    void *d_c = NULL, *d_v = NULL;
+    pscan_memory_alloc(ctx, n * es + GUARD, &d_c);
+    pscan_memory_alloc(ctx, n * es + GUARD, &d_v);
+    memset(got, SENTINEL, n * es + GUARD);
+    pscan_memory_upload(ctx, d_v, got, n * es + GUARD);
+    pscan_memory_upload(ctx, in_place ? d_v : d_c, hc, n * es);
+    pscan_polyval_desc desc = {type, reverse ? PSCAN_SCAN_REVERSE : 0u, algo,
+                               type == PSCAN_TYPE_F32 ? (const void *)&xf : (const void *)&x};
+    pscan_status s = pscan_polyval(ctx, &desc, in_place ? d_v : d_c, d_v, n, NULL, 0);
+    pscan_memory_download(ctx, got, d_v, n * es + GUARD);
+    pscan_context_synchronize(ctx);
+    CHECK(s == PSCAN_SUCCESS, "polyval %s n=%llu: %s", pscan_type_name(type), (unsigned long long)n,
+          pscan_status_name(s));
+    const double eps = type == PSCAN_TYPE_F32 ? FLT_EPSILON : DBL_EPSILON;
+    const double tol = eps * 256 * (1 + log2((double)n + 1));
+    uint64_t bad = n;
+    for (uint64_t i = 0; i < n && s == PSCAN_SUCCESS; i++) {
+        double g;
+        if (type == PSCAN_TYPE_F32) {
+            float f;
+            memcpy(&f, got + i * 4, 4);
+            g = f;
+        } else {
+            memcpy(&g, got + i * 8, 8);
+        }
+        if (!(fabs(g - (double)ref[i]) <= tol * (1 + fabs((double)ref[i])))) {
+            bad = i;
+            break;
+        }
+    }
+    CHECK(bad == n, "polyval %s n=%llu reverse=%d in_place=%d x=%g: first wrong element %llu", pscan_type_name(type),
+          (unsigned long long)n, reverse, in_place, x, (unsigned long long)bad);
+    int guard_ok = 1;
+    for (size_t i = 0; i < GUARD; i++) guard_ok &= got[n * es + i] == SENTINEL;
+    CHECK(guard_ok, "polyval n=%llu wrote past values", (unsigned long long)n);
+    pscan_memory_free(ctx, d_c), pscan_memory_free(ctx, d_v);
+    free(c), free(ref), free(hc), free(got);
+}
+
+/* pscan_polyval on n <= 16 host floats, through device memory on a GPU backend, in place there. */
+static pscan_status polyval_small(const pscan_polyval_desc *desc, const float *c, float *values, uint64_t n) {
+    if (backend == PSCAN_BACKEND_CPU) return pscan_polyval(ctx, desc, c, values, n, NULL, 0);
+    void *d = NULL;
+    pscan_memory_alloc(ctx, 16 * sizeof(float), &d);
+    pscan_memory_upload(ctx, d, c, n * sizeof(float));
+    pscan_status s = pscan_polyval(ctx, desc, d, d, n, NULL, 0);
+    if (s == PSCAN_SUCCESS) pscan_memory_download(ctx, values, d, n * sizeof(float));
+    pscan_context_synchronize(ctx);
+    pscan_memory_free(ctx, d);
+    return s;
+}
+
+static void run_polyvals(test_rng *rng) {
+    const float two = 2;
+    pscan_polyval_desc desc = {PSCAN_TYPE_F32, 0, algo, &two};
+    size_t bytes = 0;
+    pscan_status s = pscan_polyval_temp_bytes(ctx, &desc, 1000, &bytes);
+    if (backend == PSCAN_BACKEND_OPENCL) {
+        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "polyval on OpenCL: %s", pscan_status_name(s));
+        return;
+    }
+    CHECK(s == PSCAN_SUCCESS, "polyval_temp_bytes: %s", pscan_status_name(s));
+    CHECK(pscan_polyval_temp_bytes(ctx, NULL, 10, &bytes) == PSCAN_ERROR_NULL_POINTER, "polyval(NULL desc)");
+    CHECK(pscan_polyval_temp_bytes(ctx, &desc, 10, NULL) == PSCAN_ERROR_NULL_POINTER, "polyval(NULL bytes)");
+    float buf[16], vals[4];
+    for (int i = 0; i < 16; i++) buf[i] = (float)i;
+    for (int i = 0; i < 4; i++) vals[i] = -7;
+    /* refused calls: exact status, values untouched (host memory: the core refuses before any backend runs) */
+    desc.x = NULL;
+    CHECK(pscan_polyval(ctx, &desc, buf, vals, 4, NULL, 0) == PSCAN_ERROR_NULL_POINTER, "polyval(NULL x)");
+    desc.x = &two, desc.type = PSCAN_TYPE_I32;
+    CHECK(pscan_polyval(ctx, &desc, buf, vals, 4, NULL, 0) == PSCAN_ERROR_UNSUPPORTED_TYPE, "polyval(i32)");
+    desc.type = PSCAN_TYPE_F32, desc.flags = PSCAN_SCAN_EXCLUSIVE;
+    CHECK(pscan_polyval(ctx, &desc, buf, vals, 4, NULL, 0) == PSCAN_ERROR_INVALID_VALUE, "polyval(exclusive)");
+    desc.flags = 0;
+    CHECK(pscan_polyval(ctx, &desc, NULL, vals, 4, NULL, 0) == PSCAN_ERROR_NULL_POINTER, "polyval(NULL c)");
+    CHECK(pscan_polyval(ctx, &desc, buf, buf + 2, 4, NULL, 0) == PSCAN_ERROR_OVERLAP, "polyval overlap");
+    CHECK(vals[0] == -7 && vals[3] == -7 && buf[2] == 2, "a refused polyval wrote its output");
+    CHECK(pscan_polyval(ctx, &desc, NULL, NULL, 0, NULL, 0) == PSCAN_SUCCESS, "polyval n=0");
+    /* the pscan.h example: x^2 + 2x + 3 at 2, every Horner prefix; reversed, 3x^2 + 2x + 1 */
+    const float c3[3] = {1, 2, 3};
+    float v3[3] = {0, 0, 0};
+    s = polyval_small(&desc, c3, v3, 3);
+    CHECK(s == PSCAN_SUCCESS && v3[0] == 1 && v3[1] == 4 && v3[2] == 11, "polyval example: %s [%g %g %g]",
+          pscan_status_name(s), v3[0], v3[1], v3[2]);
+    desc.flags = PSCAN_SCAN_REVERSE;
+    s = polyval_small(&desc, c3, v3, 3);
+    CHECK(s == PSCAN_SUCCESS && v3[0] == 17 && v3[1] == 8 && v3[2] == 3, "reverse polyval example: %s [%g %g %g]",
+          pscan_status_name(s), v3[0], v3[1], v3[2]);
+
+    const uint64_t sizes[] = {0, 1, 2, 1000, 2047, 2048, 2049, 4097, 65537, 64 * 4096 + 5};
+    const double xs[] = {0.9, -0.7, 0.5, -0.9};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0] - (quick ? 1 : 0); i++)
+        for (int t = 0; t < 2; t++)
+            for (int reverse = 0; reverse < 2; reverse++)
+                run_polyval_case(t ? PSCAN_TYPE_F64 : PSCAN_TYPE_F32, sizes[i], reverse, (int)(i + t + reverse) % 2,
+                                 xs[(i + 2 * t + reverse) % 4], rng);
+}
+
 static int usage(void) {
     fprintf(stderr, "usage: test_userop --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]\n");
     return 2;
@@ -845,6 +972,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < OP_CASES; i++) run_operator(&op_cases[i], &rng);
     run_recurrences(&rng);
     run_recurrences2(&rng);
+    run_polyvals(&rng);
 
     pscan_context_destroy(ctx);
     printf("test_userop: %d passed, %d failed\n", passed, failed);

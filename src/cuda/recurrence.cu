@@ -21,6 +21,7 @@
  *  - Reverse runs the same body in logical order: physical tile tiles-1-id, vectors and elements mirrored.
  *  - In place (y == a, b or c): a thread writes only the elements it loaded itself, after loading them.
  *  - Padding (the last tile): padded slots are identity maps, and consume does not step over them.
+ *  - A constant multiplier (a NULL, pscan_polyval's Horner rule y = x y + c): a is not read, every a[i] is x.
  *
  * Work: the maps cost 2 (first order) or 9 (second order) multiply-adds per element in reduce, against the
  * serial loop's 1 or 2 that consume runs again. Depth: one tile plus n / (tile x 64) look-back rounds.
@@ -132,12 +133,13 @@ template <class T, int ORDER, bool Reverse, int VECS_, int MIN_BLOCKS_> struct p
         INPUTS = ORDER + 1 /* a, b (, c) */
     };
     struct params {
-        const T *in[3]; /* a, b, c (c NULL in the first order) */
+        const T *in[3]; /* a, b, c (c NULL in the first order; a NULL: every a[i] is a_const) */
         T *y;
         uint64_t n;
         uint32_t tiles;
         int aligned; /* every input and y 16-byte aligned */
         T init1, init2;
+        T a_const; /* pscan_polyval: Horner's rule, a[i] = x */
     };
     struct smem {
         carry warp_totals[WARPS];
@@ -176,7 +178,12 @@ template <class T, int ORDER, bool Reverse, int VECS_, int MIN_BLOCKS_> struct p
 #pragma unroll
             for (int k = 0; k < VECS; k++) {
                 const uint32_t pv = vector_of(warp, lane, k);
-                if (l.fast) {
+                if (j == 0 && !p.in[0]) {
+                    T t[VEC];
+#pragma unroll
+                    for (int i = 0; i < VEC; i++) t[i] = p.a_const;
+                    memcpy(&l.raw[j][k], t, sizeof(uint4));
+                } else if (l.fast) {
                     l.raw[j][k] = reinterpret_cast<const uint4 *>(p.in[j] + l.base)[pv];
                 } else {
                     T t[VEC];
@@ -318,6 +325,7 @@ template <class T, int ORDER, bool Reverse> static cudaError_t rec_launch(const 
     p.aligned = (addresses & 15u) == 0;
     memcpy(&p.init1, req->init.bytes, sizeof(T));
     memcpy(&p.init2, req->init2.bytes, sizeof(T));
+    memcpy(&p.a_const, req->operand.bytes, sizeof(T));
     return ps_chain_single_pass<P>(p, p.tiles, req->temp, dev->stream);
 }
 
