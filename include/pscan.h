@@ -315,8 +315,8 @@ pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, con
  *           PSCAN_ERROR_UNSUPPORTED_OPERATOR.
  *   CUDA    compiles source with NVRTC into the single-pass kernels (DECOUPLED_LOOKBACK only: the
  *           progression algorithms 1-4 may reorder combines and refuse user operators with
- *           PSCAN_ERROR_UNSUPPORTED_ALGORITHM); elem_bytes must be 1, 2, 4, 8 or 16 for now (else
- *           PSCAN_ERROR_UNSUPPORTED_TYPE). Modules are cached per context by a hash of the source, names,
+ *           PSCAN_ERROR_UNSUPPORTED_ALGORITHM); every elem_bytes up to 32 (1, 2, 4, 8, 16 on 16-byte vectors,
+ *           the others, such as 12, 24 and 32, element by element in elem_align). Modules are cached per context by a hash of the source, names,
  *           size, alignment and identity: a second operator with the same description compiles nothing.
  *   OpenCL  PSCAN_ERROR_UNSUPPORTED_OPERATOR for now.
  * ------------------------------------------------------------------------------------------------------- */
