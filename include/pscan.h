@@ -315,8 +315,8 @@ pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, con
  *           PSCAN_ERROR_UNSUPPORTED_OPERATOR.
  *   CUDA    compiles source with NVRTC into the single-pass kernels (DECOUPLED_LOOKBACK only: the
  *           progression algorithms 1-4 may reorder combines and refuse user operators with
- *           PSCAN_ERROR_UNSUPPORTED_ALGORITHM); elem_bytes must be 1, 2, 4, 8 or 16 for now (else
- *           PSCAN_ERROR_UNSUPPORTED_TYPE). Modules are cached per context by a hash of the source, names,
+ *           PSCAN_ERROR_UNSUPPORTED_ALGORITHM); every elem_bytes up to 32 (1, 2, 4, 8, 16 on 16-byte vectors,
+ *           the others, such as 12, 24 and 32, element by element in elem_align). Modules are cached per context by a hash of the source, names,
  *           size, alignment and identity: a second operator with the same description compiles nothing.
  *   OpenCL  PSCAN_ERROR_UNSUPPORTED_OPERATOR for now.
  * ------------------------------------------------------------------------------------------------------- */
@@ -379,8 +379,8 @@ typedef struct pscan_recurrence_desc {
 pscan_status pscan_recurrence_temp_bytes(pscan_context *ctx, const pscan_recurrence_desc *desc, uint64_t n,
                                          size_t *bytes);
 /* Computes y from a, b and y0 on the context's stream. n == 0 is a no-op. y overlapping a or b other than
- * exactly (y == a or y == b) is PSCAN_ERROR_OVERLAP. temp as for pscan_scan. CUDA and OpenCL:
- * PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now. */
+ * exactly (y == a or y == b) is PSCAN_ERROR_OVERLAP. temp as for pscan_scan. CPU: SERIAL or THREADS; CUDA:
+ * DECOUPLED_LOOKBACK (the single-pass chain); OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now. */
 pscan_status pscan_recurrence(pscan_context *ctx, const pscan_recurrence_desc *desc, const void *a, const void *b,
                               void *y, uint64_t n, void *temp, size_t temp_bytes);
 
@@ -401,6 +401,28 @@ pscan_status pscan_recurrence2_temp_bytes(pscan_context *ctx, const pscan_recurr
                                           size_t *bytes);
 pscan_status pscan_recurrence2(pscan_context *ctx, const pscan_recurrence2_desc *desc, const void *a, const void *b,
                                const void *c, void *y, uint64_t n, void *temp, size_t temp_bytes);
+
+/* Polynomial evaluation by Horner's rule, run as a first-order recurrence with a constant multiplier:
+ * values[k] = x * values[k-1] + c[k] from values[-1] = 0, i.e. values[k] = c[0] x^k + c[1] x^(k-1) + ... + c[k],
+ * the polynomial of the coefficients c[0..k] (highest degree first) at x: every Horner prefix, and
+ * values[n-1] = p(x). PSCAN_SCAN_REVERSE takes the coefficients lowest degree first (c[k] multiplies x^k):
+ * values[k] = c[k] + c[k+1] x + ... + c[n-1] x^(n-1-k), and values[0] = p(x).
+ * Why this form: Horner's loop is the recurrence y = x y + c; run as a scan, the work is parallel along the
+ * degree, which is what a recurrence engine adds. One polynomial at many points is a map (one independent Horner
+ * loop per point), not a scan: call this once per point for long polynomials, or write the map.
+ * c and values are device arrays of n elements of type (f32 or f64); values may be c. x: host pointer to one
+ * element (NULL: PSCAN_ERROR_NULL_POINTER). Backends, temp and errors as for pscan_recurrence.
+ * Example: c = [1 2 3] (x^2 + 2x + 3), x = 2  ->  values = [1 4 11]; reversed (3x^2 + 2x + 1): values = [17 8 3]. */
+typedef struct pscan_polyval_desc {
+    pscan_type type; /* PSCAN_TYPE_F32 or PSCAN_TYPE_F64 (else PSCAN_ERROR_UNSUPPORTED_TYPE) */
+    unsigned flags;  /* 0 or PSCAN_SCAN_REVERSE */
+    pscan_algo algo; /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS */
+    const void *x;   /* host pointer to one element of type: the point */
+} pscan_polyval_desc;
+
+pscan_status pscan_polyval_temp_bytes(pscan_context *ctx, const pscan_polyval_desc *desc, uint64_t n, size_t *bytes);
+pscan_status pscan_polyval(pscan_context *ctx, const pscan_polyval_desc *desc, const void *c, void *values,
+                           uint64_t n, void *temp, size_t temp_bytes);
 
 /* ---------------------------------------------------------------------------------------------------------
  * Select (compact) and partition: which items are kept is decided per item, by a u8 flag (nonzero keeps) or

@@ -1,7 +1,7 @@
 # install_test.cmake - builds and runs examples/ against the installed package, as a user would.
 #   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DGENERATOR=... -DC_COMPILER=... -P install_test.cmake
 # 1. cmake --install into WORK_DIR/prefix;
-# 2. configure and build examples/ (find_package(pscan)) against that prefix and run scan_example;
+# 2. configure and build examples/ (find_package(pscan)) against that prefix and run scan_example and recurrence;
 # 3. compile examples/scan_example.c with `pkg-config --cflags --libs pscan` and run it.
 cmake_minimum_required(VERSION 3.25)
 
@@ -25,6 +25,7 @@ run_step("configure examples/"
   -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_C_COMPILER=${C_COMPILER})
 run_step("build examples/" ${CMAKE_COMMAND} --build ${WORK_DIR}/examples)
 run_step("run scan_example (find_package)" ${WORK_DIR}/examples/scan_example)
+run_step("run recurrence (find_package)" ${WORK_DIR}/examples/recurrence)
 
 # The README's install block, run as written: only its prefix (/opt/pscan), its build folder and the path of
 # examples/ are replaced by this test's own.

@@ -10,19 +10,26 @@
  *   argmax   (f32 value, u32 index), 8 bytes: the largest value, the earlier index on ties;
  *   affine16 the same over u16 pairs, 4 bytes (alignment 2);
  *   window K the last K ids of the concatenation (a count and K u32 ids), 4 + 4K bytes for K = 2, 5, 7:
- *            element sizes 12, 24 and 32 ("keep the right operand" is K = 1's shape).
+ *            element sizes 12, 24 and 32 ("keep the right operand" is K = 1's shape);
+ *   aff64    x -> a x + b over u64 with a count of maps composed, 24 bytes, alignment 8;
+ *   mat64    2x2 u64 matrices mod 65521, 32 bytes, alignment 16 (alignas(16) in the device source).
  * Each is checked against a serial loop written here, for scans (inclusive and exclusive, forward and
  * reverse, identity or init, in place and not) and reduces, at sizes around the CUDA tiles (2048-8192 elements)
  * and the look-back window (64 tiles), and at the CPU's per-thread blocks. Outputs beyond the scanned range
  * carry a sentinel that must survive. Bad inputs return their exact status and leave outputs untouched.
  *
  * Per backend: the CPU runs every operator through its host function; CUDA compiles each operator's source
- * with NVRTC (elements of 1, 2, 4, 8 or 16 bytes for now: the others must be PSCAN_ERROR_UNSUPPORTED_TYPE),
+ * with NVRTC (every size: 1, 2, 4, 8 and 16 bytes on the vector programs, 12, 24 and 32 on the wide ones),
  * a source that does not compile must be PSCAN_ERROR_BUILD_FAILED with a non-empty log, and creating the same
  * operator twice must reuse the module; OpenCL refuses user operators (PSCAN_ERROR_UNSUPPORTED_OPERATOR).
  * Recurrences, first and second order (pscan_recurrence2): f32 and f64, forward and reverse, initial state or 0,
- * y == a, b or c in place, against a long double loop with a tolerance that grows with n; bad inputs with their
- * status and y untouched; GPUs must refuse both (PSCAN_ERROR_UNSUPPORTED_ALGORITHM).
+ * y == a, b or c in place, 16-byte aligned arrays and arrays one element off, at sizes around the CUDA tiles
+ * (1024-4096 elements) and the look-back window, against a long double loop: |y - ref| <= tol (1 + |ref|) with
+ * tol = 256 eps (1 + log2(n + 1)), eps the type's epsilon (coefficients keep errors from growing along the
+ * chain, see the cases); bad inputs with their status and y untouched. CPU and CUDA run them; OpenCL must
+ * refuse both (PSCAN_ERROR_UNSUPPORTED_ALGORITHM). Polynomial evaluation (pscan_polyval, Horner's rule as the
+ * recurrence with a = x): every Horner prefix against a long double Horner loop, the same tolerance, both
+ * coefficient orders, in place or not, the pscan.h example, bad inputs.
  *
  * Exit status: 0 all passed, 1 any failure, 77 (skip) when the backend is not compiled in or has no device.
  */
@@ -127,6 +134,41 @@ static const char affine16_source[] =
     "    affine16 r; r.a = (unsigned short)(y.a * x.a); r.b = (unsigned short)(y.a * x.b + y.b); return r;\n"
     "}\n";
 
+typedef struct aff64 {
+    uint64_t a, b, calls;
+} aff64;
+static void aff64_host(const void *x_, const void *y_, void *out, void *user) {
+    const aff64 *x = (const aff64 *)x_, *y = (const aff64 *)y_;
+    aff64 r = {y->a * x->a, y->a * x->b + y->b, x->calls + y->calls};
+    (void)user;
+    memcpy(out, &r, sizeof r);
+}
+static const char aff64_source[] = "typedef struct { unsigned long long a, b, calls; } aff64;\n"
+                                   "aff64 compose64(aff64 x, aff64 y) {\n"
+                                   "    aff64 r; r.a = y.a * x.a; r.b = y.a * x.b + y.b; r.calls = x.calls + y.calls;\n"
+                                   "    return r;\n"
+                                   "}\n";
+
+typedef struct mat64 {
+    uint64_t m[4]; /* row-major, entries < PRIME */
+} mat64;
+static void mat64_host(const void *x_, const void *y_, void *out, void *user) {
+    const mat64 *x = (const mat64 *)x_, *y = (const mat64 *)y_;
+    mat64 r;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++) r.m[2 * i + j] = (x->m[2 * i] * y->m[j] + x->m[2 * i + 1] * y->m[2 + j]) % PRIME;
+    (void)user;
+    memcpy(out, &r, sizeof r);
+}
+static const char mat64_source[] =
+    "typedef struct alignas(16) { unsigned long long m[4]; } mat64;\n"
+    "mat64 mul64(mat64 x, mat64 y) {\n"
+    "    mat64 r;\n"
+    "    for (int i = 0; i < 2; i++)\n"
+    "        for (int j = 0; j < 2; j++) r.m[2 * i + j] = (x.m[2 * i] * y.m[j] + x.m[2 * i + 1] * y.m[2 + j]) % 65521ull;\n"
+    "    return r;\n"
+    "}\n";
+
 /* window K: count (<= K) and the last count ids, oldest first. */
 #define WINDOW_MAX 7
 typedef struct window {
@@ -171,7 +213,8 @@ static const op_case op_cases[] = {
     {"affine", sizeof(affine), 4, affine_host, 0, 0},   {"matrix", sizeof(matrix), 4, matrix_host, 0, 0},
     {"argmax", sizeof(argmax), 4, argmax_host, 0, 0},   {"affine16", 4, 2, affine16_host, 0, 0},
     {"window2", 12, 4, window_host, 2, 1},              {"window5", 24, 4, window_host, 5, 1},
-    {"window7", 32, 4, window_host, 7, 1},
+    {"window7", 32, 4, window_host, 7, 1},              {"aff64", sizeof(aff64), 8, aff64_host, 0, 0},
+    {"mat64", sizeof(mat64), 16, mat64_host, 0, 0},
 };
 #define OP_CASES (sizeof op_cases / sizeof op_cases[0])
 
@@ -190,6 +233,12 @@ static void op_identity(const op_case *c, unsigned char *e) {
     } else if (strcmp(c->name, "argmax") == 0) {
         argmax id = {-INFINITY, 0};
         memcpy(e, &id, sizeof id);
+    } else if (strcmp(c->name, "aff64") == 0) {
+        aff64 id = {1, 0, 0};
+        memcpy(e, &id, sizeof id);
+    } else if (strcmp(c->name, "mat64") == 0) {
+        mat64 id = {{1, 0, 0, 1}};
+        memcpy(e, &id, sizeof id);
     }
 }
 
@@ -207,6 +256,13 @@ static void op_random(const op_case *c, test_rng *r, uint64_t index, unsigned ch
         memcpy(e, &x, sizeof x);
     } else if (strcmp(c->name, "argmax") == 0) {
         argmax x = {(float)(test_rng_next(r) % 1000), (uint32_t)index}; /* many ties: the earlier index wins */
+        memcpy(e, &x, sizeof x);
+    } else if (strcmp(c->name, "aff64") == 0) {
+        aff64 x = {test_rng_next(r) | 1u, test_rng_next(r), 1};
+        memcpy(e, &x, sizeof x);
+    } else if (strcmp(c->name, "mat64") == 0) {
+        mat64 x;
+        for (int i = 0; i < 4; i++) x.m[i] = test_rng_next(r) % PRIME;
         memcpy(e, &x, sizeof x);
     } else {
         window x;
@@ -235,6 +291,10 @@ static int op_create(const op_case *c, int with_host, pscan_operator **op) {
         d.source = affine16_source, d.type_name = "affine16", d.combine_name = "compose";
     } else if (strcmp(c->name, "matrix") == 0) {
         d.source = matrix_source, d.type_name = "mat2", d.combine_name = "mul";
+    } else if (strcmp(c->name, "aff64") == 0) {
+        d.source = aff64_source, d.type_name = "aff64", d.combine_name = "compose64";
+    } else if (strcmp(c->name, "mat64") == 0) {
+        d.source = mat64_source, d.type_name = "mat64", d.combine_name = "mul64";
     } else {
         d.source = argmax_source, d.type_name = "argmax", d.combine_name = "keep_max";
     }
@@ -243,11 +303,10 @@ static int op_create(const op_case *c, int with_host, pscan_operator **op) {
     return pscan_operator_create(ctx, &d, op);
 }
 
-/* What a backend must answer for an operator of this size: CUDA compiles 1, 2, 4, 8 and 16 bytes for now. */
+/* What a backend must answer for an operator: CUDA compiles every size (user_op.cu). */
 static pscan_status expected_create(const op_case *c) {
+    (void)c;
     if (backend == PSCAN_BACKEND_OPENCL) return PSCAN_ERROR_UNSUPPORTED_OPERATOR;
-    if (backend == PSCAN_BACKEND_CUDA && c->bytes != 4 && c->bytes != 8 && c->bytes != 16)
-        return PSCAN_ERROR_UNSUPPORTED_TYPE;
     return PSCAN_SUCCESS;
 }
 
@@ -345,9 +404,10 @@ static void run_operator(const op_case *c, test_rng *rng) {
         CHECK(op == NULL, "%s: a failed create left an operator", c->name);
         return;
     }
-    /* tiles of the CUDA scan hold 2048 (16-byte), 4096 (8-byte) or 8192 (4-byte) elements, the look-back
-     * window is 64 tiles; the CPU's threads take 256 KiB blocks */
-    const uint64_t tile = 32768 / c->bytes;
+    /* tiles of the CUDA scan hold 2048 (16-byte), 4096 (8-byte) or 8192 (4-byte) elements, and 1024 for the
+     * sizes that do not divide 16 (user_wide.cuh); the look-back window is 64 tiles; the CPU's threads take
+     * 256 KiB blocks */
+    const uint64_t tile = 16 % c->bytes == 0 ? 32768 / c->bytes : 1024;
     const uint64_t sizes[] = {0, 1, 2, 31, 1000, tile - 1, tile, tile + 1, 3 * tile + 7, 64 * tile + 3,
                               (256u << 10) / c->bytes * 5 + 11};
     const size_t count = sizeof sizes / sizeof sizes[0] - (quick ? 2 : 0);
@@ -512,7 +572,9 @@ static void run_build_failure(void) {
 
 /* ---- recurrences ----------------------------------------------------------------------------------------- */
 
-static void run_recurrence_case(pscan_type type, uint64_t n, int reverse, int with_y0, int in_place, test_rng *rng) {
+/* misalign: a, b and y start one element past a 16-byte boundary (the CUDA tiles' element-by-element path). */
+static void run_recurrence_case(pscan_type type, uint64_t n, int reverse, int with_y0, int in_place, int misalign,
+                                test_rng *rng) {
     const size_t es = type == PSCAN_TYPE_F32 ? 4 : 8;
     double *a = (double *)malloc(n * 8 + 8), *b = (double *)malloc(n * 8 + 8);
     long double *ref = (long double *)malloc(n * sizeof(long double) + 16);
@@ -535,10 +597,12 @@ static void run_recurrence_case(pscan_type type, uint64_t n, int reverse, int wi
         const uint64_t i = reverse ? n - 1 - k : k;
         ref[i] = y = (long double)a[i] * y + b[i];
     }
-    void *d_a = NULL, *d_b = NULL, *d_y = NULL;
-    pscan_memory_alloc(ctx, n * es + GUARD, &d_a);
-    pscan_memory_alloc(ctx, n * es + GUARD, &d_b);
-    pscan_memory_alloc(ctx, n * es + GUARD, &d_y);
+    void *m_a = NULL, *m_b = NULL, *m_y = NULL;
+    const size_t off = misalign ? es : 0;
+    pscan_memory_alloc(ctx, n * es + GUARD + off, &m_a);
+    pscan_memory_alloc(ctx, n * es + GUARD + off, &m_b);
+    pscan_memory_alloc(ctx, n * es + GUARD + off, &m_y);
+    void *d_a = (char *)m_a + off, *d_b = (char *)m_b + off, *d_y = (char *)m_y + off;
     memset(got, SENTINEL, n * es + GUARD);
     pscan_memory_upload(ctx, d_a, ha, n * es);
     pscan_memory_upload(ctx, d_b, hb, n * es);
@@ -571,21 +635,42 @@ static void run_recurrence_case(pscan_type type, uint64_t n, int reverse, int wi
             break;
         }
     }
-    CHECK(bad == n, "recurrence %s n=%llu reverse=%d y0=%d in_place=%d: first wrong element %llu",
-          pscan_type_name(type), (unsigned long long)n, reverse, with_y0, in_place, (unsigned long long)bad);
+    CHECK(bad == n, "recurrence %s n=%llu reverse=%d y0=%d in_place=%d misalign=%d: first wrong element %llu",
+          pscan_type_name(type), (unsigned long long)n, reverse, with_y0, in_place, misalign, (unsigned long long)bad);
     int guard_ok = 1;
     for (size_t i = 0; i < GUARD; i++) guard_ok &= got[n * es + i] == SENTINEL;
     CHECK(guard_ok, "recurrence n=%llu wrote past y", (unsigned long long)n);
-    pscan_memory_free(ctx, d_a), pscan_memory_free(ctx, d_b), pscan_memory_free(ctx, d_y);
+    pscan_memory_free(ctx, m_a), pscan_memory_free(ctx, m_b), pscan_memory_free(ctx, m_y);
     free(a), free(b), free(ref), free(ha), free(hb), free(got);
+}
+
+/* A recurrence of order 1 or 2 on n <= 16 host floats, through device memory on a GPU backend (y is written
+ * back only on success). */
+static pscan_status recurrence_small(const void *desc, int order, const float *a, const float *b, const float *c,
+                                     float *y, uint64_t n) {
+    if (backend == PSCAN_BACKEND_CPU)
+        return order == 1 ? pscan_recurrence(ctx, (const pscan_recurrence_desc *)desc, a, b, y, n, NULL, 0)
+                          : pscan_recurrence2(ctx, (const pscan_recurrence2_desc *)desc, a, b, c, y, n, NULL, 0);
+    void *d[4] = {NULL, NULL, NULL, NULL};
+    const float *h[3] = {a, b, c};
+    for (int k = 0; k < 4; k++) pscan_memory_alloc(ctx, 16 * sizeof(float), &d[k]);
+    for (int k = 0; k < 3; k++)
+        if (h[k]) pscan_memory_upload(ctx, d[k], h[k], n * sizeof(float));
+    pscan_status s = order == 1 ? pscan_recurrence(ctx, (const pscan_recurrence_desc *)desc, d[0], d[1], d[3], n, NULL, 0)
+                                : pscan_recurrence2(ctx, (const pscan_recurrence2_desc *)desc, d[0], d[1], d[2], d[3], n,
+                                                    NULL, 0);
+    if (s == PSCAN_SUCCESS) pscan_memory_download(ctx, y, d[3], n * sizeof(float));
+    pscan_context_synchronize(ctx);
+    for (int k = 0; k < 4; k++) pscan_memory_free(ctx, d[k]);
+    return s;
 }
 
 static void run_recurrences(test_rng *rng) {
     pscan_recurrence_desc desc = {PSCAN_TYPE_F32, 0, algo, NULL};
     size_t bytes = 0;
     pscan_status s = pscan_recurrence_temp_bytes(ctx, &desc, 1000, &bytes);
-    if (backend != PSCAN_BACKEND_CPU) {
-        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence on a GPU: %s", pscan_status_name(s));
+    if (backend == PSCAN_BACKEND_OPENCL) {
+        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence on OpenCL: %s", pscan_status_name(s));
         return;
     }
     CHECK(s == PSCAN_SUCCESS, "recurrence_temp_bytes: %s", pscan_status_name(s));
@@ -599,19 +684,26 @@ static void run_recurrences(test_rng *rng) {
     CHECK(pscan_recurrence(ctx, &desc, NULL, buf, buf + 8, 4, NULL, 0) == PSCAN_ERROR_NULL_POINTER, "recurrence(NULL a)");
     /* the pscan.h example */
     float a[4] = {2, 2, 2, 2}, b[4] = {1, 1, 1, 1}, y[4];
-    CHECK(pscan_recurrence(ctx, &desc, a, b, y, 4, NULL, 0) == PSCAN_SUCCESS && y[0] == 1 && y[1] == 3 && y[2] == 7 &&
+    CHECK(recurrence_small(&desc, 1, a, b, NULL, y, 4) == PSCAN_SUCCESS && y[0] == 1 && y[1] == 3 && y[2] == 7 &&
               y[3] == 15,
           "recurrence example");
     desc.flags = PSCAN_SCAN_REVERSE;
-    CHECK(pscan_recurrence(ctx, &desc, a, b, y, 4, NULL, 0) == PSCAN_SUCCESS && y[0] == 15 && y[3] == 1,
+    CHECK(recurrence_small(&desc, 1, a, b, NULL, y, 4) == PSCAN_SUCCESS && y[0] == 15 && y[3] == 1,
           "reverse recurrence example");
+    /* an initial state: y0 = 1 -> y = [3 7 15 31] */
+    const float one = 1;
+    desc.flags = 0, desc.y0 = &one;
+    CHECK(recurrence_small(&desc, 1, a, b, NULL, y, 4) == PSCAN_SUCCESS && y[0] == 3 && y[3] == 31,
+          "recurrence example with y0");
+    desc.y0 = NULL;
 
-    const uint64_t sizes[] = {0, 1, 2, 1000, 65537, 1000003};
+    /* CUDA tiles: 4096 (f32) and 2048 (f64) elements, a look-back window of 64 tiles */
+    const uint64_t sizes[] = {0, 1, 2, 1000, 2047, 2048, 2049, 4095, 4096, 4097, 65537, 64 * 4096 + 5, 1000003};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0] - (quick ? 1 : 0); i++)
         for (int t = 0; t < 2; t++)
             for (int reverse = 0; reverse < 2; reverse++)
                 run_recurrence_case(t ? PSCAN_TYPE_F64 : PSCAN_TYPE_F32, sizes[i], reverse, (int)(i + reverse) % 2,
-                                    (int)(i + t) % 2, rng);
+                                    (int)(i + t) % 2, (int)(i + t + reverse) % 3 == 0, rng);
 }
 
 /* ---- second-order recurrences ---------------------------------------------------------------------------- */
@@ -713,16 +805,16 @@ static void run_recurrences2(test_rng *rng) {
     pscan_recurrence2_desc desc = {PSCAN_TYPE_F32, 0, algo, NULL, NULL};
     size_t bytes = 0;
     pscan_status s = pscan_recurrence2_temp_bytes(ctx, &desc, 1000, &bytes);
-    if (backend != PSCAN_BACKEND_CPU) {
-        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence2 on a GPU: %s", pscan_status_name(s));
+    if (backend == PSCAN_BACKEND_OPENCL) {
+        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence2 on OpenCL: %s", pscan_status_name(s));
         float one = 1;
         void *d = NULL;
         pscan_memory_alloc(ctx, 4 * 4, &d);
         s = pscan_recurrence2(ctx, &desc, d, d, d, d, 1, NULL, 0);
-        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence2 run on a GPU: %s", pscan_status_name(s));
+        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence2 run on OpenCL: %s", pscan_status_name(s));
         desc.y1 = &one;
         s = pscan_recurrence2(ctx, &desc, d, d, d, d, 0, NULL, 0);
-        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence2 n=0 on a GPU: %s", pscan_status_name(s));
+        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "recurrence2 n=0 on OpenCL: %s", pscan_status_name(s));
         pscan_memory_free(ctx, d);
         return;
     }
@@ -753,23 +845,149 @@ static void run_recurrences2(test_rng *rng) {
     /* Fibonacci, the pscan.h and docs/api.md example, forward and reverse */
     float y1 = 1, y2 = 0, fib[5] = {1, 1, 1, 1, 1}, fb[5] = {1, 1, 1, 1, 1}, fc[5] = {0}, fy[5];
     desc.y1 = &y1, desc.y2 = &y2;
-    CHECK(pscan_recurrence2(ctx, &desc, fib, fb, fc, fy, 5, NULL, 0) == PSCAN_SUCCESS && fy[0] == 1 && fy[1] == 2 &&
+    CHECK(recurrence_small(&desc, 2, fib, fb, fc, fy, 5) == PSCAN_SUCCESS && fy[0] == 1 && fy[1] == 2 &&
               fy[2] == 3 && fy[3] == 5 && fy[4] == 8,
           "recurrence2 Fibonacci");
     desc.flags = PSCAN_SCAN_REVERSE;
-    CHECK(pscan_recurrence2(ctx, &desc, fib, fb, fc, fy, 5, NULL, 0) == PSCAN_SUCCESS && fy[4] == 1 && fy[3] == 2 &&
+    CHECK(recurrence_small(&desc, 2, fib, fb, fc, fy, 5) == PSCAN_SUCCESS && fy[4] == 1 && fy[3] == 2 &&
               fy[2] == 3 && fy[1] == 5 && fy[0] == 8,
           "reverse recurrence2 Fibonacci");
     /* y0 and y2 NULL: 0, so y = c's own recurrence; n = 0 is a no-op that still validates */
     desc.flags = 0, desc.y1 = NULL, desc.y2 = NULL;
     CHECK(pscan_recurrence2(ctx, &desc, NULL, NULL, NULL, NULL, 0, NULL, 0) == PSCAN_SUCCESS, "recurrence2 n=0");
 
-    const uint64_t sizes[] = {0, 1, 2, 3, 1000, 65537, (1u << 20) + 3};
+    /* CUDA tiles: 2048 (f32) and 1024 (f64) elements */
+    const uint64_t sizes[] = {0, 1, 2, 3, 1000, 1023, 1024, 1025, 2047, 2048, 2049, 65537, (1u << 20) + 3};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         for (int t = 0; t < 2; t++)
             for (int reverse = 0; reverse < 2; reverse++)
                 run_recurrence2_case(t ? PSCAN_TYPE_F64 : PSCAN_TYPE_F32, sizes[i], reverse, (int)(i + reverse) % 2,
                                      (int)(i + t + reverse) % 4, rng);
+}
+
+/* ---- polynomial evaluation (Horner's rule as a recurrence) --------------------------------------------- */
+
+/* |x| <= 0.9 and |c| <= 1: every Horner prefix is at most 10 in size and errors fade along the chain as in the
+ * first order (x is the constant a). */
+static void run_polyval_case(pscan_type type, uint64_t n, int reverse, int in_place, double x, test_rng *rng) {
+    const size_t es = type == PSCAN_TYPE_F32 ? 4 : 8;
+    double *c = (double *)malloc(n * 8 + 8);
+    long double *ref = (long double *)malloc(n * sizeof(long double) + 16);
+    unsigned char *hc = (unsigned char *)malloc(n * es + 1), *got = (unsigned char *)malloc(n * es + GUARD);
+    const float xf = (float)x;
+    if (type == PSCAN_TYPE_F32) x = xf;
+    for (uint64_t i = 0; i < n; i++) {
+        c[i] = 2 * test_rng_unit(rng) - 1;
+        if (type == PSCAN_TYPE_F32) {
+            float f = (float)c[i];
+            c[i] = f;
+            memcpy(hc + i * 4, &f, 4);
+        } else {
+            memcpy(hc + i * 8, &c[i], 8);
+        }
+    }
+    long double v = 0; /* the serial Horner loop */
+    for (uint64_t k = 0; k < n; k++) {
+        const uint64_t i = reverse ? n - 1 - k : k;
+        ref[i] = v = v * x + c[i];
+    }
+    void *d_c = NULL, *d_v = NULL;
+    pscan_memory_alloc(ctx, n * es + GUARD, &d_c);
+    pscan_memory_alloc(ctx, n * es + GUARD, &d_v);
+    memset(got, SENTINEL, n * es + GUARD);
+    pscan_memory_upload(ctx, d_v, got, n * es + GUARD);
+    pscan_memory_upload(ctx, in_place ? d_v : d_c, hc, n * es);
+    pscan_polyval_desc desc = {type, reverse ? PSCAN_SCAN_REVERSE : 0u, algo,
+                               type == PSCAN_TYPE_F32 ? (const void *)&xf : (const void *)&x};
+    pscan_status s = pscan_polyval(ctx, &desc, in_place ? d_v : d_c, d_v, n, NULL, 0);
+    pscan_memory_download(ctx, got, d_v, n * es + GUARD);
+    pscan_context_synchronize(ctx);
+    CHECK(s == PSCAN_SUCCESS, "polyval %s n=%llu: %s", pscan_type_name(type), (unsigned long long)n,
+          pscan_status_name(s));
+    const double eps = type == PSCAN_TYPE_F32 ? FLT_EPSILON : DBL_EPSILON;
+    const double tol = eps * 256 * (1 + log2((double)n + 1));
+    uint64_t bad = n;
+    for (uint64_t i = 0; i < n && s == PSCAN_SUCCESS; i++) {
+        double g;
+        if (type == PSCAN_TYPE_F32) {
+            float f;
+            memcpy(&f, got + i * 4, 4);
+            g = f;
+        } else {
+            memcpy(&g, got + i * 8, 8);
+        }
+        if (!(fabs(g - (double)ref[i]) <= tol * (1 + fabs((double)ref[i])))) {
+            bad = i;
+            break;
+        }
+    }
+    CHECK(bad == n, "polyval %s n=%llu reverse=%d in_place=%d x=%g: first wrong element %llu", pscan_type_name(type),
+          (unsigned long long)n, reverse, in_place, x, (unsigned long long)bad);
+    int guard_ok = 1;
+    for (size_t i = 0; i < GUARD; i++) guard_ok &= got[n * es + i] == SENTINEL;
+    CHECK(guard_ok, "polyval n=%llu wrote past values", (unsigned long long)n);
+    pscan_memory_free(ctx, d_c), pscan_memory_free(ctx, d_v);
+    free(c), free(ref), free(hc), free(got);
+}
+
+/* pscan_polyval on n <= 16 host floats, through device memory on a GPU backend, in place there. */
+static pscan_status polyval_small(const pscan_polyval_desc *desc, const float *c, float *values, uint64_t n) {
+    if (backend == PSCAN_BACKEND_CPU) return pscan_polyval(ctx, desc, c, values, n, NULL, 0);
+    void *d = NULL;
+    pscan_memory_alloc(ctx, 16 * sizeof(float), &d);
+    pscan_memory_upload(ctx, d, c, n * sizeof(float));
+    pscan_status s = pscan_polyval(ctx, desc, d, d, n, NULL, 0);
+    if (s == PSCAN_SUCCESS) pscan_memory_download(ctx, values, d, n * sizeof(float));
+    pscan_context_synchronize(ctx);
+    pscan_memory_free(ctx, d);
+    return s;
+}
+
+static void run_polyvals(test_rng *rng) {
+    const float two = 2;
+    pscan_polyval_desc desc = {PSCAN_TYPE_F32, 0, algo, &two};
+    size_t bytes = 0;
+    pscan_status s = pscan_polyval_temp_bytes(ctx, &desc, 1000, &bytes);
+    if (backend == PSCAN_BACKEND_OPENCL) {
+        CHECK(s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM, "polyval on OpenCL: %s", pscan_status_name(s));
+        return;
+    }
+    CHECK(s == PSCAN_SUCCESS, "polyval_temp_bytes: %s", pscan_status_name(s));
+    CHECK(pscan_polyval_temp_bytes(ctx, NULL, 10, &bytes) == PSCAN_ERROR_NULL_POINTER, "polyval(NULL desc)");
+    CHECK(pscan_polyval_temp_bytes(ctx, &desc, 10, NULL) == PSCAN_ERROR_NULL_POINTER, "polyval(NULL bytes)");
+    float buf[16], vals[4];
+    for (int i = 0; i < 16; i++) buf[i] = (float)i;
+    for (int i = 0; i < 4; i++) vals[i] = -7;
+    /* refused calls: exact status, values untouched (host memory: the core refuses before any backend runs) */
+    desc.x = NULL;
+    CHECK(pscan_polyval(ctx, &desc, buf, vals, 4, NULL, 0) == PSCAN_ERROR_NULL_POINTER, "polyval(NULL x)");
+    desc.x = &two, desc.type = PSCAN_TYPE_I32;
+    CHECK(pscan_polyval(ctx, &desc, buf, vals, 4, NULL, 0) == PSCAN_ERROR_UNSUPPORTED_TYPE, "polyval(i32)");
+    desc.type = PSCAN_TYPE_F32, desc.flags = PSCAN_SCAN_EXCLUSIVE;
+    CHECK(pscan_polyval(ctx, &desc, buf, vals, 4, NULL, 0) == PSCAN_ERROR_INVALID_VALUE, "polyval(exclusive)");
+    desc.flags = 0;
+    CHECK(pscan_polyval(ctx, &desc, NULL, vals, 4, NULL, 0) == PSCAN_ERROR_NULL_POINTER, "polyval(NULL c)");
+    CHECK(pscan_polyval(ctx, &desc, buf, buf + 2, 4, NULL, 0) == PSCAN_ERROR_OVERLAP, "polyval overlap");
+    CHECK(vals[0] == -7 && vals[3] == -7 && buf[2] == 2, "a refused polyval wrote its output");
+    CHECK(pscan_polyval(ctx, &desc, NULL, NULL, 0, NULL, 0) == PSCAN_SUCCESS, "polyval n=0");
+    /* the pscan.h example: x^2 + 2x + 3 at 2, every Horner prefix; reversed, 3x^2 + 2x + 1 */
+    const float c3[3] = {1, 2, 3};
+    float v3[3] = {0, 0, 0};
+    s = polyval_small(&desc, c3, v3, 3);
+    CHECK(s == PSCAN_SUCCESS && v3[0] == 1 && v3[1] == 4 && v3[2] == 11, "polyval example: %s [%g %g %g]",
+          pscan_status_name(s), v3[0], v3[1], v3[2]);
+    desc.flags = PSCAN_SCAN_REVERSE;
+    s = polyval_small(&desc, c3, v3, 3);
+    CHECK(s == PSCAN_SUCCESS && v3[0] == 17 && v3[1] == 8 && v3[2] == 3, "reverse polyval example: %s [%g %g %g]",
+          pscan_status_name(s), v3[0], v3[1], v3[2]);
+
+    const uint64_t sizes[] = {0, 1, 2, 1000, 2047, 2048, 2049, 4097, 65537, 64 * 4096 + 5};
+    const double xs[] = {0.9, -0.7, 0.5, -0.9};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0] - (quick ? 1 : 0); i++)
+        for (int t = 0; t < 2; t++)
+            for (int reverse = 0; reverse < 2; reverse++)
+                run_polyval_case(t ? PSCAN_TYPE_F64 : PSCAN_TYPE_F32, sizes[i], reverse, (int)(i + t + reverse) % 2,
+                                 xs[(i + 2 * t + reverse) % 4], rng);
 }
 
 static int usage(void) {
@@ -809,6 +1027,7 @@ int main(int argc, char **argv) {
     for (size_t i = 0; i < OP_CASES; i++) run_operator(&op_cases[i], &rng);
     run_recurrences(&rng);
     run_recurrences2(&rng);
+    run_polyvals(&rng);
 
     pscan_context_destroy(ctx);
     printf("test_userop: %d passed, %d failed\n", passed, failed);

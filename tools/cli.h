@@ -19,8 +19,8 @@
 int ps_cli_info(int argc, char **argv);
 int ps_cli_scan(int argc, char **argv);
 int ps_cli_bench(int argc, char **argv);
-/* reduce, compact, split, expand, sort, histogram, rle and segscan on files (cmd_patterns.c): argv[0] names
- * which. */
+/* reduce, compact, split, expand, sort, histogram, rle, segscan and recur on files (cmd_patterns.c): argv[0]
+ * names which. */
 int ps_cli_patterns(int argc, char **argv);
 
 /* "pscan: <message>\n" on stderr. */

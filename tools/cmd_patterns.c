@@ -1,7 +1,7 @@
 /*
  * cmd_patterns.c - the patterns scan makes possible, on files: `pscan reduce`, `pscan compact`, `pscan split`,
- * `pscan expand`, `pscan sort`, `pscan histogram`, `pscan rle` and `pscan segscan` (docs/cli.md is the user's
- * guide).
+ * `pscan expand`, `pscan sort`, `pscan histogram`, `pscan rle`, `pscan segscan` and `pscan recur` (docs/cli.md is
+ * the user's guide).
  *
  * Files are opened, sniffed and written exactly as by `pscan scan` (cli_files.c: formats raw, text, CSV column,
  * .npy; OUT written to a temporary file and renamed into place), but each input is read whole into memory and
@@ -32,6 +32,7 @@ static const char patterns_usage[] =
     "       pscan rle --decode VALUES LENGTHS OUT [--type T]\n"
     "       pscan segscan IN OUT [--type T] [--op OP] (--offsets OFFSETS | --flags FLAGS) [--exclusive] [--reverse]\n"
     "                            [--init V]\n"
+    "       pscan recur A B [C] OUT [--type f32|f64] [--order 1|2] [--reverse] [--init Y1] [--init2 Y2]\n"
     "   common: [--format F | --in-format F --out-format F] [--backend B] [--algo A] [--quiet]\n"
     "\n"
     "reduce   prints init (+) IN[0] (+) ... (+) IN[n-1] on stdout (--op sum product min max and or xor).\n"
@@ -55,13 +56,16 @@ static const char patterns_usage[] =
     "segscan  scans each segment of IN: OFFSETS is a u64 file 0 = o0 <= o1 <= ... <= oS = n (segment k is\n"
     "         [ok, ok+1)), FLAGS a u8 file of IN's length (nonzero starts a segment); --init V goes in front\n"
     "         of every segment.\n"
-    "sort, rle and segscan report a summary on stderr, unless --quiet.\n"
+    "recur    the linear recurrence OUT[i] = A[i] OUT[i-1] + B[i] from --init Y1 (default 0), or with C (the\n"
+    "         second order) OUT[i] = A[i] OUT[i-1] + B[i] OUT[i-2] + C[i] from Y1 = OUT[-1], Y2 = OUT[-2];\n"
+    "         --reverse runs from the end (OUT[i+1], OUT[i+2]). A, B and C have the same length and type.\n"
+    "sort, rle, segscan and recur report a summary on stderr, unless --quiet.\n"
     "Example: printf '3 1 7 0 4 1 6 3' | pscan compact - - --format text --type i32 --keep '>2'\n"
     "         -> 3 7 4 6 3, one per line\n";
 
 typedef struct patterns_options {
     const char *command;
-    const char *paths[3]; /* IN and OUT (COUNTS and OUT; rle: IN VALUES_OUT LENGTHS_OUT) */
+    const char *paths[4]; /* IN and OUT (COUNTS and OUT; rle: IN VALUES_OUT LENGTHS_OUT; recur: A B [C] OUT) */
     int positional;
     ps_cli_input_spec in;
     ps_io_format out_format;
@@ -74,12 +78,15 @@ typedef struct patterns_options {
     const char *bits_text, *range_text, *edges_path, *out_path, *offsets_path; /* sort, histogram, segscan */
     uint64_t bins;                                                             /* 0: not given */
     int descending, exclusive, reverse;
-    int decode; /* rle --decode: VALUES LENGTHS OUT */
+    int decode;             /* rle --decode: VALUES LENGTHS OUT */
+    const char *init2_text; /* recur */
+    uint64_t order;         /* recur: 0 (from the number of inputs), 1 or 2 */
 } patterns_options;
 
 /* How many positional paths each command takes, and what they are called in a message. */
 static int positional_count(const char *command) {
     if (strcmp(command, "reduce") == 0 || strcmp(command, "histogram") == 0) return 1;
+    if (strcmp(command, "recur") == 0) return 4; /* at most: A B C OUT; A B OUT is the first order */
     return strcmp(command, "rle") == 0 ? 3 : 2;
 }
 
@@ -101,7 +108,8 @@ static int parse_options(int argc, char **argv, patterns_options *o) {
     const int reduce = strcmp(o->command, "reduce") == 0, expand = strcmp(o->command, "expand") == 0;
     const int sort = strcmp(o->command, "sort") == 0, histogram = strcmp(o->command, "histogram") == 0;
     const int rle = strcmp(o->command, "rle") == 0, segscan = strcmp(o->command, "segscan") == 0;
-    const int select = !reduce && !expand && !sort && !histogram && !rle && !segscan; /* compact, split */
+    const int recur = strcmp(o->command, "recur") == 0;
+    const int select = !reduce && !expand && !sort && !histogram && !rle && !segscan && !recur; /* compact, split */
     const int wanted = positional_count(o->command);
     for (int i = 1; i < argc; i++) {
         const char *v = NULL;
@@ -119,7 +127,7 @@ static int parse_options(int argc, char **argv, patterns_options *o) {
             r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_type(v, &o->index_type);
         } else if ((reduce || segscan) && (m = ps_cli_option(argc, argv, &i, "--op", &v)) != 0) {
             r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_op(v, &o->op);
-        } else if ((reduce || segscan) && (m = ps_cli_option(argc, argv, &i, "--init", &v)) != 0) {
+        } else if ((reduce || segscan || recur) && (m = ps_cli_option(argc, argv, &i, "--init", &v)) != 0) {
             r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
             o->init_text = v;
         } else if ((select || segscan) && (m = ps_cli_option(argc, argv, &i, "--flags", &v)) != 0) {
@@ -136,7 +144,12 @@ static int parse_options(int argc, char **argv, patterns_options *o) {
             o->offsets_path = v;
         } else if (segscan && strcmp(argv[i], "--exclusive") == 0) {
             o->exclusive = 1;
-        } else if (segscan && strcmp(argv[i], "--reverse") == 0) {
+        } else if (recur && (m = ps_cli_option(argc, argv, &i, "--init2", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
+            o->init2_text = v;
+        } else if (recur && (m = ps_cli_option(argc, argv, &i, "--order", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_uint(v, "--order", 1, 2, &o->order);
+        } else if ((segscan || recur) && strcmp(argv[i], "--reverse") == 0) {
             o->reverse = 1;
         } else if (rle && strcmp(argv[i], "--decode") == 0) {
             o->decode = 1;
@@ -187,7 +200,18 @@ static int parse_options(int argc, char **argv, patterns_options *o) {
         }
         if (r != PS_CLI_OK) return r;
     }
-    if (o->positional < wanted) {
+    if (recur && (o->positional < 3 || (o->order && (uint64_t)o->positional != o->order + 2))) {
+        ps_cli_error("recur: needs A B OUT (first order) or A B C OUT (second order)%s (pscan recur --help)",
+                     o->order ? ", as --order says" : "");
+        return PS_CLI_USAGE;
+    }
+    if (recur) {
+        o->order = (uint64_t)o->positional - 2;
+        if (o->init2_text && o->order == 1) {
+            ps_cli_error("recur: --init2 is the second order's y[-2] (give A B C OUT)");
+            return PS_CLI_USAGE;
+        }
+    } else if (o->positional < wanted) {
         ps_cli_error("%s: needs %s (pscan %s --help)", o->command,
                      wanted == 1                ? "IN"
                      : expand                   ? "COUNTS and OUT"
@@ -769,6 +793,59 @@ static int run_segscan(patterns_options *o, device *d, const void *in, uint64_t 
     return r;
 }
 
+/* ---- recur ------------------------------------------------------------------------------------------- */
+
+/* A is already read (in, n elements); B (and C) are read here with A's type and length. */
+static int run_recur(patterns_options *o, device *d, const void *a, uint64_t n) {
+    const pscan_type type = o->in.type;
+    const size_t esize = pscan_type_size(type);
+    const int order = (int)o->order;
+    if (type != PSCAN_TYPE_F32 && type != PSCAN_TYPE_F64) {
+        ps_cli_error("recur: --type must be f32 or f64, not %s", pscan_type_name(type));
+        return PS_CLI_USAGE;
+    }
+    unsigned char init[2][8];
+    const char *texts[2] = {o->init_text, o->init2_text};
+    for (int k = 0; k < 2; k++) {
+        char message[PS_IO_ERROR_MAX];
+        if (texts[k] && ps_io_number_parse(texts[k], strlen(texts[k]), type, init[k], message, sizeof message)) {
+            ps_cli_error("recur: --init%s %s", k ? "2" : "", message);
+            return PS_CLI_USAGE;
+        }
+    }
+    void *coef[2] = {NULL, NULL}, *d_in[3] = {NULL, NULL, NULL}, *d_y = NULL;
+    unsigned char *host = NULL;
+    int r = read_companion(o, "B", o->paths[1], type, n, &coef[0]);
+    if (r == PS_CLI_OK && order == 2) r = read_companion(o, "C", o->paths[2], type, n, &coef[1]);
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)n * esize, a, &d_in[0]);
+    for (int k = 0; k < order && r == PS_CLI_OK; k++) r = device_buffer(d, (size_t)n * esize, coef[k], &d_in[k + 1]);
+    if (r == PS_CLI_OK) r = device_buffer(d, (size_t)n * esize, NULL, &d_y);
+    if (r == PS_CLI_OK) {
+        const unsigned flags = o->reverse ? PSCAN_SCAN_REVERSE : 0u;
+        const void *y1 = o->init_text ? init[0] : NULL, *y2 = o->init2_text ? init[1] : NULL;
+        pscan_status s;
+        if (order == 1) {
+            pscan_recurrence_desc desc = {type, flags, o->algo, y1};
+            s = pscan_recurrence(d->ctx, &desc, d_in[0], d_in[1], d_y, n, NULL, 0);
+        } else {
+            pscan_recurrence2_desc desc = {type, flags, o->algo, y1, y2};
+            s = pscan_recurrence2(d->ctx, &desc, d_in[0], d_in[1], d_in[2], d_y, n, NULL, 0);
+        }
+        if (s != PSCAN_SUCCESS) r = call_error(d, "recur", s);
+    }
+    if (r == PS_CLI_OK && !(host = (unsigned char *)malloc((size_t)n * esize + 1))) {
+        ps_cli_error("out of memory");
+        r = PS_CLI_FAILURE;
+    }
+    if (r == PS_CLI_OK) r = device_download(d, host, d_y, (size_t)n * esize);
+    if (r == PS_CLI_OK) r = write_all(o->paths[order + 1], o->out_format, o->in.in_format, type, host, n);
+    if (r == PS_CLI_OK && !o->quiet)
+        fprintf(stderr, "pscan recur: %" PRIu64 " %s elements, order %d%s\n", n, pscan_type_name(type), order,
+                o->reverse ? ", reverse" : "");
+    free(coef[0]), free(coef[1]), free(host);
+    return r;
+}
+
 /* ---- the subcommands --------------------------------------------------------------------------------- */
 
 int ps_cli_patterns(int argc, char **argv) {
@@ -794,6 +871,8 @@ int ps_cli_patterns(int argc, char **argv) {
             r = o.decode ? run_rle_decode(&o, &d, data, n) : run_rle(&o, &d, data, n);
         else if (strcmp(o.command, "segscan") == 0)
             r = run_segscan(&o, &d, data, n);
+        else if (strcmp(o.command, "recur") == 0)
+            r = run_recur(&o, &d, data, n);
         else
             r = run_select(&o, &d, data, n);
     }

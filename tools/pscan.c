@@ -4,7 +4,7 @@
  *
  *   pscan info                       version, backends compiled in, devices found
  *   pscan scan IN OUT --type T ...   scan raw, text, CSV or .npy, files or pipes, of any size (cmd_scan.c)
- *   pscan reduce|compact|split|expand|sort|histogram|rle|segscan ...   the patterns on files (cmd_patterns.c)
+ *   pscan reduce|compact|split|expand|sort|histogram|rle|segscan|recur ...   the patterns on files (cmd_patterns.c)
  *   pscan bench [...]                one harness for every backend and algorithm (cmd_bench.c)
  *   pscan explain [...]              step-by-step view of an algorithm (explain.c, when built)
  *
@@ -209,6 +209,7 @@ static const subcommand subcommands[] = {
     {"histogram", ps_cli_patterns, "count a file's items in evenly spaced bins or between given edges"},
     {"rle", ps_cli_patterns, "run-length encode a file into a values file and a lengths file"},
     {"segscan", ps_cli_patterns, "scan each segment of a file (offsets or head-flags file)"},
+    {"recur", ps_cli_patterns, "first- or second-order linear recurrence of coefficient files (f32, f64)"},
     {"bench", ps_cli_bench, "time every algorithm of a backend against a copy (and CUB on CUDA)"},
 #ifdef PSCAN_HAVE_EXPLAIN
     {"explain", ps_cli_explain, "show an algorithm's steps on a small input"},

@@ -985,6 +985,51 @@ pscan_status pscan_recurrence2(pscan_context *ctx, const pscan_recurrence2_desc 
     return request_submit(ctx, &req, temp, temp_bytes);
 }
 
+/* Horner's rule as a first-order recurrence with a constant multiplier: in NULL, operand = x, in2 = c. */
+static pscan_status polyval_prepare(const pscan_context *ctx, const pscan_polyval_desc *desc, const void *c,
+                                    void *values, uint64_t n, ps_request *req) {
+    if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
+    if ((desc->flags & ~PSCAN_SCAN_REVERSE) != 0 || !PSCAN_IN_RANGE(desc->type, PSCAN_TYPE_COUNT))
+        return PSCAN_ERROR_INVALID_VALUE;
+    if (desc->type != PSCAN_TYPE_F32 && desc->type != PSCAN_TYPE_F64) return PSCAN_ERROR_UNSUPPORTED_TYPE;
+    if (!desc->x) return PSCAN_ERROR_NULL_POINTER;
+    pscan_status s = request_prepare(ctx, PS_PRIM_RECURRENCE, desc->type, PSCAN_OP_SUM, NULL, desc->algo, NULL, n, req);
+    if (s != PSCAN_SUCCESS) return s;
+    req->order = 1;
+    req->reverse = (desc->flags & PSCAN_SCAN_REVERSE) != 0;
+    memcpy(req->operand.bytes, desc->x, req->elem_bytes);
+    req->in = NULL;
+    req->in2 = c;
+    req->out = values;
+    if (n == 0) return PSCAN_SUCCESS;
+    if (!c || !values) return PSCAN_ERROR_NULL_POINTER;
+    if (ctx->ops->handles_are_addresses) {
+        const uint64_t bytes = n * req->elem_bytes;
+        if (range_wraps(c, bytes) || range_wraps(values, bytes)) return PSCAN_ERROR_TOO_LARGE;
+        if (values != c && ranges_overlap(values, bytes, c, bytes)) return PSCAN_ERROR_OVERLAP;
+    }
+    return PSCAN_SUCCESS;
+}
+
+pscan_status pscan_polyval_temp_bytes(pscan_context *ctx, const pscan_polyval_desc *desc, uint64_t n, size_t *bytes) {
+    if (!bytes) return PSCAN_ERROR_NULL_POINTER;
+    *bytes = 0;
+    ps_request req;
+    pscan_status s = polyval_prepare(ctx, desc, NULL, NULL, 0, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    req.n = n;
+    if (n > PS_MAX_RANGE_BYTES / req.elem_bytes) return PSCAN_ERROR_TOO_LARGE;
+    return request_temp_bytes(ctx, &req, bytes);
+}
+
+pscan_status pscan_polyval(pscan_context *ctx, const pscan_polyval_desc *desc, const void *c, void *values,
+                           uint64_t n, void *temp, size_t temp_bytes) {
+    ps_request req;
+    pscan_status s = polyval_prepare(ctx, desc, c, values, n, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    return request_submit(ctx, &req, temp, temp_bytes);
+}
+
 /* ---- expand ------------------------------------------------------------------------------------------ */
 
 static int is_expand_type(pscan_type t) { return t == PSCAN_TYPE_U32 || t == PSCAN_TYPE_U64; }

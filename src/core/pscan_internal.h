@@ -111,7 +111,8 @@ typedef struct ps_request {
     unsigned begin_bit, end_bit;
     int descending;
     /* recurrence: in and in2 are a and b, out is y (n elements of type each); init is y0. Order 2 (order 1 or
-     * 2): in3 is c, init is y[-1] and init2 y[-2] (reverse: y[n], y[n+1]). */
+     * 2): in3 is c, init is y[-1] and init2 y[-2] (reverse: y[n], y[n+1]). Order 1 with in NULL (pscan_polyval):
+     * every a[i] is operand. */
     int order;
     const void *in3;
     ps_value init2;

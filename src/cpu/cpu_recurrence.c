@@ -1,6 +1,7 @@
 /*
  * cpu_recurrence.c - first-order linear recurrences on the CPU: y[i] = a[i] * y[i-1] + b[i] (forward), or
- * y[i] = a[i] * y[i+1] + b[i] (reverse), from y0.
+ * y[i] = a[i] * y[i+1] + b[i] (reverse), from y0; with a NULL, every a[i] is the constant req->operand (Horner's
+ * rule for pscan_polyval).
  *
  * Serial: the loop itself, in the element type's own precision (the reference the tests hold up is f64).
  * Threaded: the scan of the affine maps x -> a x + b, in two passes over one contiguous range per thread:
@@ -21,12 +22,15 @@
 
 #include "cpu_backend.h"
 
-#define RECURRENCE_LOOP(T, a, b, y, begin, end, reverse, state)                                              \
+/* a[i], or the constant multiplier ac when a is NULL (pscan_polyval: Horner's rule, a[i] = x). */
+#define A_AT(a, i, ac) ((a) ? (a)[i] : (ac))
+
+#define RECURRENCE_LOOP(T, a, ac, b, y, begin, end, reverse, state)                                          \
     do {                                                                                                     \
         if (reverse)                                                                                         \
-            for (uint64_t i = (end); i-- > (begin);) (y)[i] = state = (a)[i] * state + (b)[i];               \
+            for (uint64_t i = (end); i-- > (begin);) (y)[i] = state = A_AT(a, i, ac) * state + (b)[i];       \
         else                                                                                                 \
-            for (uint64_t i = (begin); i < (end); i++) (y)[i] = state = (a)[i] * state + (b)[i];             \
+            for (uint64_t i = (begin); i < (end); i++) (y)[i] = state = A_AT(a, i, ac) * state + (b)[i];     \
     } while (0)
 
 /* y over [begin, end) in scan order from *state (the y before the range), leaving the last y in *state. */
@@ -34,12 +38,12 @@ static void recurrence_range(const ps_request *req, uint64_t begin, uint64_t end
     if (req->type == PSCAN_TYPE_F32) {
         const float *a = (const float *)req->in, *b = (const float *)req->in2;
         float *y = (float *)req->out, s = state->f32;
-        RECURRENCE_LOOP(float, a, b, y, begin, end, req->reverse, s);
+        RECURRENCE_LOOP(float, a, req->operand.f32, b, y, begin, end, req->reverse, s);
         state->f32 = s;
     } else {
         const double *a = (const double *)req->in, *b = (const double *)req->in2;
         double *y = (double *)req->out, s = state->f64;
-        RECURRENCE_LOOP(double, a, b, y, begin, end, req->reverse, s);
+        RECURRENCE_LOOP(double, a, req->operand.f64, b, y, begin, end, req->reverse, s);
         state->f64 = s;
     }
 }
@@ -52,8 +56,9 @@ static void recurrence_compose(const ps_request *req, uint64_t begin, uint64_t e
         T A = 1, B = 0;                                                                                      \
         for (uint64_t k = 0; k < end - begin; k++) {                                                         \
             const uint64_t i = req->reverse ? end - 1 - k : begin + k;                                       \
-            A = a[i] * A;                                                                                    \
-            B = a[i] * B + b[i];                                                                             \
+            const T ai = A_AT(a, i, req->operand.field);                                                     \
+            A = ai * A;                                                                                      \
+            B = ai * B + b[i];                                                                               \
         }                                                                                                    \
         map[0].field = A, map[1].field = B;                                                                  \
     }

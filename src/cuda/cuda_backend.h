@@ -64,6 +64,7 @@ pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **ca
 void ps_cuda_user_cache_destroy(ps_cuda_user_module *cache);
 pscan_status ps_cuda_user_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
 cudaError_t ps_cuda_user_run(const ps_request *req, const ps_cuda_device *dev);
+/* recurrence.cu: first- and second-order linear recurrences (req->order), a compiled-in tile program. */
 pscan_status ps_cuda_recurrence_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
 cudaError_t ps_cuda_recurrence_run(const ps_request *req, const ps_cuda_device *dev);
 

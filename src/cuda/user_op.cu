@@ -12,9 +12,10 @@
  * kernel parameters against the layout built here (NVRTC has no offsetof; the member order is the programs'),
  * so a mismatch is a compile error (PSCAN_ERROR_BUILD_FAILED), never a wrong launch.
  *
- * The tile programs need elements that tile a 16-byte vector: 1, 2, 4, 8 or 16 bytes (other sizes are refused
- * with PSCAN_ERROR_UNSUPPORTED_TYPE for now). Tiles are the large-call ones (32 KiB scan, 64 KiB reduce) at every
- * n. Measured (H100, tools/tune_userop, 2^28 elements, 2026-11-23): the 8-byte affine f32 scan (non-commutative)
+ * The vector tile programs need elements that tile a 16-byte vector: 1, 2, 4, 8 or 16 bytes. Every other size up
+ * to PSCAN_USER_OP_MAX_BYTES (12, 24, 32, ...) goes to user_wide.cuh's programs, which hold whole elements,
+ * warp-striped (ITEMS per thread, loads in the element's own alignment). Tiles are the large-call ones (32 KiB
+ * scan, 64 KiB reduce; wide: USER_WIDE_ITEMS x 256 elements) at every n. Measured (H100, tools/tune_userop, 2^28 elements, 2026-11-23): the 8-byte affine f32 scan (non-commutative)
  * at 0.902 of a copy's bandwidth, a 16-byte 2x2 f32 matrix scan at 0.618, an f32 sum written as a user
  * operator at 0.942, the same as the built-in sum (0.943); the first pscan_operator_create compiles in 1.27 s,
  * a second with the same source finds the cached module in 3 us. docs/bench/h100-userop-tune.txt.
@@ -37,6 +38,10 @@ extern "C" const size_t ps_cuda_embedded_count;
 #define USER_REDUCE_VECS 16
 #define USER_REDUCE_MIN_BLOCKS 3
 #define USER_THREADS 256
+/* Elements per thread and blocks per SM of the wide programs (user_wide.cuh): up to 32 KiB tiles of 32-byte
+ * elements, the items and their prefixes in registers. Not tuned on a GPU yet. */
+#define USER_WIDE_ITEMS 4
+#define USER_WIDE_MIN_BLOCKS 2
 
 /* NVRTC has no C library headers: the fixed-width types the tile programs use, and memcpy is a builtin. */
 static const char nvrtc_stdint[] = "typedef signed char int8_t; typedef unsigned char uint8_t;\n"
@@ -62,7 +67,8 @@ static size_t reduce_params_bytes(size_t bytes, size_t align) {
     return align_up(reduce_init_offset(align) + bytes, align > 8 ? align : 8);
 }
 
-static int user_size_supported(size_t bytes) { return bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8 || bytes == 16; }
+/* Whether elements of this size tile a 16-byte vector (the vector programs); else the wide ones. */
+static int user_size_vectors(size_t bytes) { return bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8 || bytes == 16; }
 
 /* ---- the program ------------------------------------------------------------------------------------------ */
 
@@ -83,6 +89,7 @@ static char *program_text(const char *source, const char *type_name, const char 
         "#define PS_TUNE_NO_LIBRARY_ENTRY 1\n"
         "#include \"5_decoupled_lookback.cu\"\n"
         "#include \"reduce.cu\"\n"
+        "#include \"user_wide.cuh\"\n"
         "#line 1 \"user_source\"\n"
         "%s\n"
         "#line 1 \"pscan_user_op\"\n"
@@ -98,21 +105,34 @@ static char *program_text(const char *source, const char *type_name, const char 
         "        return t;\n"
         "    }\n"
         "};\n"
-        "typedef ps_scan_program<ps_user_t, ps_user_op, false, %d, %d, true> ps_user_scan_forward;\n"
-        "typedef ps_scan_program<ps_user_t, ps_user_op, true, %d, %d, true> ps_user_scan_reverse;\n"
-        "typedef ps_reduce_program<ps_user_t, ps_user_op, %d, %d> ps_user_reduce;\n"
+        "%s"
         "static_assert(sizeof(ps_user_scan_forward::params) == %zu, \"scan params size\");\n"
         "static_assert(alignof(ps_user_scan_forward::params) == %zu, \"scan params alignment\");\n"
         "static_assert(sizeof(ps_user_reduce::params) == %zu, \"reduce params size\");\n"
         "static_assert(alignof(ps_user_reduce::params) == %zu, \"reduce params alignment\");\n"
         "static_assert(PS_CHAIN_LANE_ENTRIES == %d, \"look-back entries\");\n";
+    /* the three programs: the vector ones for sizes that tile 16 bytes, else the wide ones */
+    char programs[512];
+    if (user_size_vectors(bytes))
+        snprintf(programs, sizeof programs,
+                 "typedef ps_scan_program<ps_user_t, ps_user_op, false, %d, %d, true> ps_user_scan_forward;\n"
+                 "typedef ps_scan_program<ps_user_t, ps_user_op, true, %d, %d, true> ps_user_scan_reverse;\n"
+                 "typedef ps_reduce_program<ps_user_t, ps_user_op, %d, %d> ps_user_reduce;\n",
+                 USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, USER_REDUCE_VECS,
+                 USER_REDUCE_MIN_BLOCKS);
+    else
+        snprintf(programs, sizeof programs,
+                 "typedef ps_user_wide_program<ps_user_t, ps_user_op, false, false, %d, %d> ps_user_scan_forward;\n"
+                 "typedef ps_user_wide_program<ps_user_t, ps_user_op, true, false, %d, %d> ps_user_scan_reverse;\n"
+                 "typedef ps_user_wide_program<ps_user_t, ps_user_op, false, true, %d, %d> ps_user_reduce;\n",
+                 USER_WIDE_ITEMS, USER_WIDE_MIN_BLOCKS, USER_WIDE_ITEMS, USER_WIDE_MIN_BLOCKS, USER_WIDE_ITEMS,
+                 USER_WIDE_MIN_BLOCKS);
     const size_t len = strlen(format) + strlen(source) + 2 * strlen(type_name) + strlen(combine_name) +
-                       strlen(words) + 512;
+                       strlen(words) + strlen(programs) + 512;
     char *text = (char *)malloc(len);
     if (!text) return NULL;
-    snprintf(text, len, format, source, type_name, bytes, type_name, align, type_name, combine_name, words,
-             USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, USER_REDUCE_VECS,
-             USER_REDUCE_MIN_BLOCKS, scan_params_bytes(bytes, align), align > 8 ? align : (size_t)8,
+    snprintf(text, len, format, source, type_name, bytes, type_name, align, type_name, combine_name, words, programs,
+             scan_params_bytes(bytes, align), align > 8 ? align : (size_t)8,
              reduce_params_bytes(bytes, align), align > 8 ? align : (size_t)8, PS_CHAIN_LANE_ENTRIES);
     return text;
 }
@@ -204,7 +224,6 @@ void ps_cuda_user_cache_destroy(ps_cuda_user_module *cache) {
 pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **cache, const ps_cuda_device *dev,
                                     pscan_operator *op) {
     if (!op->source) return PSCAN_ERROR_UNSUPPORTED_OPERATOR;
-    if (!user_size_supported(op->elem_bytes)) return PSCAN_ERROR_UNSUPPORTED_TYPE;
     for (ps_cuda_user_module *m = *cache; m; m = m->next) {
         if (m->hash == op->hash && m->elem_bytes == op->elem_bytes && m->elem_align == op->elem_align) {
             op->device = m; /* compiled before: nothing to do */
@@ -259,6 +278,7 @@ pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **ca
 /* ---- plan and run ----------------------------------------------------------------------------------------- */
 
 static uint64_t user_tile(const ps_request *req) {
+    if (!user_size_vectors(req->elem_bytes)) return (uint64_t)USER_WIDE_ITEMS * USER_THREADS;
     const uint64_t vec = 16 / req->elem_bytes;
     return vec * USER_THREADS * (req->prim == PS_PRIM_SCAN ? USER_SCAN_VECS : USER_REDUCE_VECS);
 }
@@ -267,17 +287,17 @@ static uint64_t user_tiles(const ps_request *req) {
     return req->n == 0 ? 1 : (req->n + user_tile(req) - 1) / user_tile(req);
 }
 
-/* Temp of the chain for tiles of a carry of elem_bytes (tile_state.cuh: 2 entries per tile). */
+/* Temp of the chain for tiles of a carry of elem_bytes (tile_state.cuh: 2 entries per tile). An entry has an even
+ * number of words of 4 carry bytes each, so every size in (8(k-1), 8k] has the entry of 8k bytes. */
 template <int S> struct user_blob {
     unsigned char b[S];
 };
 static size_t user_temp_bytes(size_t elem_bytes, uint64_t tiles) {
-    switch (elem_bytes) {
-    case 1: return ps_chain_temp_bytes<user_blob<1> >(tiles);
-    case 2: return ps_chain_temp_bytes<user_blob<2> >(tiles);
-    case 4: return ps_chain_temp_bytes<user_blob<4> >(tiles);
-    case 8: return ps_chain_temp_bytes<user_blob<8> >(tiles);
-    default: return ps_chain_temp_bytes<user_blob<16> >(tiles);
+    switch ((elem_bytes + 7) / 8) {
+    case 1: return ps_chain_temp_bytes<user_blob<8> >(tiles);
+    case 2: return ps_chain_temp_bytes<user_blob<16> >(tiles);
+    case 3: return ps_chain_temp_bytes<user_blob<24> >(tiles);
+    default: return ps_chain_temp_bytes<user_blob<32> >(tiles);
     }
 }
 
@@ -330,14 +350,4 @@ cudaError_t ps_cuda_user_run(const ps_request *req, const ps_cuda_device *dev) {
     cudaError_t err = cudaLaunchKernel((const void *)m->kernels[kernel], dim3(tiles), dim3(USER_THREADS), args, 0,
                                        dev->stream);
     return err != cudaSuccess ? err : cudaGetLastError();
-}
-
-/* Recurrences are not on CUDA yet: every call is refused at plan time. */
-pscan_status ps_cuda_recurrence_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes) {
-    (void)req, (void)dev, (void)bytes;
-    return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
-}
-cudaError_t ps_cuda_recurrence_run(const ps_request *req, const ps_cuda_device *dev) {
-    (void)req, (void)dev;
-    return cudaErrorNotSupported;
 }

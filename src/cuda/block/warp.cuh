@@ -1,5 +1,5 @@
 /*
- * block/warp.cuh - warp-level pieces for a value of any trivially copyable type up to 32 bytes (an element,
+ * block/warp.cuh - warp-level pieces for a value of any trivially copyable type up to 64 bytes (an element,
  * or a tile program's carry: a pair, an affine map): shuffles word by word, and an in-order reduction.
  * Device-level code only. Internal.
  *

@@ -5,7 +5,7 @@
  * header. Internal.
  *
  * A tile program P supplies (see 5_decoupled_lookback.cu for the scan, reduce.cu for the reduction):
- *   typedef ... carry;                 what one tile hands to the next (any trivially copyable type <= 32 B)
+ *   typedef ... carry;                 what one tile hands to the next (any trivially copyable type <= 64 B)
  *   struct params;  struct smem;  struct local;       its kernel arguments, shared and per-thread state
  *   enum { THREADS, MIN_BLOCKS };      block size and the blocks per SM it is built for (launch bounds)
  *   static carry combine(carry earlier, carry later)   associative; never assumed commutative

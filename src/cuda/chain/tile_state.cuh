@@ -1,8 +1,8 @@
 /*
- * chain/tile_state.cuh - the status a tile publishes for the tiles after it, for a carry of any type up to 32
+ * chain/tile_state.cuh - the status a tile publishes for the tiles after it, for a carry of any type up to 64
  * bytes, with no bits stolen from the value and no fences. Device-level code only. Internal.
  *
- * An entry is WORDS 64-bit words (at least two, an even number, 16 to 64 bytes). Word j holds 32 bits of the
+ * An entry is WORDS 64-bit words (at least two, an even number, 16 to 128 bytes). Word j holds 32 bits of the
  * carry's bytes [4j, 4j + 4) in its low half and a tag in its high half: 30 bits of this call's epoch (the low
  * 30 epoch bits in even words, the next 30 in odd ones: 60 in all) and a 2-bit status in the tag's low bits.
  * Each word is stored and loaded as one single-copy-atomic 64-bit access (pairs of them as one relaxed
@@ -25,7 +25,7 @@
 #define PS_TILE_INCLUSIVE 2u
 
 template <class C> struct ps_tile_state {
-    static_assert(sizeof(C) <= 32, "a carry is at most 32 bytes");
+    static_assert(sizeof(C) <= 64, "a carry is at most 64 bytes");
     enum { VALUE_WORDS = (sizeof(C) + 3) / 4, WORDS = VALUE_WORDS < 2 ? 2 : (VALUE_WORDS + 1) & ~1 };
     struct __align__(16) entry {
         unsigned long long w[WORDS];
