@@ -318,7 +318,9 @@ pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, con
  *           PSCAN_ERROR_UNSUPPORTED_ALGORITHM); elem_bytes must be 1, 2, 4, 8 or 16 for now (else
  *           PSCAN_ERROR_UNSUPPORTED_TYPE). Modules are cached per context by a hash of the source, names,
  *           size, alignment and identity: a second operator with the same description compiles nothing.
- *   OpenCL  PSCAN_ERROR_UNSUPPORTED_OPERATOR for now.
+ *   OpenCL  builds source as OpenCL C into reduce-then-scan kernels over the type (AUTO, REDUCE_THEN_SCAN),
+ *           every elem_bytes; programs are cached per context by the source, names, size and alignment.
+ *           docs/api.md ("A source for every backend") has the rules for a source both GPU backends build.
  * ------------------------------------------------------------------------------------------------------- */
 #define PSCAN_USER_OP_MAX_BYTES 32
 

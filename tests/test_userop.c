@@ -9,6 +9,7 @@
  *   matrix   2x2 u32 matrices mod 65521, 16 bytes: the ordered product;
  *   argmax   (f32 value, u32 index), 8 bytes: the largest value, the earlier index on ties;
  *   affine16 the same over u16 pairs, 4 bytes (alignment 2);
+ *   affine8  the same over u8 pairs, 2 bytes (alignment 1), its source in uint8_t (given on every backend);
  *   window K the last K ids of the concatenation (a count and K u32 ids), 4 + 4K bytes for K = 2, 5, 7:
  *            element sizes 12, 24 and 32 ("keep the right operand" is K = 1's shape).
  * Each is checked against a serial loop written here, for scans (inclusive and exclusive, forward and
@@ -134,6 +135,21 @@ static const char affine16_source[] =
     "    affine16 r; r.a = (unsigned short)(y.a * x.a); r.b = (unsigned short)(y.a * x.b + y.b); return r;\n"
     "}\n";
 
+typedef struct affine8 {
+    uint8_t a, b;
+} affine8;
+static void affine8_host(const void *x_, const void *y_, void *out, void *user) {
+    const affine8 *x = (const affine8 *)x_, *y = (const affine8 *)y_;
+    affine8 r = {(uint8_t)(y->a * x->a), (uint8_t)(y->a * x->b + y->b)};
+    (void)user;
+    memcpy(out, &r, sizeof r);
+}
+static const char affine8_source[] =
+    "typedef struct { uint8_t a, b; } affine8;\n"
+    "affine8 compose8(affine8 x, affine8 y) {\n"
+    "    affine8 r; r.a = (uint8_t)(y.a * x.a); r.b = (uint8_t)(y.a * x.b + y.b); return r;\n"
+    "}\n";
+
 /* window K: count (<= K) and the last count ids, oldest first. */
 #define WINDOW_MAX 7
 typedef struct window {
@@ -177,6 +193,7 @@ typedef struct op_case {
 static const op_case op_cases[] = {
     {"affine", sizeof(affine), 4, affine_host, 0, 0},   {"matrix", sizeof(matrix), 4, matrix_host, 0, 0},
     {"argmax", sizeof(argmax), 4, argmax_host, 0, 0},   {"affine16", 4, 2, affine16_host, 0, 0},
+    {"affine8", 2, 1, affine8_host, 0, 0},
     {"window2", 12, 4, window_host, 2, 1},              {"window5", 24, 4, window_host, 5, 1},
     {"window7", 32, 4, window_host, 7, 1},
 };
@@ -190,6 +207,9 @@ static void op_identity(const op_case *c, unsigned char *e) {
         memcpy(e, &id, sizeof id);
     } else if (strcmp(c->name, "affine16") == 0) {
         affine16 id = {1, 0};
+        memcpy(e, &id, sizeof id);
+    } else if (strcmp(c->name, "affine8") == 0) {
+        affine8 id = {1, 0};
         memcpy(e, &id, sizeof id);
     } else if (strcmp(c->name, "matrix") == 0) {
         matrix id = {{1, 0, 0, 1}};
@@ -207,6 +227,9 @@ static void op_random(const op_case *c, test_rng *r, uint64_t index, unsigned ch
         memcpy(e, &x, sizeof x);
     } else if (strcmp(c->name, "affine16") == 0) {
         affine16 x = {(uint16_t)(test_rng_next(r) | 1u), (uint16_t)test_rng_next(r)};
+        memcpy(e, &x, sizeof x);
+    } else if (strcmp(c->name, "affine8") == 0) {
+        affine8 x = {(uint8_t)(test_rng_next(r) | 1u), (uint8_t)test_rng_next(r)};
         memcpy(e, &x, sizeof x);
     } else if (strcmp(c->name, "matrix") == 0) {
         matrix x;
@@ -240,6 +263,8 @@ static int op_create(const op_case *c, int with_host, pscan_operator **op) {
         d.source = affine_source, d.type_name = "affine", d.combine_name = "combine";
     } else if (strcmp(c->name, "affine16") == 0) {
         d.source = affine16_source, d.type_name = "affine16", d.combine_name = "compose";
+    } else if (strcmp(c->name, "affine8") == 0) {
+        d.source = affine8_source, d.type_name = "affine8", d.combine_name = "compose8";
     } else if (strcmp(c->name, "matrix") == 0) {
         d.source = matrix_source, d.type_name = "mat2", d.combine_name = "mul";
     } else {
@@ -252,7 +277,7 @@ static int op_create(const op_case *c, int with_host, pscan_operator **op) {
 
 /* What a backend must answer for an operator of this size: CUDA compiles 1, 2, 4, 8 and 16 bytes for now. */
 static pscan_status expected_create(const op_case *c) {
-    if (backend == PSCAN_BACKEND_CUDA && c->bytes != 4 && c->bytes != 8 && c->bytes != 16)
+    if (backend == PSCAN_BACKEND_CUDA && c->bytes != 2 && c->bytes != 4 && c->bytes != 8 && c->bytes != 16)
         return PSCAN_ERROR_UNSUPPORTED_TYPE;
     return PSCAN_SUCCESS;
 }
