@@ -109,16 +109,23 @@ static pscan_status program_build(pscan_context *ctx, ps_cl_user_program *p) {
     pieces[count++] = "\n";
     pieces[count++] = ps_opencl_user_sources[1];
 
-    char options[512];
-    snprintf(options, sizeof options,
+    /* the names are identifiers of any length (the core checked them) */
+    const size_t options_bytes = strlen(p->type_name) + strlen(p->combine_name) + 256;
+    char *options = (char *)malloc(options_bytes);
+    if (!options) return PSCAN_ERROR_OUT_OF_MEMORY;
+    snprintf(options, options_bytes,
              "-cl-std=CL1.2 -DPS_USER_T=%s -DPS_USER_COMBINE=%s -DPS_USER_BYTES=%zu -DPS_USER_ALIGN=%zu -DPS_WG=%zu "
              "-DPS_ITEMS=%u",
              p->type_name, p->combine_name, p->elem_bytes, p->elem_align, st->wg, PS_CL_USER_ITEMS);
     cl_int err = CL_SUCCESS;
     cl_program program = clCreateProgramWithSource(st->context, count, pieces, NULL, &err);
-    if (err != CL_SUCCESS) return ps_cl_check(ctx, err);
+    if (err != CL_SUCCESS) {
+        free(options);
+        return ps_cl_check(ctx, err);
+    }
     st->user->builds++;
     err = clBuildProgram(program, 1, &st->device, options, NULL, NULL);
+    free(options);
     if (err != CL_SUCCESS) {
         record_build_log(ctx, program, st->device);
         clReleaseProgram(program);
