@@ -306,9 +306,12 @@ pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, con
  *         affine r; r.a = y.a * x.a; r.b = y.a * x.b + y.b; return r;
  *     }
  * with type_name "affine" and combine_name "combine". GPU backends compile it at run time as device code
- * (CUDA: NVRTC, as C++17 with every function a device function): write the common subset of C and C++ (no
- * compound literals or designated initialisers), include no header, and name nothing ps_ or PS_ (the
- * library's own names). Math functions (fmaf, fmin, ...) are available.
+ * (CUDA: NVRTC, as C++17 with every function a device function; OpenCL: as OpenCL C 1.2): write the common
+ * subset of C and C++ (no compound literals or designated initialisers), include no header, use the
+ * fixed-width types (int8_t ... uint64_t; never long or long long), declare nothing at file scope but types,
+ * macros and functions, and name nothing ps_ or PS_ (the library's own names). The float math functions
+ * fabsf, fminf, fmaxf, fmaf, sqrtf, expf, logf, powf, floorf, ceilf, sinf, cosf are available. docs/api.md
+ * ("A source for every backend") has the whole list.
  *
  * Backends:
  *   CPU     runs host_combine (SERIAL and THREADS); without one, pscan_operator_create returns
