@@ -534,7 +534,7 @@ static void run_bad_inputs(void) {
 /* A source that does not compile: BUILD_FAILED with the compiler's log (GPU backends compile it). */
 static void run_build_failure(void) {
     if (backend == PSCAN_BACKEND_CPU) return;
-    unsigned char identity[8] = {1, 0, 0, 0, 0, 0, 0, 0};
+    unsigned char identity[PSCAN_USER_OP_MAX_BYTES] = {1}; /* the size-mismatch case reads 16 bytes */
     pscan_user_op_desc d;
     memset(&d, 0, sizeof d);
     d.elem_bytes = 8, d.elem_align = 4, d.identity = identity;
