@@ -306,9 +306,12 @@ pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, con
  *         affine r; r.a = y.a * x.a; r.b = y.a * x.b + y.b; return r;
  *     }
  * with type_name "affine" and combine_name "combine". GPU backends compile it at run time as device code
- * (CUDA: NVRTC, as C++17 with every function a device function): write the common subset of C and C++ (no
- * compound literals or designated initialisers), include no header, and name nothing ps_ or PS_ (the
- * library's own names). Math functions (fmaf, fmin, ...) are available.
+ * (CUDA: NVRTC, as C++17 with every function a device function; OpenCL: as OpenCL C 1.2): write the common
+ * subset of C and C++ (no compound literals or designated initialisers), include no header, use the
+ * fixed-width types (int8_t ... uint64_t; never long or long long), declare nothing at file scope but types,
+ * macros and functions, and name nothing ps_ or PS_ (the library's own names). The float math functions
+ * fabsf, fminf, fmaxf, fmaf, sqrtf, expf, logf, powf, floorf, ceilf, sinf, cosf are available. docs/api.md
+ * ("A source for every backend") has the whole list.
  *
  * Backends:
  *   CPU     runs host_combine (SERIAL and THREADS); without one, pscan_operator_create returns
@@ -318,7 +321,9 @@ pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, con
  *           PSCAN_ERROR_UNSUPPORTED_ALGORITHM); every elem_bytes up to 32 (1, 2, 4, 8, 16 on 16-byte vectors,
  *           the others, such as 12, 24 and 32, element by element in elem_align). Modules are cached per context by a hash of the source, names,
  *           size, alignment and identity: a second operator with the same description compiles nothing.
- *   OpenCL  PSCAN_ERROR_UNSUPPORTED_OPERATOR for now.
+ *   OpenCL  builds source as OpenCL C into reduce-then-scan kernels over the type (AUTO, REDUCE_THEN_SCAN),
+ *           every elem_bytes; programs are cached per context by the source, names, size and alignment.
+ *           docs/api.md ("A source for every backend") has the rules for a source both GPU backends build.
  * ------------------------------------------------------------------------------------------------------- */
 #define PSCAN_USER_OP_MAX_BYTES 32
 

@@ -9,19 +9,22 @@
  *   matrix   2x2 u32 matrices mod 65521, 16 bytes: the ordered product;
  *   argmax   (f32 value, u32 index), 8 bytes: the largest value, the earlier index on ties;
  *   affine16 the same over u16 pairs, 4 bytes (alignment 2);
+ *   affine8  the same over u8 pairs, 2 bytes (alignment 1), its source in uint8_t (given on every backend);
  *   window K the last K ids of the concatenation (a count and K u32 ids), 4 + 4K bytes for K = 2, 5, 7:
  *            element sizes 12, 24 and 32 ("keep the right operand" is K = 1's shape);
  *   aff64    x -> a x + b over u64 with a count of maps composed, 24 bytes, alignment 8;
- *   mat64    2x2 u64 matrices mod 65521, 32 bytes, alignment 16 (alignas(16) in the device source).
+ *   mat64    2x2 u64 matrices mod 65521, 32 bytes, alignment 16 (__attribute__((aligned(16))) in the source: CUDA and OpenCL C both take it).
  * Each is checked against a serial loop written here, for scans (inclusive and exclusive, forward and
  * reverse, identity or init, in place and not) and reduces, at sizes around the CUDA tiles (2048-8192 elements)
  * and the look-back window (64 tiles), and at the CPU's per-thread blocks. Outputs beyond the scanned range
  * carry a sentinel that must survive. Bad inputs return their exact status and leave outputs untouched.
  *
  * Per backend: the CPU runs every operator through its host function; CUDA compiles each operator's source
- * with NVRTC (every size: 1, 2, 4, 8 and 16 bytes on the vector programs, 12, 24 and 32 on the wide ones),
- * a source that does not compile must be PSCAN_ERROR_BUILD_FAILED with a non-empty log, and creating the same
- * operator twice must reuse the module; OpenCL refuses user operators (PSCAN_ERROR_UNSUPPORTED_OPERATOR).
+ * with NVRTC (every size: 1, 2, 4, 8 and 16 bytes on the vector programs, 12, 24 and 32 on the wide ones) and
+ * OpenCL builds it as OpenCL C (every size); on both a source that does not compile must be
+ * PSCAN_ERROR_BUILD_FAILED with a non-empty log, and creating the same operator twice must reuse the module or
+ * program (OpenCL, static library: the backend's build counter must not move). The sources are written by the
+ * rules of docs/api.md for a source every backend compiles (uint64_t, not unsigned long long, ...).
  * Recurrences, first and second order (pscan_recurrence2): f32 and f64, forward and reverse, initial state or 0,
  * y == a, b or c in place, 16-byte aligned arrays and arrays one element off, at sizes around the CUDA tiles
  * (1024-4096 elements) and the look-back window, against a long double loop: |y - ref| <= tol (1 + |ref|) with
@@ -42,6 +45,11 @@
 
 #include "pscan.h"
 #include "test_common.h"
+
+#ifdef PSCAN_TEST_OPENCL_HOOKS
+/* The OpenCL backend's count of user-operator program builds (opencl_user.c; static library only). */
+pscan_status ps_opencl_debug_user_builds(const pscan_context *ctx, unsigned *builds);
+#endif
 
 #define MAX_REPORTS 20
 #define SENTINEL 0xA5
@@ -101,8 +109,8 @@ static const char matrix_source[] =
     "    mat2 r;\n"
     "    for (int i = 0; i < 2; i++)\n"
     "        for (int j = 0; j < 2; j++)\n"
-    "            r.m[2 * i + j] = (unsigned int)(((unsigned long long)x.m[2 * i] * y.m[j] +\n"
-    "                                             (unsigned long long)x.m[2 * i + 1] * y.m[2 + j]) % 65521u);\n"
+    "            r.m[2 * i + j] = (unsigned int)(((uint64_t)x.m[2 * i] * y.m[j] +\n"
+    "                                             (uint64_t)x.m[2 * i + 1] * y.m[2 + j]) % 65521u);\n"
     "    return r;\n"
     "}\n";
 
@@ -143,7 +151,7 @@ static void aff64_host(const void *x_, const void *y_, void *out, void *user) {
     (void)user;
     memcpy(out, &r, sizeof r);
 }
-static const char aff64_source[] = "typedef struct { unsigned long long a, b, calls; } aff64;\n"
+static const char aff64_source[] = "typedef struct { uint64_t a, b, calls; } aff64;\n"
                                    "aff64 compose64(aff64 x, aff64 y) {\n"
                                    "    aff64 r; r.a = y.a * x.a; r.b = y.a * x.b + y.b; r.calls = x.calls + y.calls;\n"
                                    "    return r;\n"
@@ -161,12 +169,27 @@ static void mat64_host(const void *x_, const void *y_, void *out, void *user) {
     memcpy(out, &r, sizeof r);
 }
 static const char mat64_source[] =
-    "typedef struct alignas(16) { unsigned long long m[4]; } mat64;\n"
+    "typedef struct __attribute__((aligned(16))) { uint64_t m[4]; } mat64;\n"
     "mat64 mul64(mat64 x, mat64 y) {\n"
     "    mat64 r;\n"
     "    for (int i = 0; i < 2; i++)\n"
-    "        for (int j = 0; j < 2; j++) r.m[2 * i + j] = (x.m[2 * i] * y.m[j] + x.m[2 * i + 1] * y.m[2 + j]) % 65521ull;\n"
+    "        for (int j = 0; j < 2; j++) r.m[2 * i + j] = (x.m[2 * i] * y.m[j] + x.m[2 * i + 1] * y.m[2 + j]) % (uint64_t)65521;\n"
     "    return r;\n"
+    "}\n";
+
+typedef struct affine8 {
+    uint8_t a, b;
+} affine8;
+static void affine8_host(const void *x_, const void *y_, void *out, void *user) {
+    const affine8 *x = (const affine8 *)x_, *y = (const affine8 *)y_;
+    affine8 r = {(uint8_t)(y->a * x->a), (uint8_t)(y->a * x->b + y->b)};
+    (void)user;
+    memcpy(out, &r, sizeof r);
+}
+static const char affine8_source[] =
+    "typedef struct { uint8_t a, b; } affine8;\n"
+    "affine8 compose8(affine8 x, affine8 y) {\n"
+    "    affine8 r; r.a = (uint8_t)(y.a * x.a); r.b = (uint8_t)(y.a * x.b + y.b); return r;\n"
     "}\n";
 
 /* window K: count (<= K) and the last count ids, oldest first. */
@@ -212,6 +235,7 @@ typedef struct op_case {
 static const op_case op_cases[] = {
     {"affine", sizeof(affine), 4, affine_host, 0, 0},   {"matrix", sizeof(matrix), 4, matrix_host, 0, 0},
     {"argmax", sizeof(argmax), 4, argmax_host, 0, 0},   {"affine16", 4, 2, affine16_host, 0, 0},
+    {"affine8", 2, 1, affine8_host, 0, 0},
     {"window2", 12, 4, window_host, 2, 1},              {"window5", 24, 4, window_host, 5, 1},
     {"window7", 32, 4, window_host, 7, 1},              {"aff64", sizeof(aff64), 8, aff64_host, 0, 0},
     {"mat64", sizeof(mat64), 16, mat64_host, 0, 0},
@@ -226,6 +250,9 @@ static void op_identity(const op_case *c, unsigned char *e) {
         memcpy(e, &id, sizeof id);
     } else if (strcmp(c->name, "affine16") == 0) {
         affine16 id = {1, 0};
+        memcpy(e, &id, sizeof id);
+    } else if (strcmp(c->name, "affine8") == 0) {
+        affine8 id = {1, 0};
         memcpy(e, &id, sizeof id);
     } else if (strcmp(c->name, "matrix") == 0) {
         matrix id = {{1, 0, 0, 1}};
@@ -249,6 +276,9 @@ static void op_random(const op_case *c, test_rng *r, uint64_t index, unsigned ch
         memcpy(e, &x, sizeof x);
     } else if (strcmp(c->name, "affine16") == 0) {
         affine16 x = {(uint16_t)(test_rng_next(r) | 1u), (uint16_t)test_rng_next(r)};
+        memcpy(e, &x, sizeof x);
+    } else if (strcmp(c->name, "affine8") == 0) {
+        affine8 x = {(uint8_t)(test_rng_next(r) | 1u), (uint8_t)test_rng_next(r)};
         memcpy(e, &x, sizeof x);
     } else if (strcmp(c->name, "matrix") == 0) {
         matrix x;
@@ -289,6 +319,8 @@ static int op_create(const op_case *c, int with_host, pscan_operator **op) {
         d.source = affine_source, d.type_name = "affine", d.combine_name = "combine";
     } else if (strcmp(c->name, "affine16") == 0) {
         d.source = affine16_source, d.type_name = "affine16", d.combine_name = "compose";
+    } else if (strcmp(c->name, "affine8") == 0) {
+        d.source = affine8_source, d.type_name = "affine8", d.combine_name = "compose8";
     } else if (strcmp(c->name, "matrix") == 0) {
         d.source = matrix_source, d.type_name = "mat2", d.combine_name = "mul";
     } else if (strcmp(c->name, "aff64") == 0) {
@@ -306,7 +338,6 @@ static int op_create(const op_case *c, int with_host, pscan_operator **op) {
 /* What a backend must answer for an operator: CUDA compiles every size (user_op.cu). */
 static pscan_status expected_create(const op_case *c) {
     (void)c;
-    if (backend == PSCAN_BACKEND_OPENCL) return PSCAN_ERROR_UNSUPPORTED_OPERATOR;
     return PSCAN_SUCCESS;
 }
 
@@ -406,8 +437,9 @@ static void run_operator(const op_case *c, test_rng *rng) {
     }
     /* tiles of the CUDA scan hold 2048 (16-byte), 4096 (8-byte) or 8192 (4-byte) elements, and 1024 for the
      * sizes that do not divide 16 (user_wide.cuh); the look-back window is 64 tiles; the CPU's threads take
-     * 256 KiB blocks */
-    const uint64_t tile = 16 % c->bytes == 0 ? 32768 / c->bytes : 1024;
+     * 256 KiB blocks; OpenCL's tiles are 2048 elements of any size (work-groups of 256 on PoCL and NVIDIA, 8
+     * items each: opencl_user.c) */
+    const uint64_t tile = backend == PSCAN_BACKEND_OPENCL ? 2048 : 16 % c->bytes == 0 ? 32768 / c->bytes : 1024;
     const uint64_t sizes[] = {0, 1, 2, 31, 1000, tile - 1, tile, tile + 1, 3 * tile + 7, 64 * tile + 3,
                               (256u << 10) / c->bytes * 5 + 11};
     const size_t count = sizeof sizes / sizeof sizes[0] - (quick ? 2 : 0);
@@ -415,6 +447,13 @@ static void run_operator(const op_case *c, test_rng *rng) {
         for (unsigned flags = 0; flags < 4; flags++)
             run_scan_case(c, op, sizes[i], flags, (int)(flags + i) % 2, (int)(i + flags / 2) % 2, rng);
         run_reduce_case(c, op, sizes[i], (int)i % 2, rng);
+    }
+    /* OpenCL: three levels of tile totals (more than 2048 * 2048 elements), for the small elements */
+    if (backend == PSCAN_BACKEND_OPENCL && !quick && c->bytes <= 8) {
+        const uint64_t n = 2048u * 2048u + 2048u + 5u;
+        run_scan_case(c, op, n, 0, 1, 0, rng);
+        run_scan_case(c, op, n, PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE, 0, 1, rng);
+        run_reduce_case(c, op, n, 1, rng);
     }
     pscan_operator_destroy(op);
 }
@@ -466,10 +505,6 @@ static void run_bad_inputs(void) {
         /* a GPU runs the source only */
         EXPECT_CREATE(PSCAN_ERROR_UNSUPPORTED_OPERATOR, b.source = NULL, b.type_name = NULL, b.combine_name = NULL);
     }
-    if (backend == PSCAN_BACKEND_OPENCL) {
-        EXPECT_CREATE(PSCAN_ERROR_UNSUPPORTED_OPERATOR, (void)0);
-        return;
-    }
 
     op = NULL;
     pscan_status s = pscan_operator_create(ctx, &d, &op);
@@ -505,10 +540,10 @@ static void run_bad_inputs(void) {
     sd.algo = algo, sd.type = (pscan_type)999, sd.op = (pscan_op)999;
     CHECK(pscan_scan_user_temp_bytes(ctx, &sd, op, N, &bytes) == PSCAN_SUCCESS, "scan_user ignores type and op");
     sd.type = PSCAN_TYPE_U8, sd.op = PSCAN_OP_SUM;
-    /* overlap: out one element into in */
-    CHECK(pscan_scan_user(ctx, &sd, op, d_in, (char *)d_in + 8, N - 1, NULL, 0) == PSCAN_ERROR_OVERLAP ||
-              backend == PSCAN_BACKEND_OPENCL,
-          "scan_user(partial overlap)");
+    /* overlap: out one element into in (OpenCL's cl_mem handles are not addresses: no such call exists) */
+    if (backend != PSCAN_BACKEND_OPENCL)
+        CHECK(pscan_scan_user(ctx, &sd, op, d_in, (char *)d_in + 8, N - 1, NULL, 0) == PSCAN_ERROR_OVERLAP,
+              "scan_user(partial overlap)");
     /* the algorithms that may reorder combines refuse user operators */
     const pscan_algo refused = backend == PSCAN_BACKEND_CPU ? PSCAN_ALGO_HILLIS_STEELE : PSCAN_ALGO_BLELLOCH;
     sd.algo = refused;
@@ -532,11 +567,23 @@ static void run_bad_inputs(void) {
     pscan_context_synchronize(ctx);
     CHECK(memcmp(out, sentinel, sizeof out) == 0, "a refused call wrote its output");
 
-    /* the same operator again: on CUDA the module comes from the context's cache */
+    /* the same operator again: the module (CUDA) or program (OpenCL) comes from the context's cache, also
+     * with another identity (a kernel argument on OpenCL) */
     pscan_operator *again = NULL;
+#ifdef PSCAN_TEST_OPENCL_HOOKS
+    unsigned builds_before = 0, builds_after = 0;
+    if (backend == PSCAN_BACKEND_OPENCL) ps_opencl_debug_user_builds(ctx, &builds_before);
+#endif
     s = pscan_operator_create(ctx, &d, &again);
     CHECK(s == PSCAN_SUCCESS, "create(affine) again: %s", pscan_status_name(s));
     pscan_operator_destroy(again);
+#ifdef PSCAN_TEST_OPENCL_HOOKS
+    if (backend == PSCAN_BACKEND_OPENCL) {
+        ps_opencl_debug_user_builds(ctx, &builds_after);
+        CHECK(builds_before >= 1 && builds_after == builds_before, "create(affine) again built a program (%u -> %u)",
+              builds_before, builds_after);
+    }
+#endif
 
     pscan_memory_free(ctx, d_in);
     pscan_memory_free(ctx, d_out);
@@ -546,8 +593,8 @@ static void run_bad_inputs(void) {
 
 /* A source that does not compile: BUILD_FAILED with the compiler's log (GPU backends compile it). */
 static void run_build_failure(void) {
-    if (backend != PSCAN_BACKEND_CUDA) return;
-    unsigned char identity[8] = {1, 0, 0, 0, 0, 0, 0, 0};
+    if (backend == PSCAN_BACKEND_CPU) return;
+    unsigned char identity[PSCAN_USER_OP_MAX_BYTES] = {1}; /* the size-mismatch case reads 16 bytes */
     pscan_user_op_desc d;
     memset(&d, 0, sizeof d);
     d.elem_bytes = 8, d.elem_align = 4, d.identity = identity;
@@ -568,6 +615,103 @@ static void run_build_failure(void) {
     d.combine_name = "combine", d.elem_bytes = 16;
     s = pscan_operator_create(ctx, &d, &op);
     CHECK(s == PSCAN_ERROR_BUILD_FAILED, "elem_bytes that do not match the type: %s", pscan_status_name(s));
+    /* an alignment that does not match the type (8 bytes of two u32: alignment 4) */
+    d.elem_bytes = 8, d.elem_align = 8;
+    s = pscan_operator_create(ctx, &d, &op);
+    CHECK(s == PSCAN_ERROR_BUILD_FAILED, "elem_align that does not match the type: %s", pscan_status_name(s));
+    d.elem_align = 4;
+    if (backend == PSCAN_BACKEND_OPENCL) {
+        /* the log names the user's lines as the user wrote them, and a failed build caches nothing */
+        d.source = "typedef struct { unsigned int a, b; } affine;\n"
+                   "affine combine(affine x, affine y) { return x +* y; }\n";
+        s = pscan_operator_create(ctx, &d, &op);
+        log = NULL;
+        pscan_context_build_log(ctx, &log);
+        CHECK(s == PSCAN_ERROR_BUILD_FAILED && log && strstr(log, "user_source:2:"), "OpenCL log of a bad source: %s",
+              log ? log : "(none)");
+    }
+}
+
+/* The temporary storage contract: the size query answers what the call would (also its refusals); caller temp
+ * of exactly that size works (one byte into a buffer on address backends, its own cl_mem on OpenCL) and one byte
+ * less is PSCAN_ERROR_TEMP_TOO_SMALL with the output untouched; NULL temp is the context's workspace. */
+static void run_temp_contract(test_rng *rng) {
+    const op_case *c = &op_cases[0]; /* affine */
+    pscan_operator *op = NULL;
+    pscan_status s = op_create(c, 1, &op);
+    CHECK(s == PSCAN_SUCCESS, "temp contract: create: %s", pscan_status_name(s));
+    if (s != PSCAN_SUCCESS) return;
+    enum { N = 20011 }; /* several tiles on every backend */
+    const size_t es = c->bytes, bytes = N * es;
+    unsigned char *in = (unsigned char *)malloc(bytes), *expect = (unsigned char *)malloc(bytes);
+    unsigned char *got = (unsigned char *)malloc(bytes), *sentinel = (unsigned char *)malloc(bytes);
+    unsigned char identity[PSCAN_USER_OP_MAX_BYTES], total[PSCAN_USER_OP_MAX_BYTES];
+    for (uint64_t i = 0; i < N; i++) op_random(c, rng, i, in + i * es);
+    op_identity(c, identity);
+    reference_scan(c, in, expect, N, identity, 0, 0);
+    memset(sentinel, SENTINEL, bytes);
+    void *d_in = NULL, *d_out = NULL, *buf = NULL, *small = NULL;
+    size_t buf_bytes = 0;
+    pscan_memory_alloc(ctx, bytes, &d_in);
+    pscan_memory_alloc(ctx, bytes, &d_out);
+    pscan_memory_upload(ctx, d_in, in, bytes);
+
+    const pscan_algo refused = backend == PSCAN_BACKEND_CPU ? PSCAN_ALGO_HILLIS_STEELE : PSCAN_ALGO_BLELLOCH;
+    pscan_scan_desc sd = {PSCAN_TYPE_U8, PSCAN_OP_SUM, 0, refused, NULL};
+    pscan_reduce_desc rd = {PSCAN_TYPE_U8, PSCAN_OP_SUM, refused, NULL};
+    size_t need = 1;
+    CHECK(pscan_scan_user_temp_bytes(ctx, &sd, op, N, &need) == PSCAN_ERROR_UNSUPPORTED_ALGORITHM && need == 0,
+          "scan_user_temp_bytes(%s)", pscan_algo_name(refused));
+    if (backend != PSCAN_BACKEND_CPU) /* the CPU's reduce has no algorithm to refuse */
+        CHECK(pscan_reduce_user_temp_bytes(ctx, &rd, op, N, &need) == PSCAN_ERROR_UNSUPPORTED_ALGORITHM,
+              "reduce_user_temp_bytes(%s)", pscan_algo_name(refused));
+    sd.algo = algo, rd.algo = algo;
+
+    for (int prim = 0; prim < 2; prim++) {
+        const char *what = prim ? "reduce" : "scan";
+        s = prim ? pscan_reduce_user_temp_bytes(ctx, &rd, op, N, &need) : pscan_scan_user_temp_bytes(ctx, &sd, op, N, &need);
+        CHECK(s == PSCAN_SUCCESS, "%s temp_bytes: %s", what, pscan_status_name(s));
+        if (s != PSCAN_SUCCESS || need == 0) continue;
+        /* caller temp of exactly the size */
+        void *temp = NULL;
+        if (backend == PSCAN_BACKEND_OPENCL) {
+            if (buf) pscan_memory_free(ctx, buf);
+            buf = NULL;
+            pscan_memory_alloc(ctx, need, &buf);
+            temp = buf;
+        } else {
+            temp = test_caller_temp(ctx, &buf, &buf_bytes, need);
+        }
+        pscan_memory_upload(ctx, d_out, sentinel, bytes);
+        s = prim ? pscan_reduce_user(ctx, &rd, op, d_in, N, d_out, temp, need)
+                 : pscan_scan_user(ctx, &sd, op, d_in, d_out, N, temp, need);
+        pscan_memory_download(ctx, got, d_out, bytes);
+        pscan_context_synchronize(ctx);
+        memcpy(total, expect + (N - 1) * es, es);
+        CHECK(s == PSCAN_SUCCESS && memcmp(got, prim ? total : expect, prim ? es : bytes) == 0,
+              "%s with caller temp of %zu bytes: %s", what, need, pscan_status_name(s));
+        /* one byte less: in temp_bytes, and (OpenCL) in the buffer itself */
+        pscan_memory_upload(ctx, d_out, sentinel, bytes);
+        s = prim ? pscan_reduce_user(ctx, &rd, op, d_in, N, d_out, temp, need - 1)
+                 : pscan_scan_user(ctx, &sd, op, d_in, d_out, N, temp, need - 1);
+        CHECK(s == PSCAN_ERROR_TEMP_TOO_SMALL, "%s with temp_bytes one short: %s", what, pscan_status_name(s));
+        if (backend == PSCAN_BACKEND_OPENCL && need > 1) {
+            pscan_memory_alloc(ctx, need - 1, &small);
+            s = prim ? pscan_reduce_user(ctx, &rd, op, d_in, N, d_out, small, need)
+                     : pscan_scan_user(ctx, &sd, op, d_in, d_out, N, small, need);
+            CHECK(s == PSCAN_ERROR_TEMP_TOO_SMALL, "%s with a temp buffer one byte short: %s", what,
+                  pscan_status_name(s));
+            pscan_memory_free(ctx, small);
+        }
+        pscan_memory_download(ctx, got, d_out, bytes);
+        pscan_context_synchronize(ctx);
+        CHECK(memcmp(got, sentinel, bytes) == 0, "%s with too little temp wrote its output", what);
+    }
+    if (buf) pscan_memory_free(ctx, buf);
+    pscan_memory_free(ctx, d_in);
+    pscan_memory_free(ctx, d_out);
+    pscan_operator_destroy(op);
+    free(in), free(expect), free(got), free(sentinel);
 }
 
 /* ---- recurrences ----------------------------------------------------------------------------------------- */
@@ -1024,6 +1168,7 @@ int main(int argc, char **argv) {
 
     run_bad_inputs();
     run_build_failure();
+    run_temp_contract(&rng);
     for (size_t i = 0; i < OP_CASES; i++) run_operator(&op_cases[i], &rng);
     run_recurrences(&rng);
     run_recurrences2(&rng);

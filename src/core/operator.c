@@ -3,8 +3,8 @@
  *
  * The core checks the desc once, copies it (strings included, so the caller may free its own), computes the
  * hash the CUDA module cache is keyed by, and asks the context's backend to build it: the CPU checks for a host
- * function, CUDA compiles the source (or finds the module of the same hash), OpenCL refuses for now. Names are
- * checked to be C identifiers because they are pasted into the generated device source.
+ * function, CUDA and OpenCL compile the source (or find the module or program built from the same one). Names
+ * are checked to be C identifiers because they are pasted into the generated device source (OpenCL: -D options).
  */
 #include <stdlib.h>
 #include <string.h>

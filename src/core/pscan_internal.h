@@ -163,8 +163,8 @@ typedef struct ps_backend_ops {
     pscan_status (*mem_copy)(pscan_context *ctx, void *dst, const void *src, size_t bytes); /* device to device */
     pscan_status (*synchronize)(pscan_context *ctx);
     /* Makes a user operator runnable on this context (CPU: checks its host function; CUDA: compiles its source
-     * or finds the module compiled for the same hash, and sets op->device). NULL: the backend takes no user
-     * operators (PSCAN_ERROR_UNSUPPORTED_OPERATOR). */
+     * or finds the module compiled for the same hash, and sets op->device; OpenCL: the same with a program).
+     * NULL: the backend takes no user operators (PSCAN_ERROR_UNSUPPORTED_OPERATOR). */
     pscan_status (*operator_build)(pscan_context *ctx, pscan_operator *op);
     /* pscan_scan_host: 1 when the backend's data are host memory (CPU), so the core runs a host scan as an
      * ordinary one; else scan_host runs it (blocking: the host's out is written when it returns), or is NULL

@@ -146,6 +146,7 @@ static void cl_destroy(pscan_context *ctx) {
     ps_cl_state *st = ps_cl_state_of(ctx);
     if (!st) return;
     programs_release(st);
+    ps_cl_user_release(st);
     if (st->last_lookback_temp) clReleaseMemObject(st->last_lookback_temp);
     if (st->queue) clReleaseCommandQueue(st->queue);
     if (st->context) clReleaseContext(st->context);
@@ -184,10 +185,15 @@ static pscan_status cl_choose_algo(const pscan_context *ctx, ps_request *call) {
 /* Scan only, for now: the other primitives are PSCAN_ERROR_UNSUPPORTED_ALGORITHM on OpenCL (docs/opencl.md). */
 static pscan_status cl_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes) {
     *temp_bytes = 0;
+    if (req->user_op) return ps_cl_user_plan(ctx, req, temp_bytes);
     if (req->prim != PS_PRIM_SCAN) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
     pscan_status s = cl_choose_algo(ctx, req);
     if (s != PSCAN_SUCCESS || req->n == 0) return s;
     return ps_cl_scan_temp_bytes(ctx, req, temp_bytes);
+}
+
+static pscan_status cl_run(pscan_context *ctx, const ps_request *req) {
+    return req->user_op ? ps_cl_user_run(ctx, req) : ps_cl_scan(ctx, req);
 }
 
 static pscan_status cl_mem_alloc(pscan_context *ctx, size_t bytes, void **ptr) {
@@ -227,13 +233,14 @@ static const ps_backend_ops cl_ops = {
     .device_name = cl_device_name,
     .set_threads = NULL,
     .plan = cl_plan,
-    .run = ps_cl_scan,
+    .run = cl_run,
     .mem_alloc = cl_mem_alloc,
     .mem_free = cl_mem_free,
     .mem_upload = cl_mem_upload,
     .mem_download = cl_mem_download,
     .mem_copy = cl_mem_copy,
     .synchronize = cl_synchronize,
+    .operator_build = ps_cl_operator_build,
 };
 
 /* ---- contexts ------------------------------------------------------------------------------------------- */

@@ -41,6 +41,7 @@ typedef struct ps_cl_state {
     unsigned dlb_spin_limit;
     long dlb_stall_tile;
     cl_mem last_lookback_temp; /* where the last look-back scan kept its counters (tests read them) */
+    struct ps_cl_user_cache *user; /* user operators' programs (opencl_user.c), or NULL */
 } ps_cl_state;
 
 static inline ps_cl_state *ps_cl_state_of(const pscan_context *ctx) { return (ps_cl_state *)ctx->backend; }
@@ -57,6 +58,14 @@ unsigned ps_cl_items(size_t elem_bytes);
 /* opencl_scan.c: the algorithms behind the backend table. */
 pscan_status ps_cl_scan_temp_bytes(const pscan_context *ctx, const ps_request *call, size_t *bytes);
 pscan_status ps_cl_scan(pscan_context *ctx, const ps_request *call);
+
+/* opencl_user.c: user operators (pscan_operator_create, pscan_scan_user, pscan_reduce_user). */
+pscan_status ps_cl_operator_build(pscan_context *ctx, pscan_operator *op);
+pscan_status ps_cl_user_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes);
+pscan_status ps_cl_user_run(pscan_context *ctx, const ps_request *req);
+void ps_cl_user_release(ps_cl_state *st);
+/* Test hook (tests/test_userop.c, static library only): clBuildProgram calls for user operators so far. */
+pscan_status ps_opencl_debug_user_builds(const pscan_context *ctx, unsigned *builds);
 
 /* Test hooks (tests/test_opencl_fallback.c; the static library only): the look-back spin limit, a tile that
  * stalls before publishing until another work-group reduced it by fallback (-1: none), and the number of
