@@ -274,7 +274,7 @@ pscan_status pscan_context_set_host_chunk_bytes(pscan_context *ctx, size_t bytes
 typedef struct pscan_reduce_desc {
     pscan_type type;
     pscan_op op;
-    pscan_algo algo;  /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK (single pass) */
+    pscan_algo algo;  /* AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK; OpenCL: REDUCE_THEN_SCAN */
     const void *init; /* host pointer to one element of type, or NULL for the operator's identity */
 } pscan_reduce_desc;
 
@@ -284,8 +284,8 @@ pscan_status pscan_reduce_temp_bytes(pscan_context *ctx, const pscan_reduce_desc
 /* Reduces n elements of in into *result, one element of desc->type in device memory (a host pointer on the
  * CPU backend, a cl_mem of at least one element on OpenCL), on the context's stream or queue. n == 0 writes
  * init (the identity without one). result must not overlap in (PSCAN_ERROR_OVERLAP). temp as for pscan_scan.
- * Float results repeat bit for bit for the same input, n and device. OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM
- * for now. Example: in = [3 1 7 0 4 1 6 3], PSCAN_OP_SUM -> *result = 25; PSCAN_OP_MAX -> 7. */
+ * Float results repeat bit for bit for the same input, n and device. OpenCL: AUTO or REDUCE_THEN_SCAN (three
+ * passes over tiles, docs/opencl.md). Example: in = [3 1 7 0 4 1 6 3], PSCAN_OP_SUM -> *result = 25; PSCAN_OP_MAX -> 7. */
 pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, const void *in, uint64_t n,
                           void *result, void *temp, size_t temp_bytes);
 
@@ -451,7 +451,7 @@ typedef struct pscan_select_desc {
     const void *flags;    /* device array of n uint8_t (nonzero keeps the item), or NULL to use pred */
     pscan_pred pred;      /* used when flags is NULL (always checked to be in the list) */
     const void *operand;  /* host pointer to one key of type, the constant c; ignored for nonzero or with flags */
-    pscan_algo algo;      /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK (single pass) */
+    pscan_algo algo;      /* AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK; OpenCL: REDUCE_THEN_SCAN */
 } pscan_select_desc;
 
 /* Sets *bytes to the temporary storage pscan_select() and pscan_partition() need for this desc and n (the
@@ -466,8 +466,8 @@ pscan_status pscan_select_temp_bytes(pscan_context *ctx, const pscan_select_desc
  * values_out are ignored (may be NULL) when value_bytes == 0; NULL otherwise is PSCAN_ERROR_NULL_POINTER, as
  * is a NULL count, or a NULL operand where the predicate needs it. value_bytes other than 0, 1, 2, 4, 8 and
  * pred outside the list are PSCAN_ERROR_INVALID_VALUE. n == 0 writes 0 to *count (the data pointers may then
- * be NULL). temp as for pscan_scan. On any error status nothing is written. OpenCL:
- * PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now.
+ * be NULL). temp as for pscan_scan. On any error status nothing is written. OpenCL: AUTO or REDUCE_THEN_SCAN
+ * (three passes over tiles, docs/opencl.md).
  * Example: keys = [3 1 7 0 4 1 6 3], pred gt, operand 2 -> keys_out = [3 7 4 6 3], *count = 5; with
  * values = [0 1 2 3 4 5 6 7] -> values_out = [0 2 4 6 7]. */
 pscan_status pscan_select(pscan_context *ctx, const pscan_select_desc *desc, const void *keys_in,
@@ -492,7 +492,7 @@ typedef struct pscan_expand_desc {
     pscan_type count_type; /* PSCAN_TYPE_U32 or PSCAN_TYPE_U64: the element type of counts */
     pscan_type index_type; /* PSCAN_TYPE_U32 or PSCAN_TYPE_U64: the element type of indices_out and ranks_out */
     size_t value_bytes;    /* 0: no values; 1, 2, 4 or 8: values_in holds n items of that many bytes */
-    pscan_algo algo;       /* PSCAN_ALGO_AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK */
+    pscan_algo algo;       /* AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK; OpenCL: REDUCE_THEN_SCAN */
 } pscan_expand_desc;
 
 /* Sets *bytes to the temporary storage pscan_expand() needs for this desc, n and capacity (0 is possible). */
@@ -512,7 +512,8 @@ pscan_status pscan_expand_temp_bytes(pscan_context *ctx, const pscan_expand_desc
  * another output (PSCAN_ERROR_OVERLAP). count_type or index_type other than u32 and u64, and value_bytes
  * other than 0, 1, 2, 4, 8, are PSCAN_ERROR_INVALID_VALUE; a NULL total, or a NULL counts (n > 0), values_in
  * (n > 0) or values_out (capacity > 0) where needed, PSCAN_ERROR_NULL_POINTER. n == 0 writes 0 to *total.
- * temp as for pscan_scan. On any error status nothing is written. OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM.
+ * temp as for pscan_scan. On any error status nothing is written. OpenCL: AUTO or REDUCE_THEN_SCAN (three
+ * passes over tiles, docs/opencl.md).
  * Example: counts = [2 0 3 1], values = [a b c d], capacity 8 -> *total = 6, indices_out = [0 0 2 2 2 3],
  * ranks_out = [0 1 0 1 2 0], values_out = [a a c c c d]; with capacity 4: indices_out = [0 0 2 2], *total = 6. */
 pscan_status pscan_expand(pscan_context *ctx, const pscan_expand_desc *desc, const void *counts,

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test_cli_patterns.sh - `pscan reduce`, `pscan compact`, `pscan split` and `pscan expand` on files, against
 # python3 references: the worked examples, random raw files of several types (predicates, flags files,
-# payloads), expand's indices, ranks and gathered values, .npy and text in and out, and refusals (a bad --keep,
-# a missing flags file, files of different lengths, a wrong counts type) with a non-zero exit and no output.
+# payloads), expand's indices, ranks and gathered values, .npy and text in and out, every other backend present
+# (OpenCL, CUDA) against the CPU's bytes, and refusals (a bad --keep, a missing flags file, files of different
+# lengths, a wrong counts type) with a non-zero exit and no output.
 #   bash test_cli_patterns.sh PATH/TO/pscan
 # Prints "test_cli_patterns: P passed, F failed"; exits 1 on any failure.
 set -uo pipefail
@@ -152,6 +153,29 @@ sys.exit(0 if ok else 1)" "$WORK/idx.npy" "$WORK/want.idx.bin" && ok || fail "ex
 else
   fail "expand to .npy exited non-zero: $(cat "$WORK/err")"
 fi
+
+# ---- every other backend present: one of each command gives the CPU's bytes --------------------------------
+# (a backend not compiled in, or without a device, fails the probe and is left out)
+same() { # name args... : the command's output file $WORK/b.out on --backend cpu and on $backend are the same
+  local name=$1
+  shift
+  if "$PSCAN" "$@" --backend cpu --quiet 2>"$WORK/err" && mv "$WORK/b.out" "$WORK/b.cpu" &&
+    "$PSCAN" "$@" --backend "$backend" --quiet 2>"$WORK/err"; then
+    cmp -s "$WORK/b.out" "$WORK/b.cpu" && ok || fail "$name --backend $backend differs from --backend cpu"
+  else
+    fail "$name --backend $backend exited non-zero: $(cat "$WORK/err")"
+  fi
+}
+for backend in opencl cuda; do
+  ex | "$PSCAN" reduce - --format text --type i32 --backend $backend >/dev/null 2>&1 || continue
+  for op in sum min; do
+    expect "reduce u64 $op --backend $backend" "$("$PSCAN" reduce "$WORK/u64.bin" --type u64 --op $op 2>/dev/null)" \
+      "$("$PSCAN" reduce "$WORK/u64.bin" --type u64 --op $op --backend $backend 2>"$WORK/err")"
+  done
+  same "compact i32 >2" compact "$WORK/i32.bin" "$WORK/b.out" --type i32 --keep '>2'
+  same "split f32 flags" split "$WORK/f32.bin" "$WORK/b.out" --type f32 --flags "$WORK/flags.bin"
+  same "expand u64 counts" expand "$WORK/counts.bin" "$WORK/b.out" --type u64 --index-type u32
+done
 
 # ---- refusals: a message, a non-zero exit, no output left behind ------------------------------------------
 refuse() { # name expected-exit args...

@@ -99,8 +99,12 @@ static inline int test_open_backend(const char *program, pscan_backend backend, 
 }
 
 /* Caller temp of need bytes one byte into *buf, device memory of *buf_bytes grown as needed (the library must
- * take temp at any address). NULL when the allocation failed. */
+ * take temp at any address); on OpenCL, whose handles are cl_mem and cannot be offset, *buf itself. NULL when
+ * the allocation failed. */
 static inline void *test_caller_temp(pscan_context *ctx, void **buf, size_t *buf_bytes, size_t need) {
+    pscan_backend backend = PSCAN_BACKEND_CPU;
+    pscan_context_backend(ctx, &backend);
+    const size_t offset = backend == PSCAN_BACKEND_OPENCL ? 0 : 1;
     if (need + 1 > *buf_bytes) {
         if (*buf) pscan_memory_free(ctx, *buf);
         *buf = NULL;
@@ -108,7 +112,7 @@ static inline void *test_caller_temp(pscan_context *ctx, void **buf, size_t *buf
         if (pscan_memory_alloc(ctx, need + 1, buf) != PSCAN_SUCCESS) return NULL;
         *buf_bytes = need + 1;
     }
-    return (char *)*buf + 1;
+    return (char *)*buf + offset;
 }
 
 /* The options every primitive's test program takes (test_select, test_sort, test_histogram, test_segscan,

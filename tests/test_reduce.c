@@ -12,7 +12,7 @@
  * uint64 with the type's wraparound, floats in long double), never by the library. Sizes: 0, 1, 2, 31, 1000;
  * around the CUDA reduce tile (256 threads x 4 16-byte vectors: 16384 u8, 8192 u16, 4096 32-bit, 2048 64-bit
  * elements): tile-1, tile, tile+1, and around its look-back groups of 128 tiles: 127*tile+5, 128*tile,
- * 129*tile+3; and one random size up to 2^22 (2^20 with --quick). Each (type, operator, size) runs five ways:
+ * 129*tile+3; and one random size up to 2^22 (2^20 with --quick; 2^18 on OpenCL, whose CPU runtime is slow). Each (type, operator, size) runs five ways:
  * identity or a given init, the input at its allocation's start or one element in (misaligned for the vector
  * loads), the temporary storage from the context's workspace or a caller buffer at +0, +1 or +3 bytes (the
  * core aligns it), and once more with PSCAN_ALGO_AUTO. The result goes to device memory from
@@ -31,8 +31,10 @@
  *     now: the CPU backend's reduce folds 8 interleaved lanes (src/cpu/cpu_kernels.c), which meets a later
  *     NaN or zero first; ctest lists it as reduce.cpu.strict-order, disabled until that is fixed;
  *   - bad inputs return their exact status and leave the result untouched (run_bad_inputs()).
- * OpenCL implements no reduce yet: every call there must return PSCAN_ERROR_UNSUPPORTED_ALGORITHM (pscan.h),
- * which is all this program checks on it.
+ * OpenCL runs the same table around its own tile (256 work-items x 16 elements up to 4 bytes, x 8 for 8-byte
+ * types: src/opencl/kernels/pattern_reduce.cl) instead of CUDA's, plus one size whose tile totals span several
+ * of the final work-group's tiles (4097 tiles + 3); device buffers there are cl_mem handles, so inputs,
+ * results and caller temp sit at their buffers' start.
  *
  * Exit status: 0 all passed, 1 any failure, 77 (skip) when the backend is not compiled in or has no device.
  * The closing line reads "test_reduce: P passed, F failed".
@@ -81,6 +83,11 @@ static int op_is_bitwise(pscan_op op) { return op == PSCAN_OP_AND || op == PSCAN
 
 /* The CUDA reduce tile in elements: 256 threads x 4 vectors of 16 bytes (src/cuda/reduce.cu). */
 static size_t cuda_reduce_tile(const type_info *t) { return 256u * 4u * (16u / t->bytes); }
+/* The OpenCL reduce tile: 256 work-items x 16 elements (8 for 8-byte types) (src/opencl/opencl_backend.c). */
+static size_t opencl_reduce_tile(const type_info *t) { return 256u * (t->bytes <= 4 ? 16u : 8u); }
+static size_t backend_reduce_tile(pscan_backend backend, const type_info *t) {
+    return backend == PSCAN_BACKEND_OPENCL ? opencl_reduce_tile(t) : cuda_reduce_tile(t);
+}
 
 /* ---- the reference: integers as raw bits in a uint64, floats in long double ------------------------------ */
 
@@ -471,7 +478,9 @@ static void make_input(harness *h, const type_info *t, pscan_op op, size_t n, un
 static void run_size(harness *h, size_t n_fixed, long tile_multiple, long tile_extra, unsigned size_index) {
     for (unsigned ti = 0; ti < TYPE_COUNT; ti++) {
         const type_info *t = &types[ti];
-        size_t n = tile_multiple >= 0 ? (size_t)((long)cuda_reduce_tile(t) * tile_multiple + tile_extra) : n_fixed;
+        size_t n = tile_multiple >= 0
+                       ? (size_t)((long)backend_reduce_tile(h->opt.backend, t) * tile_multiple + tile_extra)
+                       : n_fixed;
         for (unsigned oi = 0; oi < OP_COUNT; oi++) {
             pscan_op op = ops[oi];
             if (t->is_float && op_is_bitwise(op)) continue;
@@ -773,7 +782,9 @@ static void run_bad_inputs(harness *h) {
         for (int a = 0; a < PSCAN_ALGO_COUNT; a++) {
             int cpu_algo = a == PSCAN_ALGO_SERIAL || a == PSCAN_ALGO_THREADS;
             int has = a == PSCAN_ALGO_AUTO ||
-                      (h->opt.backend == PSCAN_BACKEND_CPU ? cpu_algo : a == PSCAN_ALGO_DECOUPLED_LOOKBACK);
+                      (h->opt.backend == PSCAN_BACKEND_CPU      ? cpu_algo
+                       : h->opt.backend == PSCAN_BACKEND_OPENCL ? a == PSCAN_ALGO_REDUCE_THEN_SCAN
+                                                                : a == PSCAN_ALGO_DECOUPLED_LOOKBACK);
             if (has) continue;
             d.algo = (pscan_algo)a;
             EXPECT_REJECTED(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_reduce(ctx, &d, in, n, res, NULL, 0));
@@ -828,33 +839,22 @@ static void run_bad_inputs(harness *h) {
     EXPECT_STATUS(h, PSCAN_ERROR_TOO_LARGE, pscan_reduce(ctx, &ok, in, 8, (void *)(UINTPTR_MAX - 1), NULL, 0));
 }
 
-/* ---- OpenCL: no reduce yet, and it says so exactly ----------------------------------------------------- */
+/* ---- OpenCL: tile totals beyond one tile of the final work-group ---------------------------------------- */
 
-static void run_opencl_unsupported(harness *h) {
-    pscan_context *ctx = h->ctx;
-    size_t bytes = 1;
-    int32_t ones[64];
-    for (int i = 0; i < 64; i++) ones[i] = 1;
-    pscan_memory_upload(ctx, h->d_in, ones, sizeof ones);
-    static const pscan_algo algos[] = {PSCAN_ALGO_AUTO, PSCAN_ALGO_DECOUPLED_LOOKBACK, PSCAN_ALGO_REDUCE_THEN_SCAN,
-                                       PSCAN_ALGO_HILLIS_STEELE, PSCAN_ALGO_SERIAL};
-    for (size_t a = 0; a < sizeof algos / sizeof algos[0]; a++)
-        for (unsigned ti = 0; ti < TYPE_COUNT; ti += 3) {
-            pscan_reduce_desc d = {types[ti].type, PSCAN_OP_MAX, algos[a], NULL};
-            EXPECT_REJECTED(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_reduce(ctx, &d, h->d_in, 64 / 8, h->d_result,
-                                                                              NULL, 0));
-            EXPECT_REJECTED(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_reduce(ctx, &d, NULL, 0, h->d_result,
-                                                                              NULL, 0));
-            EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_reduce_temp_bytes(ctx, &d, 1000, &bytes));
-        }
-    /* the checks that come before the algorithm still come first */
-    pscan_reduce_desc d = {PSCAN_TYPE_F32, PSCAN_OP_XOR, PSCAN_ALGO_AUTO, NULL};
-    EXPECT_REJECTED(h, PSCAN_ERROR_UNSUPPORTED_OPERATOR, pscan_reduce(ctx, &d, h->d_in, 8, h->d_result, NULL, 0));
-    d.op = PSCAN_OP_COUNT;
-    EXPECT_REJECTED(h, PSCAN_ERROR_INVALID_VALUE, pscan_reduce(ctx, &d, h->d_in, 8, h->d_result, NULL, 0));
-    d.op = PSCAN_OP_SUM;
-    EXPECT_REJECTED(h, PSCAN_ERROR_NULL_POINTER, pscan_reduce(ctx, &d, h->d_in, 8, NULL, NULL, 0));
-    EXPECT_REJECTED(h, PSCAN_ERROR_TOO_LARGE, pscan_reduce(ctx, &d, h->d_in, UINT64_MAX, h->d_result, NULL, 0));
+/* 4097 tiles + 3 elements: the final work-group folds its tiles of totals in order, one after another. */
+static void run_many_tiles(harness *h, unsigned size_index) {
+    static const struct {
+        pscan_type type;
+        pscan_op op;
+    } cases[] = {{PSCAN_TYPE_U8, PSCAN_OP_SUM}, {PSCAN_TYPE_I32, PSCAN_OP_MIN}, {PSCAN_TYPE_F64, PSCAN_OP_PRODUCT}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const type_info *t = &types[cases[k].type];
+        const size_t n = 4097 * opencl_reduce_tile(t) + 3;
+        unsigned char init[8], want_identity[8], want_init[8];
+        make_input(h, t, cases[k].op, n, init, want_identity, want_init);
+        reduce_case c = {t, cases[k].op, n, (int)(k & 1), 0, (int)((size_index + k) % 4), h->opt.algo};
+        run_case(h, &c, init, c.with_init ? want_init : want_identity);
+    }
 }
 
 /* ---- main ---------------------------------------------------------------------------------------------- */
@@ -934,10 +934,12 @@ int main(int argc, char **argv) {
 
     /* the random size: up to 2^22 elements (2^20 with --quick), the same for every type */
     test_rng size_rng = {test_mix64(h.opt.seed ^ 0x517Eu)};
-    const size_t random_cap = h.opt.quick ? (1u << 20) : (1u << 22);
+    const int opencl = h.opt.backend == PSCAN_BACKEND_OPENCL;
+    const size_t random_cap = opencl ? (1u << 18) : h.opt.quick ? (1u << 20) : (1u << 22);
     const size_t random_n = 1 + (size_t)(test_rng_next(&size_rng) % random_cap);
     /* the largest n of any case: 129 tiles of u8 + 3, the random size, the determinism check */
     h.max_n = 129 * cuda_reduce_tile(&types[PSCAN_TYPE_U8]) + 3;
+    if (opencl) h.max_n = 4097 * opencl_reduce_tile(&types[PSCAN_TYPE_U8]) + 3;
     if (random_n > h.max_n) h.max_n = random_n;
     if ((1u << 20) + 1 > h.max_n) h.max_n = (1u << 20) + 1;
     h.h_in = (unsigned char *)malloc((h.max_n + 1) * 8);
@@ -947,13 +949,6 @@ int main(int argc, char **argv) {
         h.failed++;
         finish(&h);
         return 1;
-    }
-
-    if (h.opt.backend == PSCAN_BACKEND_OPENCL) {
-        /* documented in pscan.h: OpenCL implements no reduce yet; that status, exactly, is the contract */
-        run_opencl_unsupported(&h);
-        finish(&h);
-        return h.failed ? 1 : 0;
     }
 
     /* an algorithm this backend must implement but does not is a failure, reported once */
@@ -982,6 +977,7 @@ int main(int argc, char **argv) {
         run_size(&h, 0, tile_sizes[k][0], tile_sizes[k][1], size_index++);
     printf("test_reduce: random size %zu\n", random_n);
     run_size(&h, random_n, -1, 0, size_index++);
+    if (opencl) run_many_tiles(&h, size_index++);
 
     finish(&h);
     return h.failed ? 1 : 0;

@@ -12,13 +12,16 @@
  *    cycling through 0, 1, 2, 4, 8; inputs and outputs at their allocation's start or one element in
  *    (alternating); temp from the workspace or a caller buffer at +1 byte; the count at an 8-byte boundary
  *    or 3 bytes past one.
- *  - run_large(): every key type x {select, partition} at 64 * tile + 3 (past the 64-tile look-back window)
- *    and at one random size up to 2^22 (2^20 with --quick), with 8-byte payloads.
+ *  - run_large(): every key type x {select, partition} at 64 * tile + 3 (past the 64-tile look-back window;
+ *    on OpenCL 257 * tile + 3, past a row of its spine) and at one random size up to 2^22 (2^20 with --quick),
+ *    with 8-byte payloads.
  *  - run_patterns(): all kept, none kept, alternating (flags, and the same through nonzero keys), each payload
  *    size, at tile + 1 and 64 * tile + 3.
  *  - run_bad_inputs(): each bad argument returns its exact status and leaves every output as it was.
  * After each call: the status, *count, the written items, and that everything past them (for select past
  * *count, for both past n) still holds its poison bytes.
+ *
+ * On OpenCL, whose handles are cl_mem and cannot be offset, every buffer (and the count) sits at its start.
  *
  * Keys are small values (-4 .. 4, 0 .. 8 unsigned) with one in eight full-range, so every predicate both
  * keeps and rejects, and signed order is exercised; float keys include -0.0 and NaN.
@@ -232,7 +235,10 @@ static int poisoned(const unsigned char *buf, size_t from_byte, size_t to_byte) 
     return 1;
 }
 
-static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
+static void run_case(harness *h, const one_case *c_in, uint64_t case_seed) {
+    one_case placed = *c_in;
+    if (!h->addresses) placed.offset = 0, placed.count_at = 0; /* cl_mem handles: every buffer at its start */
+    const one_case *c = &placed;
     const type_info *t = c->t;
     const size_t n = c->n, kb = t->bytes, vb = c->value_bytes, off = (size_t)c->offset;
     char desc[300];
@@ -372,9 +378,11 @@ static void run_table(harness *h) {
                 }
 }
 
-/* Past the look-back window and one random size, 8-byte payloads (the full index). */
+/* Past the look-back window and one random size, 8-byte payloads (the full index). OpenCL: past 256 tiles
+ * instead, a row of its one-work-group spine (src/opencl/kernels/pattern_common.cl). */
+#define OPENCL_LARGE (257 * TILE + 3)
 static void run_large(harness *h, size_t random_n) {
-    const size_t sizes[] = {64 * TILE + 3, random_n};
+    const size_t sizes[] = {h->addresses ? 64 * TILE + 3 : OPENCL_LARGE, random_n};
     unsigned index = 0;
     for (size_t ti = 0; ti < TYPE_COUNT; ti++)
         for (int part = 0; part < 2; part++)
@@ -487,18 +495,6 @@ static void run_bad_inputs(harness *h) {
     }
 }
 
-/* OpenCL implements neither primitive yet: every call returns PSCAN_ERROR_UNSUPPORTED_ALGORITHM. */
-static void run_opencl_unsupported(harness *h) {
-    const int32_t two = 2;
-    pscan_select_desc d = {PSCAN_TYPE_I32, 0, NULL, PSCAN_PRED_GT, &two, PSCAN_ALGO_AUTO};
-    size_t bytes = 0;
-    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_select_temp_bytes(h->ctx, &d, 100, &bytes));
-    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM,
-                  pscan_select(h->ctx, &d, h->d_keys, NULL, 100, h->d_keys_out, NULL, (uint64_t *)h->d_count, NULL, 0));
-    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM,
-                  pscan_partition(h->ctx, &d, h->d_keys, NULL, 100, h->d_keys_out, NULL, (uint64_t *)h->d_count, NULL, 0));
-}
-
 static void finish(harness *h) {
     printf("test_select: %lu passed, %lu failed\n", h->passed, h->failed);
     void *bufs[] = {h->d_keys, h->d_values, h->d_flags, h->d_keys_out, h->d_values_out, h->d_count, h->d_temp};
@@ -521,6 +517,7 @@ int main(int argc, char **argv) {
     test_rng size_rng = {test_mix64(h.opt.seed ^ 0x5E1Eu)};
     const size_t random_n = 1 + (size_t)(test_rng_next(&size_rng) % (h.opt.quick ? (1u << 20) : (1u << 22)));
     h.max_n = 64 * TILE + 3 > random_n ? 64 * TILE + 3 : random_n;
+    if (!h.addresses && h.max_n < OPENCL_LARGE) h.max_n = OPENCL_LARGE;
     const size_t bytes = buffer_bytes(&h);
     h.h_keys = (unsigned char *)malloc(bytes), h.h_values = (unsigned char *)malloc(bytes);
     h.h_flags = (unsigned char *)calloc(h.max_n + 2, 1), h.h_ref_keys = (unsigned char *)malloc(bytes);
@@ -538,12 +535,6 @@ int main(int argc, char **argv) {
         return 1;
     }
     memset(h.h_keys, 0, bytes), memset(h.h_values, 0, bytes);
-
-    if (h.opt.backend == PSCAN_BACKEND_OPENCL) {
-        run_opencl_unsupported(&h);
-        finish(&h);
-        return h.failed ? 1 : 0;
-    }
 
     run_bad_inputs(&h);
     run_table(&h);

@@ -26,6 +26,13 @@ static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
     [PS_CL_SCAN_THEN_PROPAGATE_TILES] = "ps_scan_then_propagate_tiles",
     [PS_CL_REDUCE_THEN_SCAN_REDUCE] = "ps_reduce_then_scan_reduce",
     [PS_CL_DECOUPLED_LOOKBACK_SCAN] = "ps_decoupled_lookback_scan",
+    [PS_CL_PATTERN_SPINE] = "ps_pattern_spine",
+    [PS_CL_REDUCE_TILES] = "ps_reduce_tiles",
+    [PS_CL_REDUCE_FINAL] = "ps_reduce_final",
+    [PS_CL_SELECT_COUNT] = "ps_select_count",
+    [PS_CL_SELECT_SCATTER] = "ps_select_scatter",
+    [PS_CL_EXPAND_COUNT] = "ps_expand_count",
+    [PS_CL_EXPAND_FILL] = "ps_expand_fill",
 };
 
 /* Work-group size of every kernel: 256 where the device allows it (a power of two either way). */
@@ -182,18 +189,20 @@ static pscan_status cl_choose_algo(const pscan_context *ctx, ps_request *call) {
     }
 }
 
-/* Scan only, for now: the other primitives are PSCAN_ERROR_UNSUPPORTED_ALGORITHM on OpenCL (docs/opencl.md). */
+/* The scan here; reduce, select, partition and expand in opencl_patterns.c, which refuses the other
+ * primitives with PSCAN_ERROR_UNSUPPORTED_ALGORITHM (docs/opencl.md). */
 static pscan_status cl_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes) {
     *temp_bytes = 0;
     if (req->user_op) return ps_cl_user_plan(ctx, req, temp_bytes);
-    if (req->prim != PS_PRIM_SCAN) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    if (req->prim != PS_PRIM_SCAN) return ps_cl_pattern_plan(ctx, req, temp_bytes);
     pscan_status s = cl_choose_algo(ctx, req);
     if (s != PSCAN_SUCCESS || req->n == 0) return s;
     return ps_cl_scan_temp_bytes(ctx, req, temp_bytes);
 }
 
 static pscan_status cl_run(pscan_context *ctx, const ps_request *req) {
-    return req->user_op ? ps_cl_user_run(ctx, req) : ps_cl_scan(ctx, req);
+    if (req->user_op) return ps_cl_user_run(ctx, req);
+    return req->prim == PS_PRIM_SCAN ? ps_cl_scan(ctx, req) : ps_cl_pattern_run(ctx, req);
 }
 
 static pscan_status cl_mem_alloc(pscan_context *ctx, size_t bytes, void **ptr) {

@@ -1,6 +1,7 @@
 /*
  * opencl_backend.h - the OpenCL backend's state and the contract between opencl_backend.c (context, memory,
- * programs) and opencl_scan.c (the algorithms' host side). Internal.
+ * programs), opencl_scan.c (the scan algorithms' host side) and opencl_patterns.c (reduce, select, partition,
+ * expand). Internal.
  */
 #ifndef PSCAN_OPENCL_BACKEND_H
 #define PSCAN_OPENCL_BACKEND_H
@@ -17,6 +18,14 @@ typedef enum ps_cl_kernel_id {
     PS_CL_SCAN_THEN_PROPAGATE_TILES,
     PS_CL_REDUCE_THEN_SCAN_REDUCE,
     PS_CL_DECOUPLED_LOOKBACK_SCAN,
+    /* the patterns (opencl_patterns.c, kernels/pattern_*.cl) */
+    PS_CL_PATTERN_SPINE,
+    PS_CL_REDUCE_TILES,
+    PS_CL_REDUCE_FINAL,
+    PS_CL_SELECT_COUNT,
+    PS_CL_SELECT_SCATTER,
+    PS_CL_EXPAND_COUNT,
+    PS_CL_EXPAND_FILL,
     PS_CL_KERNEL_COUNT
 } ps_cl_kernel_id;
 
@@ -66,6 +75,22 @@ pscan_status ps_cl_user_run(pscan_context *ctx, const ps_request *req);
 void ps_cl_user_release(ps_cl_state *st);
 /* Test hook (tests/test_userop.c, static library only): clBuildProgram calls for user operators so far. */
 pscan_status ps_opencl_debug_user_builds(const pscan_context *ctx, unsigned *builds);
+
+/* One kernel argument: its size and where its value is (ARG(x) for a variable x). */
+typedef struct ps_cl_arg {
+    size_t size;
+    const void *value;
+} ps_cl_arg;
+#define PS_CL_ARG(x) {sizeof(x), &(x)}
+/* Sets count arguments and enqueues groups work-groups of the context's work-group size (opencl_scan.c). */
+pscan_status ps_cl_launch(pscan_context *ctx, cl_kernel kernel, const ps_cl_arg *args, int count, uint64_t groups);
+/* PSCAN_SUCCESS when the buffer holds bytes, else too_small (a cl_mem knows its size; opencl_scan.c). */
+pscan_status ps_cl_buffer_holds(pscan_context *ctx, cl_mem buf, size_t bytes, pscan_status too_small);
+
+/* opencl_patterns.c: every primitive but the scan. plan refuses a primitive the backend lacks with
+ * PSCAN_ERROR_UNSUPPORTED_ALGORITHM, as the backend table's plan must. */
+pscan_status ps_cl_pattern_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes);
+pscan_status ps_cl_pattern_run(pscan_context *ctx, const ps_request *req);
 
 /* Test hooks (tests/test_opencl_fallback.c; the static library only): the look-back spin limit, a tile that
  * stalls before publishing until another work-group reduced it by fallback (-1: none), and the number of

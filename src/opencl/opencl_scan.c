@@ -93,14 +93,8 @@ pscan_status ps_cl_scan_temp_bytes(const pscan_context *ctx, const ps_request *c
 
 /* ---- launching ------------------------------------------------------------------------------------------ */
 
-typedef struct kernel_arg {
-    size_t size;
-    const void *value;
-} kernel_arg;
-#define ARG(x) {sizeof(x), &(x)}
-
 /* Sets the arguments and enqueues groups work-groups of the context's work-group size. */
-static pscan_status launch(pscan_context *ctx, cl_kernel kernel, const kernel_arg *args, int count, uint64_t groups) {
+pscan_status ps_cl_launch(pscan_context *ctx, cl_kernel kernel, const ps_cl_arg *args, int count, uint64_t groups) {
     ps_cl_state *st = ps_cl_state_of(ctx);
     for (int i = 0; i < count; i++) {
         cl_int err = clSetKernelArg(kernel, (cl_uint)i, args[i].size, args[i].value);
@@ -127,11 +121,11 @@ static pscan_status launch_tiles(pscan_context *ctx, const ps_request *call, con
     pscan_status s = ps_cl_kernel(ctx, call->type, call->op, plan->tiles, &k);
     if (s != PSCAN_SUCCESS) return s;
     uint64_t tiles = ceil_div(io->n, plan->tile);
-    kernel_arg args[] = {ARG(io->in),        ARG(io->in_off),    ARG(io->out), ARG(io->out_off),
-                         ARG(io->n),         ARG(io->reverse),   ARG(io->exclusive),
-                         {call->elem_bytes, carry->bytes},       ARG(aux),     ARG(aux_off),
-                         ARG(aux_mode)};
-    return launch(ctx, k, args, (int)(sizeof args / sizeof args[0]),
+    ps_cl_arg args[] = {PS_CL_ARG(io->in),      PS_CL_ARG(io->in_off),  PS_CL_ARG(io->out),
+                        PS_CL_ARG(io->out_off), PS_CL_ARG(io->n),       PS_CL_ARG(io->reverse),
+                        PS_CL_ARG(io->exclusive), {call->elem_bytes, carry->bytes},
+                        PS_CL_ARG(aux),         PS_CL_ARG(aux_off),     PS_CL_ARG(aux_mode)};
+    return ps_cl_launch(ctx, k, args, (int)(sizeof args / sizeof args[0]),
                   tiles < PS_CL_MAX_GROUPS ? tiles : PS_CL_MAX_GROUPS);
 }
 
@@ -148,8 +142,9 @@ static pscan_status scan_level(pscan_context *ctx, const ps_request *call, const
         cl_kernel k = NULL;
         s = ps_cl_kernel(ctx, call->type, call->op, PS_CL_REDUCE_THEN_SCAN_REDUCE, &k);
         if (s != PSCAN_SUCCESS) return s;
-        kernel_arg args[] = {ARG(io->in), ARG(io->in_off), ARG(io->n), ARG(io->reverse), ARG(temp), ARG(temp_off)};
-        s = launch(ctx, k, args, 6, tiles < PS_CL_MAX_GROUPS ? tiles : PS_CL_MAX_GROUPS);
+        ps_cl_arg args[] = {PS_CL_ARG(io->in),      PS_CL_ARG(io->in_off), PS_CL_ARG(io->n),
+                            PS_CL_ARG(io->reverse), PS_CL_ARG(temp),       PS_CL_ARG(temp_off)};
+        s = ps_cl_launch(ctx, k, args, 6, tiles < PS_CL_MAX_GROUPS ? tiles : PS_CL_MAX_GROUPS);
     } else {
         s = launch_tiles(ctx, call, plan, io, identity, temp, temp_off, AUX_WRITE_TOTALS);
     }
@@ -166,9 +161,9 @@ static pscan_status scan_level(pscan_context *ctx, const ps_request *call, const
     s = ps_cl_kernel(ctx, call->type, call->op, PS_CL_PROPAGATE, &k);
     if (s != PSCAN_SUCCESS) return s;
     cl_ulong tile_elems = plan->tile;
-    kernel_arg args[] = {ARG(io->out), ARG(io->out_off), ARG(io->n),     ARG(io->reverse),
-                         ARG(temp),    ARG(temp_off),    ARG(tile_elems)};
-    return launch(ctx, k, args, 7, tiles < PS_CL_MAX_GROUPS ? tiles : PS_CL_MAX_GROUPS);
+    ps_cl_arg args[] = {PS_CL_ARG(io->out), PS_CL_ARG(io->out_off), PS_CL_ARG(io->n), PS_CL_ARG(io->reverse),
+                        PS_CL_ARG(temp),    PS_CL_ARG(temp_off),    PS_CL_ARG(tile_elems)};
+    return ps_cl_launch(ctx, k, args, 7, tiles < PS_CL_MAX_GROUPS ? tiles : PS_CL_MAX_GROUPS);
 }
 
 static pscan_status scan_lookback(pscan_context *ctx, const ps_request *call, const level_io *io, cl_mem temp) {
@@ -190,14 +185,15 @@ static pscan_status scan_lookback(pscan_context *ctx, const ps_request *call, co
         st->last_lookback_temp = temp;
     }
 
-    kernel_arg args[] = {ARG(io->in), ARG(io->in_off), ARG(io->out), ARG(io->out_off), ARG(io->n),
-                         ARG(io->reverse), ARG(io->exclusive), {call->elem_bytes, call->init.bytes},
-                         ARG(temp), ARG(temp)};
-    return launch(ctx, k, args, (int)(sizeof args / sizeof args[0]), tiles);
+    ps_cl_arg args[] = {PS_CL_ARG(io->in),        PS_CL_ARG(io->in_off),  PS_CL_ARG(io->out),
+                        PS_CL_ARG(io->out_off),   PS_CL_ARG(io->n),       PS_CL_ARG(io->reverse),
+                        PS_CL_ARG(io->exclusive), {call->elem_bytes, call->init.bytes},
+                        PS_CL_ARG(temp),          PS_CL_ARG(temp)};
+    return ps_cl_launch(ctx, k, args, (int)(sizeof args / sizeof args[0]), tiles);
 }
 
-/* Bytes of a buffer, to refuse one smaller than the call needs (a cl_mem knows its size). */
-static pscan_status buffer_holds(pscan_context *ctx, cl_mem buf, size_t bytes, pscan_status too_small) {
+/* Bytes of a buffer, to refuse one smaller than the call needs. */
+pscan_status ps_cl_buffer_holds(pscan_context *ctx, cl_mem buf, size_t bytes, pscan_status too_small) {
     size_t size = 0;
     cl_int err = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL);
     if (err != CL_SUCCESS) return ps_cl_check(ctx, err);
@@ -209,10 +205,10 @@ pscan_status ps_cl_scan(pscan_context *ctx, const ps_request *call) {
     size_t data_bytes = (size_t)call->n * call->elem_bytes, temp_bytes = 0;
     pscan_status s = ps_cl_scan_temp_bytes(ctx, call, &temp_bytes);
     /* n beyond the buffers: the n is too large for the memory it names */
-    if (s == PSCAN_SUCCESS) s = buffer_holds(ctx, (cl_mem)call->in, data_bytes, PSCAN_ERROR_TOO_LARGE);
-    if (s == PSCAN_SUCCESS) s = buffer_holds(ctx, (cl_mem)call->out, data_bytes, PSCAN_ERROR_TOO_LARGE);
+    if (s == PSCAN_SUCCESS) s = ps_cl_buffer_holds(ctx, (cl_mem)call->in, data_bytes, PSCAN_ERROR_TOO_LARGE);
+    if (s == PSCAN_SUCCESS) s = ps_cl_buffer_holds(ctx, (cl_mem)call->out, data_bytes, PSCAN_ERROR_TOO_LARGE);
     if (s == PSCAN_SUCCESS && temp_bytes > 0)
-        s = buffer_holds(ctx, (cl_mem)call->temp, temp_bytes, PSCAN_ERROR_TEMP_TOO_SMALL);
+        s = ps_cl_buffer_holds(ctx, (cl_mem)call->temp, temp_bytes, PSCAN_ERROR_TEMP_TOO_SMALL);
     if (s != PSCAN_SUCCESS) return s;
 
     level_io io = {(cl_mem)call->in, (cl_mem)call->out, 0, 0, call->n, call->reverse, call->exclusive};

@@ -1,0 +1,241 @@
+/*
+ * opencl_patterns.c - reduce, select, partition and expand on OpenCL: sizes, temporary storage and launches of
+ * the kernels in kernels/pattern_*.cl.
+ *
+ * One design for all four, three passes over fixed tiles, none waiting on another work-group (so it runs as
+ * well on PoCL's CPU devices as on GPUs):
+ *   upsweep    one value per tile into temp: its reduction (reduce), its kept items (select, partition), the
+ *              sum of its counts (expand)
+ *   spine      one work-group walks the tile values in order: reduce folds them into init and writes the
+ *              result; the others scan them into each tile's first output slot and write the total to the
+ *              caller's count (kernels/pattern_common.cl)
+ *   downsweep  each tile again, from its slot: scatter the kept (and rejected) items, fill the expanded slots
+ * The tiles, and every tree inside a work-group, depend only on n and the work-group size: float reductions
+ * give the same bits on every run of a device. Every combine joins an earlier range with the later one next to
+ * it, so no operator is assumed commutative. The algorithm is PSCAN_ALGO_REDUCE_THEN_SCAN (what AUTO picks);
+ * any other is PSCAN_ERROR_UNSUPPORTED_ALGORITHM. Nothing here waits or allocates: every launch is enqueued on
+ * the context's queue, and counts and results stay in device memory.
+ * Limits: any n the core accepts; tile-looping kernels get at most 2^16 work-groups, the spine one.
+ */
+#include "opencl_backend.h"
+
+/* Tile-looping kernels get at most this many work-groups; each then strides over tiles. */
+#define PS_CL_PATTERN_MAX_GROUPS ((uint64_t)1 << 16)
+/* Items per work-item of the expand tile (PS_EXPAND_ITEMS in kernels/pattern_expand.cl). */
+#define PS_CL_EXPAND_ITEMS 8u
+
+/* The kernels decide predicates by number: PS_PRED_* in kernels/pattern_select.cl mirror pscan.h's list. */
+typedef char ps_cl_pred_order_check[PSCAN_PRED_NONZERO == 0 && PSCAN_PRED_EQ == 1 && PSCAN_PRED_NE == 2 &&
+                                            PSCAN_PRED_LT == 3 && PSCAN_PRED_LE == 4 && PSCAN_PRED_GT == 5 &&
+                                            PSCAN_PRED_GE == 6 && PSCAN_PRED_COUNT == 7
+                                        ? 1
+                                        : -1];
+
+static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+static uint64_t groups_for(uint64_t tiles) {
+    return tiles < PS_CL_PATTERN_MAX_GROUPS ? tiles : PS_CL_PATTERN_MAX_GROUPS;
+}
+
+/* Elements per tile: PS_TILE of a program whose element is elem_bytes wide, and the expand tile. */
+static uint64_t tile_of(const pscan_context *ctx, size_t elem_bytes) {
+    return (uint64_t)ps_cl_state_of(ctx)->wg * ps_cl_items(elem_bytes);
+}
+static uint64_t expand_tile(const pscan_context *ctx) {
+    return (uint64_t)ps_cl_state_of(ctx)->wg * PS_CL_EXPAND_ITEMS;
+}
+
+static size_t index_bytes(const ps_request *req) { return req->index_type == PSCAN_TYPE_U32 ? 4 : 8; }
+
+/* Enqueues a write of the uint64_t 0 to count (select and expand of nothing). */
+static pscan_status write_zero_count(pscan_context *ctx, void *count) {
+    ps_cl_state *st = ps_cl_state_of(ctx);
+    const cl_ulong zero = 0;
+    cl_int err = clEnqueueFillBuffer(st->queue, (cl_mem)count, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
+    if (err == CL_SUCCESS && st->out_of_order) err = clEnqueueBarrierWithWaitList(st->queue, 0, NULL, NULL);
+    return ps_cl_check(ctx, err);
+}
+
+/* Checks each (buffer, bytes) pair in turn, in the order given; NULL buffers are skipped. */
+typedef struct buffer_need {
+    const void *buf;
+    uint64_t bytes;
+    pscan_status too_small;
+} buffer_need;
+
+static pscan_status buffers_hold(pscan_context *ctx, const buffer_need *needs, int count) {
+    for (int i = 0; i < count; i++) {
+        if (!needs[i].buf || needs[i].bytes == 0) continue;
+        pscan_status s = ps_cl_buffer_holds(ctx, (cl_mem)needs[i].buf, (size_t)needs[i].bytes, needs[i].too_small);
+        if (s != PSCAN_SUCCESS) return s;
+    }
+    return PSCAN_SUCCESS;
+}
+
+/* ---- reduce --------------------------------------------------------------------------------------------- */
+
+/* One tile needs no temp: the final work-group reads the input itself. */
+static pscan_status reduce_plan(const pscan_context *ctx, const ps_request *req, size_t *bytes) {
+    const uint64_t tiles = ceil_div(req->n, tile_of(ctx, req->elem_bytes));
+    *bytes = tiles > 1 ? (size_t)tiles * req->elem_bytes : 0;
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status reduce_run(pscan_context *ctx, const ps_request *req) {
+    const uint64_t tiles = ceil_div(req->n, tile_of(ctx, req->elem_bytes));
+    const buffer_need needs[] = {
+        {req->n ? req->in : NULL, req->n * req->elem_bytes, PSCAN_ERROR_TOO_LARGE},
+        {req->out, req->elem_bytes, PSCAN_ERROR_TOO_LARGE},
+        {tiles > 1 ? req->temp : NULL, tiles * req->elem_bytes, PSCAN_ERROR_TEMP_TOO_SMALL},
+    };
+    pscan_status s = buffers_hold(ctx, needs, 3);
+    cl_kernel final = NULL;
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_REDUCE_FINAL, &final);
+    if (s != PSCAN_SUCCESS) return s;
+
+    cl_mem in = (cl_mem)req->in, out = (cl_mem)req->out;
+    cl_ulong n = req->n;
+    if (tiles > 1) {
+        /* ---- upsweep: one total per tile ---- */
+        cl_kernel k = NULL;
+        s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_REDUCE_TILES, &k);
+        cl_mem totals = (cl_mem)req->temp;
+        ps_cl_arg args[] = {PS_CL_ARG(in), PS_CL_ARG(n), PS_CL_ARG(totals)};
+        if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, args, 3, groups_for(tiles));
+        if (s != PSCAN_SUCCESS) return s;
+        in = totals;
+        n = tiles;
+    }
+    /* ---- spine: init (+) the totals (or the elements of the one tile), in order ---- */
+    ps_cl_arg args[] = {PS_CL_ARG(in), PS_CL_ARG(n), {req->elem_bytes, req->init.bytes}, PS_CL_ARG(out)};
+    return ps_cl_launch(ctx, final, args, 4, 1);
+}
+
+/* ---- select and partition ------------------------------------------------------------------------------- */
+
+/* temp: one count per tile, then the number kept. */
+static pscan_status select_plan(const pscan_context *ctx, const ps_request *req, size_t *bytes) {
+    *bytes = req->n ? (size_t)(ceil_div(req->n, tile_of(ctx, req->elem_bytes)) + 1) * sizeof(cl_ulong) : 0;
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status select_run(pscan_context *ctx, const ps_request *req) {
+    const buffer_need total_need = {req->count, sizeof(cl_ulong), PSCAN_ERROR_TOO_LARGE};
+    if (req->n == 0) {
+        pscan_status s = buffers_hold(ctx, &total_need, 1);
+        return s != PSCAN_SUCCESS ? s : write_zero_count(ctx, req->count);
+    }
+    const uint64_t tiles = ceil_div(req->n, tile_of(ctx, req->elem_bytes));
+    const uint64_t kb = req->n * req->elem_bytes, vb = req->n * req->value_bytes;
+    const buffer_need needs[] = {
+        {req->in, kb, PSCAN_ERROR_TOO_LARGE},        {req->in2, vb, PSCAN_ERROR_TOO_LARGE},
+        {req->flags, req->n, PSCAN_ERROR_TOO_LARGE}, {req->out, kb, PSCAN_ERROR_TOO_LARGE},
+        {req->out2, vb, PSCAN_ERROR_TOO_LARGE},      total_need,
+        {req->temp, (tiles + 1) * sizeof(cl_ulong), PSCAN_ERROR_TEMP_TOO_SMALL},
+    };
+    cl_kernel count = NULL, spine = NULL, scatter = NULL;
+    pscan_status s = buffers_hold(ctx, needs, 7);
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, PSCAN_OP_SUM, PS_CL_SELECT_COUNT, &count);
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, PSCAN_OP_SUM, PS_CL_PATTERN_SPINE, &spine);
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, PSCAN_OP_SUM, PS_CL_SELECT_SCATTER, &scatter);
+    if (s != PSCAN_SUCCESS) return s;
+
+    cl_mem keys = (cl_mem)req->in, flags = (cl_mem)req->flags, offsets = (cl_mem)req->temp;
+    cl_mem values = (cl_mem)req->in2, keys_out = (cl_mem)req->out, values_out = (cl_mem)req->out2;
+    cl_mem total = (cl_mem)req->count;
+    cl_int use_flags = req->flags != NULL, pred = (cl_int)req->pred, partition = req->prim == PS_PRIM_PARTITION;
+    cl_ulong n = req->n, tiles_arg = tiles, value_bytes = req->value_bytes;
+    const ps_cl_arg operand = {req->elem_bytes, req->operand.bytes};
+
+    /* ---- upsweep: each tile's kept items ---- */
+    ps_cl_arg count_args[] = {PS_CL_ARG(keys), PS_CL_ARG(flags), PS_CL_ARG(use_flags), PS_CL_ARG(pred), operand,
+                              PS_CL_ARG(n),    PS_CL_ARG(offsets)};
+    s = ps_cl_launch(ctx, count, count_args, 7, groups_for(tiles));
+    /* ---- spine: each tile's first slot, and the number kept ---- */
+    ps_cl_arg spine_args[] = {PS_CL_ARG(offsets), PS_CL_ARG(tiles_arg), PS_CL_ARG(total)};
+    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, spine, spine_args, 3, 1);
+    /* ---- downsweep: every item to its slot ---- */
+    ps_cl_arg scatter_args[] = {PS_CL_ARG(keys),     PS_CL_ARG(flags),       PS_CL_ARG(use_flags),
+                                PS_CL_ARG(pred),     operand,                PS_CL_ARG(n),
+                                PS_CL_ARG(offsets),  PS_CL_ARG(values),      PS_CL_ARG(value_bytes),
+                                PS_CL_ARG(keys_out), PS_CL_ARG(values_out),  PS_CL_ARG(partition)};
+    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, scatter, scatter_args, 12, groups_for(tiles));
+    return s;
+}
+
+/* ---- expand --------------------------------------------------------------------------------------------- */
+
+/* temp: one slot count per tile, then the total. */
+static pscan_status expand_plan(const pscan_context *ctx, const ps_request *req, size_t *bytes) {
+    *bytes = req->n ? (size_t)(ceil_div(req->n, expand_tile(ctx)) + 1) * sizeof(cl_ulong) : 0;
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status expand_run(pscan_context *ctx, const ps_request *req) {
+    const buffer_need total_need = {req->count, sizeof(cl_ulong), PSCAN_ERROR_TOO_LARGE};
+    if (req->n == 0) {
+        pscan_status s = buffers_hold(ctx, &total_need, 1);
+        return s != PSCAN_SUCCESS ? s : write_zero_count(ctx, req->count);
+    }
+    const uint64_t tiles = ceil_div(req->n, expand_tile(ctx)), cap = req->capacity;
+    const buffer_need needs[] = {
+        {req->in, req->n * req->elem_bytes, PSCAN_ERROR_TOO_LARGE},
+        {req->in2, req->n * req->value_bytes, PSCAN_ERROR_TOO_LARGE},
+        {req->out, cap * index_bytes(req), PSCAN_ERROR_TOO_LARGE},
+        {req->ranks, cap * index_bytes(req), PSCAN_ERROR_TOO_LARGE},
+        {req->out2, cap * req->value_bytes, PSCAN_ERROR_TOO_LARGE},
+        total_need,
+        {req->temp, (tiles + 1) * sizeof(cl_ulong), PSCAN_ERROR_TEMP_TOO_SMALL},
+    };
+    cl_kernel count = NULL, spine = NULL, fill = NULL;
+    pscan_status s = buffers_hold(ctx, needs, 7);
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, PSCAN_OP_SUM, PS_CL_EXPAND_COUNT, &count);
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, PSCAN_OP_SUM, PS_CL_PATTERN_SPINE, &spine);
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, PSCAN_OP_SUM, PS_CL_EXPAND_FILL, &fill);
+    if (s != PSCAN_SUCCESS) return s;
+
+    cl_mem counts = (cl_mem)req->in, starts = (cl_mem)req->temp, total = (cl_mem)req->count;
+    cl_mem indices = (cl_mem)req->out, ranks = (cl_mem)req->ranks;
+    cl_mem values = (cl_mem)req->in2, values_out = (cl_mem)req->out2;
+    cl_ulong n = req->n, tiles_arg = tiles, capacity = cap, ib = index_bytes(req), value_bytes = req->value_bytes;
+
+    /* ---- upsweep: each tile's slots ---- */
+    ps_cl_arg count_args[] = {PS_CL_ARG(counts), PS_CL_ARG(n), PS_CL_ARG(starts)};
+    s = ps_cl_launch(ctx, count, count_args, 3, groups_for(tiles));
+    /* ---- spine: each tile's first slot, and the total ---- */
+    ps_cl_arg spine_args[] = {PS_CL_ARG(starts), PS_CL_ARG(tiles_arg), PS_CL_ARG(total)};
+    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, spine, spine_args, 3, 1);
+    /* ---- downsweep: the slots below the capacity, when any output is wanted ---- */
+    if (s != PSCAN_SUCCESS || cap == 0 || (!req->out && !req->ranks && !req->value_bytes)) return s;
+    ps_cl_arg fill_args[] = {PS_CL_ARG(counts),  PS_CL_ARG(n),      PS_CL_ARG(starts),     PS_CL_ARG(capacity),
+                             PS_CL_ARG(indices), PS_CL_ARG(ranks),  PS_CL_ARG(ib),         PS_CL_ARG(values),
+                             PS_CL_ARG(values_out), PS_CL_ARG(value_bytes)};
+    return ps_cl_launch(ctx, fill, fill_args, 10, groups_for(tiles));
+}
+
+/* ---- the primitives this file runs ---------------------------------------------------------------------- */
+
+typedef struct cl_pattern {
+    pscan_status (*plan)(const pscan_context *ctx, const ps_request *req, size_t *bytes);
+    pscan_status (*run)(pscan_context *ctx, const ps_request *req);
+} cl_pattern;
+
+/* A primitive without a row is not on OpenCL (PSCAN_ERROR_UNSUPPORTED_ALGORITHM). */
+static const cl_pattern patterns[PS_PRIM_COUNT] = {
+    [PS_PRIM_REDUCE] = {reduce_plan, reduce_run},
+    [PS_PRIM_SELECT] = {select_plan, select_run},
+    [PS_PRIM_PARTITION] = {select_plan, select_run},
+    [PS_PRIM_EXPAND] = {expand_plan, expand_run},
+};
+
+pscan_status ps_cl_pattern_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes) {
+    *temp_bytes = 0;
+    const cl_pattern *p = &patterns[req->prim];
+    if (!p->plan) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    if (req->algo == PSCAN_ALGO_AUTO) req->algo = PSCAN_ALGO_REDUCE_THEN_SCAN;
+    if (req->algo != PSCAN_ALGO_REDUCE_THEN_SCAN) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    if (req->user_op) return PSCAN_ERROR_UNSUPPORTED_OPERATOR;
+    if (req->type == PSCAN_TYPE_F64 && !ps_cl_state_of(ctx)->has_fp64) return PSCAN_ERROR_UNSUPPORTED_TYPE;
+    return p->plan(ctx, req, temp_bytes);
+}
+
+pscan_status ps_cl_pattern_run(pscan_context *ctx, const ps_request *req) { return patterns[req->prim].run(ctx, req); }
