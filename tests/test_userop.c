@@ -298,7 +298,9 @@ static void op_random(const op_case *c, test_rng *r, uint64_t index, unsigned ch
         window x;
         memset(&x, 0, sizeof x);
         x.count = c->window_k ? (uint32_t)(test_rng_next(r) % 2) : 0;
-        x.ids[0] = (uint32_t)index;
+        /* canonical: ids past count are 0, as every combine leaves them, so that init (+) identity == init bytewise
+         * (an exclusive scan's first element is init combined with the identity on CUDA's wide program) */
+        x.ids[0] = x.count ? (uint32_t)index : 0u;
         memcpy(e, &x, c->bytes);
     }
 }
