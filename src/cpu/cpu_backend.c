@@ -77,19 +77,64 @@ static pscan_status cpu_set_threads(pscan_context *ctx, unsigned threads) {
     return PSCAN_SUCCESS;
 }
 
-/* Busy CPU seconds of the whole machine (/proc/stat, all but idle and iowait) and of this process (all its
- * threads, the pool's included). 0 when /proc/stat cannot be read. */
+/* The processors this process may run on (the affinity mask; all online ones where the mask cannot be read)
+ * and their count, read once: other processes' load is only measured on these, and only these can run the
+ * pool. A container on a larger host sees the host's /proc/stat: the other tenants' load on processors
+ * outside its cpuset is not competition for its threads (counting it made pscan_memory_copy fall back to one
+ * core's memcpy on the GPU machine's host, 10 GB/s against 95 GB/s, seen by tools/tune/tune_cpu). */
+#ifdef CPU_COUNT
+static const cpu_set_t *own_cpus(unsigned *count) {
+    static cpu_set_t set;
+    static unsigned n = 0;
+    static int state = 0; /* 0 not read, 1 read, 2 unreadable */
+    if (state == 0) {
+        state = sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0 ? 1 : 2;
+        n = state == 1 ? (unsigned)CPU_COUNT(&set) : 0;
+    }
+    *count = n;
+    return state == 1 ? &set : NULL;
+}
+#endif
+
+/* Busy CPU seconds of the processors this process may run on (/proc/stat's per-processor lines, all but idle
+ * and iowait; the machine's total line where the mask is unknown) and of this process (all its threads, the
+ * pool's included). 0 when /proc/stat cannot be read. */
 static int cpu_seconds(double *machine, double *self) {
     FILE *f = fopen("/proc/stat", "r");
     if (!f) return 0;
-    unsigned long long v[8] = {0};
-    const int got = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-                           &v[5], &v[6], &v[7]);
+    const cpu_set_t *mine = NULL;
+#ifdef CPU_COUNT
+    unsigned mine_count = 0;
+    mine = own_cpus(&mine_count);
+#endif
+    char line[512];
+    unsigned long long busy_ticks = 0;
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "cpu", 3) != 0) break; /* the processor lines come first */
+        unsigned long long v[8] = {0};
+        int id = -1, got;
+        if (line[3] == ' ') {
+            if (mine) continue; /* the total: used only without a mask */
+            got = sscanf(line + 3, "%llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+                         &v[5], &v[6], &v[7]);
+        } else {
+            if (!mine) continue;
+            got = sscanf(line + 3, "%d %llu %llu %llu %llu %llu %llu %llu %llu", &id, &v[0], &v[1], &v[2], &v[3],
+                         &v[4], &v[5], &v[6], &v[7]) - 1;
+#ifdef CPU_COUNT
+            if (id < 0 || id >= CPU_SETSIZE || !CPU_ISSET(id, mine)) continue;
+#endif
+        }
+        if (got < 4) continue;
+        /* user nice system idle iowait irq softirq steal */
+        busy_ticks += v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+        found = 1;
+    }
     fclose(f);
-    if (got < 4) return 0;
+    if (!found) return 0;
     const double tick = (double)sysconf(_SC_CLK_TCK);
-    /* user nice system idle iowait irq softirq steal */
-    *machine = (double)(v[0] + v[1] + v[2] + v[5] + v[6] + v[7]) / (tick > 0 ? tick : 100.0);
+    *machine = (double)busy_ticks / (tick > 0 ? tick : 100.0);
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     *self = (double)ru.ru_utime.tv_sec + 1e-6 * (double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_sec +
@@ -130,7 +175,13 @@ static double others_busy_cores(void) {
  * thread to the next, so one descheduled worker stalls the rest (measured: 3-6x slower than serial on a
  * 2-core machine with one core busy). */
 static int cores_are_idle(unsigned threads) {
-    return others_busy_cores() + (double)threads <= (double)usable_cores() + 0.5;
+    /* against the processors we may run on, which a quota may leave more of than the pool has threads */
+    unsigned cpus = usable_cores();
+#ifdef CPU_COUNT
+    unsigned mask = 0;
+    if (own_cpus(&mask) && mask > cpus) cpus = mask;
+#endif
+    return others_busy_cores() + (double)threads <= (double)cpus + 0.5;
 }
 
 /* AUTO: the pool when there is enough work for it and cores to run it, else one loop, so that AUTO is not
