@@ -435,8 +435,12 @@ pscan_status pscan_polyval(pscan_context *ctx, const pscan_polyval_desc *desc, c
  *   nonzero: key != 0        eq: key == c   ne: key != c   lt: key < c   le: key <= c   gt: key > c   ge: key >= c
  * in the key type's own order (signed types signed). Floats compare as IEEE does: -0.0 == +0.0 (so -0.0 is
  * not nonzero), and a NaN key fails every predicate but ne and nonzero.
+ *   unique: the key differs from the key of the item before it, bit for bit (item 0 always passes): select
+ *   with unique drops consecutive duplicates (numpy's x[np.r_[True, x[1:] != x[:-1]]], bitwise: -0.0 and +0.0
+ *   differ, equal NaNs are duplicates, as in pscan_run_length_encode); no constant.
  * ------------------------------------------------------------------------------------------------------- */
-#define PSCAN_PRED_LIST(X) X(NONZERO, nonzero) X(EQ, eq) X(NE, ne) X(LT, lt) X(LE, le) X(GT, gt) X(GE, ge)
+#define PSCAN_PRED_LIST(X)                                                                                   \
+    X(NONZERO, nonzero) X(EQ, eq) X(NE, ne) X(LT, lt) X(LE, le) X(GT, gt) X(GE, ge) X(UNIQUE, unique)
 
 typedef enum pscan_pred {
 #define PSCAN_PRED_ENUM_(NAME, name) PSCAN_PRED_##NAME,
@@ -450,7 +454,7 @@ typedef struct pscan_select_desc {
     size_t value_bytes;   /* 0: keys only; 1, 2, 4 or 8: a payload of that many bytes per item, moved with its key */
     const void *flags;    /* device array of n uint8_t (nonzero keeps the item), or NULL to use pred */
     pscan_pred pred;      /* used when flags is NULL (always checked to be in the list) */
-    const void *operand;  /* host pointer to one key of type, the constant c; ignored for nonzero or with flags */
+    const void *operand;  /* host pointer to one key of type, the constant c; ignored for nonzero, unique or flags */
     pscan_algo algo;      /* AUTO; CPU: SERIAL or THREADS; CUDA: DECOUPLED_LOOKBACK; OpenCL: REDUCE_THEN_SCAN */
 } pscan_select_desc;
 

@@ -31,6 +31,8 @@ expect "reduce empty" 0 "$(printf '' | "$PSCAN" reduce - --format text --type i3
 expect "compact >2" "3 7 4 6 3" "$(ex | "$PSCAN" compact - - --format text --type i32 --keep '>2' 2>"$WORK/err" | words)"
 grep -q "pscan compact: kept 5 of 8 i32 elements" "$WORK/err" && ok || fail "compact summary: $(cat "$WORK/err")"
 printf '1 0 1 0 1 0 1 0' >"$WORK/flags.txt"
+expect "compact unique" "3 1 -0 0 5 3" "$(printf '3\n3\n1\n1\n1\n-0.0\n0.0\n0.0\n5\n3\n' |
+  "$PSCAN" compact - - --format text --type f32 --keep unique --quiet | words)"
 expect "compact flags" "3 7 4 6" \
   "$(ex | "$PSCAN" compact - - --format text --type i32 --flags "$WORK/flags.txt" 2>"$WORK/err" | words)"
 expect "split >2" "3 7 4 6 3 1 0 1" "$(ex | "$PSCAN" split - - --format text --type i32 --keep '>2' 2>"$WORK/err" | words)"
@@ -88,6 +90,9 @@ if cmd == "reduce":
 mode = sys.argv[4]
 if mode == "flags":
     keep = [b != 0 for b in open(f"{w}/flags.bin", "rb").read()]
+elif mode == "unique":  # bit for bit against the item before
+    raw = [struct.pack("<" + fmt, x) for x in xs]
+    keep = [i == 0 or raw[i] != raw[i - 1] for i in range(n)]
 else:
     ops = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne}
     sym = mode.rstrip("-.0123456789"); c = float(mode[len(sym):])
@@ -110,7 +115,7 @@ for t in i8 u16 i32 u64 f32 f64; do
       "$("$PSCAN" reduce "$WORK/$t.bin" --type $t --op max 2>"$WORK/err")"
   done
   for cmd in compact split; do
-    for mode in flags '>2' '<=-1' '==3' '!=0' '>=4.5'; do
+    for mode in flags '>2' '<=-1' '==3' '!=0' '>=4.5' unique; do
       [[ $t == u* && $mode == '<=-1' ]] && continue
       [[ $t != f* && $mode == '>=4.5' ]] && continue
       python3 "$WORK/reference.py" "$WORK" $t $cmd "$mode"
@@ -173,6 +178,7 @@ for backend in opencl cuda; do
       "$("$PSCAN" reduce "$WORK/u64.bin" --type u64 --op $op --backend $backend 2>"$WORK/err")"
   done
   same "compact i32 >2" compact "$WORK/i32.bin" "$WORK/b.out" --type i32 --keep '>2'
+  same "compact f64 unique" compact "$WORK/f64.bin" "$WORK/b.out" --type f64 --keep unique
   same "split f32 flags" split "$WORK/f32.bin" "$WORK/b.out" --type f32 --flags "$WORK/flags.bin"
   same "expand u64 counts" expand "$WORK/counts.bin" "$WORK/b.out" --type u64 --index-type u32
 done

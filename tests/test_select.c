@@ -7,7 +7,7 @@
  * For one backend and one algorithm, every result is checked against a serial loop written here (never the
  * library's): the kept items in input order, and for a partition the others after them in input order.
  * Payloads hold the item's index (truncated to 1, 2, 4 or 8 bytes), so any reordering inside a group shows.
- *  - run_table(): every key type x {select, partition} x {flags, and each of the 7 predicates}, at sizes 0, 1,
+ *  - run_table(): every key type x {select, partition} x {flags, and each of the 8 predicates, unique included}, at sizes 0, 1,
  *    1000 and around the CUDA tile (16 rows x 256 threads = 4096 items: tile-1, tile, tile+1), payload size
  *    cycling through 0, 1, 2, 4, 8; inputs and outputs at their allocation's start or one element in
  *    (alternating); temp from the workspace or a caller buffer at +1 byte; the count at an 8-byte boundary
@@ -61,10 +61,12 @@ static const type_info types[] = {
 #define TYPE_COUNT (sizeof types / sizeof types[0])
 
 static const pscan_pred preds[] = {PSCAN_PRED_NONZERO, PSCAN_PRED_EQ, PSCAN_PRED_NE, PSCAN_PRED_LT,
-                                   PSCAN_PRED_LE,      PSCAN_PRED_GT, PSCAN_PRED_GE};
-static const char *const pred_names[] = {"nonzero", "eq", "ne", "lt", "le", "gt", "ge"};
+                                   PSCAN_PRED_LE,      PSCAN_PRED_GT, PSCAN_PRED_GE, PSCAN_PRED_UNIQUE};
+static const char *const pred_names[] = {"nonzero", "eq", "ne", "lt", "le", "gt", "ge", "unique"};
 #define PRED_COUNT (sizeof preds / sizeof preds[0])
-#define MODE_FLAGS ((int)PRED_COUNT) /* mode 0..6: a predicate; 7: flags */
+#define MODE_FLAGS ((int)PRED_COUNT) /* mode 0..7: a predicate; 8: flags */
+/* every public predicate is in the table */
+typedef char pred_table_covers_the_list[PRED_COUNT == PSCAN_PRED_COUNT ? 1 : -1];
 
 static const size_t value_sizes[] = {0, 1, 2, 4, 8};
 #define VALUE_SIZE_COUNT (sizeof value_sizes / sizeof value_sizes[0])
@@ -107,8 +109,11 @@ static int compare(const type_info *t, uint64_t a, uint64_t b) {
     return a < b ? -1 : a > b;
 }
 
-static int reference_keep(const type_info *t, int mode, uint64_t key, uint64_t operand, unsigned char flag) {
+/* prev: the key of the item before (its bits), has_prev: whether there is one (unique keeps item 0). */
+static int reference_keep(const type_info *t, int mode, uint64_t key, uint64_t operand, unsigned char flag,
+                          int has_prev, uint64_t prev) {
     if (mode == MODE_FLAGS) return flag != 0;
+    if (preds[mode] == PSCAN_PRED_UNIQUE) return !has_prev || key != prev; /* bit for bit */
     const int c = compare(t, key, preds[mode] == PSCAN_PRED_NONZERO ? 0 : operand);
     switch (preds[mode]) {
     case PSCAN_PRED_NONZERO: return c != 0;
@@ -265,10 +270,12 @@ static void run_case(harness *h, const one_case *c_in, uint64_t case_seed) {
     }
     uint64_t kept = 0;
     for (size_t i = 0; i < n; i++)
-        kept += (uint64_t)reference_keep(t, c->mode, load_raw(h->h_keys, off + i, kb), op, h->h_flags[off + i]);
+        kept += (uint64_t)reference_keep(t, c->mode, load_raw(h->h_keys, off + i, kb), op, h->h_flags[off + i], i > 0,
+                                         i > 0 ? load_raw(h->h_keys, off + i - 1, kb) : 0);
     uint64_t next_kept = 0, next_rejected = kept;
     for (size_t i = 0; i < n; i++) {
-        const int keep = reference_keep(t, c->mode, load_raw(h->h_keys, off + i, kb), op, h->h_flags[off + i]);
+        const int keep = reference_keep(t, c->mode, load_raw(h->h_keys, off + i, kb), op, h->h_flags[off + i], i > 0,
+                                        i > 0 ? load_raw(h->h_keys, off + i - 1, kb) : 0);
         if (!keep && !c->partition) continue;
         const uint64_t d = keep ? next_kept++ : next_rejected++;
         memcpy(h->h_ref_keys + (off + d) * kb, h->h_keys + (off + i) * kb, kb);

@@ -38,7 +38,8 @@ static const char patterns_usage[] =
     "reduce   prints init (+) IN[0] (+) ... (+) IN[n-1] on stdout (--op sum product min max and or xor).\n"
     "compact  writes the items of IN that are kept, in order: FLAGS is a u8 file of the same length (nonzero\n"
     "         keeps), or PRED compares each item with a constant: '>0' '>=3' '<-1' '<=2.5' '==7' '!=0', or\n"
-    "         'nonzero'. --values carries a payload file VIN (of --value-type, 1, 2, 4 or 8 bytes) along into VOUT.\n"
+    "         'nonzero'; 'unique' keeps each item that differs from the one before it (drops consecutive\n"
+    "         duplicates). --values carries a payload file VIN (of --value-type, 1, 2, 4 or 8 bytes) along into VOUT.\n"
     "split    writes every item: the kept ones first, then the others, each group in input order.\n"
     "compact and split report the number kept on stderr (\"kept K of N\"), unless --quiet.\n"
     "expand   COUNTS holds one count per item (u32 or u64); OUT gets, for each of the sum-of-counts slots, the\n"
@@ -399,7 +400,7 @@ static int run_reduce(patterns_options *o, device *d, const void *keys, uint64_t
 
 /* ---- compact and split ------------------------------------------------------------------------------- */
 
-/* '>0', '>=3', '<-1', '<=2.5', '==7', '!=0' or 'nonzero' -> the predicate and its constant. */
+/* '>0', '>=3', '<-1', '<=2.5', '==7', '!=0', 'nonzero' or 'unique' -> the predicate and its constant. */
 static int parse_keep(const char *text, pscan_type type, pscan_pred *pred, unsigned char operand[8]) {
     static const struct {
         const char *prefix;
@@ -407,8 +408,8 @@ static int parse_keep(const char *text, pscan_type type, pscan_pred *pred, unsig
     } forms[] = {{">=", PSCAN_PRED_GE}, {"<=", PSCAN_PRED_LE}, {"==", PSCAN_PRED_EQ}, {"!=", PSCAN_PRED_NE},
                  {">", PSCAN_PRED_GT},  {"<", PSCAN_PRED_LT}};
     memset(operand, 0, 8);
-    if (strcmp(text, "nonzero") == 0) {
-        *pred = PSCAN_PRED_NONZERO;
+    if (strcmp(text, "nonzero") == 0 || strcmp(text, "unique") == 0) {
+        *pred = text[0] == 'n' ? PSCAN_PRED_NONZERO : PSCAN_PRED_UNIQUE;
         return PS_CLI_OK;
     }
     for (size_t f = 0; f < sizeof forms / sizeof forms[0]; f++) {
@@ -424,7 +425,7 @@ static int parse_keep(const char *text, pscan_type type, pscan_pred *pred, unsig
         return PS_CLI_USAGE;
     }
     ps_cli_error("--keep '%s' is not a comparison with a number ('>0', '>=3', '<-1', '<=2.5', '==7', '!=0') or "
-                 "'nonzero'", text);
+                 "'nonzero' or 'unique'", text);
     return PS_CLI_USAGE;
 }
 

@@ -607,7 +607,7 @@ static pscan_status select_prepare(const pscan_context *ctx, ps_primitive prim, 
     req->value_bytes = vb;
     req->flags = desc->flags;
     req->pred = desc->pred;
-    const int needs_operand = !desc->flags && desc->pred != PSCAN_PRED_NONZERO;
+    const int needs_operand = !desc->flags && desc->pred != PSCAN_PRED_NONZERO && desc->pred != PSCAN_PRED_UNIQUE;
     if (!count || (needs_operand && !desc->operand)) return PSCAN_ERROR_NULL_POINTER;
     if (needs_operand) memcpy(req->operand.bytes, desc->operand, req->elem_bytes);
     req->in = keys_in;

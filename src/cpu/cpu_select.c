@@ -28,6 +28,9 @@
         case PSCAN_PRED_LT: for (size_t i = 0; i < len; i++) keep[i] = k[i] < c; break;                      \
         case PSCAN_PRED_LE: for (size_t i = 0; i < len; i++) keep[i] = k[i] <= c; break;                     \
         case PSCAN_PRED_GT: for (size_t i = 0; i < len; i++) keep[i] = k[i] > c; break;                      \
+        case PSCAN_PRED_UNIQUE: /* bit for bit against the item before (begin - 1 too: a thread's range) */   \
+            for (size_t i = 0; i < len; i++) keep[i] = begin + i == 0 || memcmp(k + i, k + i - 1, sizeof(T)) != 0; \
+            break;                                                                                           \
         default: for (size_t i = 0; i < len; i++) keep[i] = k[i] >= c; break;                               \
         }                                                                                                    \
     }

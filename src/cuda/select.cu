@@ -45,6 +45,13 @@
 /* The staging buffer's bytes: a tile whose kept items do not fit is written out in several passes. */
 #define PS_SELECT_STAGE_BYTES 32768
 
+/* The unsigned integer of a key's width: unique compares keys bit for bit. */
+template <int BYTES> struct ps_select_bits;
+template <> struct ps_select_bits<1> { typedef uint8_t type; };
+template <> struct ps_select_bits<2> { typedef uint16_t type; };
+template <> struct ps_select_bits<4> { typedef uint32_t type; };
+template <> struct ps_select_bits<8> { typedef uint64_t type; };
+
 template <class K, int ROWS_ = PS_SELECT_ROWS, int MINB = 4> struct ps_select_program {
     typedef uint64_t carry;
     typedef K key;
@@ -90,10 +97,20 @@ template <class K, int ROWS_ = PS_SELECT_ROWS, int MINB = 4> struct ps_select_pr
     static __device__ __forceinline__ uint64_t identity() { return 0; }
     static __device__ __forceinline__ uint64_t initial(const params &) { return 0; }
 
-    /* Whether key k passes the predicate. */
-    static __device__ __forceinline__ bool pass(const params &p, K k) {
+    /* Whether key k, item i of the input, passes the predicate. unique reads item i - 1 again (the same or the
+     * previous cache line, which this or the previous tile has just loaded). */
+    static __device__ __forceinline__ bool pass(const params &p, K k, uint64_t i) {
         const K c = p.operand;
         switch (p.pred) {
+        case PSCAN_PRED_UNIQUE: {
+            if (i == 0) return true;
+            typedef typename ps_select_bits<sizeof(K)>::type U; /* bit for bit: -0.0 != +0.0, equal NaNs equal */
+            const K before = p.keys[i - 1];
+            U x, y;
+            memcpy(&x, &k, sizeof x);
+            memcpy(&y, &before, sizeof y);
+            return x != y;
+        }
         case PSCAN_PRED_NONZERO: return k != K(0);
         case PSCAN_PRED_EQ: return k == c;
         case PSCAN_PRED_NE: return k != c;
@@ -124,7 +141,7 @@ template <class K, int ROWS_ = PS_SELECT_ROWS, int MINB = 4> struct ps_select_pr
 #pragma unroll
         for (int k = 0; k < ROWS; k++) {
             const bool in = k * THREADS + threadIdx.x < l.valid;
-            const bool keep = in && (p.flags ? flag[k] != 0 : pass(p, l.key[k]));
+            const bool keep = in && (p.flags ? flag[k] != 0 : pass(p, l.key[k], l.base + k * THREADS + threadIdx.x));
             const unsigned mask = __ballot_sync(PS_WARP_ALL, keep);
             if (lane == 0) s.masks[k][warp] = mask;
         }
@@ -236,7 +253,7 @@ template <class P> __global__ void __launch_bounds__(256) ps_select_count_kernel
     uint32_t c = 0;
     const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += stride)
-        c += (p.flags ? p.flags[i] != 0 : P::pass(p, p.keys[i])) ? 1u : 0u;
+        c += (p.flags ? p.flags[i] != 0 : P::pass(p, p.keys[i], i)) ? 1u : 0u;
 #pragma unroll
     for (unsigned d = PS_WARP_LANES / 2; d > 0; d >>= 1) c += __shfl_down_sync(PS_WARP_ALL, c, d);
     if (threadIdx.x % PS_WARP_LANES == 0 && c) atomicAdd(p.kept_total, (unsigned long long)c);

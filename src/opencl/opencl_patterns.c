@@ -27,7 +27,8 @@
 /* The kernels decide predicates by number: PS_PRED_* in kernels/pattern_select.cl mirror pscan.h's list. */
 typedef char ps_cl_pred_order_check[PSCAN_PRED_NONZERO == 0 && PSCAN_PRED_EQ == 1 && PSCAN_PRED_NE == 2 &&
                                             PSCAN_PRED_LT == 3 && PSCAN_PRED_LE == 4 && PSCAN_PRED_GT == 5 &&
-                                            PSCAN_PRED_GE == 6 && PSCAN_PRED_COUNT == 7
+                                            PSCAN_PRED_GE == 6 && PSCAN_PRED_UNIQUE == 7 &&
+                                            PSCAN_PRED_COUNT == 8
                                         ? 1
                                         : -1];
 

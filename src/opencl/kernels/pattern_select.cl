@@ -20,6 +20,20 @@
 #define PS_PRED_LE 4
 #define PS_PRED_GT 5
 #define PS_PRED_GE 6
+#define PS_PRED_UNIQUE 7
+
+/* Whether a and b are the same bits (unique: -0.0 and +0.0 differ, equal NaNs are equal). */
+PS_FN int ps_same_bits(T a, T b) {
+    union {
+        T t;
+        uchar c[sizeof(T)];
+    } x, y;
+    x.t = a;
+    y.t = b;
+    for (int j = 0; j < (int)sizeof(T); j++)
+        if (x.c[j] != y.c[j]) return 0;
+    return 1;
+}
 
 /* Whether item i is kept: its flag, or the predicate of its key against c (IEEE comparisons for floats: a NaN
  * passes only ne and nonzero, and -0.0 is not nonzero). */
@@ -33,6 +47,7 @@ PS_FN int ps_select_keep(__global const T *keys, __global const uchar *flags, in
     case PS_PRED_LT: return k < c;
     case PS_PRED_LE: return k <= c;
     case PS_PRED_GT: return k > c;
+    case PS_PRED_UNIQUE: return i == 0 || !ps_same_bits(k, keys[i - 1]);
     default: return k >= c;
     }
 }
