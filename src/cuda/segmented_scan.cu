@@ -53,7 +53,8 @@
  *    i64; not a cost here. No extra launch or memset for head flags (offsets add a check kernel and a memset).
  * Knobs (defaults = the above; tools/tune/tune_segscan.cu times them against CUB and a copy):
  *    VEC_LOADS=1: 4 sixteen-byte value loads and 4 four-byte flag loads per thread, all issued before the
- *    shared-memory stores, 16-byte stores out; with PARK=1 39 registers (6 blocks per SM). ITEMS=32 with
+ *    shared-memory stores, 16-byte stores out (54 registers alone: 4 blocks per SM); with PARK=1 39 registers
+ *    (6 blocks per SM). ITEMS=32 with
  *    MIN_BLOCKS=4: 40 KiB tiles, 56 registers, 4 blocks = 160 KiB in flight per SM (the scan's figure); but
  *    ITEMS=32 does not fit 48 KiB of static shared memory for 8-byte types, so as a default it needs a size by
  *    element (e.g. 32 for up to 4 bytes, 16 for 8). LANE_ENTRIES=4: a 128-tile look-back window.

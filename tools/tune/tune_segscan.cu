@@ -19,6 +19,23 @@
  * One CSV row per (prim, impl, n): time, of_copy (traffic / time against the copy's 2 x input bytes / time), x CUB
  * (CUB's time / this one's), spread, check. Method as tune_common.cuh: 2x L2 written before each timed call, CUDA
  * events around the call alone, the median of reps after two warm-ups; temp allocated once, outside the timing.
+ *
+ * The sweep that picks the defaults (one device call, about 3 minutes on an H100 with 16 cores: 8 builds in
+ * parallel, then about 10 s of runs each), each variant one step from the one before:
+ *   tools/tune/variants.sh tools/tune/tune_segscan.cu $OUT/segscan-variants.csv "base=" \
+ *     "vec=-DPS_SEGSCAN_VEC_LOADS=1 -DPS_RBK_VEC_LOADS=1" \
+ *     "park=-DPS_SEGSCAN_VEC_LOADS=1 -DPS_SEGSCAN_PARK=1 -DPS_RBK_VEC_LOADS=1 -DPS_RBK_RLE_COUNTS=1" \
+ *     "stage=-DPS_SEGSCAN_VEC_LOADS=1 -DPS_SEGSCAN_PARK=1 -DPS_SEGSCAN_MIN_BLOCKS=6 -DPS_RBK_VEC_LOADS=1 -DPS_RBK_RLE_COUNTS=1 -DPS_RBK_STAGE=1" \
+ *     "big=-DPS_SEGSCAN_VEC_LOADS=1 -DPS_SEGSCAN_PARK=1 -DPS_SEGSCAN_ITEMS=32 -DPS_SEGSCAN_MIN_BLOCKS=4 -DPS_RBK_VEC_LOADS=1 -DPS_RBK_RLE_COUNTS=1 -DPS_RBK_STAGE=1 -DPS_RBK_MIN_BLOCKS=4" \
+ *     "e4=-DPS_SEGSCAN_VEC_LOADS=1 -DPS_SEGSCAN_PARK=1 -DPS_SEGSCAN_ITEMS=32 -DPS_SEGSCAN_MIN_BLOCKS=4 -DPS_SEGSCAN_LANE_ENTRIES=4 -DPS_RBK_VEC_LOADS=1 -DPS_RBK_RLE_COUNTS=1 -DPS_RBK_STAGE=1 -DPS_RBK_MIN_BLOCKS=4 -DPS_RBK_LANE_ENTRIES=4" \
+ *     "i24=-DPS_SEGSCAN_VEC_LOADS=1 -DPS_SEGSCAN_PARK=1 -DPS_SEGSCAN_ITEMS=24 -DPS_SEGSCAN_MIN_BLOCKS=5 -DPS_RBK_VEC_LOADS=1 -DPS_RBK_RLE_COUNTS=1 -DPS_RBK_STAGE=1 -DPS_RBK_RLE_ITEMS=24 -DPS_RBK_MIN_BLOCKS=3" \
+ *     "rle32=-DPS_SEGSCAN_VEC_LOADS=1 -DPS_SEGSCAN_PARK=1 -DPS_SEGSCAN_MIN_BLOCKS=6 -DPS_RBK_VEC_LOADS=1 -DPS_RBK_RLE_COUNTS=1 -DPS_RBK_STAGE=1 -DPS_RBK_RLE_ITEMS=32 -DPS_RBK_MIN_BLOCKS=3" \
+ *     -- --min-log2 20 --max-log2 28 --step 4
+ * (ptxas -v, sm_90: segscan i32 48 registers (base), 54 (VEC_LOADS alone: 4 blocks per SM, so it may lose alone),
+ * 39 (VEC_LOADS + PARK), 56 at ITEMS 32 / MIN_BLOCKS 4, 47 at
+ * ITEMS 24; RLE 109 (base), 86 (VEC_LOADS + STAGE), 77-80 with RLE_COUNTS, 64 at MIN_BLOCKS 4 with 14 bytes
+ * spilled, 80 at RLE_ITEMS 24 or 32 / MIN_BLOCKS 3 with 24 / 122 bytes spilled.) A knob becomes the default when
+ * its step is correct at every size and faster at 2^24 and 2^28 by more than the spread.
  */
 #include <cub/cub.cuh>
 
