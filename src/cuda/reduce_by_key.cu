@@ -21,11 +21,32 @@
  *    writes the number of runs, prefix.c + aggregate.c, to *count.
  *
  * Global memory: n keys read (and one more per tile), n values read (not for run-length encoding), one key and
- * one value written per run; 32-byte status entries, two per tile. Not tuned yet: the per-run writes go out
- * from each thread's items as they are (not staged for coalescing), element-wise loads.
+ * one value written per run; 32-byte status entries, two per tile.
+ *
+ * Measured (pscan bench --backend cuda --primitive rle: i32 elements in runs of 8, u64 lengths; L2 flushed, median
+ * of 20; H100 80GB HBM3, CUDA 13.0, CUB 3.0.1; docs/bench/h100-rle.csv), of copy / against CUB's
+ * DeviceRunLengthEncode::Encode: 2^20 0.22 / 0.65x, 2^24 0.14 / 0.39x, 2^28 0.13 / 0.38x. Why (ptxas -v for sm_90,
+ * the u64 sum instance run-length encoding runs, defaults):
+ *  - 109 registers: the carry is a pair of u64 (16 bytes, shuffled word by word) and each thread keeps its 16
+ *    running u64 values (32 registers) across the look-back. 2 blocks per SM (65536 / (112 x 256)), so 2 x 16 KiB
+ *    of keys in flight per SM: a fifth of the plain scan's 160 KiB. The main cause.
+ *  - 38,048 bytes of shared memory, 33.8 KB of it a u64 array that run-length encoding fills with ones and reads
+ *    back (the items all count 1).
+ *  - Keys: two four-byte loads per item (key i and key i - 1): 32 load instructions per thread and tile.
+ *  - The compaction: each thread writes the runs that end in its 16 items itself, so a store instruction has
+ *    about 4 of 32 lanes active, spread over about 512 bytes (8-byte lengths and 4-byte keys), and each key is
+ *    read again from global memory at its scattered position; CUB gathers a tile's runs in shared memory first.
+ *  - 16-byte carries: 32-byte status entries (as the chain's widest common case); one launch, no memset (n > 0).
+ * Knobs (defaults = the above; tools/tune/tune_segscan.cu times them against CUB and a copy): VEC_LOADS=1 (keys
+ * as 16-byte vectors, compared in registers, loads first; ones as constants), RLE_COUNTS=1 (run-length encoding's
+ * own instance: no values kept, 77-80 registers), STAGE=1 (runs gathered in shared memory and written out
+ * contiguously; with RLE_COUNTS only the end positions are staged, the lengths are their differences: 12.4 KB of
+ * shared memory), MIN_BLOCKS=4 (64 registers, a few spilled bytes), RLE_ITEMS=32 (32 KiB of keys per tile).
  */
 #include <stdint.h>
 #include <string.h>
+
+#include <type_traits>
 
 #include "block/ops.cuh"
 #include "chain/single_pass.cuh"
@@ -33,11 +54,50 @@
 #include "cuda_ops.cuh"
 #include "scan_problem.cuh"
 
+/* Tuning knobs (tools/tune/tune_segscan.cu; the defaults are the untuned first version). ITEMS: items per thread
+ * (at most 32: a thread's head and end bits are one word each). MIN_BLOCKS: the launch bounds' blocks per SM.
+ * LANE_ENTRIES: the chain's look-back entries per lane. VEC_LOADS: full, aligned tiles load keys (and values) as
+ * 16-byte vectors, every load issued before any shared-memory store, with each key compared to its predecessor
+ * in registers (one scalar load per vector for the key before it) instead of two scalar loads per item; run-length
+ * encoding takes its ones as constants instead of through shared memory. STAGE: the runs that end in a tile are
+ * gathered in shared memory (value, and the key's position in the tile) and written out contiguously by the whole
+ * block, instead of each thread writing its own runs (about one lane in eight active per store) and re-reading
+ * each key from global memory at a scattered address. */
 #ifndef PS_RBK_ITEMS
 #define PS_RBK_ITEMS 16
 #endif
+#ifndef PS_RBK_MIN_BLOCKS
+#define PS_RBK_MIN_BLOCKS 2
+#endif
+#ifndef PS_RBK_LANE_ENTRIES
+#define PS_RBK_LANE_ENTRIES PS_CHAIN_LANE_ENTRIES
+#endif
+#ifndef PS_RBK_VEC_LOADS
+#define PS_RBK_VEC_LOADS 0
+#endif
+#ifndef PS_RBK_STAGE
+#define PS_RBK_STAGE 0
+#endif
+/* RLE_COUNTS: run-length encoding runs its own instance of the program, whose items all count 1: an item's
+ * length so far follows from the head bits (items since the last head), so the thread keeps no values in
+ * registers across the look-back (16 u64 = 32 registers today, 109 in all: 2 blocks per SM) and the tile parks
+ * no ones in shared memory. */
+#ifndef PS_RBK_RLE_COUNTS
+#define PS_RBK_RLE_COUNTS 0
+#endif
+/* RLE_ITEMS: items per thread of that instance (it parks no values, so its tiles can be larger). */
+#ifndef PS_RBK_RLE_ITEMS
+#define PS_RBK_RLE_ITEMS PS_RBK_ITEMS
+#endif
 #define PS_RBK_THREADS 256
 #define PS_RBK_TILE (PS_RBK_ITEMS * PS_RBK_THREADS)
+
+/* Unsigned integer of N bytes (keys compared bit for bit). */
+template <int N> struct ps_rbk_uint;
+template <> struct ps_rbk_uint<1> { typedef uint8_t type; };
+template <> struct ps_rbk_uint<2> { typedef uint16_t type; };
+template <> struct ps_rbk_uint<4> { typedef uint32_t type; };
+template <> struct ps_rbk_uint<8> { typedef unsigned long long type; };
 
 template <class T> struct ps_rbk_pair {
     unsigned long long c;
@@ -77,20 +137,28 @@ __device__ __forceinline__ void ps_rbk_copy_key(const ps_rbk_params &p, uint64_t
     }
 }
 
-template <class T, class Op> struct ps_rbk_program {
+/* ONES: every item counts 1 (run-length encoding with RLE_COUNTS; T is u64 and Op the sum). */
+template <class T, class Op, bool ONES = false> struct ps_rbk_program {
     typedef ps_rbk_pair<T> carry;
     typedef ps_rbk_params params;
     enum {
         THREADS = PS_RBK_THREADS,
-        MIN_BLOCKS = 2,
+        MIN_BLOCKS = PS_RBK_MIN_BLOCKS,
         WARPS = THREADS / PS_WARP_LANES,
-        ITEMS = PS_RBK_ITEMS,
-        TILE = PS_RBK_TILE
+        ITEMS = ONES ? PS_RBK_RLE_ITEMS : PS_RBK_ITEMS,
+        TILE = ITEMS * PS_RBK_THREADS,
+        VEC = 16 / sizeof(T), /* values per 16-byte vector */
+        VEC_VALUES = PS_RBK_VEC_LOADS && ITEMS % VEC == 0,
+        VECS = VEC_VALUES ? ITEMS / VEC : 1
     };
+    static_assert(ITEMS >= 1 && ITEMS <= 32, "a thread's head and end bits are one word each");
+    static_assert(!PS_RBK_STAGE || TILE <= 65536, "staged positions are 16-bit");
     struct smem {
-        T items[TILE + TILE / 32];
-        uint8_t heads[TILE + 1]; /* heads[o]: item o starts a run; heads[valid]: the item after the tile does */
+        /* loaded values; with STAGE, the tile's results in run order after the scan */
+        T items[ONES ? 1 : TILE + TILE / 32]; /* ONES stages positions alone (lengths are their differences) */
+        alignas(16) uint8_t heads[TILE + 1]; /* heads[o]: item o starts a run; heads[valid]: the item after does */
         carry warp_totals[WARPS];
+        uint16_t stage_pos[PS_RBK_STAGE ? TILE : 1]; /* STAGE: the tile position of each run's last item */
     };
     struct local {
         T x[ITEMS];
@@ -98,6 +166,7 @@ template <class T, class Op> struct ps_rbk_program {
         carry thread_prefix;
         uint64_t base;
         uint32_t valid;
+        bool h0; /* STAGE: the tile's first item starts a run */
     };
 
     static __device__ __forceinline__ carry combine(carry a, carry b) {
@@ -122,13 +191,43 @@ template <class T, class Op> struct ps_rbk_program {
         l.valid = left < (uint64_t)TILE ? (uint32_t)left : (uint32_t)TILE;
 
         /* ---- load: values (or ones) and head bits, coalesced ---- */
+        bool fast_keys = false;
+        if (PS_RBK_VEC_LOADS && l.valid == (uint32_t)TILE) {
+            switch (p.key_bytes) {
+            case 1: fast_keys = heads_vec<1>(p, l, s); break;
+            case 2: fast_keys = heads_vec<2>(p, l, s); break;
+            case 4: fast_keys = heads_vec<4>(p, l, s); break;
+            default: fast_keys = heads_vec<8>(p, l, s); break;
+            }
+        }
+        const bool fast_values = !ONES && VEC_VALUES && p.values && l.valid == (uint32_t)TILE &&
+                                 ((uintptr_t)((const T *)p.values + l.base) & 15u) == 0;
+        if (fast_values) {
+            typedef uint4 vec_t;
+            vec_t raw[VECS];
 #pragma unroll
-        for (int k = 0; k < ITEMS; k++) {
-            const uint32_t o = k * THREADS + threadIdx.x;
-            if (o < l.valid) {
-                const uint64_t i = l.base + o;
-                s.items[ps_rbk_pad(o)] = p.values ? ((const T *)p.values)[i] : T(1);
-                s.heads[o] = i == 0 || ps_rbk_key_changes(p, i);
+            for (int k = 0; k < VECS; k++)
+                raw[k] = reinterpret_cast<const vec_t *>((const T *)p.values + l.base)[k * THREADS + threadIdx.x];
+#pragma unroll
+            for (int k = 0; k < VECS; k++) {
+                const uint32_t o = (k * THREADS + threadIdx.x) * VEC;
+                T x[VEC];
+                memcpy(x, &raw[k], sizeof x);
+#pragma unroll
+                for (int i = 0; i < VEC; i++) s.items[ps_rbk_pad(o + i)] = x[i]; /* one pad run: 32 % VEC == 0 */
+            }
+        }
+        /* run-length encoding: the scan takes constants */
+        const bool ones = ONES || (PS_RBK_VEC_LOADS && !p.values);
+        if (!fast_keys || (!fast_values && !ones)) {
+#pragma unroll
+            for (int k = 0; k < ITEMS; k++) {
+                const uint32_t o = k * THREADS + threadIdx.x;
+                if (o < l.valid) {
+                    const uint64_t i = l.base + o;
+                    if (!fast_values && !ones) s.items[ps_rbk_pad(o)] = p.values ? ((const T *)p.values)[i] : T(1);
+                    if (!fast_keys) s.heads[o] = i == 0 || ps_rbk_key_changes(p, i);
+                }
             }
         }
         if (threadIdx.x == 0) {
@@ -147,7 +246,7 @@ template <class T, class Op> struct ps_rbk_program {
             T x = e;
             bool h = false, end = false;
             if (L < l.valid) {
-                x = s.items[ps_rbk_pad(L)];
+                x = ones ? T(1) : s.items[ps_rbk_pad(L)];
                 h = s.heads[L] != 0;
                 end = s.heads[L + 1] != 0;
             }
@@ -155,7 +254,7 @@ template <class T, class Op> struct ps_rbk_program {
             run.c += h ? 1u : 0u;
             l.hmask |= (h ? 1u : 0u) << j;
             l.emask |= (end ? 1u : 0u) << j;
-            l.x[j] = run.v;
+            if (!ONES) l.x[j] = run.v;
         }
 
         /* ---- across the warp, then across the block ---- */
@@ -171,24 +270,94 @@ template <class T, class Op> struct ps_rbk_program {
             aggregate = combine(aggregate, s.warp_totals[w]);
         }
         l.thread_prefix = combine(warp_prefix, before);
+        if (PS_RBK_STAGE) l.h0 = s.heads[0] != 0;
         return aggregate;
     }
 
+    /* VEC_LOADS, a full tile: head bits from keys of KB bytes loaded as 16-byte vectors (vector v = k * 256 +
+     * thread), each vector's first key compared with the key before it (one scalar load, from the line the
+     * previous vector brought in). False, having done nothing, when the keys are not 16-byte aligned. */
+    template <int KB> static __device__ __forceinline__ bool heads_vec(const params &p, local &l, smem &s) {
+        typedef typename ps_rbk_uint<KB>::type K;
+        enum { KV = 16 / KB, KVECS = ITEMS / KV };
+        if (ITEMS % KV != 0) return false;
+        const K *keys = (const K *)p.keys + l.base;
+        if (((uintptr_t)keys & 15u) != 0) return false;
+        uint4 raw[KVECS > 0 ? KVECS : 1];
+        K before[KVECS > 0 ? KVECS : 1];
+#pragma unroll
+        for (int k = 0; k < KVECS; k++) {
+            const uint32_t v = k * THREADS + threadIdx.x;
+            raw[k] = reinterpret_cast<const uint4 *>(keys)[v];
+            before[k] = l.base + v * KV > 0 ? keys[(int64_t)v * KV - 1] : K(0);
+        }
+#pragma unroll
+        for (int k = 0; k < KVECS; k++) {
+            const uint32_t v = k * THREADS + threadIdx.x;
+            K x[KV];
+            memcpy(x, &raw[k], sizeof x);
+            uint8_t h[KV];
+#pragma unroll
+            for (int i = 0; i < KV; i++) h[i] = (i == 0 ? before[k] : x[i - 1]) != x[i];
+            if (l.base + v * KV == 0) h[0] = 1;
+            memcpy(&s.heads[v * KV], h, KV); /* aligned to KV bytes: one store of KV bytes */
+        }
+        return true;
+    }
+
+    /* Item j's running value within the thread's items (from its last head, or from the thread's first item). */
+    static __device__ __forceinline__ T local_value(const local &l, int j, uint32_t upto) {
+        if (ONES) return T(upto ? (uint32_t)j - (31u - (uint32_t)__clz(upto)) + 1u : (uint32_t)j + 1u);
+        return l.x[j];
+    }
+
     static __device__ __forceinline__ void consume(const params &p, uint32_t id, carry prefix, carry aggregate,
-                                                   local &l, smem &) {
+                                                   local &l, smem &s) {
         T init;
         memcpy(&init, &p.init, sizeof(T));
         const carry before = combine(prefix, l.thread_prefix);
 
-        /* ---- store: one key and one value per run that ends in this thread's items ---- */
+        if (PS_RBK_STAGE) {
+            /* ---- store, staged: the tile's runs in order in shared memory, then out contiguously ---- */
+            /* the tile's k-th ending run is run first + k: runs ending here are aggregate.c - h0 + (last ends) */
+            const uint32_t h0 = l.h0 ? 1u : 0u;
+            const unsigned long long first = prefix.c + h0 - 1;
+            const uint32_t ends = (uint32_t)aggregate.c - h0 + (s.heads[l.valid] != 0 ? 1u : 0u);
+            __syncthreads(); /* s.items and s.heads were read by every thread in reduce */
 #pragma unroll
-        for (int j = 0; j < ITEMS; j++) {
-            if (!((l.emask >> j) & 1u)) continue;
-            const uint32_t upto = l.hmask & ((2u << j) - 1u);
-            const T v = upto ? l.x[j] : Op::combine(before.v, l.x[j]);
-            const unsigned long long r = before.c + __popc(upto) - 1;
-            ((T *)p.values_out)[r] = Op::combine(init, v);
-            ps_rbk_copy_key(p, r, l.base + threadIdx.x * ITEMS + j);
+            for (int j = 0; j < ITEMS; j++) {
+                if (!((l.emask >> j) & 1u)) continue;
+                const uint32_t upto = l.hmask & ((2u << j) - 1u);
+                const T v = upto ? local_value(l, j, upto) : Op::combine(before.v, local_value(l, j, upto));
+                const uint32_t q = (uint32_t)(l.thread_prefix.c + __popc(upto)) - h0;
+                if (!ONES) s.items[q] = Op::combine(init, v);
+                s.stage_pos[q] = (uint16_t)(threadIdx.x * ITEMS + j);
+            }
+            __syncthreads();
+            for (uint32_t q = threadIdx.x; q < ends; q += THREADS) {
+                T y;
+                if (ONES) {
+                    /* runs are contiguous: a run's length is its end less the previous run's end; the tile's
+                     * first run also counts what it carried in (prefix.v) unless it starts here */
+                    const uint32_t e = s.stage_pos[q];
+                    y = Op::combine(init, q ? T(e - s.stage_pos[q - 1]) : Op::combine(h0 ? T(0) : prefix.v, T(e + 1)));
+                } else {
+                    y = s.items[q];
+                }
+                ((T *)p.values_out)[first + q] = y;
+                ps_rbk_copy_key(p, first + q, l.base + s.stage_pos[q]);
+            }
+        } else {
+            /* ---- store: one key and one value per run that ends in this thread's items ---- */
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++) {
+                if (!((l.emask >> j) & 1u)) continue;
+                const uint32_t upto = l.hmask & ((2u << j) - 1u);
+                const T v = upto ? local_value(l, j, upto) : Op::combine(before.v, local_value(l, j, upto));
+                const unsigned long long r = before.c + __popc(upto) - 1;
+                ((T *)p.values_out)[r] = Op::combine(init, v);
+                ps_rbk_copy_key(p, r, l.base + threadIdx.x * ITEMS + j);
+            }
         }
 
         if (id == p.tiles - 1 && threadIdx.x == 0) {
@@ -206,13 +375,18 @@ template <class T, class Op> struct ps_rbk_program {
 
 /* ---- host side ----------------------------------------------------------------------------------------- */
 
-static uint64_t rbk_tiles(uint64_t n) { return ps_cuda_div_up(n, PS_RBK_TILE); }
+/* Items per tile of the program a request runs (run-length encoding has its own with RLE_COUNTS). */
+static uint64_t rbk_tile_items(const ps_request *req) {
+    return PS_RBK_RLE_COUNTS && req->prim == PS_PRIM_RUN_LENGTH_ENCODE ? (uint64_t)PS_RBK_RLE_ITEMS * PS_RBK_THREADS
+                                                                        : (uint64_t)PS_RBK_TILE;
+}
+static uint64_t rbk_tiles(const ps_request *req) { return ps_cuda_div_up(req->n, rbk_tile_items(req)); }
 
 pscan_status ps_cuda_rbk_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes) {
     (void)dev;
     if (req->algo == PSCAN_ALGO_AUTO) return PSCAN_ERROR_INVALID_VALUE; /* resolved by the backend first */
     if (req->algo != PSCAN_ALGO_DECOUPLED_LOOKBACK) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
-    const uint64_t tiles = rbk_tiles(req->n);
+    const uint64_t tiles = rbk_tiles(req);
     if (tiles > PS_CHAIN_MAX_TILES) return PSCAN_ERROR_TOO_LARGE;
     *bytes = req->n > 0 ? ps_chain_temp_bytes<ps_rbk_pair<uint64_t>>(tiles) : 0;
     return PSCAN_SUCCESS;
@@ -220,8 +394,12 @@ pscan_status ps_cuda_rbk_plan(const ps_request *req, const ps_cuda_device *dev, 
 
 template <class T, class Op> struct rbk_launch {
     static cudaError_t run(const ps_request *req, const ps_cuda_device *dev) {
-        typedef ps_rbk_program<T, Op> P;
-        static_assert((unsigned)P::TILE == PS_RBK_TILE, "one tile size for plan and launch");
+        if constexpr (PS_RBK_RLE_COUNTS && std::is_same<T, uint64_t>::value && std::is_same<Op, ps_cuda_op_sum>::value)
+            if (req->prim == PS_PRIM_RUN_LENGTH_ENCODE) return launch<ps_rbk_program<T, Op, true>>(req, dev);
+        return launch<ps_rbk_program<T, Op>>(req, dev);
+    }
+    template <class P> static cudaError_t launch(const ps_request *req, const ps_cuda_device *dev) {
+        if ((uint64_t)P::TILE != rbk_tile_items(req)) return cudaErrorInvalidValue; /* plan and launch agree */
         static_assert(sizeof(typename P::carry) <= sizeof(ps_rbk_pair<uint64_t>), "temp is sized for the widest pair");
         ps_rbk_params p;
         memset(&p, 0, sizeof p);
@@ -231,15 +409,17 @@ template <class T, class Op> struct rbk_launch {
         p.values_out = req->out2;
         p.count = (uint64_t *)req->count;
         p.n = req->n;
-        p.tiles = (uint32_t)rbk_tiles(req->n);
+        p.tiles = (uint32_t)rbk_tiles(req);
         p.key_bytes = (uint32_t)req->key_bytes;
         memcpy(&p.init, req->init.bytes, sizeof(T));
-        return ps_chain_single_pass<P>(p, p.tiles, req->temp, dev->stream);
+        return ps_chain_single_pass<P, PS_RBK_LANE_ENTRIES>(p, p.tiles, req->temp, dev->stream);
     }
 };
 
+#ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_segscan.cu instantiates the one launch it times */
 /* Both primitives (run-length encoding arrives as u64 sums); n == 0 writes the count alone. */
 cudaError_t ps_cuda_rbk_run(const ps_request *req, const ps_cuda_device *dev) {
     if (req->n == 0) return cudaMemsetAsync(req->count, 0, sizeof(uint64_t), dev->stream);
     return ps_cuda_dispatch<rbk_launch>::run(req, dev);
 }
+#endif

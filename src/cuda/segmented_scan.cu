@@ -30,8 +30,34 @@
  *
  * Work O(n) (+ O(segments) for offsets); depth: one tile plus n / (tile * 64) look-back rounds. Global
  * memory: n values in and out, n flags or n keys (plus one key per tile) in, or each offset read twice;
- * carries of 8-16 bytes: 32-byte status entries, two per tile. Not tuned yet: one tile size for every type,
- * element-wise loads, values kept in registers across the look-back.
+ * carries of 8-16 bytes: 16- or 32-byte status entries, two per tile.
+ *
+ * Measured (pscan bench --backend cuda --primitive segscan: i32 sum, u8 head flags, segments of 1000 on average;
+ * L2 flushed, median of 20; H100 80GB HBM3, CUDA 13.0, CUB 3.0.1; docs/bench/h100-segscan.csv), of copy / against
+ * CUB's InclusiveSumByKey on u8 keys made from the flags: 2^20 0.40 / 0.90x, 2^24 0.49 / 0.69x, 2^28 0.52 / 0.65x,
+ * against the plain scan's 0.94 of copy on the same chain. Why (ptxas -v for sm_90, i32 sum instance, defaults):
+ *  - Fewer bytes in flight per SM. 48 registers and 21,064 bytes of shared memory per 256-thread block: 5 blocks
+ *    per SM by registers (65536 / (48 x 256)), each with a 16 KiB + 4 KiB tile: at most 100 KiB of input in
+ *    flight per SM, against the plain scan's 5 x 32 KiB = 160 KiB (32 KiB tiles, cp.async). On a load-latency
+ *    bound kernel that alone predicts about 0.6 of the scan, i.e. the 0.52 measured.
+ *  - Element-wise loads: per thread and tile 16 four-byte loads of values and 16 one-byte loads of flags (a
+ *    warp's flag load moves 32 bytes), each stored to shared memory one by one: 32 load instructions for 80
+ *    bytes, against the scan's 8 sixteen-byte copies; the store out is 16 four-byte stores. The kernel also
+ *    carries every form's boundary test (flags and four key widths: 96 byte loads in the PTX of the i32 instance).
+ *  - Half the scan's tile (16 KiB of values): twice the tiles, status entries and look-backs (65,536 at 2^28),
+ *    and the chain moves 64 tiles per look-back round trip, so 64 x 20 KiB instead of 64 x 32 KiB per round.
+ *  - The thread's 16 scanned values stay in registers across the look-back (16 of the 48 registers); the scan
+ *    parks them in shared memory.
+ *  - Head bits are read from shared memory byte by byte in blocked order (4-way bank conflicts); the values
+ *    are padded and conflict-free. The (flag, value) carry is 8 bytes for i32: one 16-byte entry, as the scan's
+ *    i64; not a cost here. No extra launch or memset for head flags (offsets add a check kernel and a memset).
+ * Knobs (defaults = the above; tools/tune/tune_segscan.cu times them against CUB and a copy):
+ *    VEC_LOADS=1: 4 sixteen-byte value loads and 4 four-byte flag loads per thread, all issued before the
+ *    shared-memory stores, 16-byte stores out (54 registers alone: 4 blocks per SM); with PARK=1 39 registers
+ *    (6 blocks per SM). ITEMS=32 with
+ *    MIN_BLOCKS=4: 40 KiB tiles, 56 registers, 4 blocks = 160 KiB in flight per SM (the scan's figure); but
+ *    ITEMS=32 does not fit 48 KiB of static shared memory for 8-byte types, so as a default it needs a size by
+ *    element (e.g. 32 for up to 4 bytes, 16 for 8). LANE_ENTRIES=4: a 128-tile look-back window.
  */
 #include <stdint.h>
 #include <string.h>
@@ -42,11 +68,37 @@
 #include "cuda_ops.cuh"
 #include "scan_problem.cuh"
 
+/* Tuning knobs (tools/tune/tune_segscan.cu; the defaults are the untuned first version). ITEMS: items per thread
+ * (at most 32: the head bits of a thread's items are one word). MIN_BLOCKS: the launch bounds' blocks per SM.
+ * LANE_ENTRIES: the chain's look-back entries per lane (window 32 x E tiles). VEC_LOADS: full, aligned, forward
+ * tiles by head flags load values and flags as vectors (16 bytes of values and the matching flag bytes per access),
+ * every load of the tile issued before any shared-memory store, and store results as 16-byte vectors. PARK: the
+ * thread's scanned values wait for the look-back in shared memory (their own slots) instead of registers. */
 #ifndef PS_SEGSCAN_ITEMS
 #define PS_SEGSCAN_ITEMS 16
 #endif
+#ifndef PS_SEGSCAN_MIN_BLOCKS
+#define PS_SEGSCAN_MIN_BLOCKS 2
+#endif
+#ifndef PS_SEGSCAN_LANE_ENTRIES
+#define PS_SEGSCAN_LANE_ENTRIES PS_CHAIN_LANE_ENTRIES
+#endif
+#ifndef PS_SEGSCAN_VEC_LOADS
+#define PS_SEGSCAN_VEC_LOADS 0
+#endif
+#ifndef PS_SEGSCAN_PARK
+#define PS_SEGSCAN_PARK 0
+#endif
 #define PS_SEGSCAN_THREADS 256
 #define PS_SEGSCAN_TILE (PS_SEGSCAN_ITEMS * PS_SEGSCAN_THREADS)
+
+/* N bytes as one load or store (N = 1, 2, 4, 8, 16). */
+template <int N> struct ps_segscan_word;
+template <> struct ps_segscan_word<1> { typedef uint8_t type; };
+template <> struct ps_segscan_word<2> { typedef uint16_t type; };
+template <> struct ps_segscan_word<4> { typedef uint32_t type; };
+template <> struct ps_segscan_word<8> { typedef unsigned long long type; };
+template <> struct ps_segscan_word<16> { typedef uint4 type; };
 
 template <class T> struct ps_seg_pair {
     T v;
@@ -80,14 +132,21 @@ template <class T, class Op> struct ps_segscan_program {
     typedef ps_segscan_params params;
     enum {
         THREADS = PS_SEGSCAN_THREADS,
-        MIN_BLOCKS = 2,
+        MIN_BLOCKS = PS_SEGSCAN_MIN_BLOCKS,
         WARPS = THREADS / PS_WARP_LANES,
         ITEMS = PS_SEGSCAN_ITEMS,
-        TILE = PS_SEGSCAN_TILE
+        TILE = PS_SEGSCAN_TILE,
+        VEC = 16 / sizeof(T), /* items per 16-byte vector */
+        /* the vector path: a thread's vectors divide the tile evenly */
+        VEC_LOADS = PS_SEGSCAN_VEC_LOADS && ITEMS % VEC == 0,
+        VECS = VEC_LOADS ? ITEMS / VEC : 1 /* vectors per thread */
     };
+    static_assert(ITEMS >= 1 && ITEMS <= 32, "a thread's head bits are one word");
+    typedef typename ps_segscan_word<16>::type vec_t;
+    typedef typename ps_segscan_word<VEC>::type flags_t; /* the flag bytes of one vector of values */
     struct smem {
         T items[TILE + TILE / 32];
-        uint8_t heads[TILE]; /* b() of the tile's window, by physical offset */
+        alignas(16) uint8_t heads[TILE]; /* b() of the tile's window, by physical offset */
         carry warp_totals[WARPS];
     };
     struct local {
@@ -97,6 +156,7 @@ template <class T, class Op> struct ps_segscan_program {
         uint64_t pbase;   /* first physical element of the tile */
         uint32_t valid;
         bool skip;        /* bad offsets: the tile writes nothing */
+        bool fast;        /* VEC_LOADS: a full, forward tile by head flags with in, out and flags aligned */
     };
 
     static __device__ __forceinline__ carry combine(carry a, carry b) {
@@ -153,13 +213,39 @@ template <class T, class Op> struct ps_segscan_program {
                 if (o < l.valid) s.heads[o] = 1;
             }
         }
+        l.fast = VEC_LOADS && p.form == PS_SEGMENTS_FLAGS && !p.reverse && l.valid == (uint32_t)TILE &&
+                 (((uintptr_t)(in + l.pbase) | (uintptr_t)((T *)p.out + l.pbase)) & 15u) == 0 &&
+                 ((uintptr_t)(p.flags + l.pbase) & (VEC - 1u)) == 0;
+        if (VEC_LOADS && l.fast) {
+            /* every load first (vector v = k * 256 + thread, coalesced), then the stores to shared memory. The
+             * flag bytes go in as they are: b(i) = flags[i] != 0 is read as heads[o] != 0, and the one item
+             * where the flag does not count (i = 0) is the scan's first item, a head anyway. */
+            vec_t raw[VECS];
+            flags_t fl[VECS];
 #pragma unroll
-        for (int k = 0; k < ITEMS; k++) {
-            const uint32_t o = k * THREADS + threadIdx.x;
-            if (o < l.valid) {
-                s.items[ps_segscan_pad(o)] = in[l.pbase + o];
-                const uint64_t i = wbase + o;
-                if (p.form != PS_SEGMENTS_OFFSETS) s.heads[o] = i > 0 && i < p.n && boundary(p, i);
+            for (int k = 0; k < VECS; k++) {
+                const uint32_t v = k * THREADS + threadIdx.x;
+                raw[k] = reinterpret_cast<const vec_t *>(in + l.pbase)[v];
+                fl[k] = reinterpret_cast<const flags_t *>(p.flags + l.pbase)[v];
+            }
+#pragma unroll
+            for (int k = 0; k < VECS; k++) {
+                const uint32_t o = (k * THREADS + threadIdx.x) * VEC;
+                T x[VEC];
+                memcpy(x, &raw[k], sizeof x);
+#pragma unroll
+                for (int i = 0; i < VEC; i++) s.items[ps_segscan_pad(o + i)] = x[i]; /* one pad run: 32 % VEC == 0 */
+                *reinterpret_cast<flags_t *>(&s.heads[o]) = fl[k];
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < ITEMS; k++) {
+                const uint32_t o = k * THREADS + threadIdx.x;
+                if (o < l.valid) {
+                    s.items[ps_segscan_pad(o)] = in[l.pbase + o];
+                    const uint64_t i = wbase + o;
+                    if (p.form != PS_SEGMENTS_OFFSETS) s.heads[o] = i > 0 && i < p.n && boundary(p, i);
+                }
             }
         }
         __syncthreads();
@@ -181,7 +267,12 @@ template <class T, class Op> struct ps_segscan_program {
             run.v = h ? x : Op::combine(run.v, x);
             run.f |= h ? 1u : 0u;
             l.hmask |= (h ? 1u : 0u) << j;
-            l.x[j] = run.v;
+            if (PS_SEGSCAN_PARK) {
+                /* back into the slot this thread just read: no other thread reads it before consume */
+                if (L < l.valid) s.items[ps_segscan_pad(p.reverse ? l.valid - 1 - L : L)] = run.v;
+            } else {
+                l.x[j] = run.v;
+            }
         }
 
         /* ---- across the warp, then across the block ---- */
@@ -214,15 +305,30 @@ template <class T, class Op> struct ps_segscan_program {
             const uint32_t L = threadIdx.x * ITEMS + j;
             const bool h = (l.hmask >> j) & 1u;
             const bool restarted = (l.hmask & ((2u << j) - 1u)) != 0;
-            const T v = restarted ? l.x[j] : Op::combine(before.v, l.x[j]);
+            const uint32_t slot = ps_segscan_pad(p.reverse ? l.valid - 1 - L : L);
+            const T xj = PS_SEGSCAN_PARK ? (L < l.valid ? s.items[slot] : Op::template identity<T>()) : l.x[j];
+            const T v = restarted ? xj : Op::combine(before.v, xj);
             const T y = p.exclusive ? (h ? init : Op::combine(init, prev)) : Op::combine(init, v);
             prev = v;
-            if (L < l.valid) s.items[ps_segscan_pad(p.reverse ? l.valid - 1 - L : L)] = y;
+            if (L < l.valid) s.items[slot] = y;
         }
         __syncthreads();
 
         /* ---- store, coalesced ---- */
         T *out = (T *)p.out;
+        if (VEC_LOADS && l.fast) {
+#pragma unroll
+            for (int k = 0; k < VECS; k++) {
+                const uint32_t v = k * THREADS + threadIdx.x, o = v * VEC;
+                T y[VEC];
+#pragma unroll
+                for (int i = 0; i < VEC; i++) y[i] = s.items[ps_segscan_pad(o + i)];
+                vec_t w;
+                memcpy(&w, y, sizeof w);
+                reinterpret_cast<vec_t *>(out + l.pbase)[v] = w;
+            }
+            return;
+        }
 #pragma unroll
         for (int k = 0; k < ITEMS; k++) {
             const uint32_t o = k * THREADS + threadIdx.x;
@@ -328,11 +434,13 @@ template <class T, class Op> struct segscan_launch {
             }
         }
         if (p.n == 0) return cudaSuccess;
-        return ps_chain_single_pass<P>(p, p.tiles, req->temp, dev->stream);
+        return ps_chain_single_pass<P, PS_SEGSCAN_LANE_ENTRIES>(p, p.tiles, req->temp, dev->stream);
     }
 };
 
+#ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_segscan.cu instantiates the one launch it times */
 /* Both primitives (the form is in the request). */
 cudaError_t ps_cuda_segscan_run(const ps_request *req, const ps_cuda_device *dev) {
     return ps_cuda_dispatch<segscan_launch>::run(req, dev);
 }
+#endif
