@@ -323,7 +323,8 @@ def select(x: ArrayLike, pred: Optional[str] = None, operand: Any = None, *, fla
     """The items of x (flattened) that pass a test, in their order: ``x[flags != 0]`` or ``x[x > operand]``.
 
     pred: "nonzero" (the default), "eq", "ne", "lt", "le", "gt", "ge", comparing each item with operand
-    (exactly representable in x's dtype). flags: a bool or uint8 array of x's size instead of pred (nonzero
+    (exactly representable in x's dtype), or "unique": keep each item that differs (bit for bit) from the one
+    before it, dropping consecutive duplicates (no operand). flags: a bool or uint8 array of x's size instead of pred (nonzero
     keeps). values: a payload array of x's size (any dtype of 1, 2, 4 or 8 bytes) moved with the keys.
     out, values_out: arrays of x's size to write into; the result is their first count items.
     Returns the kept keys, or (keys, values) with values. On a GPU it waits for the count (one synchronise).

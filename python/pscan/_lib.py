@@ -204,7 +204,7 @@ pscan_status pscan_cuda_context_create(void *stream, pscan_context **ctx);
 """
 
 # PSCAN_PRED_LIST's order (pscan.h); the scan flags PSCAN_SCAN_EXCLUSIVE and PSCAN_SCAN_REVERSE.
-PREDS = ("nonzero", "eq", "ne", "lt", "le", "gt", "ge")
+PREDS = ("nonzero", "eq", "ne", "lt", "le", "gt", "ge", "unique")  # PSCAN_PRED_LIST's order
 SCAN_EXCLUSIVE = 1
 SCAN_REVERSE = 2
 ALGO_AUTO = 0
