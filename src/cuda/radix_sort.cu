@@ -88,6 +88,12 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_UP_ITEMS
 #define PS_SORT_UP_ITEMS 16 /* keys per thread per round of the upsweep */
 #endif
+/* 1: the upsweep counts the first pass's digits only, and each pass counts the next pass's digits of its tile
+ * (keys already in registers) into the global counts: one shared atomic per key in the upsweep instead of one
+ * per pass, the upsweep's limit. A tuning knob, not measured yet (docs/tuning.md). */
+#ifndef PS_SORT_FUSED
+#define PS_SORT_FUSED 0
+#endif
 #ifndef PS_SORT_MIN_BLOCKS
 #define PS_SORT_MIN_BLOCKS 3
 #endif
@@ -215,6 +221,8 @@ template <class U> struct ps_sort_pass_params {
     uint32_t n, tiles;
     ps_sort_digit<U> digit;
     const uint32_t *counts;      /* this pass's 256 global digit counts (upsweep) */
+    uint32_t *next_counts;       /* PS_SORT_FUSED: the next pass's 256 counts, added to here; NULL: last pass */
+    ps_sort_digit<U> next_digit; /* PS_SORT_FUSED: the next pass's digit */
     unsigned long long *status;  /* tiles x 256 self-tagged words */
     uint32_t tag;                /* this launch's epoch bits, shifted left by 2 */
 };
@@ -292,12 +300,24 @@ __global__ void __launch_bounds__(PS_SORT_THREADS, PS_SORT_MIN_BLOCKS) ps_sort_p
      * publishing the rank's counts after it: later tiles pass this one while it ranks) ---- */
     const unsigned d = threadIdx.x;
     dest_base[d] = 0;
+#if PS_SORT_FUSED
+    __shared__ uint32_t next_hist[PS_SORT_RADIX];
+    next_hist[d] = 0;
+#endif
     __syncthreads();
 #pragma unroll
     for (int i = 0; i < PS_SORT_ITEMS; i++)
-        if (ps_sort_slot(i) < valid) atomicAdd(&dest_base[digit[i]], 1u);
+        if (ps_sort_slot(i) < valid) {
+            atomicAdd(&dest_base[digit[i]], 1u);
+#if PS_SORT_FUSED
+            if (p.next_counts) atomicAdd(&next_hist[p.next_digit(key[i])], 1u);
+#endif
+        }
     __syncthreads();
     const uint32_t count = dest_base[d];
+#if PS_SORT_FUSED
+    if (p.next_counts && next_hist[d]) atomicAdd(&p.next_counts[d], next_hist[d]);
+#endif
     ps_sort_publish_count(p.status, p.tag, p.tiles, tile, count);
 
     /* ---- rank ---- */
@@ -358,7 +378,8 @@ __global__ void __launch_bounds__(PS_SORT_THREADS) ps_sort_upsweep_kernel(const 
                                                                           const ps_sort_keys_desc<U> k,
                                                                           uint32_t *counts) {
     __shared__ uint32_t h[PS_SORT_MAX_PASSES][PS_SORT_RADIX];
-    for (unsigned q = 0; q < k.passes; q++) h[q][threadIdx.x] = 0;
+    const unsigned passes = PS_SORT_FUSED ? 1u : k.passes; /* fused: the passes count the others */
+    for (unsigned q = 0; q < passes; q++) h[q][threadIdx.x] = 0;
     __syncthreads();
     /* PS_SORT_UP_ITEMS independent loads per thread before any count: one key per thread in flight would
      * leave 4 KiB per SM outstanding, a fifth of what the memory needs to stream at full speed */
@@ -374,14 +395,14 @@ __global__ void __launch_bounds__(PS_SORT_THREADS) ps_sort_upsweep_kernel(const 
         for (int j = 0; j < PS_SORT_UP_ITEMS; j++) {
             if (c + (uint64_t)j * PS_SORT_THREADS + threadIdx.x >= n) break;
             const U t = ps_sort_map<U>(key[j], k.kind, k.flip);
-            for (unsigned q = 0; q < k.passes; q++) {
+            for (unsigned q = 0; q < passes; q++) {
                 const unsigned shift = k.begin_bit + 8 * q, bits = k.end_bit - shift < 8 ? k.end_bit - shift : 8;
                 atomicAdd(&h[q][(uint32_t)(t >> shift) & ((1u << bits) - 1u)], 1u);
             }
         }
     }
     __syncthreads();
-    for (unsigned q = 0; q < k.passes; q++) {
+    for (unsigned q = 0; q < passes; q++) {
         const uint32_t c = h[q][threadIdx.x];
         if (c) atomicAdd(&counts[q * PS_SORT_RADIX + threadIdx.x], c);
     }
@@ -524,6 +545,14 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
         const unsigned bits = a.end_bit - p.digit.shift < 8 ? a.end_bit - p.digit.shift : 8;
         p.digit.mask = (1u << bits) - 1u;
         p.counts = counts + q * PS_SORT_RADIX;
+        p.next_counts = NULL;
+        if (PS_SORT_FUSED && q + 1 < k.passes) {
+            p.next_counts = counts + (q + 1) * PS_SORT_RADIX;
+            p.next_digit = p.digit;
+            p.next_digit.shift = p.digit.shift + 8;
+            const unsigned next_bits = a.end_bit - p.next_digit.shift < 8 ? a.end_bit - p.next_digit.shift : 8;
+            p.next_digit.mask = (1u << next_bits) - 1u;
+        }
         p.tag = (uint32_t)(ps_chain_next_epoch() & 0x3fffffffull) << 2;
         ps_sort_pass_kernel<U, V><<<p.tiles, PS_SORT_THREADS, 0, dev->stream>>>(p);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
