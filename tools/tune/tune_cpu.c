@@ -18,8 +18,9 @@
  * Part 1 times one thread on one block that stays in L2 (the per-thread compute speed: a core must sustain
  * about copy / threads GB/s with both passes for the scan to keep up with the copy). Part 2 times all threads
  * on n = 2^min .. 2^max cold elements: every call takes the next window of a 2^max-element arena (1-2 GiB,
- * larger than any L3), so no call finds its data in cache; the copy (pscan_memory_copy, all cores, as in
- * `pscan bench`) and the variants take turns within each repeat, back to back (the pool's workers stay
+ * larger than any L3), so no call finds its data in cache; the copy (ps_cpu_threads_copy on a pool of the
+ * context's size: always all cores, whatever the machine's load says; on 2026-11-23 pscan_memory_copy, which
+ * decides by the load, fell back to one core at some sizes and made this floor useless) and the variants take turns within each repeat, back to back (the pool's workers stay
  * awake); the median of --reps is reported. Part 3 repeats 2^24 with 20 ms of idle before every call (copy
  * included), so the workers have gone to sleep and each call pays their wake-up: what `pscan bench` measures
  * for THREADS, which it times right after SERIAL (its copy follows THREADS and finds them awake).
@@ -106,10 +107,13 @@ static void fill_random(void *p, size_t bytes, uint64_t seed) {
     for (; i < bytes; i++) b[i] = (unsigned char)i;
 }
 
+/* The copy's own pool, as many threads as the context's: the floor is a copy by all cores, never one core. */
+static ps_cpu_pool *copy_pool;
+
 /* One inclusive sum scan of n elements with variant v's knobs (v < 0: the copy). */
 static void call_one(int v, pscan_type type, const void *in, void *out, uint64_t n, size_t es) {
     if (v < 0) {
-        CHECK(pscan_memory_copy(ctx, out, in, n * es));
+        ps_cpu_threads_copy(copy_pool, out, in, n * es);
         return;
     }
     pscan_scan_desc d = {type, PSCAN_OP_SUM, 0, PSCAN_ALGO_THREADS, NULL};
@@ -304,6 +308,13 @@ int main(int argc, char **argv) {
     per_thread(PSCAN_TYPE_I32, "i32", 4, reps);
     per_thread(PSCAN_TYPE_I64, "i64", 8, reps);
     CHECK(pscan_context_set_threads(ctx, (unsigned)threads));
+    {
+        char pool_name[128];
+        unsigned copy_threads = 1;
+        CHECK(pscan_context_device_name(ctx, pool_name, sizeof pool_name));
+        if (sscanf(pool_name, "CPU: %u", &copy_threads) != 1 || copy_threads == 0) copy_threads = 1;
+        CHECK(ps_cpu_pool_create(copy_threads, &copy_pool));
+    }
 
     printf("\n== part 2: all threads, cold data (windows of a 2^%d-element arena), inclusive sum, GB/s = 2 n "
            "sizeof(T) / time\n",
@@ -343,5 +354,6 @@ int main(int argc, char **argv) {
     printf("to make another variant the default, change its knob in src/cpu/cpu_threads.c: PSCAN_CPU_VECTOR (0/1), "
            "PSCAN_CPU_STREAM_MIN_BYTES (UINT64_MAX: never), PSCAN_CPU_DYNAMIC (0/1), PSCAN_CPU_BLOCK_BYTES\n");
     pscan_context_destroy(ctx);
+    ps_cpu_pool_destroy(copy_pool);
     return 0;
 }
