@@ -719,6 +719,26 @@ static void run_temp_contract(test_rng *rng) {
 /* ---- recurrences ----------------------------------------------------------------------------------------- */
 
 /* misalign: a, b and y start one element past a 16-byte boundary (the CUDA tiles' element-by-element path). */
+/* The first of y[0 .. n) (f32 or f64 in got) farther from the long double reference than the recurrence tests
+ * allow, or n: |y - ref| <= 256 eps (1 + log2(n + 1)) (1 + |ref|), eps the type's (the coefficients keep errors
+ * from growing along the chain; the tolerance still grows with log n for the parallel composition). */
+static uint64_t first_far_from(pscan_type type, const unsigned char *got, const long double *ref, uint64_t n) {
+    const double eps = type == PSCAN_TYPE_F32 ? FLT_EPSILON : DBL_EPSILON;
+    const double tol = eps * 256 * (1 + log2((double)n + 1));
+    for (uint64_t i = 0; i < n; i++) {
+        double v;
+        if (type == PSCAN_TYPE_F32) {
+            float f;
+            memcpy(&f, got + i * 4, 4);
+            v = f;
+        } else {
+            memcpy(&v, got + i * 8, 8);
+        }
+        if (!(fabs(v - (double)ref[i]) <= tol * (1 + fabs((double)ref[i])))) return i;
+    }
+    return n;
+}
+
 static void run_recurrence_case(pscan_type type, uint64_t n, int reverse, int with_y0, int in_place, int misalign,
                                 test_rng *rng) {
     const size_t es = type == PSCAN_TYPE_F32 ? 4 : 8;
@@ -763,24 +783,8 @@ static void run_recurrence_case(pscan_type type, uint64_t n, int reverse, int wi
     CHECK(s == PSCAN_SUCCESS, "recurrence %s n=%llu: %s", pscan_type_name(type), (unsigned long long)n,
           pscan_status_name(s));
     /* |a| < 1: errors do not grow along the chain beyond a few ulps per step of its memory (1 / (1 - |a|)
-     * <= 100 steps); the tolerance still grows with log n for the parallel composition */
-    const double eps = type == PSCAN_TYPE_F32 ? FLT_EPSILON : DBL_EPSILON;
-    const double tol = eps * 256 * (1 + log2((double)n + 1));
-    uint64_t bad = n;
-    for (uint64_t i = 0; i < n && s == PSCAN_SUCCESS; i++) {
-        double v;
-        if (type == PSCAN_TYPE_F32) {
-            float f;
-            memcpy(&f, got + i * 4, 4);
-            v = f;
-        } else {
-            memcpy(&v, got + i * 8, 8);
-        }
-        if (!(fabs(v - (double)ref[i]) <= tol * (1 + fabs((double)ref[i])))) {
-            bad = i;
-            break;
-        }
-    }
+     * <= 100 steps) */
+    const uint64_t bad = s == PSCAN_SUCCESS ? first_far_from(type, got, ref, n) : n;
     CHECK(bad == n, "recurrence %s n=%llu reverse=%d y0=%d in_place=%d misalign=%d: first wrong element %llu",
           pscan_type_name(type), (unsigned long long)n, reverse, with_y0, in_place, misalign, (unsigned long long)bad);
     int guard_ok = 1;
@@ -910,23 +914,7 @@ static void run_recurrence2_case(pscan_type type, uint64_t n, int reverse, int w
     pscan_context_synchronize(ctx);
     CHECK(s == PSCAN_SUCCESS, "recurrence2 %s n=%llu: %s", pscan_type_name(type), (unsigned long long)n,
           pscan_status_name(s));
-    const double eps = type == PSCAN_TYPE_F32 ? FLT_EPSILON : DBL_EPSILON;
-    const double tol = eps * 256 * (1 + log2((double)n + 1));
-    uint64_t bad = n;
-    for (uint64_t i = 0; i < n && s == PSCAN_SUCCESS; i++) {
-        double v;
-        if (type == PSCAN_TYPE_F32) {
-            float f;
-            memcpy(&f, got + i * 4, 4);
-            v = f;
-        } else {
-            memcpy(&v, got + i * 8, 8);
-        }
-        if (!(fabs(v - (double)ref[i]) <= tol * (1 + fabs((double)ref[i])))) {
-            bad = i;
-            break;
-        }
-    }
+    const uint64_t bad = s == PSCAN_SUCCESS ? first_far_from(type, got, ref, n) : n;
     CHECK(bad == n, "recurrence2 %s n=%llu reverse=%d init=%d in_place=%d: first wrong element %llu",
           pscan_type_name(type), (unsigned long long)n, reverse, with_init, in_place, (unsigned long long)bad);
     int guard_ok = 1;
@@ -1050,23 +1038,7 @@ static void run_polyval_case(pscan_type type, uint64_t n, int reverse, int in_pl
     pscan_context_synchronize(ctx);
     CHECK(s == PSCAN_SUCCESS, "polyval %s n=%llu: %s", pscan_type_name(type), (unsigned long long)n,
           pscan_status_name(s));
-    const double eps = type == PSCAN_TYPE_F32 ? FLT_EPSILON : DBL_EPSILON;
-    const double tol = eps * 256 * (1 + log2((double)n + 1));
-    uint64_t bad = n;
-    for (uint64_t i = 0; i < n && s == PSCAN_SUCCESS; i++) {
-        double g;
-        if (type == PSCAN_TYPE_F32) {
-            float f;
-            memcpy(&f, got + i * 4, 4);
-            g = f;
-        } else {
-            memcpy(&g, got + i * 8, 8);
-        }
-        if (!(fabs(g - (double)ref[i]) <= tol * (1 + fabs((double)ref[i])))) {
-            bad = i;
-            break;
-        }
-    }
+    const uint64_t bad = s == PSCAN_SUCCESS ? first_far_from(type, got, ref, n) : n;
     CHECK(bad == n, "polyval %s n=%llu reverse=%d in_place=%d x=%g: first wrong element %llu", pscan_type_name(type),
           (unsigned long long)n, reverse, in_place, x, (unsigned long long)bad);
     int guard_ok = 1;
