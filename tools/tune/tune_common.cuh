@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 #define CK(...)                                                                                              \
@@ -39,6 +40,20 @@ static void tune_flush_init(void) {
     CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
     g_flush_bytes = (size_t)l2 * 2;
     CK(cudaMalloc(&g_flush, g_flush_bytes));
+}
+
+/* The library's device description (ps_cuda_device, from the library source the harness includes) of the
+ * current device on the default stream, as the CUDA backend fills it; *prop gets the device's properties. Also
+ * allocates the flush buffer (tune_flush_init). */
+template <class Device> static void tune_device_init(Device &dev, cudaDeviceProp *prop) {
+    memset(&dev, 0, sizeof dev);
+    CK(cudaGetDevice(&dev.device));
+    CK(cudaGetDeviceProperties(prop, dev.device));
+    dev.sm_count = prop->multiProcessorCount;
+    dev.l2_bytes = prop->l2CacheSize;
+    dev.max_shared_per_block_optin = (int)prop->sharedMemPerBlockOptin;
+    dev.stream = 0;
+    tune_flush_init();
 }
 
 struct timing {

@@ -167,13 +167,7 @@ int main(int argc, char **argv) {
         }
     }
     cudaDeviceProp prop;
-    CK(cudaGetDevice(&g_dev.device));
-    CK(cudaGetDeviceProperties(&prop, g_dev.device));
-    g_dev.sm_count = prop.multiProcessorCount;
-    g_dev.l2_bytes = prop.l2CacheSize;
-    g_dev.max_shared_per_block_optin = (int)prop.sharedMemPerBlockOptin;
-    g_dev.stream = 0;
-    tune_flush_init();
+    tune_device_init(g_dev, &prop);
     printf("# %s, %d SMs, CUB %d.%d.%d, default aggregation %d, median of %d\n", prop.name, prop.multiProcessorCount,
            CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, PS_HISTOGRAM_AGG, g_reps);
     printf("type,bins,data,impl,n,median_us,input_gbs,frac_copy,vs_cub,spread,check\n");

@@ -253,15 +253,8 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--prims")) prims = argv[i + 1];
     }
     ps_cuda_device dev;
-    memset(&dev, 0, sizeof dev);
-    CK(cudaGetDevice(&dev.device));
     cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, dev.device));
-    dev.sm_count = prop.multiProcessorCount;
-    dev.l2_bytes = prop.l2CacheSize;
-    dev.max_shared_per_block_optin = (int)prop.sharedMemPerBlockOptin;
-    dev.stream = 0;
-    tune_flush_init();
+    tune_device_init(dev, &prop);
     printf("# tune_segscan on %s, CUDA runtime %d, CUB %d.%d.%d, median of %d; segscan: ITEMS %d MIN_BLOCKS %d E %d "
            "VEC_LOADS %d PARK %d; rle: ITEMS %d MIN_BLOCKS %d E %d VEC_LOADS %d STAGE %d RLE_COUNTS %d RLE_ITEMS %d\n",
            prop.name, CUDART_VERSION, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, g_reps,

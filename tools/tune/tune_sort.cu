@@ -133,15 +133,8 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--types")) types = argv[i + 1];
     }
     ps_cuda_device dev;
-    memset(&dev, 0, sizeof dev);
-    CK(cudaGetDevice(&dev.device));
     cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, dev.device));
-    dev.sm_count = prop.multiProcessorCount;
-    dev.l2_bytes = prop.l2CacheSize;
-    dev.max_shared_per_block_optin = (int)prop.sharedMemPerBlockOptin;
-    dev.stream = 0;
-    tune_flush_init();
+    tune_device_init(dev, &prop);
     printf("# %s, L2 %d MB, CUDA runtime %d, CUB %d.%d.%d, reps %d (median)\n", prop.name, prop.l2CacheSize >> 20,
            CUDART_VERSION, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, g_reps);
     printf("keys,payload,n,pscan_us,cub_us,pscan_gkeys_s,cub_gkeys_s,pscan_over_cub,check,upsweep_us\n");
