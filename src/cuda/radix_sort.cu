@@ -373,6 +373,16 @@ template <class U> struct ps_sort_keys_desc {
     unsigned begin_bit, end_bit, passes;
 };
 
+/* Pass q's digit: 8 bits from begin_bit + 8 q, fewer in a last pass that reaches end_bit. */
+template <class U> __host__ __device__ __forceinline__ ps_sort_digit<U> ps_sort_pass_digit(const ps_sort_keys_desc<U> &k,
+                                                                                          unsigned q) {
+    ps_sort_digit<U> dg;
+    dg.kind = k.kind, dg.flip = k.flip, dg.shift = k.begin_bit + 8 * q;
+    const unsigned bits = k.end_bit - dg.shift < 8 ? k.end_bit - dg.shift : 8;
+    dg.mask = (1u << bits) - 1u;
+    return dg;
+}
+
 template <class U>
 __global__ void __launch_bounds__(PS_SORT_THREADS) ps_sort_upsweep_kernel(const U *keys, uint32_t n,
                                                                           const ps_sort_keys_desc<U> k,
@@ -396,8 +406,8 @@ __global__ void __launch_bounds__(PS_SORT_THREADS) ps_sort_upsweep_kernel(const 
             if (c + (uint64_t)j * PS_SORT_THREADS + threadIdx.x >= n) break;
             const U t = ps_sort_map<U>(key[j], k.kind, k.flip);
             for (unsigned q = 0; q < passes; q++) {
-                const unsigned shift = k.begin_bit + 8 * q, bits = k.end_bit - shift < 8 ? k.end_bit - shift : 8;
-                atomicAdd(&h[q][(uint32_t)(t >> shift) & ((1u << bits) - 1u)], 1u);
+                const ps_sort_digit<U> dg = ps_sort_pass_digit(k, q); /* on the key mapped once above */
+                atomicAdd(&h[q][(uint32_t)(t >> dg.shift) & dg.mask], 1u);
             }
         }
     }
@@ -427,10 +437,7 @@ __global__ void __launch_bounds__(PS_SORT_THREADS) ps_sort_small_kernel(const U 
         origin[i] = slot;
     }
     for (unsigned q = 0; q < k.passes; q++) {
-        ps_sort_digit<U> dg;
-        dg.kind = k.kind, dg.flip = k.flip, dg.shift = k.begin_bit + 8 * q;
-        const unsigned bits = k.end_bit - dg.shift < 8 ? k.end_bit - dg.shift : 8;
-        dg.mask = (1u << bits) - 1u;
+        const ps_sort_digit<U> dg = ps_sort_pass_digit(k, q);
         /* slots past n hold the padding: it takes the last digit in every pass, so it stays last */
 #pragma unroll
         for (int i = 0; i < PS_SORT_ITEMS; i++) digit[i] = ps_sort_slot(i) < n ? dg(key[i]) : dg.mask;
@@ -533,25 +540,18 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
     p.n = n;
     p.tiles = (uint32_t)ps_sort_tiles(n);
     p.status = status;
-    p.digit.kind = k.kind;
-    p.digit.flip = k.flip;
     for (unsigned q = 0; q < k.passes; q++) {
         const bool to_out = (k.passes - 1 - q) % 2 == 0;
         p.keys_in = q == 0 ? (const U *)a.keys_in : to_out ? tmp_keys : (const U *)a.keys_out;
         p.values_in = q == 0 ? a.values_in : to_out ? tmp_values : a.values_out;
         p.keys_out = to_out ? (U *)a.keys_out : tmp_keys;
         p.values_out = to_out ? a.values_out : tmp_values;
-        p.digit.shift = a.begin_bit + 8 * q;
-        const unsigned bits = a.end_bit - p.digit.shift < 8 ? a.end_bit - p.digit.shift : 8;
-        p.digit.mask = (1u << bits) - 1u;
+        p.digit = ps_sort_pass_digit(k, q);
         p.counts = counts + q * PS_SORT_RADIX;
         p.next_counts = NULL;
         if (PS_SORT_FUSED && q + 1 < k.passes) {
             p.next_counts = counts + (q + 1) * PS_SORT_RADIX;
-            p.next_digit = p.digit;
-            p.next_digit.shift = p.digit.shift + 8;
-            const unsigned next_bits = a.end_bit - p.next_digit.shift < 8 ? a.end_bit - p.next_digit.shift : 8;
-            p.next_digit.mask = (1u << next_bits) - 1u;
+            p.next_digit = ps_sort_pass_digit(k, q + 1);
         }
         p.tag = (uint32_t)(ps_chain_next_epoch() & 0x3fffffffull) << 2;
         ps_sort_pass_kernel<U, V><<<p.tiles, PS_SORT_THREADS, 0, dev->stream>>>(p);
