@@ -18,6 +18,7 @@ from typing import Any, Tuple
 
 import numpy as np
 
+from . import _context
 from ._errors import PscanTypeError, PscanValueError, error
 from ._lib import TYPE_NAMES, ffi
 
@@ -110,11 +111,14 @@ def _adapt_cupy(x, cupy, what) -> Array:
         raise _not_contiguous(what)
     dev = x.device.id
     try:
-        stream = cupy.cuda.get_current_stream(dev).ptr
+        s = cupy.cuda.get_current_stream(dev)
     except TypeError:  # older CuPy: the current device's stream only
         with x.device:
-            stream = cupy.cuda.get_current_stream().ptr
-    return Array(x, "cupy", x.data.ptr, x.shape, x.dtype, dev, stream)
+            s = cupy.cuda.get_current_stream()
+    # A CuPy stream is destroyed with its Python object, and a cached context synchronises and frees on its
+    # stream when it is destroyed: the cache keeps the object alive as long as a context may use it.
+    _context.keep_stream(s.ptr, s)
+    return Array(x, "cupy", x.data.ptr, x.shape, x.dtype, dev, s.ptr)
 
 
 # ---- __cuda_array_interface__ and DLPack ---------------------------------------------------------------------

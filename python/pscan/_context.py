@@ -3,7 +3,8 @@
 A call holds its context's lock while it runs (the CPU backend) or enqueues (CUDA): a context's workspace is
 not meant for two threads at once. The GIL is released during the C call (cffi does so for every call), so
 other Python threads run meanwhile. Cached CUDA contexts refer to a stream by its handle and are kept until
-clear_cache(); a program that makes many short-lived streams should call it now and then.
+clear_cache(); a program that makes many short-lived streams should call it now and then (CuPy streams seen
+are kept alive until then, since a context synchronises its stream when destroyed; see keep_stream()).
 
 Some things live as long as their context and are freed before it (extras()): the row offsets a batched scan
 along an axis reads on a device (one buffer per row length, uploaded once on the context's stream), and the
@@ -21,6 +22,16 @@ _CPU = 1  # PSCAN_BACKEND_CPU; checked at import below
 _cache: Dict[Tuple[int, int], Tuple[object, threading.Lock]] = {}
 _cache_lock = threading.Lock()
 _extras: Dict[int, dict] = {}  # a context's address -> {"offsets": {...}, "operators": {...}}
+_streams: Dict[int, object] = {}  # stream handle -> the Python object that owns it (CuPy), kept alive
+
+
+def keep_stream(handle: int, owner) -> None:
+    """Keeps owner (the object whose deletion destroys stream handle) alive until clear_cache(): destroying a
+    context synchronises its stream and frees its workspace on it, which a destroyed stream would crash.
+    Streams known only by a handle (__cuda_array_interface__, DLPack) must outlive the cache: call clear_cache()
+    before destroying them. torch's streams come from a pool that is never destroyed."""
+    if handle and handle not in _streams:
+        _streams[handle] = owner
 
 
 def _create(device: int, stream: int):
@@ -89,6 +100,7 @@ def clear_cache() -> None:
         with lock:
             _release_extras(ctx)
             lib.pscan_context_destroy(ctx)
+    _streams.clear()  # after the contexts that used them
 
 
 def set_cpu_threads(threads: int) -> None:

@@ -163,6 +163,23 @@ def test_cupy_stream_and_out():
     assert float(out[-1]) == n and bool((out == cupy.arange(1, n + 1, dtype=cupy.float32)).all())
 
 
+@needs_cupy
+def test_clear_cache_after_a_cupy_stream_is_gone():
+    """A cached context synchronises its stream when clear_cache() destroys it; the CuPy stream it was made for
+    must still exist then (it once did not: a segmentation fault in clear_cache)."""
+    import gc
+
+    s = cupy.cuda.Stream(non_blocking=True)
+    with s:
+        got = pscan.scan(cupy.arange(1000, dtype=cupy.int64), axis=0)
+    s.synchronize()
+    assert int(got[-1]) == 999 * 1000 // 2
+    del s, got
+    gc.collect()
+    pscan.clear_cache()
+    assert int(pscan.scan(cupy.ones(10, cupy.int32))[-1]) == 10  # a new context on the current stream
+
+
 # ---- bare interfaces ---------------------------------------------------------------------------------------------
 class CAIOnly:
     def __init__(self, arr):
