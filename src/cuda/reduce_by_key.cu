@@ -54,7 +54,11 @@
 #include "cuda_ops.cuh"
 #include "scan_problem.cuh"
 
-/* Tuning knobs (tools/tune/tune_segscan.cu; the defaults are the untuned first version). ITEMS: items per thread
+/* Tuning knobs (tools/tune/tune_segscan.cu). Defaults from one H100 run of every variant (2026-11-23,
+ * docs/bench/h100-segscan-variants.csv, i32 keys, runs of 8): VEC_LOADS + STAGE + RLE_COUNTS with 24-item tiles
+ * at 3 blocks per SM took run-length encoding from 0.38x CUB to 1.33x at 2^28 (0.13 -> 0.47 of copy) and 1.18x at
+ * 2^24; the same knobs at 16 items and 2 blocks per SM gave 1.16x. The values program (reduce by key) keeps 16
+ * items at 2 blocks per SM, which it was not measured against. ITEMS: items per thread
  * (at most 32: a thread's head and end bits are one word each). MIN_BLOCKS: the launch bounds' blocks per SM.
  * LANE_ENTRIES: the chain's look-back entries per lane. VEC_LOADS: full, aligned tiles load keys (and values) as
  * 16-byte vectors, every load issued before any shared-memory store, with each key compared to its predecessor
@@ -73,21 +77,25 @@
 #define PS_RBK_LANE_ENTRIES PS_CHAIN_LANE_ENTRIES
 #endif
 #ifndef PS_RBK_VEC_LOADS
-#define PS_RBK_VEC_LOADS 0
+#define PS_RBK_VEC_LOADS 1
 #endif
 #ifndef PS_RBK_STAGE
-#define PS_RBK_STAGE 0
+#define PS_RBK_STAGE 1
 #endif
 /* RLE_COUNTS: run-length encoding runs its own instance of the program, whose items all count 1: an item's
  * length so far follows from the head bits (items since the last head), so the thread keeps no values in
  * registers across the look-back (16 u64 = 32 registers today, 109 in all: 2 blocks per SM) and the tile parks
  * no ones in shared memory. */
 #ifndef PS_RBK_RLE_COUNTS
-#define PS_RBK_RLE_COUNTS 0
+#define PS_RBK_RLE_COUNTS 1
 #endif
 /* RLE_ITEMS: items per thread of that instance (it parks no values, so its tiles can be larger). */
 #ifndef PS_RBK_RLE_ITEMS
-#define PS_RBK_RLE_ITEMS PS_RBK_ITEMS
+#define PS_RBK_RLE_ITEMS 24
+#endif
+/* RLE_MIN_BLOCKS: that instance's blocks per SM (no values in registers: 3 fit). */
+#ifndef PS_RBK_RLE_MIN_BLOCKS
+#define PS_RBK_RLE_MIN_BLOCKS 3
 #endif
 #define PS_RBK_THREADS 256
 #define PS_RBK_TILE (PS_RBK_ITEMS * PS_RBK_THREADS)
@@ -143,7 +151,7 @@ template <class T, class Op, bool ONES = false> struct ps_rbk_program {
     typedef ps_rbk_params params;
     enum {
         THREADS = PS_RBK_THREADS,
-        MIN_BLOCKS = PS_RBK_MIN_BLOCKS,
+        MIN_BLOCKS = ONES ? PS_RBK_RLE_MIN_BLOCKS : PS_RBK_MIN_BLOCKS,
         WARPS = THREADS / PS_WARP_LANES,
         ITEMS = ONES ? PS_RBK_RLE_ITEMS : PS_RBK_ITEMS,
         TILE = ITEMS * PS_RBK_THREADS,

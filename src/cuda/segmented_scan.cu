@@ -68,7 +68,10 @@
 #include "cuda_ops.cuh"
 #include "scan_problem.cuh"
 
-/* Tuning knobs (tools/tune/tune_segscan.cu; the defaults are the untuned first version). ITEMS: items per thread
+/* Tuning knobs (tools/tune/tune_segscan.cu). Defaults from one H100 run of every variant (2026-11-23,
+ * docs/bench/h100-segscan-variants.csv, segments of 1000 by head flags): VEC_LOADS + PARK took the scan from 0.65x
+ * CUB's scan by key to 1.005x at 2^28 (0.52 -> 0.81 of copy), 1.03x at 2^24, 1.28x at 2^20. 24 items at 5 blocks
+ * per SM gave 1.04x (0.83 of copy) at 2^28 but 0.90x at 2^20, so it is not the default. ITEMS: items per thread
  * (at most 32: the head bits of a thread's items are one word). MIN_BLOCKS: the launch bounds' blocks per SM.
  * LANE_ENTRIES: the chain's look-back entries per lane (window 32 x E tiles). VEC_LOADS: full, aligned, forward
  * tiles by head flags load values and flags as vectors (16 bytes of values and the matching flag bytes per access),
@@ -84,10 +87,10 @@
 #define PS_SEGSCAN_LANE_ENTRIES PS_CHAIN_LANE_ENTRIES
 #endif
 #ifndef PS_SEGSCAN_VEC_LOADS
-#define PS_SEGSCAN_VEC_LOADS 0
+#define PS_SEGSCAN_VEC_LOADS 1
 #endif
 #ifndef PS_SEGSCAN_PARK
-#define PS_SEGSCAN_PARK 0
+#define PS_SEGSCAN_PARK 1
 #endif
 #define PS_SEGSCAN_THREADS 256
 #define PS_SEGSCAN_TILE (PS_SEGSCAN_ITEMS * PS_SEGSCAN_THREADS)

@@ -36,6 +36,10 @@
  * ITEMS 24; RLE 109 (base), 86 (VEC_LOADS + STAGE), 77-80 with RLE_COUNTS, 64 at MIN_BLOCKS 4 with 14 bytes
  * spilled, 80 at RLE_ITEMS 24 or 32 / MIN_BLOCKS 3 with 24 / 122 bytes spilled.) A knob becomes the default when
  * its step is correct at every size and faster at 2^24 and 2^28 by more than the spread.
+ * Result (H100, 2026-11-23, docs/bench/h100-segscan-variants.csv): segscan took "park" (VEC_LOADS + PARK: 1.005x
+ * CUB at 2^28, 1.03x at 2^24); RLE took i24's knobs (1.33x at 2^28, 1.18x at 2^24), at RLE_MIN_BLOCKS 3 for its
+ * own instance only. Those are the defaults now, so "base=" above means them, and the rows before it no longer
+ * step from the first version.
  */
 #include <cub/cub.cuh>
 
@@ -256,11 +260,12 @@ int main(int argc, char **argv) {
     cudaDeviceProp prop;
     tune_device_init(dev, &prop);
     printf("# tune_segscan on %s, CUDA runtime %d, CUB %d.%d.%d, median of %d; segscan: ITEMS %d MIN_BLOCKS %d E %d "
-           "VEC_LOADS %d PARK %d; rle: ITEMS %d MIN_BLOCKS %d E %d VEC_LOADS %d STAGE %d RLE_COUNTS %d RLE_ITEMS %d\n",
+           "VEC_LOADS %d PARK %d; rle: ITEMS %d MIN_BLOCKS %d E %d VEC_LOADS %d STAGE %d RLE_COUNTS %d RLE_ITEMS %d "
+           "RLE_MIN_BLOCKS %d\n",
            prop.name, CUDART_VERSION, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, g_reps,
            PS_SEGSCAN_ITEMS, PS_SEGSCAN_MIN_BLOCKS, PS_SEGSCAN_LANE_ENTRIES, PS_SEGSCAN_VEC_LOADS, PS_SEGSCAN_PARK,
            PS_RBK_ITEMS, PS_RBK_MIN_BLOCKS, PS_RBK_LANE_ENTRIES, PS_RBK_VEC_LOADS, PS_RBK_STAGE, PS_RBK_RLE_COUNTS,
-           PS_RBK_RLE_ITEMS);
+           PS_RBK_RLE_ITEMS, PS_RBK_RLE_MIN_BLOCKS);
     printf("prim,impl,n,time_us,of_copy,x_cub,spread,check\n");
     for (int l = min_log2; l <= max_log2; l += step) {
         const uint64_t n = 1ull << l;
