@@ -27,8 +27,11 @@
  *
  * Global memory: select reads n keys (and n flags), writes count keys; partition reads them twice (the count)
  * and writes n; payloads are read and written once per item written. Two 16-byte status entries per 4096-item
- * tile. Depth: one tile plus n / (tile * 64) look-back rounds. Not tuned yet: the loads are one element per
- * thread and row (not 16-byte vectors as the scan's), and the tile size is the first that fit.
+ * tile. Depth: one tile plus n / (tile * 64) look-back rounds. The row tile's loads are one element per thread
+ * and row (4 bytes for i32): 0.72x CUB at 2^28 i32 on an H100 (0.55 of copy), i64 0.89x (0.74), bound by the
+ * tile's own work (docs/performance.md). The vector tile (ps_select_vec_program, PS_SELECT_VEC 1) loads 16-byte
+ * vectors and ranks per-thread counts instead of per-row ballots; its header says how, and
+ * tools/tune/tune_select.cu times the two side by side (not yet run on a GPU).
  */
 #include <stdint.h>
 #include <string.h>
