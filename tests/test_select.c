@@ -8,7 +8,8 @@
  * library's): the kept items in input order, and for a partition the others after them in input order.
  * Payloads hold the item's index (truncated to 1, 2, 4 or 8 bytes), so any reordering inside a group shows.
  *  - run_table(): every key type x {select, partition} x {flags, and each of the 8 predicates, unique included}, at sizes 0, 1,
- *    1000 and around the CUDA tile (16 rows x 256 threads = 4096 items: tile-1, tile, tile+1), payload size
+ *    1000 and around the CUDA tile (16 rows x 256 threads = 4096 items: tile-1, tile, tile+1; built with
+ *    -DPS_SELECT_VEC=1, the vector tile of each key size, see tile_items()), payload size
  *    cycling through 0, 1, 2, 4, 8; inputs and outputs at their allocation's start or one element in
  *    (alternating); temp from the workspace or a caller buffer at +1 byte; the count at an 8-byte boundary
  *    or 3 bytes past one.
@@ -41,6 +42,14 @@
 
 #define MAX_REPORTS 20
 #define TILE 4096u /* the CUDA select tile: 16 rows x 256 threads (src/cuda/select.cu) */
+/* Built with -DPS_SELECT_VEC=1 (C and CUDA flags alike), the CUDA library runs the vector tile instead, of
+ * PS_SELECT_VECS(key bytes) x 4 KiB (src/cuda/select.cu; the same default here): the sizes follow it. */
+#ifndef PS_SELECT_VEC
+#define PS_SELECT_VEC 0
+#endif
+#ifndef PS_SELECT_VECS
+#define PS_SELECT_VECS(bytes) ((bytes) >= 4 ? 8 : (bytes) == 2 ? 4 : 2)
+#endif
 #define POISON 0xA5u
 #define GUARD_ITEMS 8 /* items past n that must stay poisoned */
 
@@ -59,6 +68,19 @@ static const type_info types[] = {
     {PSCAN_TYPE_F64, "f64", 8, 1, 1},
 };
 #define TYPE_COUNT (sizeof types / sizeof types[0])
+
+/* The CUDA tile of a type's keys, in items. */
+static size_t tile_items(const type_info *t) {
+    return PS_SELECT_VEC ? (size_t)PS_SELECT_VECS(t->bytes) * 4096u / t->bytes : TILE;
+}
+
+/* The largest 64 * tile + 3 of any type: run_large's and run_patterns' size past the look-back window. */
+static size_t largest_window_size(void) {
+    size_t m = 0;
+    for (size_t ti = 0; ti < TYPE_COUNT; ti++)
+        if (64 * tile_items(&types[ti]) + 3 > m) m = 64 * tile_items(&types[ti]) + 3;
+    return m;
+}
 
 static const pscan_pred preds[] = {PSCAN_PRED_NONZERO, PSCAN_PRED_EQ, PSCAN_PRED_NE, PSCAN_PRED_LT,
                                    PSCAN_PRED_LE,      PSCAN_PRED_GT, PSCAN_PRED_GE, PSCAN_PRED_UNIQUE};
@@ -373,12 +395,13 @@ static const size_t value_size_cycle[] = {0, 1, 2, 4, 8};
 
 /* Every type x {select, partition} x mode at the small and tile sizes. */
 static void run_table(harness *h) {
-    const size_t sizes[] = {0, 1, 1000, TILE - 1, TILE, TILE + 1};
     unsigned index = 0;
     for (size_t ti = 0; ti < TYPE_COUNT; ti++)
         for (int part = 0; part < 2; part++)
             for (int mode = 0; mode <= MODE_FLAGS; mode++)
-                for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++, index++) {
+                for (size_t si = 0; si < 6; si++, index++) {
+                    const size_t tile = tile_items(&types[ti]);
+                    const size_t sizes[6] = {0, 1, 1000, tile - 1, tile, tile + 1};
                     one_case c = {&types[ti], part, mode, value_size_cycle[index % VALUE_SIZE_COUNT], sizes[si],
                                   PATTERN_RANDOM, (int)(index % 2), (int)(index / 2 % 2), (index / 3 % 2) ? 3 : 0, 0};
                     run_case(h, &c, h->opt.seed ^ (0x1000u + index));
@@ -389,11 +412,11 @@ static void run_table(harness *h) {
  * instead, a row of its one-work-group spine (src/opencl/kernels/pattern_common.cl). */
 #define OPENCL_LARGE (257 * TILE + 3)
 static void run_large(harness *h, size_t random_n) {
-    const size_t sizes[] = {h->addresses ? 64 * TILE + 3 : OPENCL_LARGE, random_n};
     unsigned index = 0;
     for (size_t ti = 0; ti < TYPE_COUNT; ti++)
         for (int part = 0; part < 2; part++)
             for (size_t si = 0; si < 2; si++, index++) {
+                const size_t sizes[2] = {h->addresses ? 64 * tile_items(&types[ti]) + 3 : OPENCL_LARGE, random_n};
                 const int mode = (int)(index % (PRED_COUNT + 1));
                 one_case c = {&types[ti], part, mode, 8, sizes[si], PATTERN_RANDOM, (int)(index % 2),
                               (int)(index / 2 % 2), 0, 0};
@@ -403,13 +426,14 @@ static void run_large(harness *h, size_t random_n) {
 
 /* All kept, none kept, alternating: through flags and through nonzero keys, each payload size. */
 static void run_patterns(harness *h) {
-    const size_t sizes[] = {TILE + 1, 64 * TILE + 3};
     unsigned index = 0;
     for (int pattern = PATTERN_ALL; pattern <= PATTERN_ALTERNATING; pattern++)
         for (int part = 0; part < 2; part++)
             for (size_t vi = 0; vi < VALUE_SIZE_COUNT; vi++)
                 for (int via_keys = 0; via_keys < 2; via_keys++)
                     for (size_t si = 0; si < 2; si++, index++) {
+                        const size_t tile = tile_items(&types[index % TYPE_COUNT]);
+                        const size_t sizes[2] = {tile + 1, 64 * tile + 3};
                         one_case c = {&types[index % TYPE_COUNT], part, via_keys ? 0 : MODE_FLAGS, value_sizes[vi],
                                       sizes[si], pattern, (int)(index % 2), (int)(index / 2 % 2), 0, via_keys};
                         run_case(h, &c, h->opt.seed ^ (0x3000u + index));
@@ -523,7 +547,7 @@ int main(int argc, char **argv) {
 
     test_rng size_rng = {test_mix64(h.opt.seed ^ 0x5E1Eu)};
     const size_t random_n = 1 + (size_t)(test_rng_next(&size_rng) % (h.opt.quick ? (1u << 20) : (1u << 22)));
-    h.max_n = 64 * TILE + 3 > random_n ? 64 * TILE + 3 : random_n;
+    h.max_n = largest_window_size() > random_n ? largest_window_size() : random_n;
     if (!h.addresses && h.max_n < OPENCL_LARGE) h.max_n = OPENCL_LARGE;
     const size_t bytes = buffer_bytes(&h);
     h.h_keys = (unsigned char *)malloc(bytes), h.h_values = (unsigned char *)malloc(bytes);

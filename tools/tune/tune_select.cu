@@ -1,14 +1,24 @@
 /*
- * tune_select.cu - the tuning harness of select (compact): variants of the select tile program (rows per tile,
- * blocks per SM, look-back entries per lane) timed side by side with a device copy and CUB's DeviceSelect::If
- * in one run, each checked against CUB's result first. Not part of the library.
+ * tune_select.cu - the tuning harness of select (compact) and partition: variants of the row tile program (rows
+ * per tile, blocks per SM, look-back entries per lane) and of the vector tile (PS_SELECT_VEC's program: vectors
+ * per thread, blocks per SM) timed side by side with a device copy and CUB's DeviceSelect::If /
+ * DevicePartition::If in one run, each checked against CUB's result first (on the device). Not part of the
+ * library.
  *
- *   tune_select [--reps 25]     one CSV row per (type, variant, n): time, of copy (bandwidth: n read + kept
- *                               written, against the copy's 2n), x CUB (CUB's time / the variant's), spread
- * Build: nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Isrc/cuda -Isrc/core -Iinclude \
+ *   tune_select [--reps 25] [--min-log2 16] [--max-log2 28] [--step 4] [--types i32,i64,u8] [--ops sel,part]
+ *
+ * One CSV row per (type, variant, n): time, of copy, x CUB (CUB's time / the variant's, against CUB's select
+ * or partition), spread. Variant names: sel. or part. (the operation), then r16.b4.e2 (the row tile: 16 rows, 4
+ * blocks per SM, 2 look-back entries per lane; what the library runs without PS_SELECT_VEC) or v8.b3 (the vector
+ * tile: 8 16-byte vectors per thread, 3 blocks per SM, 2 entries per lane). of copy counts the bytes a select
+ * must move (n read + kept written), and for a partition n read + n written, against the copy's 2n; the
+ * partition's counting pass reads n more, which the figure does not count.
+ * The variants are templates here, so the default build times all of them whatever PS_SELECT_VEC says:
+ *   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Isrc/cuda -Isrc/core -Iinclude \
  *        -o tune_select tools/tune/tune_select.cu
- * Method as tune_scan.cu: random keys, about half greater than the operand; 2x L2 written before each timed
- * call; CUDA events around the call; median of reps after two warm-ups; spread (p90 - p10) / median.
+ * Method as tune_scan.cu: keys from a hash of the index (about half kept: x > 0 for signed keys, x > 127 for
+ * u8); 2x L2 written before each timed call; CUDA events around the call; median of reps after two warm-ups;
+ * spread (p90 - p10) / median.
  */
 #include <cub/cub.cuh>
 
@@ -16,109 +26,175 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #define PS_TUNE_NO_LIBRARY_ENTRY
 #include "../../src/cuda/select.cu"
 #include "tune_common.cuh"
 
-
 static int g_sms = 132;
-
 
 template <class K> struct greater_than {
     K c;
     __host__ __device__ bool operator()(const K &x) const { return x > c; }
 };
 
-template <class K, int ROWS, int MINB, int E> struct variant {
+/* One launch of program P (E look-back entries per lane) as the library sets it up. */
+template <class P, int E>
+static void launch(bool partition, const typename P::key *in, typename P::key *out, uint64_t *count, uint64_t n,
+                   typename P::key operand, void *temp) {
+    typename P::params p;
+    memset(&p, 0, sizeof p);
+    p.keys = in;
+    p.keys_out = out;
+    p.count = count;
+    p.n = n;
+    p.pred = PSCAN_PRED_GT;
+    p.partition = partition;
+    p.operand = operand;
+    CK(ps_select_launch<P, E>(p, temp, 0, g_sms));
+}
+
+/* The row tile (what the library runs with PS_SELECT_VEC 0). */
+template <class K, int ROWS, int MINB, int E> struct rows {
     typedef ps_select_program<K, ROWS, MINB> P;
-    static void run(const K *in, K *out, uint64_t *count, uint64_t n, K operand, void *temp) {
-        typename P::params p;
-        memset(&p, 0, sizeof p);
-        p.keys = in;
-        p.keys_out = out;
-        p.count = count;
-        p.n = n;
-        p.pred = PSCAN_PRED_GT;
-        p.operand = operand;
-        CK(ps_select_launch<P, E>(p, temp, 0, g_sms));
+    static void run(bool part, const K *in, K *out, uint64_t *count, uint64_t n, K operand, void *temp) {
+        launch<P, E>(part, in, out, count, n, operand, temp);
     }
-    static const char *name() {
-        static char buf[64];
-        snprintf(buf, sizeof buf, "r%d.b%d.e%d", ROWS, MINB, E);
-        return buf;
+    static std::string name() { return "r" + std::to_string(ROWS) + ".b" + std::to_string(MINB) + ".e" + std::to_string(E); }
+};
+
+/* The vector tile (PS_SELECT_VEC 1). */
+template <class K, int VECS, int MINB, int E = 2> struct vecs {
+    typedef ps_select_vec_program<K, VECS, MINB> P;
+    static void run(bool part, const K *in, K *out, uint64_t *count, uint64_t n, K operand, void *temp) {
+        launch<P, E>(part, in, out, count, n, operand, temp);
+    }
+    static std::string name() {
+        return "v" + std::to_string(VECS) + ".b" + std::to_string(MINB) + (E == 2 ? "" : ".e" + std::to_string(E));
     }
 };
 
-template <class K> static const char *tname() { return sizeof(K) == 4 ? "i32" : "i64"; }
+template <class K> static const char *tname() { return sizeof(K) == 1 ? "u8" : sizeof(K) == 4 ? "i32" : "i64"; }
 
-template <class K, class... Vs> static void bench_type(const std::vector<int> &sizes) {
-    for (int lg : sizes) {
+/* Keys from a hash of the index: uniform bits, so about half pass x > operand. */
+template <class K> __global__ void fill_keys(K *k, uint64_t n) {
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        uint64_t z = i * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+        k[i] = (K)(z ^ (z >> 31));
+    }
+}
+
+/* Whether got matches CUB's ref: the kept items in order; for a partition the rest after them in order, which
+ * CUB writes reversed from the end. *bad (zeroed before) counts the differences. */
+template <class K>
+__global__ void check_kernel(const K *got, const K *ref, uint64_t n, uint64_t kept, int partition, unsigned *bad) {
+    const uint64_t end = partition ? n : kept;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < end; i += (uint64_t)gridDim.x * blockDim.x) {
+        const K want = i < kept ? ref[i] : ref[n - 1 - (i - kept)];
+        if (got[i] != want) atomicAdd(bad, 1u); /* integer keys: equal values are equal bits */
+    }
+}
+
+struct options {
+    int min_log2 = 16, max_log2 = 28, step = 4;
+    bool i32 = true, i64 = true, u8 = true, sel = true, part = true;
+};
+
+template <class K, class... Vs> static void bench_type(const options &o) {
+    if (!(sizeof(K) == 1 ? o.u8 : sizeof(K) == 4 ? o.i32 : o.i64)) return;
+    for (int lg = o.min_log2; lg <= o.max_log2; lg += o.step) {
         const uint64_t n = 1ull << lg;
         K *in, *out, *ref;
         uint64_t *count;
         int64_t *cub_count;
+        unsigned *bad;
         void *temp;
         CK(cudaMalloc(&in, n * sizeof(K)));
         CK(cudaMalloc(&out, n * sizeof(K)));
         CK(cudaMalloc(&ref, n * sizeof(K)));
         CK(cudaMalloc(&count, 8));
         CK(cudaMalloc(&cub_count, 8));
+        CK(cudaMalloc(&bad, sizeof(unsigned)));
         CK(cudaMalloc(&temp, (n / 1024 + 64) * 64 + (1 << 20)));
-        std::vector<K> h(n);
-        uint64_t x = 88172645463325252ull;
-        for (uint64_t i = 0; i < n; i++) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            h[i] = (K)x; /* signed: about half > 0 */
-        }
-        CK(cudaMemcpy(in, h.data(), n * sizeof(K), cudaMemcpyHostToDevice));
-        const K operand = 0;
-        size_t cub_bytes = 0;
-        void *cub_temp = nullptr;
-        CK(cub::DeviceSelect::If(nullptr, cub_bytes, in, ref, cub_count, (int64_t)n, greater_than<K>{operand}));
-        CK(cudaMalloc(&cub_temp, cub_bytes));
+        fill_keys<K><<<g_sms * 8, 256>>>(in, n);
+        CK(cudaGetLastError());
+        const K operand = sizeof(K) == 1 ? (K)127 : (K)0;
+        size_t sel_bytes = 0, part_bytes = 0;
+        void *sel_temp = nullptr, *part_temp = nullptr;
+        CK(cub::DeviceSelect::If(nullptr, sel_bytes, in, ref, cub_count, (int64_t)n, greater_than<K>{operand}));
+        CK(cub::DevicePartition::If(nullptr, part_bytes, in, ref, cub_count, (int64_t)n, greater_than<K>{operand}));
+        CK(cudaMalloc(&sel_temp, sel_bytes));
+        CK(cudaMalloc(&part_temp, part_bytes));
         const timing copy = time_it([&] { CK(cudaMemcpyAsync(out, in, n * sizeof(K), cudaMemcpyDeviceToDevice)); });
-        const timing cub = time_it([&] {
-            CK(cub::DeviceSelect::If(cub_temp, cub_bytes, in, ref, cub_count, (int64_t)n, greater_than<K>{operand}));
-        });
-        int64_t kept = 0;
-        CK(cudaMemcpy(&kept, cub_count, 8, cudaMemcpyDeviceToHost));
-        const double traffic = (double)n * sizeof(K) + (double)kept * sizeof(K);
         const double copy_gbps = 2.0 * n * sizeof(K) / copy.median_us * 1e-3;
         printf("%s,copy,%llu,%.2f,1.000,-,%.3f,ok\n", tname<K>(), (unsigned long long)n, copy.median_us, copy.spread);
-        printf("%s,cub,%llu,%.2f,%.3f,1.000,%.3f,ok\n", tname<K>(), (unsigned long long)n, cub.median_us,
-               traffic / cub.median_us * 1e-3 / copy_gbps, cub.spread);
-        auto one = [&](auto v) {
-            typedef decltype(v) V;
-            CK(cudaMemset(out, 0, n * sizeof(K)));
-            V::run(in, out, count, n, operand, temp);
-            CK(cudaDeviceSynchronize());
-            uint64_t c = 0;
-            CK(cudaMemcpy(&c, count, 8, cudaMemcpyDeviceToHost));
-            std::vector<K> a(kept), b(kept);
-            CK(cudaMemcpy(a.data(), out, kept * sizeof(K), cudaMemcpyDeviceToHost));
-            CK(cudaMemcpy(b.data(), ref, kept * sizeof(K), cudaMemcpyDeviceToHost));
-            const bool ok = c == (uint64_t)kept && memcmp(a.data(), b.data(), kept * sizeof(K)) == 0;
-            const timing t = time_it([&] { V::run(in, out, count, n, operand, temp); });
-            printf("%s,%s,%llu,%.2f,%.3f,%.3f,%.3f,%s\n", tname<K>(), V::name(), (unsigned long long)n, t.median_us,
-                   traffic / t.median_us * 1e-3 / copy_gbps, cub.median_us / t.median_us, t.spread, ok ? "ok" : "WRONG");
-            fflush(stdout);
-        };
-        (one(Vs()), ...);
+        for (int part = 0; part < 2; part++) {
+            if (!(part ? o.part : o.sel)) continue;
+            const char *op = part ? "part" : "sel";
+            auto cub_call = [&] {
+                if (part)
+                    CK(cub::DevicePartition::If(part_temp, part_bytes, in, ref, cub_count, (int64_t)n,
+                                                greater_than<K>{operand}));
+                else
+                    CK(cub::DeviceSelect::If(sel_temp, sel_bytes, in, ref, cub_count, (int64_t)n,
+                                             greater_than<K>{operand}));
+            };
+            const timing cub = time_it(cub_call);
+            cub_call(); /* ref holds CUB's result of this operation */
+            int64_t kept = 0;
+            CK(cudaMemcpy(&kept, cub_count, 8, cudaMemcpyDeviceToHost));
+            const double traffic = (double)n * sizeof(K) + (double)(part ? n : kept) * sizeof(K);
+            printf("%s,%s.cub,%llu,%.2f,%.3f,1.000,%.3f,ok\n", tname<K>(), op, (unsigned long long)n, cub.median_us,
+                   traffic / cub.median_us * 1e-3 / copy_gbps, cub.spread);
+            auto one = [&](auto v) {
+                typedef decltype(v) V;
+                CK(cudaMemset(out, 0, n * sizeof(K)));
+                CK(cudaMemset(bad, 0, sizeof(unsigned)));
+                V::run(part, in, out, count, n, operand, temp);
+                check_kernel<K><<<g_sms * 8, 256>>>(out, ref, n, (uint64_t)kept, part, bad);
+                CK(cudaGetLastError());
+                CK(cudaDeviceSynchronize());
+                uint64_t c = 0;
+                unsigned wrong = 0;
+                CK(cudaMemcpy(&c, count, 8, cudaMemcpyDeviceToHost));
+                CK(cudaMemcpy(&wrong, bad, sizeof wrong, cudaMemcpyDeviceToHost));
+                const bool ok = c == (uint64_t)kept && wrong == 0;
+                const timing t = time_it([&] { V::run(part, in, out, count, n, operand, temp); });
+                printf("%s,%s.%s,%llu,%.2f,%.3f,%.3f,%.3f,%s\n", tname<K>(), op, V::name().c_str(),
+                       (unsigned long long)n, t.median_us, traffic / t.median_us * 1e-3 / copy_gbps,
+                       cub.median_us / t.median_us, t.spread, ok ? "ok" : "WRONG");
+                fflush(stdout);
+            };
+            (one(Vs()), ...);
+        }
         CK(cudaFree(in));
         CK(cudaFree(out));
         CK(cudaFree(ref));
         CK(cudaFree(count));
         CK(cudaFree(cub_count));
+        CK(cudaFree(bad));
         CK(cudaFree(temp));
-        CK(cudaFree(cub_temp));
+        CK(cudaFree(sel_temp));
+        CK(cudaFree(part_temp));
     }
 }
 
 int main(int argc, char **argv) {
-    for (int i = 1; i + 1 < argc; i++)
-        if (!strcmp(argv[i], "--reps")) g_reps = atoi(argv[++i]);
+    options o;
+    for (int i = 1; i + 1 < argc; i++) {
+        const std::string a = argv[i], v = argv[i + 1];
+        if (a == "--reps") g_reps = atoi(argv[++i]);
+        else if (a == "--min-log2") o.min_log2 = atoi(argv[++i]);
+        else if (a == "--max-log2") o.max_log2 = atoi(argv[++i]);
+        else if (a == "--step") o.step = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 1;
+        else if (a == "--types") o.i32 = v.find("i32") != std::string::npos, o.i64 = v.find("i64") != std::string::npos,
+                                 o.u8 = v.find("u8") != std::string::npos, i++;
+        else if (a == "--ops") o.sel = v.find("sel") != std::string::npos, o.part = v.find("part") != std::string::npos, i++;
+    }
     int dev = 0;
     CK(cudaGetDevice(&dev));
     CK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, dev));
@@ -126,10 +202,13 @@ int main(int argc, char **argv) {
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, dev));
     printf("# tune_select on %s, median of %d; type,variant,n,time_us,of_copy,x_cub,spread,check\n", prop.name, g_reps);
-    const std::vector<int> sizes = {16, 20, 24, 28};
-    bench_type<int32_t, variant<int32_t, 16, 4, 2>, variant<int32_t, 16, 4, 4>, variant<int32_t, 32, 3, 2>,
-               variant<int32_t, 32, 3, 4>, variant<int32_t, 32, 2, 4>, variant<int32_t, 64, 2, 4>>(sizes);
-    bench_type<int64_t, variant<int64_t, 16, 4, 2>, variant<int64_t, 16, 4, 4>, variant<int64_t, 32, 2, 2>,
-               variant<int64_t, 32, 2, 4>, variant<int64_t, 24, 3, 4>>(sizes);
+    /* the row tile as shipped first, then the vector tile: the library's default (PS_SELECT_VECS, 3 blocks) and
+     * its neighbours */
+    bench_type<int32_t, rows<int32_t, 16, 4, 2>, vecs<int32_t, 8, 3>, vecs<int32_t, 8, 4>, vecs<int32_t, 4, 4>,
+               vecs<int32_t, 4, 5>, vecs<int32_t, 8, 3, 4>>(o);
+    bench_type<int64_t, rows<int64_t, 16, 4, 2>, vecs<int64_t, 8, 3>, vecs<int64_t, 8, 4>, vecs<int64_t, 4, 4>,
+               vecs<int64_t, 4, 5>>(o);
+    bench_type<uint8_t, rows<uint8_t, 16, 4, 2>, vecs<uint8_t, 2, 3>, vecs<uint8_t, 2, 4>, vecs<uint8_t, 4, 3>,
+               vecs<uint8_t, 1, 5>>(o);
     return 0;
 }
