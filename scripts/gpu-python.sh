@@ -141,7 +141,10 @@ PYEOF
 
 if [[ $TESTS -eq 1 ]]; then
   say "pytest tests/python (CUDA tests on CuPy and torch where installed)"
-  (cd tests/python && "$PY" -m pytest -q -p no:cacheprovider -rs 2>&1) | tee "$OUTDIR/python-tests.log"
+  # a hang shows where: after PSCAN_PYTEST_TIMEOUT seconds (default 600) SIGABRT makes faulthandler print every
+  # thread's stack; --durations names the slowest tests
+  (cd tests/python && timeout -s ABRT "${PSCAN_PYTEST_TIMEOUT:-600}" "$PY" -X faulthandler -m pytest -q \
+    -p no:cacheprovider -rs --durations=8 2>&1) | tee "$OUTDIR/python-tests.log"
   [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 fi
 
