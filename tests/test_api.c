@@ -509,6 +509,44 @@ static void test_limits_and_alignment(api_fixture *f) {
     free(got);
 }
 
+/* A copy large enough to take the all-core path (and, on the CPU, streaming stores: 32 MiB and more), from and to
+ * addresses off every alignment: every byte arrives and the bytes around the destination stay untouched. */
+static void test_large_copy(api_fixture *f) {
+    const size_t bytes = ((size_t)32 << 20) + 1001, room = bytes + 64;
+    const size_t so = f->addresses ? 7 : 0, dof = f->addresses ? 3 : 0; /* OpenCL: cl_mem handles, no offsets */
+    unsigned char *host = (unsigned char *)malloc(room), *back = (unsigned char *)malloc(room);
+    void *src = NULL, *dst = NULL;
+    if (!host || !back) {
+        EXPECT(!"out of host memory");
+        free(host);
+        free(back);
+        return;
+    }
+    uint64_t x = 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < room; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        host[i] = (unsigned char)x;
+    }
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_alloc(f->ctx, room, &src));
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_alloc(f->ctx, room, &dst));
+    if (src && dst) {
+        EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_upload(f->ctx, src, host, room));
+        memset(back, 0xA5, room);
+        EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_upload(f->ctx, dst, back, room));
+        EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_copy(f->ctx, (char *)dst + dof, (const char *)src + so, bytes));
+        EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_download(f->ctx, back, dst, room));
+        EXPECT_STATUS(PSCAN_SUCCESS, pscan_context_synchronize(f->ctx));
+        EXPECT(memcmp(back + dof, host + so, bytes) == 0);
+        size_t untouched = 0;
+        for (size_t i = 0; i < room; i++) untouched += (i < dof || i >= dof + bytes) && back[i] == 0xA5;
+        EXPECT(untouched == room - bytes);
+    }
+    pscan_memory_free(f->ctx, src);
+    pscan_memory_free(f->ctx, dst);
+    free(host);
+    free(back);
+}
+
 int main(int argc, char **argv) {
     api_fixture f;
     memset(&f, 0, sizeof f);
@@ -545,6 +583,7 @@ int main(int argc, char **argv) {
     test_worked_example(&f);
     test_scan_arguments(&f);
     test_limits_and_alignment(&f);
+    test_large_copy(&f);
     EXPECT_STATUS(PSCAN_SUCCESS, pscan_context_destroy(f.ctx));
 
     printf("test_api: %lu passed, %lu failed\n", passed, failed);

@@ -49,4 +49,9 @@ typedef struct ps_cpu_vector_kernels {
  * types with sum, or, xor), else NULL. */
 const ps_cpu_vector_kernels *ps_cpu_vector_get(pscan_type type, pscan_op op);
 
+/* memcpy whose stores go around the cache (AVX2 streaming stores, then a fence) where this build and processor
+ * have them, else memcpy: a large copy then moves 2 bytes of DRAM traffic per byte copied, not 3 (no read for
+ * ownership of the destination), as the threaded scan's streamed output does. */
+void ps_cpu_copy_stream(void *dst, const void *src, size_t bytes);
+
 #endif /* PSCAN_CPU_KERNELS_H */

@@ -514,7 +514,14 @@ static void copy_job_run(void *arg, unsigned t) {
     if (t > 0) begin += (size_t)((64 - ((base + begin) & 63)) & 63);
     end += (size_t)((64 - ((base + end) & 63)) & 63);
     if (end > job->bytes) end = job->bytes;
-    if (begin < end) memcpy(job->dst + begin, job->src + begin, end - begin);
+    if (begin >= end) return;
+    /* Large copies stream, as the scan streams large outputs: a slice stored through the cache costs a read for
+     * ownership of every line (glibc's memcpy keeps normal stores up to tens of MiB per call), which held the
+     * 16-core copy at 80-125 GB/s while the streaming scan moved 126-178 (docs/performance.md, 2026-11-23). */
+    if (job->bytes >= PSCAN_CPU_STREAM_MIN_BYTES)
+        ps_cpu_copy_stream(job->dst + begin, job->src + begin, end - begin);
+    else
+        memcpy(job->dst + begin, job->src + begin, end - begin);
 }
 
 void ps_cpu_threads_copy(ps_cpu_pool *pool, void *dst, const void *src, size_t bytes) {

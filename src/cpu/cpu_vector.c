@@ -199,6 +199,35 @@ const ps_cpu_vector_kernels *ps_cpu_vector_get(pscan_type type, pscan_op op) {
     return k->scan ? k : NULL;
 }
 
+/* Head by memcpy up to dst's next 32-byte boundary, whole vectors streamed (src read unaligned), tail by memcpy. */
+PS_AVX2 static void copy_stream_avx2(unsigned char *dst, const unsigned char *src, size_t bytes) {
+    size_t head = (size_t)((32 - ((uintptr_t)dst & 31)) & 31);
+    if (head > bytes) head = bytes;
+    memcpy(dst, src, head);
+    size_t i = head;
+    for (; i + 128 <= bytes; i += 128) { /* four loads in flight per step */
+        const __m256i a = _mm256_loadu_si256((const __m256i *)(src + i));
+        const __m256i b = _mm256_loadu_si256((const __m256i *)(src + i + 32));
+        const __m256i c = _mm256_loadu_si256((const __m256i *)(src + i + 64));
+        const __m256i d = _mm256_loadu_si256((const __m256i *)(src + i + 96));
+        _mm256_stream_si256((__m256i *)(dst + i), a);
+        _mm256_stream_si256((__m256i *)(dst + i + 32), b);
+        _mm256_stream_si256((__m256i *)(dst + i + 64), c);
+        _mm256_stream_si256((__m256i *)(dst + i + 96), d);
+    }
+    for (; i + 32 <= bytes; i += 32)
+        _mm256_stream_si256((__m256i *)(dst + i), _mm256_loadu_si256((const __m256i *)(src + i)));
+    memcpy(dst + i, src + i, bytes - i);
+    _mm_sfence(); /* the streamed stores are visible before the pool reports the job done */
+}
+
+void ps_cpu_copy_stream(void *dst, const void *src, size_t bytes) {
+    if (__builtin_cpu_supports("avx2"))
+        copy_stream_avx2((unsigned char *)dst, (const unsigned char *)src, bytes);
+    else
+        memcpy(dst, src, bytes);
+}
+
 #else /* no AVX2 kernels on this processor family or compiler: the portable kernels do everything */
 
 const ps_cpu_vector_kernels *ps_cpu_vector_get(pscan_type type, pscan_op op) {
@@ -206,5 +235,7 @@ const ps_cpu_vector_kernels *ps_cpu_vector_get(pscan_type type, pscan_op op) {
     (void)op;
     return NULL;
 }
+
+void ps_cpu_copy_stream(void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
 
 #endif
