@@ -7,8 +7,12 @@
 # (scripts/bench_python.py).
 #
 # Usage, in the repository root:  bash scripts/gpu-python.sh [--build] [--no-tests] [--no-bench] [OUTDIR]
-# (CSV and logs in OUTDIR, default $OUT when set, else out/; quick: PSCAN_BENCH_MAX_LOG2=24). Exits non-zero
-# if the library, an install or a test fails.
+# (quick: PSCAN_BENCH_MAX_LOG2=24). Exits non-zero if the library, an install or a test fails. Writes three
+# files in OUTDIR (default $OUT when set, else out/): python-tests.log (every test file's whole pytest -v
+# output), python-bench.csv and python-bench.log; prints a digest per test file and, last, a table of them.
+# The tests: each file of tests/python in its own process, or PSCAN_TEST_FILES="test_a.py test_b.py,test_c.py"
+# (a comma runs files in one process, in that order); each stopped after PSCAN_PYTEST_TIMEOUT seconds
+# (default 240), with stacks; a test past PSCAN_TEST_SLOW seconds (default 100) has its stacks dumped.
 #
 # The library, the first of these that applies:
 #   1. PSCAN_LIBRARY=path/to/libpscan.so: a CUDA build's library carried from elsewhere (carry the real file,
@@ -56,9 +60,9 @@ if [[ -z $LIBRARY && $BUILD -eq 1 ]]; then
   say "building libpscan.so (pscan_shared, CUDA sm_${PSCAN_CUDA_ARCHS:-90}) in build-gpu-py"
   command -v nvcc >/dev/null || export PATH=/usr/local/cuda/bin:$PATH
   cmake -S . -B build-gpu-py -G Ninja -DCMAKE_BUILD_TYPE=Release -DPSCAN_CUDA=ON -DPSCAN_OPENCL=OFF \
-    -DPSCAN_TESTS=OFF -DPSCAN_MPI=OFF -DCMAKE_CUDA_ARCHITECTURES="${PSCAN_CUDA_ARCHS:-90}" >"$OUTDIR/python-build.log" 2>&1 &&
-    ninja -C build-gpu-py -j"$(nproc)" pscan_shared >>"$OUTDIR/python-build.log" 2>&1 ||
-    { tail -40 "$OUTDIR/python-build.log"; echo "gpu-python: the build failed (log: $OUTDIR/python-build.log)"; exit 1; }
+    -DPSCAN_TESTS=OFF -DPSCAN_MPI=OFF -DCMAKE_CUDA_ARCHITECTURES="${PSCAN_CUDA_ARCHS:-90}" >/tmp/pscan-python-build.log 2>&1 &&
+    ninja -C build-gpu-py -j"$(nproc)" pscan_shared >>/tmp/pscan-python-build.log 2>&1 ||
+    { tail -40 /tmp/pscan-python-build.log; echo "gpu-python: the build failed"; exit 1; }
   LIBRARY=$ROOT/build-gpu-py/libpscan.so
 fi
 WHEEL=$(ls .whl/pscan-*.whl 2>/dev/null | head -1)
@@ -139,13 +143,77 @@ if pscan.HAVE_CUDA:
 PYEOF
 [[ $? -eq 0 ]] || { echo "gpu-python: pscan does not import"; exit 1; }
 
+# ---- the tests: each file in its own process, under its own time limit ------------------------------------
+# Why one process per file: a failure or a hang in one file (the CUDA tests leave device arrays, streams and
+# operators behind, kept alive by a failed test's traceback) then tells nothing about the next, and each file's
+# time and counts are its own. A group "a.py,b.py" in PSCAN_TEST_FILES runs those files in one process, in
+# that order (to look for something one file leaves to the next).
+# Per file: pytest -v into the log, and printed: the counts and time, the 5 slowest tests, the garbage
+# collector's time (conftest.py), and on a failure the failing tests with their own frames. A test running
+# past PSCAN_TEST_SLOW seconds (default 100) has every thread's stack dumped by pytest's faulthandler_timeout,
+# and goes on; a file running past PSCAN_PYTEST_TIMEOUT seconds (default 240) is stopped: first what its
+# threads are doing in the kernel (state, wait channel, CPU time over one second, from /proc; gdb's stack of
+# the main thread where gdb is installed), then SIGABRT, which makes faulthandler print every thread's stack.
+# Two stacks far apart in time at the same place: stuck; at different places: slow.
+TEST_ROWS=()
+kernel_threads() {  # pid: each thread's name, state, wait channel and CPU ticks in one second, alike ones once
+  local pid=$1 t
+  declare -A before
+  for t in /proc/"$pid"/task/*; do before[${t##*/}]=$(awk '{print $14 + $15}' "$t/stat" 2>/dev/null); done
+  sleep 1
+  printf '===== threads in the kernel =====\n'
+  for t in /proc/"$pid"/task/*; do
+    local tid=${t##*/} now
+    now=$(awk '{print $14 + $15}' "$t/stat" 2>/dev/null) || continue
+    printf '%s state=%s wchan=%s cpu_ticks_per_s=%s%s\n' "$(cat "$t/comm" 2>/dev/null)" \
+      "$(awk '{print $3}' "$t/stat" 2>/dev/null)" "$(cat "$t/wchan" 2>/dev/null || echo ?)" \
+      "$(( now - ${before[$tid]:-$now} ))" "$([[ $tid == "$pid" ]] && echo ' (main)')"
+  done | sort | uniq -c | sort -rn | head -12
+  if command -v gdb >/dev/null; then
+    printf 'gdb, the main thread:\n'
+    timeout 60 gdb -p "$pid" -batch -ex 'bt 16' 2>/dev/null | grep '^#' | sed 's/ (.*) at / at /' | head -16
+  fi
+  printf '===== the end of the threads =====\n'
+}
+run_test_group() {  # "test_a.py[,test_b.py...]": one pytest process, its log appended to python-tests.log
+  local group=$1 log rc=0 timed_out=0 t0 pid limit=${PSCAN_PYTEST_TIMEOUT:-240}
+  log=$(mktemp /tmp/pscan-pytest.XXXXXX)
+  t0=$(date +%s.%N)
+  (cd tests/python && exec "$PY" -X faulthandler -m pytest -v -p no:cacheprovider -rfEs --tb=short --durations=5 \
+    -o faulthandler_timeout="${PSCAN_TEST_SLOW:-100}" ${group//,/ }) >>"$log" 2>&1 &  # appending: our notes too
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    if (( $(date +%s) - ${t0%.*} >= limit )); then
+      timed_out=1
+      kernel_threads "$pid" >>"$log" 2>&1
+      kill -ABRT "$pid" 2>/dev/null
+      for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+      kill -KILL "$pid" 2>/dev/null
+      break
+    fi
+    sleep 1
+  done
+  wait "$pid"; rc=$?
+  local secs
+  secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
+  printf '\n##### %s (rc %s, %s s%s)\n' "$group" "$rc" "$secs" "$([[ $timed_out -eq 1 ]] && echo ", stopped at ${limit} s")" \
+    >>"$OUTDIR/python-tests.log"
+  cat "$log" >>"$OUTDIR/python-tests.log"
+  printf -- '--- %s\n' "$group"
+  local digest
+  digest=$("$PY" scripts/pytest_digest.py "$log" "$group" "$rc" "$secs" "$timed_out")
+  printf '%s\n' "$digest" | sed '$d'
+  TEST_ROWS+=("$(printf '%s\n' "$digest" | tail -1)")
+  rm -f "$log"
+  [[ ($rc -eq 0 || $rc -eq 5) && $timed_out -eq 0 ]] || status=1  # 5: nothing ran (test_cuda without CUDA)
+}
+
 if [[ $TESTS -eq 1 ]]; then
-  say "pytest tests/python (CUDA tests on CuPy and torch where installed)"
-  # a hang shows where: after PSCAN_PYTEST_TIMEOUT seconds (default 600) SIGABRT makes faulthandler print every
-  # thread's stack; --durations names the slowest tests
-  (cd tests/python && timeout -s ABRT "${PSCAN_PYTEST_TIMEOUT:-600}" "$PY" -X faulthandler -m pytest -q \
-    -p no:cacheprovider -rs --durations=8 2>&1) | tee "$OUTDIR/python-tests.log"
-  [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
+  say "pytest, one process per file of tests/python (CUDA tests on CuPy and torch where installed)"
+  : >"$OUTDIR/python-tests.log"
+  # shellcheck disable=SC2206
+  groups=(${PSCAN_TEST_FILES:-$(cd tests/python && ls test_*.py)})
+  for g in "${groups[@]}"; do run_test_group "$g" 2>>"$OUTDIR/python-tests.log"; done  # (bash's "Aborted")
 fi
 
 if [[ $BENCH -eq 1 ]]; then
@@ -155,5 +223,9 @@ if [[ $BENCH -eq 1 ]]; then
   [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 fi
 
+if [[ ${#TEST_ROWS[@]} -gt 0 ]]; then
+  say "the tests, per file (whole logs: $OUTDIR/python-tests.log)"
+  printf '%s\n' "${TEST_ROWS[@]}"
+fi
 say "gpu-python: $([[ $status -eq 0 ]] && echo PASSED || echo FAILED)"
 exit "$status"

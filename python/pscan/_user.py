@@ -60,7 +60,7 @@ class Operator:
     include no header). align: the C type's alignment (default: its widest member's).
     Without combine the CPU refuses it, without source the GPU does (PSCAN_ERROR_UNSUPPORTED_OPERATOR). Source
     that does not compile raises PSCAN_ERROR_BUILD_FAILED with the compiler's log, at its first use on a GPU.
-    CUDA takes elements of 1, 2, 4, 8 or 16 bytes for now.
+    CUDA takes every element size from 1 to 32 bytes.
 
     Example (affine maps x -> a x + b, composed by a scan: first earlier, then later)::
 

@@ -1,4 +1,9 @@
 """Shared test data and the numpy references every backend is checked against."""
+import gc
+import os
+import sys
+import time
+
 import numpy as np
 import pytest
 
@@ -95,3 +100,40 @@ def count_calls(monkeypatch):
     counter = CountingLib(pscan._api.lib)
     monkeypatch.setattr(pscan._api, "lib", counter)
     return counter.calls
+
+
+# ---- the garbage collector's share of each test ---------------------------------------------------------------
+# An H200 run once stopped in test_dask with the main thread "Garbage-collecting": this says, per file, how much
+# time the collector took and where its longest pause was, and names at once (on stderr, so a run killed later
+# still shows it) every collection longer than PSCAN_TEST_GC_REPORT seconds (default 1) and the test it ran in.
+# A finalizer that blocks shows as a collection that never ends: the faulthandler stack is then in that test.
+_gc = {"start": 0.0, "total": 0.0, "count": 0, "longest": 0.0, "where": "", "test": "(collection)"}
+_GC_REPORT_S = float(os.environ.get("PSCAN_TEST_GC_REPORT", "1"))
+
+
+def _gc_watch(phase, info):
+    if phase == "start":
+        _gc["start"] = time.perf_counter()
+        return
+    took = time.perf_counter() - _gc["start"]
+    _gc["total"] += took
+    _gc["count"] += 1
+    if took > _gc["longest"]:
+        _gc["longest"], _gc["where"] = took, f"generation {info['generation']} in {_gc['test']}"
+    if took >= _GC_REPORT_S:
+        sys.stderr.write(f"\n[gc] a generation {info['generation']} collection took {took:.2f} s in {_gc['test']} "
+                         f"({info['collected']} collected, {info['uncollectable']} uncollectable)\n")
+        sys.stderr.flush()
+
+
+gc.callbacks.append(_gc_watch)
+
+
+def pytest_runtest_setup(item):
+    _gc["test"] = item.nodeid.rsplit("/", 1)[-1]
+
+
+def pytest_terminal_summary(terminalreporter):
+    terminalreporter.write_line(
+        f"gc: {_gc['count']} collections, {_gc['total']:.2f} s; the longest {_gc['longest']:.2f} s "
+        f"({_gc['where'] or 'none'}); {len(gc.get_objects())} objects tracked")

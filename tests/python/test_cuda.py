@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 import pscan
+from pscan import _context
+from pscan._lib import USER_OP_MAX_BYTES, ffi, lib
 from conftest import ALL_DTYPES
 from conftest import assert_same, data, ops_for, ref_reduce, ref_scan
 
@@ -428,9 +430,43 @@ def test_user_operator_device_errors():
     with pytest.raises(TypeError) as e:
         pscan.scan(x, op=cpu_only)
     assert e.value.status == "PSCAN_ERROR_UNSUPPORTED_OPERATOR"
-    three = pscan.Operator(np.dtype([("a", "f4"), ("b", "f4"), ("c", "f4")]), (0, 0, 0),
-                           source="typedef struct { float a, b, c; } t3; t3 combine(t3 e, t3 l) { return l; }",
-                           type_name="t3", combine_name="combine")
-    with pytest.raises(TypeError) as e:
-        pscan.scan(dev(np.ones((10, 3), np.float32)), op=three)
-    assert e.value.status == "PSCAN_ERROR_UNSUPPORTED_TYPE"  # CUDA: elements of 1, 2, 4, 8 or 16 bytes for now
+    # an element above PSCAN_USER_OP_MAX_BYTES: refused by pscan.Operator, and by the C library itself on a
+    # CUDA context (pscan_operator_create checks the size before any backend sees it)
+    too_big = np.dtype([(f"f{i}", "f4") for i in range(USER_OP_MAX_BYTES // 4 + 1)])
+    with pytest.raises(ValueError) as e:
+        pscan.Operator(too_big, (0,) * len(too_big.names), source=SUM3_SOURCE, type_name="t3", combine_name="combine")
+    assert e.value.status == "PSCAN_ERROR_INVALID_VALUE"
+    ctx, lock = _context.get(0, 0)
+    identity = ffi.new("unsigned char[]", USER_OP_MAX_BYTES + 4)
+    strings = [ffi.new("char[]", t) for t in (SUM3_SOURCE.encode(), b"t3", b"combine")]  # alive through the calls
+    for size, align in ((USER_OP_MAX_BYTES + 4, 4), (12, 8), (0, 4)):  # too big; align not dividing; empty
+        desc = ffi.new("pscan_user_op_desc *", [size, align, identity] + strings + [ffi.NULL, ffi.NULL])
+        handle = ffi.new("pscan_operator **")
+        with lock:
+            s = lib.pscan_operator_create(ctx, desc, handle)
+        assert ffi.string(lib.pscan_status_name(s)) == b"PSCAN_ERROR_INVALID_VALUE", (size, align)
+        assert handle[0] == ffi.NULL
+
+
+SUM3_SOURCE = ("typedef struct { float a, b, c; } t3; "
+               "t3 combine(t3 e, t3 l) { t3 r; r.a = e.a + l.a; r.b = e.b + l.b; r.c = e.c + l.c; return r; }")
+
+
+@pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch")
+def test_user_operator_12_bytes_on_device():
+    """A 12-byte element (three floats, summed field by field) runs CUDA's wide program (user_wide.cuh, tiles
+    of 1024 elements): against np.cumsum along axis 0 of the (n, 3) array, around the tile's edges. Each
+    result is read back at once, so a kernel that never finishes stops this test, not a later one."""
+    op = pscan.Operator(np.dtype([("a", "f4"), ("b", "f4"), ("c", "f4")]), (0, 0, 0), source=SUM3_SOURCE,
+                        type_name="t3", combine_name="combine")
+    for name, dev, back in _device_cases():
+        for n in (0, 1, 1023, 1024, 1025, 64 * 1024 + 3, (1 << 20) + 3):
+            x = data(3 * n, np.dtype(np.float32)).reshape(n, 3)  # integers -8..8: every sum exact in float32
+            d = dev(x)
+            got = pscan.scan(d, op=op)
+            assert got.shape == (n, 3) and type(got) is type(d)
+            assert_same(back(got), np.cumsum(x, axis=0, dtype=np.float32))
+            got = pscan.scan(d, op=op, exclusive=True, reverse=True, init=(1, 2, 3))
+            want = np.cumsum(x[::-1], axis=0, dtype=np.float32)[::-1] - x + np.float32([1, 2, 3])
+            assert_same(back(got), want.astype(np.float32))
+            assert_same(back(pscan.reduce(d, op=op)), x.sum(axis=0, dtype=np.float32))
