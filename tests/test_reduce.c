@@ -57,29 +57,9 @@
 /* Bytes of slack allocated around caller temp, for the +1 and +3 offsets. */
 #define TEMP_SLACK 8
 
-/* ---- the element types, written out by hand (the test is the spec, not a copy of the library's lists) ---- */
-
-typedef struct type_info {
-    pscan_type type;
-    const char *name;
-    size_t bytes;
-    int is_float;
-    int is_signed;
-} type_info;
-
-static const type_info types[] = {
-    {PSCAN_TYPE_I8, "i8", 1, 0, 1},   {PSCAN_TYPE_U8, "u8", 1, 0, 0},   {PSCAN_TYPE_I16, "i16", 2, 0, 1},
-    {PSCAN_TYPE_U16, "u16", 2, 0, 0}, {PSCAN_TYPE_I32, "i32", 4, 0, 1}, {PSCAN_TYPE_U32, "u32", 4, 0, 0},
-    {PSCAN_TYPE_I64, "i64", 8, 0, 1}, {PSCAN_TYPE_U64, "u64", 8, 0, 0}, {PSCAN_TYPE_F32, "f32", 4, 1, 1},
-    {PSCAN_TYPE_F64, "f64", 8, 1, 1},
-};
-#define TYPE_COUNT (sizeof types / sizeof types[0])
-
-static const pscan_op ops[] = {PSCAN_OP_SUM, PSCAN_OP_PRODUCT, PSCAN_OP_MIN, PSCAN_OP_MAX,
-                               PSCAN_OP_AND, PSCAN_OP_OR,      PSCAN_OP_XOR};
-#define OP_COUNT (sizeof ops / sizeof ops[0])
-
-static int op_is_bitwise(pscan_op op) { return op == PSCAN_OP_AND || op == PSCAN_OP_OR || op == PSCAN_OP_XOR; }
+/* ---- the element types and the serial reference: test_reference.h (written out by hand: the test is the
+ * spec, not a copy of the library's lists) ---- */
+#include "test_reference.h"
 
 /* The CUDA reduce tile in elements: 256 threads x 4 vectors of 16 bytes (src/cuda/reduce.cu). */
 static size_t cuda_reduce_tile(const type_info *t) { return 256u * 4u * (16u / t->bytes); }
@@ -87,90 +67,6 @@ static size_t cuda_reduce_tile(const type_info *t) { return 256u * 4u * (16u / t
 static size_t opencl_reduce_tile(const type_info *t) { return 256u * (t->bytes <= 4 ? 16u : 8u); }
 static size_t backend_reduce_tile(pscan_backend backend, const type_info *t) {
     return backend == PSCAN_BACKEND_OPENCL ? opencl_reduce_tile(t) : cuda_reduce_tile(t);
-}
-
-/* ---- the reference: integers as raw bits in a uint64, floats in long double ------------------------------ */
-
-static uint64_t width_mask(const type_info *t) { return t->bytes == 8 ? ~0ull : (1ull << (8 * t->bytes)) - 1; }
-static uint64_t sign_bit(const type_info *t) { return 1ull << (8 * t->bytes - 1); }
-
-/* Element i of a buffer of t, zero-extended (x86 and every GPU host here is little-endian). */
-static uint64_t load_raw(const unsigned char *buf, size_t i, size_t bytes) {
-    uint64_t v = 0;
-    memcpy(&v, buf + i * bytes, bytes);
-    return v;
-}
-static void store_raw(unsigned char *buf, size_t i, size_t bytes, uint64_t v) { memcpy(buf + i * bytes, &v, bytes); }
-
-static long double load_float(const unsigned char *buf, size_t i, const type_info *t) {
-    if (t->bytes == 4) {
-        float f;
-        memcpy(&f, buf + i * 4, 4);
-        return f;
-    }
-    double d;
-    memcpy(&d, buf + i * 8, 8);
-    return d;
-}
-static void store_float(unsigned char *buf, size_t i, const type_info *t, long double v) {
-    if (t->bytes == 4) {
-        float f = (float)v;
-        memcpy(buf + i * 4, &f, 4);
-    } else {
-        double d = (double)v;
-        memcpy(buf + i * 8, &d, 8);
-    }
-}
-
-/* a < b in the type's own order: flipping the sign bit maps two's complement order onto unsigned order. */
-static int int_less(const type_info *t, uint64_t a, uint64_t b) {
-    uint64_t flip = t->is_signed ? sign_bit(t) : 0;
-    return (a ^ flip) < (b ^ flip);
-}
-
-static uint64_t int_identity(const type_info *t, pscan_op op) {
-    uint64_t mask = width_mask(t);
-    switch (op) {
-    case PSCAN_OP_SUM: return 0;
-    case PSCAN_OP_PRODUCT: return 1;
-    case PSCAN_OP_MIN: return t->is_signed ? mask >> 1 : mask;
-    case PSCAN_OP_MAX: return t->is_signed ? sign_bit(t) : 0;
-    case PSCAN_OP_AND: return mask;
-    default: return 0; /* or, xor */
-    }
-}
-
-/* a (+) b modulo 2^bits: uint64 arithmetic wraps modulo 2^64, and the mask reduces that to the type's width. */
-static uint64_t int_combine(const type_info *t, pscan_op op, uint64_t a, uint64_t b) {
-    uint64_t mask = width_mask(t);
-    switch (op) {
-    case PSCAN_OP_SUM: return (a + b) & mask;
-    case PSCAN_OP_PRODUCT: return (a * b) & mask;
-    case PSCAN_OP_MIN: return int_less(t, b, a) ? b : a;
-    case PSCAN_OP_MAX: return int_less(t, a, b) ? b : a;
-    case PSCAN_OP_AND: return a & b;
-    case PSCAN_OP_OR: return a | b;
-    default: return a ^ b;
-    }
-}
-
-static long double float_identity(pscan_op op) {
-    switch (op) {
-    case PSCAN_OP_SUM: return 0.0L;
-    case PSCAN_OP_PRODUCT: return 1.0L;
-    case PSCAN_OP_MIN: return HUGE_VALL;
-    default: return -HUGE_VALL;
-    }
-}
-
-/* NaN propagates (the first one met wins); of equal values the earlier (a) is kept. */
-static long double float_combine(pscan_op op, long double a, long double b) {
-    switch (op) {
-    case PSCAN_OP_SUM: return a + b;
-    case PSCAN_OP_PRODUCT: return a * b;
-    case PSCAN_OP_MIN: return a != a ? a : b != b ? b : b < a ? b : a;
-    default: return a != a ? a : b != b ? b : a < b ? b : a;
-    }
 }
 
 /* init (+) in[0] (+) ... (+) in[n-1], one element at a time, in order. */
