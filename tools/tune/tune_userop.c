@@ -63,6 +63,13 @@ static double now_s(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* CPU seconds of the whole process (every thread): the compile's work, apart from the machine's load. */
+static double cpu_s(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 static int cmp_double(const void *a, const void *b) {
     const double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -163,12 +170,13 @@ static int compile_only(int arch) {
     for (int r = 0; r < 3; r++)
         for (int m = 0; m < 2; m++)
             for (int parallel = 0; parallel < 2; parallel++) {
-                const double t0 = now_s();
+                const double t0 = now_s(), c0 = cpu_s();
                 const pscan_status s = ps_cuda_user_compile_jobs(m ? matrix_src : affine_src, m ? "mat2" : "affine",
                                                                  m ? "mul" : "combine", m ? 16 : 8, 4, ident, arch,
                                                                  parallel);
-                printf("create's compile, %s, %-30s %.3f s  %s%s\n", m ? "2x2 matrix" : "affine    ",
-                       parallel ? "three programs on three threads" : "one program, three kernels", now_s() - t0,
+                const double wall = now_s() - t0, cpu = cpu_s() - c0;
+                printf("create's compile, %s, %-31s wall %.3f s, cpu %.3f s  %s%s\n", m ? "2x2 matrix" : "affine    ",
+                       parallel ? "three programs on three threads" : "one program, three kernels", wall, cpu,
                        pscan_status_name(s), r == 0 && m == 0 && parallel == 0 ? " (NVRTC's first use)" : "");
                 if (s != PSCAN_SUCCESS) return 1;
             }
