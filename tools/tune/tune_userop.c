@@ -13,8 +13,9 @@
  *      launch 1     the first scan with it (1024 elements, synchronized: lazy kernel load + launch)
  *      launch 2     the second one (a warm launch)
  *      first call   create 1 + launch 1: issue 13's target, under 1 s
- *      compile      ps_cuda_user_compile alone, twice more (warm NVRTC): create 1 - compile = NVRTC's first
- *                   use + the load
+ *      compile      the same compile alone, warm (sm_90): as create does it (three programs on three threads,
+ *                   PS_USER_COMPILE_PARALLEL) and as one program; create 1 - compile = NVRTC's first use + the
+ *                   load
  *      create 2     pscan_operator_create of a second, new source (warm NVRTC), and create 3 of the first
  *                   source again (the context's cache)
  * 2. For the affine f32 pair (8 bytes) and a 2x2 f32 matrix (16 bytes): the median time of an inclusive scan
@@ -435,16 +436,14 @@ int main(int argc, char **argv) {
     printf("first call of a new operator (create + first launch): %.3f s (target < 1 s)\n", t_create1 + t_launch1);
 #ifdef TUNE_USEROP_CUDA
     if (backend == PSCAN_BACKEND_CUDA) {
+        /* what create 1 compiled, again, without the load: three programs on three threads (create's way,
+         * PS_USER_COMPILE_PARALLEL) and one program with the three kernels */
         static const unsigned char ident[8] = {0};
-        for (int r = 0; r < 2; r++) {
-            char *cubin = NULL, *log = NULL, *lowered[3];
-            size_t cubin_bytes = 0;
+        for (int parallel = 1; parallel >= 0; parallel--) {
             t0 = now_s();
-            CHECK(ps_cuda_user_compile(affine_src, "affine", "combine", 8, 4, ident, 90, &cubin, &cubin_bytes, lowered,
-                                       &log));
-            printf("compile alone (NVRTC, warm, sm_90): %.3f s\n", now_s() - t0);
-            for (int k = 0; k < 3; k++) free(lowered[k]);
-            free(cubin), free(log);
+            CHECK(ps_cuda_user_compile_jobs(affine_src, "affine", "combine", 8, 4, ident, 90, parallel));
+            printf("compile alone (NVRTC, warm, sm_90), %s: %.3f s\n",
+                   parallel ? "three programs on three threads" : "one program", now_s() - t0);
         }
     }
 #endif
