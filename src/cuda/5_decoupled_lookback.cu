@@ -278,7 +278,10 @@ struct ps_scan_program {
     /* BLOCKED consume: each thread finishes its vectors in place, then the warp stores its chunk striped. */
     static __device__ __forceinline__ void consume_blocked(const params &p, T prefix, local &l, smem &s,
                                                            unsigned lane, unsigned warp) {
-        T last = combine(prefix, l.warp_prefix); /* everything before this thread */
+        /* the parked values are this thread's inclusive scan: one combine each with everything before the
+         * thread (independent of each other); the exclusive value is the element before's inclusive one */
+        const T base = combine(prefix, l.warp_prefix);
+        T before = base;
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
             uint4 *slot = chunk_slot(s, warp, lane * VECS + k);
@@ -288,9 +291,9 @@ struct ps_scan_program {
 #pragma unroll
             for (int i = 0; i < VEC; i++) {
                 const int q = Reverse ? VEC - 1 - i : i;
-                const T inclusive = combine(last, x[q]);
-                x[q] = p.exclusive ? last : inclusive;
-                last = inclusive;
+                const T inclusive = combine(base, x[q]);
+                x[q] = p.exclusive ? before : inclusive;
+                before = inclusive;
             }
             uint4 out;
             memcpy(&out, x, sizeof out);
