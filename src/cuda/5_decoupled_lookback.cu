@@ -65,9 +65,11 @@
  * BLOCKED (user operators, user_op.cu; the built-in scans leave it off): each thread scans VECS consecutive
  * vectors of its warp's chunk serially and the warp scans one total per thread, instead of one warp scan per
  * vector. The loads and stores stay warp-striped and coalesced; the warp's chunk is transposed through its own
- * parking slots (swizzled: conflict-free both ways). Per element: about 2 + 7 / (VEC VECS) combines against
- * about 2 + 7 / VEC, and 8 x 4-byte words / (VEC VECS) shuffled against 8 / VEC: what a 16-byte element
- * (VEC = 1), whose combine is expensive (a 2x2 matrix product: 8 multiply-adds), pays per element otherwise. */
+ * parking slots (swizzled: conflict-free both ways). Per element: about 2 + 14 / (VEC VECS) combines against
+ * 2 + 8 / VEC + 9 / (VEC VECS), and one warp scan (7 shuffles of sizeof(T) / 4 words) per VEC VECS elements
+ * against one per VEC: what a 16-byte element (VEC = 1: 3.75 combines against 11, 3.5 shuffled words against
+ * 28), whose combine may be expensive (a 2x2 matrix product: 8 multiply-adds), pays per element otherwise.
+ * tools/tune/userop_blocked_model.py models its index maps (run it after changing them). */
 template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYNC = false, bool BLOCKED = false>
 struct ps_scan_program {
     typedef T carry;

@@ -20,11 +20,12 @@
  * operator at 0.942, the same as the built-in sum (0.943); the first pscan_operator_create compiles in 1.27 s,
  * a second with the same source finds the cached module in 3 us. docs/bench/h100-userop-tune.txt.
  *
- * Why 16-byte elements lag (issue 13): one element per vector, so the scan program runs a warp scan (5 shuffle
- * steps of 4 words, 5 combines) plus 4 more combines per element, and a 2x2 matrix product is 8 multiply-adds;
- * at 5 blocks/SM (48 registers) ptxas also spills 24-32 bytes. The thread-serial program (BLOCKED in
- * ps_scan_program: each thread scans its 8 consecutive elements, one warp scan per thread) needs about 2.9
- * combines and 3.5 shuffled words per element and fits 48 registers without spills; PS_USER_SCAN16_* choose
+ * Why 16-byte elements lag (issue 13): one element per vector, so the scan program runs a warp scan (7 shuffles
+ * of 4 words, 5 combines) per element, about 11 combines and 28 shuffled words per element in all, and a 2x2
+ * matrix product is 8 multiply-adds; at 5 blocks/SM (48 registers) ptxas also spills 24-32 bytes. The
+ * thread-serial program (BLOCKED in ps_scan_program: each thread scans its 8 consecutive elements, one warp scan
+ * per thread) needs about 3.75 combines and 3.5 shuffled words per element and fits 48 registers without
+ * spills; PS_USER_SCAN16_* choose
  * the 16-byte policy (default: as before until a GPU run picks one; tools/tune/tune_userop.c times them all).
  *
  * Compile time: NVRTC's time goes to code generation for each kernel it is asked for (NVVM and ptxas; the front
