@@ -51,6 +51,11 @@
 pscan_status ps_opencl_debug_user_builds(const pscan_context *ctx, unsigned *builds);
 #endif
 
+#ifdef PSCAN_TEST_CUDA_HOOKS
+/* The CUDA backend's scan policy for user operators of a vector size (user_op.cu; static library only). */
+void ps_cuda_user_tune_scan(size_t elem_bytes, int vecs, int min_blocks, int async, int blocked);
+#endif
+
 #define MAX_REPORTS 20
 #define SENTINEL 0xA5
 #define GUARD 64 /* bytes past the output that must keep the sentinel */
@@ -1109,7 +1114,9 @@ static void run_polyvals(test_rng *rng) {
 }
 
 static int usage(void) {
-    fprintf(stderr, "usage: test_userop --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]\n");
+    fprintf(stderr, "usage: test_userop --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]\n"
+                    "                   [--user-scan VECS,BLOCKS,ASYNC,BLOCKED]  (CUDA: the scan program's policy for\n"
+                    "                   every element size of the vector programs, user_op.cu)\n");
     return 2;
 }
 
@@ -1130,6 +1137,15 @@ int main(int argc, char **argv) {
             threads = strtol(argv[++i], NULL, 0);
         } else if (strcmp(argv[i], "--quick") == 0) {
             quick = 1;
+        } else if (strcmp(argv[i], "--user-scan") == 0 && i + 1 < argc) {
+            int v = 0, b = 0, a = 0, k = 0;
+            if (sscanf(argv[++i], "%d,%d,%d,%d", &v, &b, &a, &k) != 4 || v <= 0) return usage();
+#ifdef PSCAN_TEST_CUDA_HOOKS
+            for (size_t bytes = 1; bytes <= 16; bytes *= 2) ps_cuda_user_tune_scan(bytes, v, b, a, k);
+#else
+            printf("test_userop: --user-scan needs the static library with CUDA\n");
+            return 77;
+#endif
         } else {
             return usage();
         }

@@ -61,8 +61,17 @@
 #define PS_SCAN_ASYNC 1
 
 /* ASYNC: full tiles are copied straight into the parking slots with cp.async (no registers hold data in flight,
- * so the blocks per SM are bounded by shared memory instead: more bytes in flight per SM). */
-template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYNC = false> struct ps_scan_program {
+ * so the blocks per SM are bounded by shared memory instead: more bytes in flight per SM).
+ * BLOCKED (user operators, user_op.cu; the built-in scans leave it off): each thread scans VECS consecutive
+ * vectors of its warp's chunk serially and the warp scans one total per thread, instead of one warp scan per
+ * vector. The loads and stores stay warp-striped and coalesced; the warp's chunk is transposed through its own
+ * parking slots (swizzled: conflict-free both ways). Per element: about 2 + 14 / (VEC VECS) combines against
+ * 2 + 8 / VEC + 9 / (VEC VECS), and one warp scan (7 shuffles of sizeof(T) / 4 words) per VEC VECS elements
+ * against one per VEC: what a 16-byte element (VEC = 1: 3.75 combines against 11, 3.5 shuffled words against
+ * 28), whose combine may be expensive (a 2x2 matrix product: 8 multiply-adds), pays per element otherwise.
+ * tools/tune/userop_blocked_model.py models its index maps (run it after changing them). */
+template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYNC = false, bool BLOCKED = false>
+struct ps_scan_program {
     typedef T carry;
     enum {
         THREADS = 256,
@@ -91,8 +100,9 @@ template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYN
         T warp_totals[WARPS];
     };
     struct local {
-        T vector_prefix[VECS]; /* everything in this warp's chunk before vector k of this lane */
-        T warp_prefix;         /* everything in the tile before this warp's chunk */
+        T vector_prefix[BLOCKED ? 1 : VECS]; /* everything in this warp's chunk before vector k of this lane
+                                                * (BLOCKED: unused) */
+        T warp_prefix; /* everything in the tile before this warp's chunk (BLOCKED: before this thread's) */
         uint64_t base;         /* first physical element of the tile */
         uint32_t valid;        /* elements in the tile */
         bool fast;             /* whole and aligned: 16-byte vectors */
@@ -108,6 +118,14 @@ template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYN
         return Reverse ? TILE_VECS - 1 - fv : fv;
     }
 
+    /* BLOCKED: slot j of this warp's chunk (j = 32 k + lane striped, VECS lane + k blocked), its low three bits
+     * crossed with the 128-byte row's owner so that 8 lanes' 16-byte accesses hit 8 different bank groups both
+     * ways (D = VECS, at least 8: a striped row has one D-group, a blocked row one thread). */
+    static __device__ __forceinline__ uint4 *chunk_slot(smem &s, unsigned warp, uint32_t j) {
+        const uint32_t d = VECS >= 8 ? VECS : 8;
+        return &s.parked[0][0] + warp * VECS * PS_WARP_LANES + (j ^ ((j / d) & 7u));
+    }
+
     static __device__ __forceinline__ T reduce(const params &p, uint32_t id, local &l, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         const T e = identity();
@@ -116,6 +134,7 @@ template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYN
         const uint64_t left = p.n - l.base;
         l.valid = left < (uint64_t)TILE ? (uint32_t)left : (uint32_t)TILE;
         l.fast = p.aligned && l.valid == (uint32_t)TILE;
+        if (BLOCKED) return reduce_blocked(p, l, s, lane, warp);
 
         /* ---- load: every vector first, so the whole tile is in flight at once ---- */
         uint4 raw[ASYNC ? 1 : VECS];
@@ -173,15 +192,20 @@ template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYN
             const T inclusive = ps_warp_inclusive(acc, lane, ps_chain_combine<ps_scan_program>());
             T before = ps_shfl_up(inclusive, 1);
             if (lane == 0) before = e;
-            l.vector_prefix[k] = combine(running, before);
+            l.vector_prefix[BLOCKED ? 0 : k] = combine(running, before);
             running = combine(running, ps_shfl_idx(inclusive, PS_WARP_LANES - 1));
         }
 
         /* ---- the tile's aggregate: warp totals in order ---- */
+        return tile_aggregate(running, l, s, lane, warp);
+    }
+
+    /* The tile's aggregate from each warp's total: warp totals in order (every thread), and this warp's prefix. */
+    static __device__ __forceinline__ T tile_aggregate(T running, local &l, smem &s, unsigned lane, unsigned warp) {
         if (lane == 0) s.warp_totals[warp] = running;
         __syncthreads();
-        T aggregate = e;
-        l.warp_prefix = e;
+        T aggregate = identity();
+        l.warp_prefix = identity();
 #pragma unroll
         for (int w = 0; w < WARPS; w++) {
             if (w == (int)warp) l.warp_prefix = aggregate;
@@ -190,13 +214,124 @@ template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYN
         return aggregate;
     }
 
+    /* BLOCKED reduce: the warp's chunk into its slots striped (coalesced), each thread's VECS consecutive vectors
+     * scanned serially in place, one warp scan of the thread totals. */
+    static __device__ __forceinline__ T reduce_blocked(const params &p, local &l, smem &s, unsigned lane,
+                                                       unsigned warp) {
+        const T e = identity();
+        if (ASYNC && l.fast) {
+#pragma unroll
+            for (int k = 0; k < VECS; k++) {
+                const uint4 *src = reinterpret_cast<const uint4 *>(p.in + l.base) + vector_of(warp, lane, k);
+                const unsigned dst = (unsigned)__cvta_generic_to_shared(chunk_slot(s, warp, k * PS_WARP_LANES + lane));
+                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+            }
+            asm volatile("cp.async.commit_group;" ::: "memory");
+            asm volatile("cp.async.wait_group 0;" ::: "memory");
+        } else if (l.fast) {
+            uint4 raw[VECS];
+#pragma unroll
+            for (int k = 0; k < VECS; k++)
+                raw[k] = reinterpret_cast<const uint4 *>(p.in + l.base)[vector_of(warp, lane, k)];
+#pragma unroll
+            for (int k = 0; k < VECS; k++) *chunk_slot(s, warp, k * PS_WARP_LANES + lane) = raw[k];
+        } else {
+#pragma unroll
+            for (int k = 0; k < VECS; k++) {
+                T t[VEC];
+                const uint32_t pv = vector_of(warp, lane, k);
+#pragma unroll
+                for (int i = 0; i < VEC; i++) {
+                    const uint32_t o = pv * VEC + i;
+                    t[i] = o < l.valid ? p.in[l.base + o] : e;
+                }
+                memcpy(chunk_slot(s, warp, k * PS_WARP_LANES + lane), t, sizeof(uint4));
+            }
+        }
+        __syncwarp(); /* the other lanes' copies (cp.async waited for by each lane) are visible to this one */
+
+        /* ---- this thread's VECS consecutive vectors, in logical order, scanned serially in place ---- */
+        T acc = e;
+#pragma unroll
+        for (int k = 0; k < VECS; k++) {
+            uint4 *slot = chunk_slot(s, warp, lane * VECS + k);
+            const uint4 v = *slot;
+            T x[VEC];
+            memcpy(x, &v, sizeof v);
+#pragma unroll
+            for (int i = 0; i < VEC; i++) {
+                const int q = Reverse ? VEC - 1 - i : i;
+                acc = (k == 0 && i == 0) ? x[q] : combine(acc, x[q]);
+                x[q] = acc;
+            }
+            uint4 scanned;
+            memcpy(&scanned, x, sizeof scanned);
+            *slot = scanned;
+        }
+        const T inclusive = ps_warp_inclusive(acc, lane, ps_chain_combine<ps_scan_program>());
+        T before = ps_shfl_up(inclusive, 1);
+        if (lane == 0) before = e;
+        const T aggregate = tile_aggregate(ps_shfl_idx(inclusive, PS_WARP_LANES - 1), l, s, lane, warp);
+        /* one prefix kept across the look-back (registers): everything in the tile before this thread */
+        l.warp_prefix = combine(l.warp_prefix, before);
+        return aggregate;
+    }
+
+    /* BLOCKED consume: each thread finishes its vectors in place, then the warp stores its chunk striped. */
+    static __device__ __forceinline__ void consume_blocked(const params &p, T prefix, local &l, smem &s,
+                                                           unsigned lane, unsigned warp) {
+        /* the parked values are this thread's inclusive scan: one combine each with everything before the
+         * thread (independent of each other); the exclusive value is the element before's inclusive one */
+        const T base = combine(prefix, l.warp_prefix);
+        T before = base;
+#pragma unroll
+        for (int k = 0; k < VECS; k++) {
+            uint4 *slot = chunk_slot(s, warp, lane * VECS + k);
+            const uint4 scanned = *slot;
+            T x[VEC];
+            memcpy(x, &scanned, sizeof scanned);
+#pragma unroll
+            for (int i = 0; i < VEC; i++) {
+                const int q = Reverse ? VEC - 1 - i : i;
+                const T inclusive = combine(base, x[q]);
+                x[q] = p.exclusive ? before : inclusive;
+                before = inclusive;
+            }
+            uint4 out;
+            memcpy(&out, x, sizeof out);
+            *slot = out;
+        }
+        __syncwarp();
+#pragma unroll
+        for (int k = 0; k < VECS; k++) {
+            const uint4 out = *chunk_slot(s, warp, k * PS_WARP_LANES + lane);
+            const uint32_t pv = vector_of(warp, lane, k);
+            if (l.fast) {
+                reinterpret_cast<uint4 *>(p.out + l.base)[pv] = out;
+            } else {
+                T y[VEC];
+                memcpy(y, &out, sizeof out);
+#pragma unroll
+                for (int i = 0; i < VEC; i++) {
+                    const uint32_t o = pv * VEC + i;
+                    if (o < l.valid) p.out[l.base + o] = y[i];
+                }
+            }
+        }
+    }
+
     static __device__ __forceinline__ void consume(const params &p, uint32_t id, T prefix, T aggregate, local &l,
                                                    smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+        if (BLOCKED) {
+            consume_blocked(p, prefix, l, s, lane, warp);
+            if (p.total_out && id == p.tiles - 1 && threadIdx.x == 0) *p.total_out = combine(prefix, aggregate);
+            return;
+        }
         const T thread_base = combine(prefix, l.warp_prefix);
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
-            const T r = combine(thread_base, l.vector_prefix[k]);
+            const T r = combine(thread_base, l.vector_prefix[BLOCKED ? 0 : k]);
             const uint4 scanned = s.parked[k][threadIdx.x];
             T x[VEC], y[VEC];
             memcpy(x, &scanned, sizeof scanned);

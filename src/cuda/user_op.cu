@@ -19,8 +19,21 @@
  * at 0.902 of a copy's bandwidth, a 16-byte 2x2 f32 matrix scan at 0.618, an f32 sum written as a user
  * operator at 0.942, the same as the built-in sum (0.943); the first pscan_operator_create compiles in 1.27 s,
  * a second with the same source finds the cached module in 3 us. docs/bench/h100-userop-tune.txt.
+ *
+ * Why 16-byte elements lag (issue 13): one element per vector, so the scan program runs a warp scan (7 shuffles
+ * of 4 words, 5 combines) per element, about 11 combines and 28 shuffled words per element in all, and a 2x2
+ * matrix product is 8 multiply-adds; at 5 blocks/SM (48 registers) ptxas also spills 24-32 bytes. The
+ * thread-serial program (BLOCKED in ps_scan_program: each thread scans its 8 consecutive elements, one warp scan
+ * per thread) needs about 3.75 combines and 3.5 shuffled words per element and fits 48 registers without
+ * spills; PS_USER_SCAN16_* choose
+ * the 16-byte policy (default: as before until a GPU run picks one; tools/tune/tune_userop.c times them all).
+ *
+ * Compile time: NVRTC's time goes to code generation for each kernel it is asked for (NVVM and ptxas; the front
+ * end is under a tenth), so the three kernels are compiled as three programs on three threads
+ * (PS_USER_COMPILE_PARALLEL) and only the headers of the size's programs are included.
  */
 #include <nvrtc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +48,21 @@ extern "C" const size_t ps_cuda_embedded_count;
 /* The policies compiled for user operators: the library's large-call ones (5_decoupled_lookback.cu, reduce.cu). */
 #define USER_SCAN_VECS 8
 #define USER_SCAN_MIN_BLOCKS 5
+/* The scan of 16-byte elements (one element per vector: a warp scan per element unless BLOCKED, see
+ * ps_scan_program), separately, so that tools/tune/tune_userop.c can sweep it: vectors per thread, blocks per
+ * SM, cp.async into the parking slots, thread-serial (BLOCKED). Defaults: the other sizes' policy. */
+#ifndef PS_USER_SCAN16_VECS
+#define PS_USER_SCAN16_VECS USER_SCAN_VECS
+#endif
+#ifndef PS_USER_SCAN16_MIN_BLOCKS
+#define PS_USER_SCAN16_MIN_BLOCKS USER_SCAN_MIN_BLOCKS
+#endif
+#ifndef PS_USER_SCAN16_ASYNC
+#define PS_USER_SCAN16_ASYNC 1
+#endif
+#ifndef PS_USER_SCAN16_BLOCKED
+#define PS_USER_SCAN16_BLOCKED 0
+#endif
 #define USER_REDUCE_VECS 16
 #define USER_REDUCE_MIN_BLOCKS 3
 #define USER_THREADS 256
@@ -70,6 +98,44 @@ static size_t reduce_params_bytes(size_t bytes, size_t align) {
 /* Whether elements of this size tile a 16-byte vector (the vector programs); else the wide ones. */
 static int user_size_vectors(size_t bytes) { return bytes == 1 || bytes == 2 || bytes == 4 || bytes == 8 || bytes == 16; }
 
+/* ---- the scan policy of the vector programs, per element size (index log2 bytes) ---------------------- */
+
+struct ps_user_scan_policy {
+    int vecs, min_blocks, async, blocked;
+};
+static const ps_user_scan_policy user_scan_default[5] = {
+    {USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, 0}, {USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, 0},
+    {USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, 0}, {USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, 0},
+    {PS_USER_SCAN16_VECS, PS_USER_SCAN16_MIN_BLOCKS, PS_USER_SCAN16_ASYNC, PS_USER_SCAN16_BLOCKED}};
+/* What the next compile uses (tools/tune/tune_userop.c changes it through ps_cuda_user_tune_scan). */
+static ps_user_scan_policy user_scan_now[5] = {user_scan_default[0], user_scan_default[1], user_scan_default[2],
+                                               user_scan_default[3], user_scan_default[4]};
+/* One extra NVRTC option for the next compiles, or NULL (the tuning tool's -Xptxas=-v). */
+static const char *user_extra_option;
+
+static int user_size_log2(size_t bytes) { return bytes == 16 ? 4 : bytes == 8 ? 3 : bytes == 4 ? 2 : bytes == 2; }
+
+/* Tuning only (tools/tune/tune_userop.c; not exported from libpscan.so, not thread-safe): the scan policy the
+ * next operators of elem_bytes (1, 2, 4, 8 or 16) are compiled with; vecs 0 puts the default back. Each
+ * compiled module keeps the policy it was built with (tiles and temp follow it), and the context's cache tells
+ * policies apart. extra_option: one more NVRTC option (e.g. "-Xptxas=-v"; its report lands in the log). */
+extern "C" void ps_cuda_user_tune_scan(size_t elem_bytes, int vecs, int min_blocks, int async, int blocked) {
+    if (!user_size_vectors(elem_bytes)) return;
+    const int i = user_size_log2(elem_bytes);
+    if (vecs <= 0) {
+        user_scan_now[i] = user_scan_default[i];
+        return;
+    }
+    user_scan_now[i].vecs = vecs, user_scan_now[i].min_blocks = min_blocks;
+    user_scan_now[i].async = async != 0, user_scan_now[i].blocked = blocked != 0;
+}
+extern "C" void ps_cuda_user_tune_option(const char *extra_option) { user_extra_option = extra_option; }
+
+static ps_user_scan_policy user_scan_policy(size_t bytes) {
+    static const ps_user_scan_policy none = {0, 0, 0, 0};
+    return user_size_vectors(bytes) ? user_scan_now[user_size_log2(bytes)] : none;
+}
+
 /* ---- the program ------------------------------------------------------------------------------------------ */
 
 static const char *const kernel_names[3] = {"ps_chain_single_pass_kernel<ps_user_scan_forward, %d>",
@@ -78,7 +144,7 @@ static const char *const kernel_names[3] = {"ps_chain_single_pass_kernel<ps_user
 
 /* The whole program text (malloc'd) for an operator, or NULL when out of memory. */
 static char *program_text(const char *source, const char *type_name, const char *combine_name, size_t bytes,
-                          size_t align, const unsigned char *identity) {
+                          size_t align, const unsigned char *identity, ps_user_scan_policy scan) {
     char words[256] = "";
     for (size_t i = 0; i < (bytes + 3) / 4; i++) {
         unsigned w = 0;
@@ -87,9 +153,7 @@ static char *program_text(const char *source, const char *type_name, const char 
     }
     const char *format =
         "#define PS_TUNE_NO_LIBRARY_ENTRY 1\n"
-        "#include \"5_decoupled_lookback.cu\"\n"
-        "#include \"reduce.cu\"\n"
-        "#include \"user_wide.cuh\"\n"
+        "%s"
         "#line 1 \"user_source\"\n"
         "%s\n"
         "#line 1 \"pscan_user_op\"\n"
@@ -115,11 +179,12 @@ static char *program_text(const char *source, const char *type_name, const char 
     char programs[512];
     if (user_size_vectors(bytes))
         snprintf(programs, sizeof programs,
-                 "typedef ps_scan_program<ps_user_t, ps_user_op, false, %d, %d, true> ps_user_scan_forward;\n"
-                 "typedef ps_scan_program<ps_user_t, ps_user_op, true, %d, %d, true> ps_user_scan_reverse;\n"
+                 "typedef ps_scan_program<ps_user_t, ps_user_op, false, %d, %d, %s, %s> ps_user_scan_forward;\n"
+                 "typedef ps_scan_program<ps_user_t, ps_user_op, true, %d, %d, %s, %s> ps_user_scan_reverse;\n"
                  "typedef ps_reduce_program<ps_user_t, ps_user_op, %d, %d> ps_user_reduce;\n",
-                 USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, USER_REDUCE_VECS,
-                 USER_REDUCE_MIN_BLOCKS);
+                 scan.vecs, scan.min_blocks, scan.async ? "true" : "false", scan.blocked ? "true" : "false",
+                 scan.vecs, scan.min_blocks, scan.async ? "true" : "false", scan.blocked ? "true" : "false",
+                 USER_REDUCE_VECS, USER_REDUCE_MIN_BLOCKS);
     else
         snprintf(programs, sizeof programs,
                  "typedef ps_user_wide_program<ps_user_t, ps_user_op, false, false, %d, %d> ps_user_scan_forward;\n"
@@ -128,25 +193,30 @@ static char *program_text(const char *source, const char *type_name, const char 
                  USER_WIDE_ITEMS, USER_WIDE_MIN_BLOCKS, USER_WIDE_ITEMS, USER_WIDE_MIN_BLOCKS, USER_WIDE_ITEMS,
                  USER_WIDE_MIN_BLOCKS);
     const size_t len = strlen(format) + strlen(source) + 2 * strlen(type_name) + strlen(combine_name) +
-                       strlen(words) + strlen(programs) + 512;
+                       strlen(words) + strlen(programs) + 640;
     char *text = (char *)malloc(len);
     if (!text) return NULL;
-    snprintf(text, len, format, source, type_name, bytes, type_name, align, type_name, combine_name, words, programs,
+    /* only the programs this size uses: less for NVRTC's front end to read */
+    const char *includes = user_size_vectors(bytes) ? "#include \"5_decoupled_lookback.cu\"\n#include \"reduce.cu\"\n"
+                                                    : "#include \"user_wide.cuh\"\n";
+    snprintf(text, len, format, includes, source, type_name, bytes, type_name, align, type_name, combine_name, words, programs,
              scan_params_bytes(bytes, align), align > 8 ? align : (size_t)8,
              reduce_params_bytes(bytes, align), align > 8 ? align : (size_t)8, PS_CHAIN_LANE_ENTRIES);
     return text;
 }
 
-/* Compiles an operator's program for sm_<arch> into a cubin. Needs no GPU (the tests call it on any machine). On
- * success *cubin (malloc'd) and lowered[k] (the mangled kernel names, each malloc'd) are set; on a compile error
- * *log (malloc'd, may be set on success too) has NVRTC's log and the status is PSCAN_ERROR_BUILD_FAILED. */
-extern "C" pscan_status ps_cuda_user_compile(const char *source, const char *type_name, const char *combine_name,
-                                             size_t bytes, size_t align, const unsigned char *identity, int arch,
-                                             char **cubin, size_t *cubin_bytes, char *lowered[3], char **log) {
+/* Compiles an operator's program for sm_<arch> into a cubin, with the kernels k of the mask kernels (bit k: scan
+ * forward, scan reverse, reduce) only: NVRTC generates code only for the kernels named. Needs no GPU (the tests
+ * call it on any machine). On success *cubin (malloc'd) and lowered[k] (the mangled names of the kernels
+ * compiled, each malloc'd; NULL for the others) are set; on a compile error *log (malloc'd, may be set on success
+ * too) has NVRTC's log and the status is PSCAN_ERROR_BUILD_FAILED. */
+static pscan_status user_compile(const char *source, const char *type_name, const char *combine_name, size_t bytes,
+                                 size_t align, const unsigned char *identity, int arch, ps_user_scan_policy scan,
+                                 unsigned kernels, char **cubin, size_t *cubin_bytes, char *lowered[3], char **log) {
     *cubin = NULL;
     *log = NULL;
     for (int k = 0; k < 3; k++) lowered[k] = NULL;
-    char *text = program_text(source, type_name, combine_name, bytes, align, identity);
+    char *text = program_text(source, type_name, combine_name, bytes, align, identity, scan);
     if (!text) return PSCAN_ERROR_OUT_OF_MEMORY;
     const size_t headers = ps_cuda_embedded_count + 2;
     const char **contents = (const char **)malloc(headers * sizeof *contents);
@@ -162,13 +232,15 @@ extern "C" pscan_status ps_cuda_user_compile(const char *source, const char *typ
     if (nvrtcCreateProgram(&prog, text, "pscan_user_op.cu", (int)headers, contents, names) != NVRTC_SUCCESS) goto done;
     for (int k = 0; k < 3; k++) {
         snprintf(expr[k], sizeof expr[k], kernel_names[k], PS_CHAIN_LANE_ENTRIES);
-        if (nvrtcAddNameExpression(prog, expr[k]) != NVRTC_SUCCESS) goto done;
+        if ((kernels >> k & 1u) && nvrtcAddNameExpression(prog, expr[k]) != NVRTC_SUCCESS) goto done;
     }
     {
         char arch_option[64];
         snprintf(arch_option, sizeof arch_option, "--gpu-architecture=sm_%d", arch);
-        const char *options[] = {arch_option, "--std=c++17", "-default-device", "--extra-device-vectorization"};
-        const nvrtcResult compiled = nvrtcCompileProgram(prog, (int)(sizeof options / sizeof options[0]), options);
+        const char *options[] = {arch_option, "--std=c++17", "-default-device", "--extra-device-vectorization",
+                                 user_extra_option};
+        const int count = (int)(sizeof options / sizeof options[0]) - (user_extra_option ? 0 : 1);
+        const nvrtcResult compiled = nvrtcCompileProgram(prog, count, options);
         size_t log_bytes = 0;
         if (nvrtcGetProgramLogSize(prog, &log_bytes) == NVRTC_SUCCESS && log_bytes > 0 &&
             (*log = (char *)malloc(log_bytes + 1)) != NULL) {
@@ -186,6 +258,7 @@ extern "C" pscan_status ps_cuda_user_compile(const char *source, const char *typ
         goto done;
     for (int k = 0; k < 3; k++) {
         const char *name = NULL;
+        if (!(kernels >> k & 1u)) continue;
         if (nvrtcGetLoweredName(prog, expr[k], &name) != NVRTC_SUCCESS || !(lowered[k] = strdup(name))) goto done;
     }
     status = PSCAN_SUCCESS;
@@ -202,20 +275,109 @@ done:
     return status;
 }
 
+extern "C" pscan_status ps_cuda_user_compile(const char *source, const char *type_name, const char *combine_name,
+                                             size_t bytes, size_t align, const unsigned char *identity, int arch,
+                                             char **cubin, size_t *cubin_bytes, char *lowered[3], char **log) {
+    return user_compile(source, type_name, combine_name, bytes, align, identity, arch, user_scan_policy(bytes), 7u,
+                        cubin, cubin_bytes, lowered, log);
+}
+
+/* ---- the three kernels compiled side by side ---------------------------------------------------------- */
+
+/* Each kernel is compiled by a program of its own on a thread of its own: NVRTC spends most of a compile
+ * generating code for each kernel it is asked for (one kernel of three alone: about a third of the time), and
+ * separate programs may be compiled concurrently, so the wall time is about the slowest kernel's on a machine
+ * with three cores (the front end reads the source three times; on one core the total is about the same as
+ * one program's). PS_USER_COMPILE_PARALLEL 0: one program with all three kernels, as before; it stays the
+ * default until a GPU run (docs/tuning.md, item 0) shows the three modules load and run and the first call
+ * gains: on the busy 2-core build machine the parallel compile measured no wall-time gain. */
+#ifndef PS_USER_COMPILE_PARALLEL
+#define PS_USER_COMPILE_PARALLEL 0
+#endif
+
+struct user_compile_job {
+    const char *source, *type_name, *combine_name;
+    size_t bytes, align;
+    const unsigned char *identity;
+    int arch;
+    ps_user_scan_policy scan;
+    unsigned kernels;
+    pscan_status status;
+    char *cubin, *log, *lowered[3];
+    size_t cubin_bytes;
+};
+
+static void *user_compile_run(void *arg) {
+    user_compile_job *j = (user_compile_job *)arg;
+    j->status = user_compile(j->source, j->type_name, j->combine_name, j->bytes, j->align, j->identity, j->arch,
+                             j->scan, j->kernels, &j->cubin, &j->cubin_bytes, j->lowered, &j->log);
+    return NULL;
+}
+
+/* Compiles the jobs (PS_USER_COMPILE_PARALLEL: one per kernel, each on a thread; else one with every kernel);
+ * returns how many jobs there are. A thread that cannot start runs its job here. */
+static int user_compile_all(user_compile_job jobs[3], const user_compile_job *what, int parallel) {
+    const int count = parallel ? 3 : 1;
+    pthread_t threads[3];
+    int started[3] = {0, 0, 0};
+    for (int k = 0; k < count; k++) {
+        jobs[k] = *what;
+        jobs[k].kernels = count == 1 ? 7u : 1u << k;
+    }
+    for (int k = 1; k < count; k++) started[k] = pthread_create(&threads[k], NULL, user_compile_run, &jobs[k]) == 0;
+    user_compile_run(&jobs[0]);
+    for (int k = 1; k < count; k++) {
+        if (started[k])
+            pthread_join(threads[k], NULL);
+        else
+            user_compile_run(&jobs[k]);
+    }
+    return count;
+}
+
+static void user_compile_free(user_compile_job jobs[3], int count) {
+    for (int j = 0; j < count; j++) {
+        free(jobs[j].cubin);
+        free(jobs[j].log);
+        for (int k = 0; k < 3; k++) free(jobs[j].lowered[k]), jobs[j].lowered[k] = NULL;
+        jobs[j].cubin = jobs[j].log = NULL;
+    }
+}
+
+/* Tuning (tools/tune/tune_userop.c --compile): what ps_cuda_operator_build compiles, with parallel 1 or 0 (three
+ * programs on three threads, or one), without loading it; the first status that is not success. */
+extern "C" pscan_status ps_cuda_user_compile_jobs(const char *source, const char *type_name, const char *combine_name,
+                                                  size_t bytes, size_t align, const unsigned char *identity, int arch,
+                                                  int parallel) {
+    user_compile_job what, jobs[3];
+    memset(&what, 0, sizeof what);
+    what.source = source, what.type_name = type_name, what.combine_name = combine_name;
+    what.bytes = bytes, what.align = align, what.identity = identity, what.arch = arch;
+    what.scan = user_scan_policy(bytes);
+    const int count = user_compile_all(jobs, &what, parallel);
+    pscan_status s = PSCAN_SUCCESS;
+    for (int j = 0; j < count; j++)
+        if (s == PSCAN_SUCCESS) s = jobs[j].status;
+    user_compile_free(jobs, count);
+    return s;
+}
+
 /* ---- the per-context cache of modules ------------------------------------------------------------------- */
 
 struct ps_cuda_user_module {
     uint64_t hash;
-    cudaLibrary_t library;
-    cudaKernel_t kernels[3]; /* scan forward, scan reverse, reduce */
+    cudaLibrary_t library[3]; /* one per compile (PS_USER_COMPILE_PARALLEL), else library[0]; NULL unused */
+    cudaKernel_t kernels[3];  /* scan forward, scan reverse, reduce */
     size_t elem_bytes, elem_align;
+    ps_user_scan_policy scan; /* what the vector scan programs were compiled with (tiles follow it) */
     ps_cuda_user_module *next;
 };
 
 void ps_cuda_user_cache_destroy(ps_cuda_user_module *cache) {
     while (cache) {
         ps_cuda_user_module *next = cache->next;
-        cudaLibraryUnload(cache->library);
+        for (int j = 0; j < 3; j++)
+            if (cache->library[j]) cudaLibraryUnload(cache->library[j]);
         free(cache);
         cache = next;
     }
@@ -224,8 +386,10 @@ void ps_cuda_user_cache_destroy(ps_cuda_user_module *cache) {
 pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **cache, const ps_cuda_device *dev,
                                     pscan_operator *op) {
     if (!op->source) return PSCAN_ERROR_UNSUPPORTED_OPERATOR;
+    const ps_user_scan_policy scan = user_scan_policy(op->elem_bytes);
     for (ps_cuda_user_module *m = *cache; m; m = m->next) {
-        if (m->hash == op->hash && m->elem_bytes == op->elem_bytes && m->elem_align == op->elem_align) {
+        if (m->hash == op->hash && m->elem_bytes == op->elem_bytes && m->elem_align == op->elem_align &&
+            memcmp(&m->scan, &scan, sizeof scan) == 0) {
             op->device = m; /* compiled before: nothing to do */
             return PSCAN_SUCCESS;
         }
@@ -237,30 +401,45 @@ pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **ca
         ctx->native_error = (long long)err;
         return PSCAN_ERROR_BACKEND;
     }
-    char *cubin = NULL, *log = NULL, *lowered[3];
-    size_t cubin_bytes = 0;
-    pscan_status s = ps_cuda_user_compile(op->source, op->type_name, op->combine_name, op->elem_bytes, op->elem_align,
-                                          op->identity.bytes, 10 * major + minor, &cubin, &cubin_bytes, lowered, &log);
-    if (s == PSCAN_ERROR_BUILD_FAILED) ps_core_set_build_log(ctx, log ? log : "NVRTC reported no log");
-    free(log);
-    if (s != PSCAN_SUCCESS) return s;
-
-    ps_cuda_user_module *m = (ps_cuda_user_module *)calloc(1, sizeof *m);
-    cudaError_t r = cudaErrorMemoryAllocation;
-    if (m) {
-        r = cudaLibraryLoadData(&m->library, cubin, NULL, NULL, 0, NULL, NULL, 0);
-        for (int k = 0; k < 3 && r == cudaSuccess; k++) {
-            r = cudaLibraryGetKernel(&m->kernels[k], m->library, lowered[k]);
-            /* the tiles are parked in shared memory: ask for the largest carveout, as the chain driver does */
-            if (r == cudaSuccess)
-                r = cudaFuncSetAttribute((const void *)m->kernels[k], cudaFuncAttributePreferredSharedMemoryCarveout,
-                                         (int)cudaSharedmemCarveoutMaxShared);
+    user_compile_job what, jobs[3];
+    memset(&what, 0, sizeof what);
+    what.source = op->source, what.type_name = op->type_name, what.combine_name = op->combine_name;
+    what.bytes = op->elem_bytes, what.align = op->elem_align, what.identity = op->identity.bytes;
+    what.arch = 10 * major + minor, what.scan = scan;
+    const int count = user_compile_all(jobs, &what, PS_USER_COMPILE_PARALLEL);
+    /* a compile error wins (its log goes to the context), then any other failure */
+    pscan_status s = PSCAN_SUCCESS;
+    for (int j = 0; j < count; j++) {
+        if (jobs[j].status == PSCAN_ERROR_BUILD_FAILED && s != PSCAN_ERROR_BUILD_FAILED) {
+            s = PSCAN_ERROR_BUILD_FAILED;
+            ps_core_set_build_log(ctx, jobs[j].log ? jobs[j].log : "NVRTC reported no log");
+        } else if (jobs[j].status != PSCAN_SUCCESS && s == PSCAN_SUCCESS) {
+            s = jobs[j].status;
         }
     }
-    free(cubin);
-    for (int k = 0; k < 3; k++) free(lowered[k]);
+
+    ps_cuda_user_module *m = s == PSCAN_SUCCESS ? (ps_cuda_user_module *)calloc(1, sizeof *m) : NULL;
+    cudaError_t r = cudaErrorMemoryAllocation;
+    if (m) {
+        r = cudaSuccess;
+        for (int j = 0; j < count && r == cudaSuccess; j++) {
+            r = cudaLibraryLoadData(&m->library[j], jobs[j].cubin, NULL, NULL, 0, NULL, NULL, 0);
+            for (int k = 0; k < 3 && r == cudaSuccess; k++) {
+                if (!jobs[j].lowered[k]) continue;
+                r = cudaLibraryGetKernel(&m->kernels[k], m->library[j], jobs[j].lowered[k]);
+                /* the tiles are parked in shared memory: ask for the largest carveout, as the chain driver does */
+                if (r == cudaSuccess)
+                    r = cudaFuncSetAttribute((const void *)m->kernels[k],
+                                             cudaFuncAttributePreferredSharedMemoryCarveout,
+                                             (int)cudaSharedmemCarveoutMaxShared);
+            }
+        }
+    }
+    user_compile_free(jobs, count);
+    if (s != PSCAN_SUCCESS) return s;
     if (r != cudaSuccess) {
-        if (m && m->library) cudaLibraryUnload(m->library);
+        for (int j = 0; m && j < 3; j++)
+            if (m->library[j]) cudaLibraryUnload(m->library[j]);
         free(m);
         cudaGetLastError();
         ctx->native_error = (long long)r;
@@ -269,6 +448,7 @@ pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **ca
     m->hash = op->hash;
     m->elem_bytes = op->elem_bytes;
     m->elem_align = op->elem_align;
+    m->scan = scan;
     m->next = *cache;
     *cache = m;
     op->device = m;
@@ -280,7 +460,8 @@ pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **ca
 static uint64_t user_tile(const ps_request *req) {
     if (!user_size_vectors(req->elem_bytes)) return (uint64_t)USER_WIDE_ITEMS * USER_THREADS;
     const uint64_t vec = 16 / req->elem_bytes;
-    return vec * USER_THREADS * (req->prim == PS_PRIM_SCAN ? USER_SCAN_VECS : USER_REDUCE_VECS);
+    const ps_cuda_user_module *m = (const ps_cuda_user_module *)req->user_op->device;
+    return vec * USER_THREADS * (req->prim == PS_PRIM_SCAN ? (uint64_t)m->scan.vecs : USER_REDUCE_VECS);
 }
 
 static uint64_t user_tiles(const ps_request *req) {
