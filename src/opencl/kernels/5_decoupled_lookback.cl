@@ -15,7 +15,7 @@
  * depend on which predecessors happened to be finished (the classic look-back combined what it found from right
  * to left, A(k-2) (+) A(k-1) first, so its float sums changed with timing). Each A(j) is one fixed expression of
  * its tile's input (ps_tile_aggregate: blocked serial folds, then the Kogge-Stone tree), whoever computes it.
- * Look-back: the first 32 work-items read a window of 32 predecessors (I, else A) at once; work-item 0 walks it
+ * Look-back: the first 32 work-items read a window of 32 predecessors (I and A) at once; work-item 0 walks it
  * from the nearest down to the first I (or past tile 0: init), then folds the aggregates it passed forward.
  * Fallback: OpenCL promises nothing about a work-group that waits for another one (a CPU runtime or a GPU
  * that time-slices may not run the one waited for). A work-group that sees no progress for PS_DLB_SPIN_LIMIT
@@ -178,14 +178,14 @@ PS_FN T ps_lookback(ulong tile, T init, volatile __global ulong *status, __globa
             continue;
         }
 
-        /* ---- walk: read I (else A) of p, p-1, ..., p-31 at once ---- */
+        /* ---- walk: read I and A of p, p-1, ..., p-31 at once ---- */
         if (lid < W) {
             long q = p - (long)lid;
             T vi = PS_IDENTITY, va = PS_IDENTITY;
             uint fi = PS_FLAG_INVALID, fa = PS_FLAG_INVALID;
-            if (q >= 0) {
+            if (q >= 0) { /* both at once: one round trip, not two */
                 fi = ps_status_read(status, PS_ENTRY_INCLUSIVE(q), &vi);
-                if (fi != PS_FLAG_INCLUSIVE) fa = ps_status_read(status, PS_ENTRY_AGGREGATE(q), &va);
+                fa = ps_status_read(status, PS_ENTRY_AGGREGATE(q), &va);
             }
             win_flag[lid] = fi == PS_FLAG_INCLUSIVE;
             win_val[lid] = vi;
