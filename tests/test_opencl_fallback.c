@@ -12,7 +12,10 @@
  *   - u64 xor and sum (two status words per tile), tile 0 stalls (the fallback must start from init),
  *     exclusive and reverse with an initial value;
  *   - f32 max with a spin limit of 1 and no stall: needless fallbacks whenever a predecessor is a little late,
- *     still exact (none need happen: this case does not require any).
+ *     still exact (none need happen: this case does not require any);
+ *   - a look-back window of one predecessor (i32 sum in place, u64 sum exclusive reverse with init): every walk
+ *     past a published aggregate takes a second round and folds the aggregates of the earlier rounds again
+ *     from their status entries (the fixed-order carry of issue 9).
  * Exit 0 pass, 1 fail, 77 skip (no OpenCL device, or a device with one compute unit, where a stalled
  * work-group cannot be overtaken).
  */
@@ -36,6 +39,7 @@ typedef struct fallback_case {
     unsigned spin_limit;
     long stall_tile;
     uint64_t tiles; /* n is about this many look-back tiles, plus a partial one */
+    unsigned window; /* predecessors the look-back reads per round; 0: the default (32) */
 } fallback_case;
 
 /* Serial reference over raw 64-bit values, for the few type x operator pairs used here. */
@@ -97,6 +101,7 @@ static int run_case(pscan_context *ctx, const fallback_case *c, uint64_t tile_el
     reference(c, in, want, n, init);
 
     pscan_status s = ps_opencl_debug_set_lookback(ctx, c->spin_limit, c->stall_tile);
+    if (s == PSCAN_SUCCESS) s = ps_opencl_debug_set_lookback_window(ctx, c->window ? c->window : 32);
     if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(ctx, n * bytes, &d_in);
     if (s == PSCAN_SUCCESS && !c->in_place) s = pscan_memory_alloc(ctx, n * bytes, &d_out);
     if (s == PSCAN_SUCCESS) s = pscan_memory_upload(ctx, d_in, host, n * bytes);
@@ -152,13 +157,17 @@ int main(void) {
     }
 
     static const fallback_case cases[] = {
-        {"i32 sum, tile 1 stalls, out of place", PSCAN_TYPE_I32, PSCAN_OP_SUM, 0, 0, 0, 8, 1, 6},
-        {"i32 sum, tile 1 stalls, in place", PSCAN_TYPE_I32, PSCAN_OP_SUM, 0, 1, 1, 8, 1, 6},
+        {"i32 sum, tile 1 stalls, out of place", PSCAN_TYPE_I32, PSCAN_OP_SUM, 0, 0, 0, 8, 1, 6, 0},
+        {"i32 sum, tile 1 stalls, in place", PSCAN_TYPE_I32, PSCAN_OP_SUM, 0, 1, 1, 8, 1, 6, 0},
         {"u64 xor, tile 0 stalls, exclusive reverse, init", PSCAN_TYPE_U64, PSCAN_OP_XOR,
-         PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE, 0, 1, 8, 0, 5},
+         PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE, 0, 1, 8, 0, 5, 0},
         {"u64 sum, tile 2 stalls, exclusive, init, in place", PSCAN_TYPE_U64, PSCAN_OP_SUM, PSCAN_SCAN_EXCLUSIVE, 1,
-         1, 8, 2, 5},
-        {"f32 max, spin limit 1, no stall", PSCAN_TYPE_F32, PSCAN_OP_MAX, 0, 0, 0, 1, -1, 200},
+         1, 8, 2, 5, 0},
+        {"f32 max, spin limit 1, no stall", PSCAN_TYPE_F32, PSCAN_OP_MAX, 0, 0, 0, 1, -1, 200, 0},
+        {"i32 sum, window 1, spin limit 2, tile 3 stalls, in place", PSCAN_TYPE_I32, PSCAN_OP_SUM, 0, 1, 1, 2, 3, 60,
+         1},
+        {"u64 sum, window 1, tile 1 stalls, exclusive reverse, init", PSCAN_TYPE_U64, PSCAN_OP_SUM,
+         PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE, 0, 1, 8, 1, 60, 1},
     };
     int failures = 0;
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {

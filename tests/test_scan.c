@@ -51,6 +51,15 @@
 #include "test_common.h"
 
 /* Elements of guard zone after each buffer: catches a last tile that writes past n. */
+#ifdef PSCAN_TEST_OPENCL_HOOKS
+/* The OpenCL backend's look-back test hooks (opencl_backend.c; static library only): rebuild the look-back
+ * kernel with another spin limit and a tile that stalls until a fallback happened; the fallbacks of the last
+ * look-back scan. */
+pscan_status ps_opencl_debug_set_lookback(pscan_context *ctx, unsigned spin_limit, long stall_tile);
+pscan_status ps_opencl_debug_fallbacks(pscan_context *ctx, unsigned *fallbacks);
+pscan_status ps_opencl_debug_set_lookback_window(pscan_context *ctx, unsigned window);
+#endif
+
 #define GUARD_ELEMS 64
 /* Failure reports printed in full; later failures are only counted. */
 #define MAX_REPORTS 20
@@ -554,17 +563,50 @@ static void run_fixed(harness *h) {
 /* Three calls of the same f32 and f64 sum scans (forward and reverse exclusive) of 3 x 2^20 + 7 random floats
  * of both signs and many magnitudes, on fresh outputs: every byte must match the first call's. On the CPU the
  * size is past AUTO's threading threshold, so AUTO must not switch algorithms between calls (it would change
- * the rounding); on a GPU there are hundreds of tiles, so the look-back must not depend on timing. */
+ * the rounding); on a GPU there are hundreds of tiles, so the look-back must not depend on timing.
+ * The OpenCL look-back (with the static library's hooks) is also perturbed on purpose, since a quiet CPU
+ * runtime rarely varies its timing by itself: call 1 stalls tile 1 until another work-group has reduced it by
+ * fallback (so the tiles after it meet other finished predecessors than in call 0), call 2 gives up waiting
+ * after one round, stalls tile 5 and reads one predecessor per round (so every walk past an aggregate folds
+ * the aggregates of its earlier rounds again from the status entries). The classic look-back fails this (its
+ * fallback reduced a tile in another order, and it combined what it met right to left). */
+#ifdef PSCAN_TEST_OPENCL_HOOKS
+typedef struct lookback_setting {
+    unsigned spin_limit;
+    long stall_tile;
+    unsigned window;
+} lookback_setting;
+/* {256, -1, 32}: the backend's default */
+static const lookback_setting determinism_settings[3] = {{256, -1, 32}, {8, 1, 32}, {1, 5, 1}};
+#endif
+
+static pscan_status determinism_set(harness *h, int run) {
+#ifdef PSCAN_TEST_OPENCL_HOOKS
+    if (h->opt.backend == PSCAN_BACKEND_OPENCL && h->opt.algo == PSCAN_ALGO_DECOUPLED_LOOKBACK) {
+        const lookback_setting *l = &determinism_settings[run];
+        pscan_status s = ps_opencl_debug_set_lookback(h->ctx, l->spin_limit, l->stall_tile);
+        return s == PSCAN_SUCCESS ? ps_opencl_debug_set_lookback_window(h->ctx, l->window) : s;
+    }
+#endif
+    (void)h, (void)run;
+    return PSCAN_SUCCESS;
+}
+
+/* After call run: how many fallbacks it took, printed for the perturbed OpenCL calls. */
+static void determinism_note(harness *h, const char *type_name, unsigned flags, int run) {
+#ifdef PSCAN_TEST_OPENCL_HOOKS
+    unsigned fallbacks = 0;
+    if (h->opt.backend == PSCAN_BACKEND_OPENCL && h->opt.algo == PSCAN_ALGO_DECOUPLED_LOOKBACK && run > 0 &&
+        ps_opencl_debug_fallbacks(h->ctx, &fallbacks) == PSCAN_SUCCESS)
+        printf("test_scan: determinism %s flags %u call %d: spin limit %u, tile %ld stalled, window %u, "
+               "%u fallbacks\n", type_name, flags, run, determinism_settings[run].spin_limit,
+               determinism_settings[run].stall_tile, determinism_settings[run].window, fallbacks);
+#endif
+    (void)h, (void)type_name, (void)flags, (void)run;
+}
+
 static void run_determinism(harness *h) {
     const size_t n = h->max_n;
-    /* OpenCL's look-back still takes the nearest finished prefix (docs/engine.md, known gaps): its float bits
-     * may depend on timing, so it is not held to this yet. */
-    if (h->opt.backend == PSCAN_BACKEND_OPENCL &&
-        (h->opt.algo == PSCAN_ALGO_DECOUPLED_LOOKBACK || h->opt.algo == PSCAN_ALGO_AUTO)) {
-        printf("test_scan: determinism not checked (OpenCL look-back)\n");
-        h->skipped++;
-        return;
-    }
     for (unsigned fi = 0; fi < 2; fi++) {
         const type_info *t = &types[fi == 0 ? PSCAN_TYPE_F32 : PSCAN_TYPE_F64];
         if (h->opt.only_type >= 0 && h->opt.only_type != (int)t->type) continue;
@@ -581,11 +623,13 @@ static void run_determinism(harness *h) {
             for (int run = 0; run < 3 && s == PSCAN_SUCCESS; run++) {
                 unsigned char *dst = run == 0 ? h->h_check : h->h_got;
                 memset(h->h_stage, 0x5a + run, bytes);
-                s = pscan_memory_upload(h->ctx, d_out, h->h_stage, bytes); /* a fresh output every call */
+                s = determinism_set(h, run);
+                if (s == PSCAN_SUCCESS) s = pscan_memory_upload(h->ctx, d_out, h->h_stage, bytes); /* fresh output */
                 if (s == PSCAN_SUCCESS) s = pscan_scan(h->ctx, &desc, d_in, d_out, n, NULL, 0);
                 if (s == PSCAN_SUCCESS) s = pscan_memory_download(h->ctx, dst, d_out, bytes);
                 if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(h->ctx);
                 if (s != PSCAN_SUCCESS || run == 0) continue;
+                determinism_note(h, t->name, flags, run);
                 size_t i = 0;
                 while (i < n && memcmp(h->h_check + i * t->bytes, h->h_got + i * t->bytes, t->bytes) == 0) i++;
                 if (i == n) {
@@ -603,6 +647,13 @@ static void run_determinism(harness *h) {
                 if (h->reports++ < MAX_REPORTS)
                     fprintf(stderr, "FAIL determinism: %s sum flags %u n=%zu: %s\n", t->name, flags, n,
                             pscan_status_name(s));
+            }
+            /* back to the default kernel for the rest of the table */
+            pscan_status r = determinism_set(h, 0);
+            if (r != PSCAN_SUCCESS) {
+                h->failed++;
+                if (h->reports++ < MAX_REPORTS)
+                    fprintf(stderr, "FAIL determinism: restoring the look-back: %s\n", pscan_status_name(r));
             }
             pscan_memory_free(h->ctx, d_in);
             pscan_memory_free(h->ctx, d_out);

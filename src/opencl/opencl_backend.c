@@ -38,6 +38,7 @@ static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
 /* Work-group size of every kernel: 256 where the device allows it (a power of two either way). */
 #define PS_CL_WG_MAX 256
 #define PS_CL_DEFAULT_SPIN_LIMIT 256
+#define PS_CL_DEFAULT_LOOKBACK_WINDOW 32
 
 /* OpenCL C spelling of each type: element, arithmetic type, same-size unsigned, lowest, highest. */
 typedef struct cl_type_info {
@@ -99,9 +100,10 @@ static pscan_status program_build(pscan_context *ctx, pscan_type type, pscan_op 
     char options[512];
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DPS_T=%s -DPS_U=%s -DPS_BITS=%s -DPS_T_BYTES=%zu -D%s -DPS_LOWEST=%s "
-             "-DPS_HIGHEST=%s -DPS_WG=%zu -DPS_ITEMS=%u -DPS_DLB_SPIN_LIMIT=%u -DPS_DLB_STALL_TILE=%ld%s",
+             "-DPS_HIGHEST=%s -DPS_WG=%zu -DPS_ITEMS=%u -DPS_DLB_SPIN_LIMIT=%u -DPS_DLB_STALL_TILE=%ld "
+             "-DPS_DLB_WINDOW=%u%s",
              ti->t, ti->u, ti->bits, bytes, op_macro[op], ti->lowest, ti->highest, st->wg, ps_cl_items(bytes),
-             st->dlb_spin_limit, st->dlb_stall_tile, type == PSCAN_TYPE_F64 ? " -DPS_FP64" : "");
+             st->dlb_spin_limit, st->dlb_stall_tile, st->dlb_window, type == PSCAN_TYPE_F64 ? " -DPS_FP64" : "");
 
     cl_int err = CL_SUCCESS;
     cl_program program = clCreateProgramWithSource(st->context, (cl_uint)ps_opencl_source_count,
@@ -296,6 +298,7 @@ static cl_int state_query_device(ps_cl_state *st) {
     while (st->wg > max_wg && st->wg > 1) st->wg >>= 1;
     st->dlb_spin_limit = PS_CL_DEFAULT_SPIN_LIMIT;
     st->dlb_stall_tile = -1;
+    st->dlb_window = PS_CL_DEFAULT_LOOKBACK_WINDOW;
     return CL_SUCCESS;
 }
 
@@ -403,6 +406,17 @@ pscan_status ps_opencl_debug_set_lookback(pscan_context *ctx, unsigned spin_limi
     programs_release(st);
     st->dlb_spin_limit = spin_limit;
     st->dlb_stall_tile = stall_tile;
+    return PSCAN_SUCCESS;
+}
+
+pscan_status ps_opencl_debug_set_lookback_window(pscan_context *ctx, unsigned window) {
+    if (!ctx) return PSCAN_ERROR_NULL_POINTER;
+    if (ctx->ops != &cl_ops || window == 0) return PSCAN_ERROR_INVALID_VALUE;
+    ps_cl_state *st = ps_cl_state_of(ctx);
+    pscan_status s = ps_cl_check(ctx, clFinish(st->queue));
+    if (s != PSCAN_SUCCESS) return s;
+    programs_release(st);
+    st->dlb_window = window;
     return PSCAN_SUCCESS;
 }
 

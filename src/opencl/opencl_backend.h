@@ -49,6 +49,7 @@ typedef struct ps_cl_state {
     /* look-back knobs, baked into the programs (changing them drops the built programs) */
     unsigned dlb_spin_limit;
     long dlb_stall_tile;
+    unsigned dlb_window; /* look-back window (predecessors read per round); smaller only in tests */
     cl_mem last_lookback_temp; /* where the last look-back scan kept its counters (tests read them) */
     struct ps_cl_user_cache *user; /* user operators' programs (opencl_user.c), or NULL */
 } ps_cl_state;
@@ -97,5 +98,8 @@ pscan_status ps_cl_pattern_run(pscan_context *ctx, const ps_request *req);
  * fallbacks the last look-back scan took (synchronises). */
 pscan_status ps_opencl_debug_set_lookback(pscan_context *ctx, unsigned spin_limit, long stall_tile);
 pscan_status ps_opencl_debug_fallbacks(pscan_context *ctx, unsigned *fallbacks);
+/* (tests/test_scan.c) The look-back window, 32 by default: a window of 1 makes every walk past a published
+ * aggregate take a second round, so the re-read of the aggregates passed in earlier rounds runs on any device. */
+pscan_status ps_opencl_debug_set_lookback_window(pscan_context *ctx, unsigned window);
 
 #endif /* PSCAN_OPENCL_BACKEND_H */

@@ -69,12 +69,13 @@ static uint64_t level_temp_elems(uint64_t n, uint64_t tile) {
     return total;
 }
 
-/* Look-back temporary storage: two counters, then one status slot (8 or 16 bytes) per tile. */
+/* Look-back temporary storage: two counters, then two status entries (8 or 16 bytes each) per tile: its
+ * aggregate and its inclusive prefix (kernels/5_decoupled_lookback.cl). */
 static uint64_t lookback_tile(const pscan_context *ctx, const ps_request *call) {
     return (uint64_t)ps_cl_state_of(ctx)->wg * ps_cl_items(call->elem_bytes);
 }
 static size_t lookback_temp_bytes(uint64_t tiles, size_t elem_bytes) {
-    return 8 + (size_t)tiles * (elem_bytes <= 4 ? 8 : 16);
+    return 8 + (size_t)tiles * 2 * (elem_bytes <= 4 ? 8 : 16);
 }
 
 pscan_status ps_cl_scan_temp_bytes(const pscan_context *ctx, const ps_request *call, size_t *bytes) {
