@@ -73,7 +73,8 @@
  *     leaves the 16 rows no overlap) and scans after the walk. Knob PS_SORT_RANK=1 ranks CUB's way;
  *  2. the tile: 384 threads x 19-20 u32 keys (7.3-7.7 K; u64: 15, 5.8 K) against our 4096: per-tile fixed
  *     costs (digit scans, barriers, look-back hops, status words) over 1.8x the keys, and a chain of half the
- *     tiles. Knob PS_SORT_PASS_ITEMS / PS_SORT_PASS_ITEMS8 (with PS_SORT_RANK=1; 256 threads kept);
+ *     tiles. Knobs PS_SORT_PASS_THREADS, PS_SORT_PASS_ITEMS, PS_SORT_PASS_ITEMS8 (with PS_SORT_RANK=1, which
+ *     also packs each thread's digits four to a register and lets the staging buffer hold the rank's counts);
  *  3. status words of 32 bits (2 flag bits over a 30-bit count, 0 = not ready, cleared before every pass,
  *     inputs cut into portions of < 2^28 keys): half our look-back traffic;
  *  4. the upsweep: 128 threads x 16 keys at full occupancy, pass-major counting, no privatized copies on sm90;
@@ -119,27 +120,34 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
  * (shared atomics into its own row), the counts are scanned over warps and digits before the rank, so each
  * warp's row holds its next place per digit, and the rank walk is one match (8 ballots) and one shared atomic
  * by the lowest peer, whose old value is the group's final place: one walk, no read-then-write of counts
- * between __syncwarp()s, no scans after it. 0: ps_sort_block_rank (today's). A tuning knob, not measured. */
+ * between __syncwarp()s, no scans after it. 0: ps_sort_block_rank (today's). A tuning knob, not measured.
+ * With it, a thread's digits are kept four to a register and the counts live in the staging buffer. */
 #ifndef PS_SORT_RANK
 #define PS_SORT_RANK 0
 #endif
-/* Keys per thread of the digit passes with PS_SORT_RANK=1, where a pass tile may be larger than the one-block
- * sort's 4096 keys (CUB's sm90 tiles hold 5.8-7.7 K keys): PS_SORT_PASS_ITEMS when keys and payloads are at
- * most 4 bytes, PS_SORT_PASS_ITEMS8 otherwise (static shared memory: 48 KiB a block). */
+/* Threads and keys per thread of the digit passes with PS_SORT_RANK=1, where a pass tile may be larger than
+ * the one-block sort's 4096 keys (CUB's sm90 tiles: 384 threads, 5.8-7.7 K keys): PS_SORT_PASS_ITEMS when keys
+ * and payloads are at most 4 bytes, PS_SORT_PASS_ITEMS8 otherwise (static shared memory: 48 KiB a block, the
+ * staging buffer sharing it with the rank's counts). Threads past the 256th take no digit of their own. */
+#ifndef PS_SORT_PASS_THREADS
+#define PS_SORT_PASS_THREADS PS_SORT_THREADS
+#endif
+#define PS_SORT_PASS_WARPS (PS_SORT_PASS_THREADS / 32)
 #ifndef PS_SORT_PASS_ITEMS
 #define PS_SORT_PASS_ITEMS PS_SORT_ITEMS
 #endif
 #ifndef PS_SORT_PASS_ITEMS8
 #define PS_SORT_PASS_ITEMS8 (PS_SORT_PASS_ITEMS < 16 ? PS_SORT_PASS_ITEMS : 16)
 #endif
-static_assert(PS_SORT_RANK || (PS_SORT_PASS_ITEMS == PS_SORT_ITEMS && PS_SORT_PASS_ITEMS8 == PS_SORT_ITEMS),
+static_assert(PS_SORT_RANK || (PS_SORT_PASS_ITEMS == PS_SORT_ITEMS && PS_SORT_PASS_ITEMS8 == PS_SORT_ITEMS &&
+                                PS_SORT_PASS_THREADS == PS_SORT_THREADS),
               "pass tiles other than the one-block sort's need PS_SORT_RANK=1");
-static_assert(PS_SORT_PASS_ITEMS >= 1 && PS_SORT_PASS_ITEMS <= 32 && PS_SORT_PASS_ITEMS8 >= 1 &&
-                  PS_SORT_PASS_ITEMS8 <= 18,
-              "a pass tile's staging buffer and counts fit 48 KiB of static shared memory");
+static_assert(PS_SORT_PASS_ITEMS >= 1 && PS_SORT_PASS_ITEMS8 >= 1 && PS_SORT_PASS_THREADS % 32 == 0 &&
+                  PS_SORT_PASS_THREADS >= PS_SORT_RADIX && PS_SORT_PASS_THREADS <= 1024,
+              "a digit pass has at least one thread per digit");
 /* The smallest pass tile of any key and payload size: status words are sized for it. */
 #define PS_SORT_MIN_PASS_TILE \
-    (PS_SORT_THREADS * (PS_SORT_PASS_ITEMS < PS_SORT_PASS_ITEMS8 ? PS_SORT_PASS_ITEMS : PS_SORT_PASS_ITEMS8))
+    (PS_SORT_PASS_THREADS * (PS_SORT_PASS_ITEMS < PS_SORT_PASS_ITEMS8 ? PS_SORT_PASS_ITEMS : PS_SORT_PASS_ITEMS8))
 /* Blocks per SM of the upsweep's grid (256 threads each, a grid-stride loop), and its launch bound: 1 makes
  * the compiler fit PS_SORT_UP_BLOCKS blocks per SM (u64 keys use 66 registers today: only 3 of the 4 blocks
  * per SM fit, the 4th runs after them). */
@@ -188,7 +196,8 @@ struct ps_sort_rank_smem {
     uint32_t warp_totals[PS_SORT_WARPS];
 };
 
-/* Exclusive sum of one value per thread across the block (256 threads); *total gets the sum. */
+/* Exclusive sum of one value per thread across the block (WARPS x 32 threads); *total gets the sum. */
+template <int WARPS = PS_SORT_WARPS>
 __device__ __forceinline__ uint32_t ps_sort_block_exclusive(uint32_t x, uint32_t *warp_totals, uint32_t *total) {
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     uint32_t inc = x;
@@ -201,7 +210,7 @@ __device__ __forceinline__ uint32_t ps_sort_block_exclusive(uint32_t x, uint32_t
     __syncthreads();
     uint32_t before = 0, all = 0;
 #pragma unroll
-    for (unsigned w = 0; w < PS_SORT_WARPS; w++) {
+    for (unsigned w = 0; w < WARPS; w++) {
         const uint32_t t = warp_totals[w];
         before += w < warp ? t : 0;
         all += t;
@@ -267,43 +276,59 @@ __device__ __forceinline__ uint32_t ps_sort_block_rank(const uint32_t (&digit)[P
 
 /* ---- block level, PS_SORT_RANK=1: counts first, then a rank walk that yields final places ------------------ */
 
+/* next (per warp and digit: its count, then its next place in the tile) lives in the pass's staging buffer,
+ * which is free until the scatter. */
+typedef uint32_t ps_sort_wrank_next[PS_SORT_PASS_WARPS][PS_SORT_RADIX];
 struct ps_sort_wrank_smem {
-    uint32_t next[PS_SORT_WARPS][PS_SORT_RADIX]; /* per warp and digit: its count, then its next place in the tile */
-    uint32_t start[PS_SORT_RADIX];               /* the tile's first place of each digit */
-    uint32_t warp_totals[PS_SORT_WARPS];
+    uint32_t start[PS_SORT_RADIX]; /* the tile's first place of each digit */
+    uint32_t warp_totals[PS_SORT_PASS_WARPS];
 };
+/* Thread d of a digit pass has a digit (compile-time true for 256 threads). */
+#define PS_SORT_DIGIT_THREAD (PS_SORT_PASS_THREADS == PS_SORT_RADIX || threadIdx.x < PS_SORT_RADIX)
 
-/* Each warp counts the digits of its own rows (every slot, padding too) into its own row of s.next. */
+/* The digits of a thread's items, four 8-bit digits a register (a register per key would be 20-32 more
+ * registers at the larger tiles; unpacking is one bit-field extract). */
+#define PS_SORT_DIGIT_WORDS(items) (((items) + 3) / 4)
 template <int ITEMS>
-__device__ __forceinline__ void ps_sort_warp_counts(const uint32_t (&digit)[ITEMS], ps_sort_wrank_smem &s) {
-    uint32_t *mine = s.next[threadIdx.x / 32];
+__device__ __forceinline__ uint32_t ps_sort_digit_at(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)], int i) {
+    return (digits[i / 4] >> (8 * (i % 4))) & 0xffu;
+}
+
+/* Each warp counts the digits of its own rows (every slot, padding too) into its own row of next. */
+template <int ITEMS>
+__device__ __forceinline__ void ps_sort_warp_counts(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
+                                                    ps_sort_wrank_next &next) {
+    uint32_t *mine = next[threadIdx.x / 32];
     for (unsigned d = threadIdx.x % 32; d < PS_SORT_RADIX; d += 32) mine[d] = 0;
     __syncwarp();
 #pragma unroll
-    for (int i = 0; i < ITEMS; i++) atomicAdd(&mine[digit[i]], 1u);
+    for (int i = 0; i < ITEMS; i++) atomicAdd(&mine[ps_sort_digit_at<ITEMS>(digits, i)], 1u);
 }
 
 /* Thread d, after a __syncthreads that follows ps_sort_warp_counts: the tile's count of digit d, padding
  * included. */
-__device__ __forceinline__ uint32_t ps_sort_warp_total(const ps_sort_wrank_smem &s) {
+__device__ __forceinline__ uint32_t ps_sort_warp_total(const ps_sort_wrank_next &next) {
     uint32_t total = 0;
+    if (PS_SORT_DIGIT_THREAD)
 #pragma unroll
-    for (unsigned w = 0; w < PS_SORT_WARPS; w++) total += s.next[w][threadIdx.x];
+        for (unsigned w = 0; w < PS_SORT_PASS_WARPS; w++) total += next[w][threadIdx.x];
     return total;
 }
 
 /* Thread d: turns digit d's counts into each warp's first place of d in the tile's stable order (the start of
  * d, plus the warps before) and sets s.start[d]. Ends with a __syncthreads. */
-__device__ __forceinline__ void ps_sort_warp_places(ps_sort_wrank_smem &s, uint32_t total) {
+__device__ __forceinline__ void ps_sort_warp_places(ps_sort_wrank_smem &s, ps_sort_wrank_next &next, uint32_t total) {
     const unsigned d = threadIdx.x;
     uint32_t all;
-    uint32_t place = ps_sort_block_exclusive(total, s.warp_totals, &all);
-    s.start[d] = place;
+    uint32_t place = ps_sort_block_exclusive<PS_SORT_PASS_WARPS>(total, s.warp_totals, &all);
+    if (PS_SORT_DIGIT_THREAD) {
+        s.start[d] = place;
 #pragma unroll
-    for (unsigned w = 0; w < PS_SORT_WARPS; w++) { /* column d is thread d's alone */
-        const uint32_t c = s.next[w][d];
-        s.next[w][d] = place;
-        place += c;
+        for (unsigned w = 0; w < PS_SORT_PASS_WARPS; w++) { /* column d is thread d's alone */
+            const uint32_t c = next[w][d];
+            next[w][d] = place;
+            place += c;
+        }
     }
     __syncthreads();
 }
@@ -313,14 +338,14 @@ __device__ __forceinline__ void ps_sort_warp_places(ps_sort_wrank_smem &s, uint3
  * The atomic's old value is the place; the shuffle that hands it to the peers waits for it, so the next row's
  * atomic on the same digit cannot pass it. rank[i] is item i's place in the tile. */
 template <int ITEMS>
-__device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digit)[ITEMS], uint32_t (&rank)[ITEMS],
-                                                  ps_sort_wrank_smem &s) {
+__device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
+                                                  uint32_t (&rank)[ITEMS], ps_sort_wrank_next &next) {
     const unsigned lane = threadIdx.x % 32;
     const uint32_t below_mask = (1u << lane) - 1u;
-    uint32_t *mine = s.next[threadIdx.x / 32];
+    uint32_t *mine = next[threadIdx.x / 32];
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
-        const uint32_t d = digit[i];
+        const uint32_t d = ps_sort_digit_at<ITEMS>(digits, i);
         uint32_t peers = PS_WARP_ALL;
 #pragma unroll
         for (int b = 0; b < 8; b++) {
@@ -402,18 +427,25 @@ template <class U, class V> struct ps_sort_pass_items {
 };
 
 template <class U, class V, int ITEMS> union ps_sort_stage {
-    U keys[PS_SORT_THREADS * ITEMS];
-    V values[PS_SORT_THREADS * ITEMS];
+    U keys[PS_SORT_PASS_THREADS * ITEMS];
+    V values[PS_SORT_PASS_THREADS * ITEMS];
+#if PS_SORT_RANK
+    ps_sort_wrank_next next; /* the rank's, done before the scatter */
+#endif
 };
 
 template <class U, class V>
-__global__ void __launch_bounds__(PS_SORT_THREADS, PS_SORT_MIN_BLOCKS) ps_sort_pass_kernel(const ps_sort_pass_params<U> p) {
+__global__ void __launch_bounds__(PS_SORT_PASS_THREADS, PS_SORT_MIN_BLOCKS)
+    ps_sort_pass_kernel(const ps_sort_pass_params<U> p) {
     constexpr bool HAS_VALUES = !std::is_same<V, ps_sort_no_value>::value;
     constexpr int ITEMS = ps_sort_pass_items<U, V>::value;
-    constexpr uint32_t TILE = PS_SORT_THREADS * ITEMS;
+    constexpr uint32_t TILE = PS_SORT_PASS_THREADS * ITEMS;
     __shared__ ps_sort_stage<U, V, ITEMS> stage;
 #if PS_SORT_RANK
     __shared__ ps_sort_wrank_smem rs;
+    static_assert(sizeof(ps_sort_stage<U, V, ITEMS>) + sizeof(ps_sort_wrank_smem) + (1 + PS_SORT_FUSED) * 1024 <=
+                      48 * 1024,
+                  "a pass tile fits 48 KiB of static shared memory: fewer PS_SORT_PASS_ITEMS(8)");
 #else
     __shared__ ps_sort_rank_smem rs;
 #endif
@@ -423,40 +455,50 @@ __global__ void __launch_bounds__(PS_SORT_THREADS, PS_SORT_MIN_BLOCKS) ps_sort_p
 
     /* ---- load: warp-striped rows; slots past n take the last digit, so they rank last ---- */
     U key[ITEMS];
-    uint32_t digit[ITEMS], rank[ITEMS];
+    uint32_t rank[ITEMS];
+#if PS_SORT_RANK
+    uint32_t digits[PS_SORT_DIGIT_WORDS(ITEMS)];
+#else
+    uint32_t digit[ITEMS];
+#endif
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
         key[i] = slot < valid ? p.keys_in[base + slot] : (U)0;
-        digit[i] = slot < valid ? p.digit(key[i]) : p.digit.mask;
+        const uint32_t dg = slot < valid ? p.digit(key[i]) : p.digit.mask;
+#if PS_SORT_RANK
+        digits[i / 4] = i % 4 ? digits[i / 4] | dg << (8 * (i % 4)) : dg;
+#else
+        digit[i] = dg;
+#endif
     }
 
-    const unsigned d = threadIdx.x;
+    const unsigned d = threadIdx.x; /* the digit of threads d < 256 */
 #if PS_SORT_FUSED
     __shared__ uint32_t next_hist[PS_SORT_RADIX]; /* the next pass's digits of this tile */
-    next_hist[d] = 0;
+    if (PS_SORT_DIGIT_THREAD) next_hist[d] = 0;
 #endif
 #if PS_SORT_RANK
     /* ---- counts per warp, then places; the tile's count is published as soon as it is known (early
      * counts); the padding (last digit, partial last tile only) is not part of it ---- */
-    ps_sort_warp_counts<ITEMS>(digit, rs);
+    ps_sort_warp_counts<ITEMS>(digits, stage.next);
     __syncthreads();
 #if PS_SORT_FUSED
 #pragma unroll
     for (int i = 0; i < ITEMS; i++)
         if (p.next_counts && ps_sort_slot_of<ITEMS>(i) < valid) atomicAdd(&next_hist[p.next_digit(key[i])], 1u);
 #endif
-    const uint32_t total = ps_sort_warp_total(rs);
+    const uint32_t total = ps_sort_warp_total(stage.next);
     const uint32_t count = total - (d == p.digit.mask ? TILE - valid : 0u);
-    ps_sort_publish_count(p.status, p.tag, p.tiles, tile, count);
-    ps_sort_warp_places(rs, total);
+    if (PS_SORT_DIGIT_THREAD) ps_sort_publish_count(p.status, p.tag, p.tiles, tile, count);
+    ps_sort_warp_places(rs, stage.next, total);
 #if PS_SORT_FUSED
-    if (p.next_counts && next_hist[d]) atomicAdd(&p.next_counts[d], next_hist[d]);
+    if (PS_SORT_DIGIT_THREAD && p.next_counts && next_hist[d]) atomicAdd(&p.next_counts[d], next_hist[d]);
 #endif
 
     /* ---- rank: final places in one walk ---- */
-    ps_sort_warp_rank<ITEMS>(digit, rank, rs);
-    const uint32_t tile_start = rs.start[d];
+    ps_sort_warp_rank<ITEMS>(digits, rank, stage.next);
+    const uint32_t tile_start = PS_SORT_DIGIT_THREAD ? rs.start[d] : 0u;
 #else
     /* ---- early counts: the tile's digit histogram, published before the rank (3-4% faster at 2^28 than
      * publishing the rank's counts after it: later tiles pass this one while it ranks) ---- */
@@ -482,25 +524,38 @@ __global__ void __launch_bounds__(PS_SORT_THREADS, PS_SORT_MIN_BLOCKS) ps_sort_p
     const uint32_t tile_start = rs.start[d];
 #endif
 
-    /* ---- look-back: the keys of digit d in earlier tiles; the digit's first slot in the output ---- */
-    const uint32_t prefix = ps_sort_look_back(p.status, p.tag, p.tiles, tile, count);
+    /* ---- look-back: the keys of digit d in earlier tiles; the digit's first slot in the output (the block
+     * scan's barriers also end the rank's use of the staging buffer) ---- */
+    const uint32_t prefix = PS_SORT_DIGIT_THREAD ? ps_sort_look_back(p.status, p.tag, p.tiles, tile, count) : 0u;
     uint32_t ignored;
-    const uint32_t digit_start = ps_sort_block_exclusive(p.counts[d], rs.warp_totals, &ignored);
-    dest_base[d] = digit_start + prefix - tile_start;
+    const uint32_t digit_start = ps_sort_block_exclusive<PS_SORT_PASS_WARPS>(PS_SORT_DIGIT_THREAD ? p.counts[d] : 0u,
+                                                                             rs.warp_totals, &ignored);
+    if (PS_SORT_DIGIT_THREAD) dest_base[d] = digit_start + prefix - tile_start;
 
     /* ---- scatter: keys through shared memory in tile order, then out by digit runs ---- */
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) stage.keys[rank[i]] = key[i];
     __syncthreads();
+#if PS_SORT_RANK
+    uint32_t out_digits[PS_SORT_DIGIT_WORDS(ITEMS)]; /* the payloads' destinations, packed: fewer registers */
+#else
     uint32_t dest[ITEMS];
+#endif
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
-        const uint32_t j = i * PS_SORT_THREADS + threadIdx.x;
+        const uint32_t j = i * PS_SORT_PASS_THREADS + threadIdx.x;
+        uint32_t dg = 0;
         if (j < valid) {
             const U k = stage.keys[j];
-            dest[i] = dest_base[p.digit(k)] + j;
-            p.keys_out[dest[i]] = k;
+            dg = p.digit(k);
+#if !PS_SORT_RANK
+            dest[i] = dest_base[dg] + j;
+#endif
+            p.keys_out[dest_base[dg] + j] = k;
         }
+#if PS_SORT_RANK
+        out_digits[i / 4] = i % 4 ? out_digits[i / 4] | dg << (8 * (i % 4)) : dg;
+#endif
     }
     if constexpr (HAS_VALUES) {
         const V *values_in = (const V *)p.values_in;
@@ -518,8 +573,12 @@ __global__ void __launch_bounds__(PS_SORT_THREADS, PS_SORT_MIN_BLOCKS) ps_sort_p
         __syncthreads();
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
-            const uint32_t j = i * PS_SORT_THREADS + threadIdx.x;
+            const uint32_t j = i * PS_SORT_PASS_THREADS + threadIdx.x;
+#if PS_SORT_RANK
+            if (j < valid) values_out[dest_base[ps_sort_digit_at<ITEMS>(out_digits, i)] + j] = stage.values[j];
+#else
             if (j < valid) values_out[dest[i]] = stage.values[j];
+#endif
         }
     }
 }
@@ -699,7 +758,7 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
     ps_sort_pass_params<U> p;
     memset(&p, 0, sizeof p);
     p.n = n;
-    p.tiles = (uint32_t)ps_cuda_div_up(n, PS_SORT_THREADS * ps_sort_pass_items<U, V>::value);
+    p.tiles = (uint32_t)ps_cuda_div_up(n, PS_SORT_PASS_THREADS * ps_sort_pass_items<U, V>::value);
     p.status = status;
     for (unsigned q = 0; q < k.passes; q++) {
         const bool to_out = (k.passes - 1 - q) % 2 == 0;
@@ -715,7 +774,7 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
             p.next_digit = ps_sort_pass_digit(k, q + 1);
         }
         p.tag = (uint32_t)(ps_chain_next_epoch() & 0x3fffffffull) << 2;
-        ps_sort_pass_kernel<U, V><<<p.tiles, PS_SORT_THREADS, 0, dev->stream>>>(p);
+        ps_sort_pass_kernel<U, V><<<p.tiles, PS_SORT_PASS_THREADS, 0, dev->stream>>>(p);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
     }
     return cudaSuccess;
