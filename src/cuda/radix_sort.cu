@@ -498,7 +498,6 @@ __global__ void __launch_bounds__(PS_SORT_PASS_THREADS, PS_SORT_MIN_BLOCKS)
 
     /* ---- rank: final places in one walk ---- */
     ps_sort_warp_rank<ITEMS>(digits, rank, stage.next);
-    const uint32_t tile_start = PS_SORT_DIGIT_THREAD ? rs.start[d] : 0u;
 #else
     /* ---- early counts: the tile's digit histogram, published before the rank (3-4% faster at 2^28 than
      * publishing the rank's counts after it: later tiles pass this one while it ranks) ---- */
@@ -521,7 +520,6 @@ __global__ void __launch_bounds__(PS_SORT_PASS_THREADS, PS_SORT_MIN_BLOCKS)
 
     /* ---- rank ---- */
     ps_sort_block_rank(digit, rank, rs);
-    const uint32_t tile_start = rs.start[d];
 #endif
 
     /* ---- look-back: the keys of digit d in earlier tiles; the digit's first slot in the output (the block
@@ -530,7 +528,7 @@ __global__ void __launch_bounds__(PS_SORT_PASS_THREADS, PS_SORT_MIN_BLOCKS)
     uint32_t ignored;
     const uint32_t digit_start = ps_sort_block_exclusive<PS_SORT_PASS_WARPS>(PS_SORT_DIGIT_THREAD ? p.counts[d] : 0u,
                                                                              rs.warp_totals, &ignored);
-    if (PS_SORT_DIGIT_THREAD) dest_base[d] = digit_start + prefix - tile_start;
+    if (PS_SORT_DIGIT_THREAD) dest_base[d] = digit_start + prefix - rs.start[d];
 
     /* ---- scatter: keys through shared memory in tile order, then out by digit runs ---- */
 #pragma unroll
@@ -544,17 +542,20 @@ __global__ void __launch_bounds__(PS_SORT_PASS_THREADS, PS_SORT_MIN_BLOCKS)
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const uint32_t j = i * PS_SORT_PASS_THREADS + threadIdx.x;
+#if PS_SORT_RANK
         uint32_t dg = 0;
         if (j < valid) {
             const U k = stage.keys[j];
             dg = p.digit(k);
-#if !PS_SORT_RANK
-            dest[i] = dest_base[dg] + j;
-#endif
             p.keys_out[dest_base[dg] + j] = k;
         }
-#if PS_SORT_RANK
         out_digits[i / 4] = i % 4 ? out_digits[i / 4] | dg << (8 * (i % 4)) : dg;
+#else
+        if (j < valid) {
+            const U k = stage.keys[j];
+            dest[i] = dest_base[p.digit(k)] + j;
+            p.keys_out[dest[i]] = k;
+        }
 #endif
     }
     if constexpr (HAS_VALUES) {
