@@ -8,8 +8,9 @@
  * and the payloads, which hold each key's input index (truncated to 1, 2, 4 or 8 bytes), so that any
  * reordering of equal keys shows (stability).
  *  - run_table(): every key type x {ascending, descending} x sizes 0, 1, 2, 100, around the CUDA tile (4096:
- *    tile-1, tile, tile+1), 2 tiles + 5, 64 tiles + 3; payload size cycling 0, 1, 2, 4, 8; inputs and outputs at
- *    their allocation's start or one element in; temp from the workspace or a caller buffer at +1 byte.
+ *    tile-1, tile, tile+1), 1.5 tiles (+1), 2 tiles + 5, 5 tiles + 1, 64 tiles + 3; payload size cycling 0, 1,
+ *    2, 4, 8; inputs and outputs at their allocation's start or one element in; temp from the workspace or a
+ *    caller buffer at +1 byte.
  *  - run_bits(): bit ranges (begin_bit, end_bit) on every key type: one bit, one digit, a digit and a half,
  *    the top bits, a range that ends below the top.
  *  - run_patterns(): all keys equal, sorted, reverse sorted, four distinct values, keys that differ only in
@@ -402,7 +403,9 @@ static one_case make_case(const type_info *t, int descending, size_t vb, size_t 
 
 /* Every type x direction at the small and tile sizes, random keys. */
 static void run_table(harness *h) {
-    const size_t sizes[] = {0, 1, 2, 100, TILE - 1, TILE, TILE + 1, 2 * TILE + 5, 64 * TILE + 3};
+    /* 3 TILE / 2 and 5 TILE: the edges of larger pass tiles (radix_sort.cu's PS_SORT_PASS_ITEMS 24 and 20) */
+    const size_t sizes[] = {0, 1, 2, 100, TILE - 1, TILE, TILE + 1, 3 * TILE / 2, 3 * TILE / 2 + 1,
+                            2 * TILE + 5, 5 * TILE + 1, 64 * TILE + 3};
     unsigned index = 0;
     for (size_t ti = 0; ti < TYPE_COUNT; ti++)
         for (int desc = 0; desc < 2; desc++)

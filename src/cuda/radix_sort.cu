@@ -63,6 +63,25 @@
  * 12 keys x 4 blocks, 10 x 5, 8 x 6 per SM. Next, in order: keep the next tile's loads in flight during the
  * rank (persistent blocks or a split load), count the next pass's digits inside each pass so the upsweep does
  * one atomic per key, 32-bit status words (half the look-back traffic).
+ *
+ * Against CUB's Onesweep (CCCL main, 2026-08: agent_radix_sort_onesweep.cuh, block_radix_rank.cuh's
+ * match/early-counts rank, agent_radix_sort_histogram.cuh, the sm90 tuning), by expected gain (docs/tuning.md,
+ * "sort", has the reasoning):
+ *  1. the rank: CUB counts per warp first, scans the counts over warps and digits before ranking, and its walk
+ *     (the same 8 ballots) ends in one shared atomic by one lane that returns the final place; ours counts the
+ *     tile twice (block histogram, then the walk's read-modify-write of counts between two __syncwarp()s, which
+ *     leaves the 16 rows no overlap) and scans after the walk. Knob PS_SORT_RANK=1 ranks CUB's way;
+ *  2. the tile: 384 threads x 19-20 u32 keys (7.3-7.7 K; u64: 15, 5.8 K) against our 4096: per-tile fixed
+ *     costs (digit scans, barriers, look-back hops, status words) over 1.8x the keys, and a chain of half the
+ *     tiles. Knobs PS_SORT_PASS_THREADS, PS_SORT_PASS_ITEMS, PS_SORT_PASS_ITEMS8 (with PS_SORT_RANK=1, which
+ *     also packs each thread's digits four to a register and lets the staging buffer hold the rank's counts);
+ *  3. status words of 32 bits (2 flag bits over a 30-bit count, 0 = not ready, cleared before every pass,
+ *     inputs cut into portions of < 2^28 keys): half our look-back traffic;
+ *  4. the upsweep: 128 threads x 16 keys at full occupancy, pass-major counting, no privatized copies on sm90;
+ *     ours runs 4 x 256 threads per SM (3 for u64 keys: 66 registers). Knobs PS_SORT_UP_BLOCKS, PS_SORT_UP_BOUND;
+ *  5. small: unchecked loads and stores for full tiles, programmatic dependent launch, the one-digit-tile
+ *     shortcut. Same as ours: warp-striped loads, direct scatter through shared memory, one look-back thread
+ *     per digit walking one tile at a time with no backoff, early counts, tile ids by atomic counter (tried).
  */
 #include <stdint.h>
 #include <string.h>
@@ -97,6 +116,48 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_MIN_BLOCKS
 #define PS_SORT_MIN_BLOCKS 3
 #endif
+/* 1: the digit passes rank as CUB's Onesweep does (docs/tuning.md, "sort"): each warp counts its own digits
+ * (shared atomics into its own row), the counts are scanned over warps and digits before the rank, so each
+ * warp's row holds its next place per digit, and the rank walk is one match (8 ballots) and one shared atomic
+ * by the lowest peer, whose old value is the group's final place: one walk, no read-then-write of counts
+ * between __syncwarp()s, no scans after it. 0: ps_sort_block_rank (today's). A tuning knob, not measured.
+ * With it, a thread's digits are kept four to a register and the counts live in the staging buffer. */
+#ifndef PS_SORT_RANK
+#define PS_SORT_RANK 0
+#endif
+/* Threads and keys per thread of the digit passes with PS_SORT_RANK=1, where a pass tile may be larger than
+ * the one-block sort's 4096 keys (CUB's sm90 tiles: 384 threads, 5.8-7.7 K keys): PS_SORT_PASS_ITEMS when keys
+ * and payloads are at most 4 bytes, PS_SORT_PASS_ITEMS8 otherwise (static shared memory: 48 KiB a block, the
+ * staging buffer sharing it with the rank's counts). Threads past the 256th take no digit of their own. */
+#ifndef PS_SORT_PASS_THREADS
+#define PS_SORT_PASS_THREADS PS_SORT_THREADS
+#endif
+#define PS_SORT_PASS_WARPS (PS_SORT_PASS_THREADS / 32)
+#ifndef PS_SORT_PASS_ITEMS
+#define PS_SORT_PASS_ITEMS PS_SORT_ITEMS
+#endif
+#ifndef PS_SORT_PASS_ITEMS8
+#define PS_SORT_PASS_ITEMS8 (PS_SORT_PASS_ITEMS < 16 ? PS_SORT_PASS_ITEMS : 16)
+#endif
+static_assert(PS_SORT_RANK || (PS_SORT_PASS_ITEMS == PS_SORT_ITEMS && PS_SORT_PASS_ITEMS8 == PS_SORT_ITEMS &&
+                                PS_SORT_PASS_THREADS == PS_SORT_THREADS),
+              "pass tiles other than the one-block sort's need PS_SORT_RANK=1");
+static_assert(PS_SORT_PASS_ITEMS >= 1 && PS_SORT_PASS_ITEMS8 >= 1 && PS_SORT_PASS_THREADS % 32 == 0 &&
+                  PS_SORT_PASS_THREADS >= PS_SORT_RADIX && PS_SORT_PASS_THREADS <= 1024,
+              "a digit pass has at least one thread per digit");
+/* The smallest pass tile of any key and payload size: status words are sized for it. */
+#define PS_SORT_MIN_PASS_TILE \
+    (PS_SORT_PASS_THREADS * (PS_SORT_PASS_ITEMS < PS_SORT_PASS_ITEMS8 ? PS_SORT_PASS_ITEMS : PS_SORT_PASS_ITEMS8))
+/* Blocks per SM of the upsweep's grid (256 threads each, a grid-stride loop), and its launch bound: 1 makes
+ * the compiler fit PS_SORT_UP_BLOCKS blocks per SM (u64 keys use 66 registers today: only 3 of the 4 blocks
+ * per SM fit, the 4th runs after them). */
+#ifndef PS_SORT_UP_BLOCKS
+#define PS_SORT_UP_BLOCKS 4
+#endif
+#ifndef PS_SORT_UP_BOUND
+#define PS_SORT_UP_BOUND 0
+#endif
+#define PS_SORT_UP_MIN_BLOCKS (PS_SORT_UP_BOUND ? PS_SORT_UP_BLOCKS : 1)
 
 enum { PS_SORT_KEY_UNSIGNED, PS_SORT_KEY_SIGNED, PS_SORT_KEY_FLOAT };
 
@@ -135,7 +196,8 @@ struct ps_sort_rank_smem {
     uint32_t warp_totals[PS_SORT_WARPS];
 };
 
-/* Exclusive sum of one value per thread across the block (256 threads); *total gets the sum. */
+/* Exclusive sum of one value per thread across the block (WARPS x 32 threads); *total gets the sum. */
+template <int WARPS = PS_SORT_WARPS>
 __device__ __forceinline__ uint32_t ps_sort_block_exclusive(uint32_t x, uint32_t *warp_totals, uint32_t *total) {
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     uint32_t inc = x;
@@ -148,7 +210,7 @@ __device__ __forceinline__ uint32_t ps_sort_block_exclusive(uint32_t x, uint32_t
     __syncthreads();
     uint32_t before = 0, all = 0;
 #pragma unroll
-    for (unsigned w = 0; w < PS_SORT_WARPS; w++) {
+    for (unsigned w = 0; w < WARPS; w++) {
         const uint32_t t = warp_totals[w];
         before += w < warp ? t : 0;
         all += t;
@@ -159,9 +221,10 @@ __device__ __forceinline__ uint32_t ps_sort_block_exclusive(uint32_t x, uint32_t
 }
 
 /* Item i of lane l of warp w is tile slot w * ITEMS * 32 + i * 32 + l (warp-striped rows). */
-__device__ __forceinline__ uint32_t ps_sort_slot(int i) {
-    return (threadIdx.x / 32) * (PS_SORT_ITEMS * 32) + i * 32 + threadIdx.x % 32;
+template <int ITEMS> __device__ __forceinline__ uint32_t ps_sort_slot_of(int i) {
+    return (threadIdx.x / 32) * (ITEMS * 32) + i * 32 + threadIdx.x % 32;
 }
+__device__ __forceinline__ uint32_t ps_sort_slot(int i) { return ps_sort_slot_of<PS_SORT_ITEMS>(i); }
 
 /* Ranks the tile's digits stably: rank[i] becomes item i's place in the tile sorted by digit (ties in slot
  * order). Returns the count of digit threadIdx.x in the tile; s.start holds each digit's first place. */
@@ -209,6 +272,92 @@ __device__ __forceinline__ uint32_t ps_sort_block_rank(const uint32_t (&digit)[P
 #pragma unroll
     for (int i = 0; i < PS_SORT_ITEMS; i++) rank[i] += s.start[digit[i]] + counts[digit[i]];
     return total;
+}
+
+/* ---- block level, PS_SORT_RANK=1: counts first, then a rank walk that yields final places ------------------ */
+
+/* next (per warp and digit: its count, then its next place in the tile) lives in the pass's staging buffer,
+ * which is free until the scatter. */
+typedef uint32_t ps_sort_wrank_next[PS_SORT_PASS_WARPS][PS_SORT_RADIX];
+struct ps_sort_wrank_smem {
+    uint32_t start[PS_SORT_RADIX]; /* the tile's first place of each digit */
+    uint32_t warp_totals[PS_SORT_PASS_WARPS];
+};
+/* Thread d of a digit pass has a digit (compile-time true for 256 threads). */
+#define PS_SORT_DIGIT_THREAD (PS_SORT_PASS_THREADS == PS_SORT_RADIX || threadIdx.x < PS_SORT_RADIX)
+
+/* The digits of a thread's items, four 8-bit digits a register (a register per key would be 20-32 more
+ * registers at the larger tiles; unpacking is one bit-field extract). */
+#define PS_SORT_DIGIT_WORDS(items) (((items) + 3) / 4)
+template <int ITEMS>
+__device__ __forceinline__ uint32_t ps_sort_digit_at(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)], int i) {
+    return (digits[i / 4] >> (8 * (i % 4))) & 0xffu;
+}
+
+/* Each warp counts the digits of its own rows (every slot, padding too) into its own row of next. */
+template <int ITEMS>
+__device__ __forceinline__ void ps_sort_warp_counts(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
+                                                    ps_sort_wrank_next &next) {
+    uint32_t *mine = next[threadIdx.x / 32];
+    for (unsigned d = threadIdx.x % 32; d < PS_SORT_RADIX; d += 32) mine[d] = 0;
+    __syncwarp();
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) atomicAdd(&mine[ps_sort_digit_at<ITEMS>(digits, i)], 1u);
+}
+
+/* Thread d, after a __syncthreads that follows ps_sort_warp_counts: the tile's count of digit d, padding
+ * included. */
+__device__ __forceinline__ uint32_t ps_sort_warp_total(const ps_sort_wrank_next &next) {
+    uint32_t total = 0;
+    if (PS_SORT_DIGIT_THREAD)
+#pragma unroll
+        for (unsigned w = 0; w < PS_SORT_PASS_WARPS; w++) total += next[w][threadIdx.x];
+    return total;
+}
+
+/* Thread d: turns digit d's counts into each warp's first place of d in the tile's stable order (the start of
+ * d, plus the warps before) and sets s.start[d]. Ends with a __syncthreads. */
+__device__ __forceinline__ void ps_sort_warp_places(ps_sort_wrank_smem &s, ps_sort_wrank_next &next, uint32_t total) {
+    const unsigned d = threadIdx.x;
+    uint32_t all;
+    uint32_t place = ps_sort_block_exclusive<PS_SORT_PASS_WARPS>(total, s.warp_totals, &all);
+    if (PS_SORT_DIGIT_THREAD) {
+        s.start[d] = place;
+#pragma unroll
+        for (unsigned w = 0; w < PS_SORT_PASS_WARPS; w++) { /* column d is thread d's alone */
+            const uint32_t c = next[w][d];
+            next[w][d] = place;
+            place += c;
+        }
+    }
+    __syncthreads();
+}
+
+/* The rank walk: each warp takes its rows in order; the lanes with the same digit (8 ballots) are placed at
+ * the warp's next place of that digit, in lane order; the lowest of them moves the place on by their number.
+ * The atomic's old value is the place; the shuffle that hands it to the peers waits for it, so the next row's
+ * atomic on the same digit cannot pass it. rank[i] is item i's place in the tile. */
+template <int ITEMS>
+__device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
+                                                  uint32_t (&rank)[ITEMS], ps_sort_wrank_next &next) {
+    const unsigned lane = threadIdx.x % 32;
+    const uint32_t below_mask = (1u << lane) - 1u;
+    uint32_t *mine = next[threadIdx.x / 32];
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const uint32_t d = ps_sort_digit_at<ITEMS>(digits, i);
+        uint32_t peers = PS_WARP_ALL;
+#pragma unroll
+        for (int b = 0; b < 8; b++) {
+            const uint32_t bit = (d >> b) & 1u, set = __ballot_sync(PS_WARP_ALL, bit);
+            peers &= bit ? set : ~set;
+        }
+        const int leader = __ffs(peers) - 1;
+        uint32_t place = 0;
+        if ((int)lane == leader) place = atomicAdd(&mine[d], (uint32_t)__popc(peers));
+        place = __shfl_sync(PS_WARP_ALL, place, leader);
+        rank[i] = place + __popc(peers & below_mask);
+    }
 }
 
 /* ---- device level: one digit pass ------------------------------------------------------------------------ */
@@ -272,42 +421,91 @@ __device__ __forceinline__ void ps_sort_publish_count(unsigned long long *status
                     tile == 0 ? PS_TILE_INCLUSIVE : PS_TILE_AGGREGATE, count);
 }
 
-template <class U, class V> union ps_sort_stage {
-    U keys[PS_SORT_TILE];
-    V values[PS_SORT_TILE];
+/* Keys per thread of a digit pass: PS_SORT_ITEMS, or with PS_SORT_RANK=1 the pass knobs by element size. */
+template <class U, class V> struct ps_sort_pass_items {
+    static constexpr int value = sizeof(U) > 4 || sizeof(V) > 4 ? PS_SORT_PASS_ITEMS8 : PS_SORT_PASS_ITEMS;
+};
+
+template <class U, class V, int ITEMS> union ps_sort_stage {
+    U keys[PS_SORT_PASS_THREADS * ITEMS];
+    V values[PS_SORT_PASS_THREADS * ITEMS];
+#if PS_SORT_RANK
+    ps_sort_wrank_next next; /* the rank's, done before the scatter */
+#endif
 };
 
 template <class U, class V>
-__global__ void __launch_bounds__(PS_SORT_THREADS, PS_SORT_MIN_BLOCKS) ps_sort_pass_kernel(const ps_sort_pass_params<U> p) {
+__global__ void __launch_bounds__(PS_SORT_PASS_THREADS, PS_SORT_MIN_BLOCKS)
+    ps_sort_pass_kernel(const ps_sort_pass_params<U> p) {
     constexpr bool HAS_VALUES = !std::is_same<V, ps_sort_no_value>::value;
-    __shared__ ps_sort_stage<U, V> stage;
+    constexpr int ITEMS = ps_sort_pass_items<U, V>::value;
+    constexpr uint32_t TILE = PS_SORT_PASS_THREADS * ITEMS;
+    __shared__ ps_sort_stage<U, V, ITEMS> stage;
+#if PS_SORT_RANK
+    __shared__ ps_sort_wrank_smem rs;
+    static_assert(sizeof(ps_sort_stage<U, V, ITEMS>) + sizeof(ps_sort_wrank_smem) + (1 + PS_SORT_FUSED) * 1024 <=
+                      48 * 1024,
+                  "a pass tile fits 48 KiB of static shared memory: fewer PS_SORT_PASS_ITEMS(8)");
+#else
     __shared__ ps_sort_rank_smem rs;
+#endif
     __shared__ uint32_t dest_base[PS_SORT_RADIX];
-    const uint32_t tile = blockIdx.x, base = tile * (uint32_t)PS_SORT_TILE;
-    const uint32_t valid = p.n - base < (uint32_t)PS_SORT_TILE ? p.n - base : (uint32_t)PS_SORT_TILE;
+    const uint32_t tile = blockIdx.x, base = tile * TILE;
+    const uint32_t valid = p.n - base < TILE ? p.n - base : TILE;
 
     /* ---- load: warp-striped rows; slots past n take the last digit, so they rank last ---- */
-    U key[PS_SORT_ITEMS];
-    uint32_t digit[PS_SORT_ITEMS], rank[PS_SORT_ITEMS];
+    U key[ITEMS];
+    uint32_t rank[ITEMS];
+#if PS_SORT_RANK
+    uint32_t digits[PS_SORT_DIGIT_WORDS(ITEMS)];
+#else
+    uint32_t digit[ITEMS];
+#endif
 #pragma unroll
-    for (int i = 0; i < PS_SORT_ITEMS; i++) {
-        const uint32_t slot = ps_sort_slot(i);
+    for (int i = 0; i < ITEMS; i++) {
+        const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
         key[i] = slot < valid ? p.keys_in[base + slot] : (U)0;
-        digit[i] = slot < valid ? p.digit(key[i]) : p.digit.mask;
+        const uint32_t dg = slot < valid ? p.digit(key[i]) : p.digit.mask;
+#if PS_SORT_RANK
+        digits[i / 4] = i % 4 ? digits[i / 4] | dg << (8 * (i % 4)) : dg;
+#else
+        digit[i] = dg;
+#endif
     }
 
+    const unsigned d = threadIdx.x; /* the digit of threads d < 256 */
+#if PS_SORT_FUSED
+    __shared__ uint32_t next_hist[PS_SORT_RADIX]; /* the next pass's digits of this tile */
+    if (PS_SORT_DIGIT_THREAD) next_hist[d] = 0;
+#endif
+#if PS_SORT_RANK
+    /* ---- counts per warp, then places; the tile's count is published as soon as it is known (early
+     * counts); the padding (last digit, partial last tile only) is not part of it ---- */
+    ps_sort_warp_counts<ITEMS>(digits, stage.next);
+    __syncthreads();
+#if PS_SORT_FUSED
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++)
+        if (p.next_counts && ps_sort_slot_of<ITEMS>(i) < valid) atomicAdd(&next_hist[p.next_digit(key[i])], 1u);
+#endif
+    const uint32_t total = ps_sort_warp_total(stage.next);
+    const uint32_t count = total - (d == p.digit.mask ? TILE - valid : 0u);
+    if (PS_SORT_DIGIT_THREAD) ps_sort_publish_count(p.status, p.tag, p.tiles, tile, count);
+    ps_sort_warp_places(rs, stage.next, total);
+#if PS_SORT_FUSED
+    if (PS_SORT_DIGIT_THREAD && p.next_counts && next_hist[d]) atomicAdd(&p.next_counts[d], next_hist[d]);
+#endif
+
+    /* ---- rank: final places in one walk ---- */
+    ps_sort_warp_rank<ITEMS>(digits, rank, stage.next);
+#else
     /* ---- early counts: the tile's digit histogram, published before the rank (3-4% faster at 2^28 than
      * publishing the rank's counts after it: later tiles pass this one while it ranks) ---- */
-    const unsigned d = threadIdx.x;
     dest_base[d] = 0;
-#if PS_SORT_FUSED
-    __shared__ uint32_t next_hist[PS_SORT_RADIX];
-    next_hist[d] = 0;
-#endif
     __syncthreads();
 #pragma unroll
-    for (int i = 0; i < PS_SORT_ITEMS; i++)
-        if (ps_sort_slot(i) < valid) {
+    for (int i = 0; i < ITEMS; i++)
+        if (ps_sort_slot_of<ITEMS>(i) < valid) {
             atomicAdd(&dest_base[digit[i]], 1u);
 #if PS_SORT_FUSED
             if (p.next_counts) atomicAdd(&next_hist[p.next_digit(key[i])], 1u);
@@ -322,45 +520,66 @@ __global__ void __launch_bounds__(PS_SORT_THREADS, PS_SORT_MIN_BLOCKS) ps_sort_p
 
     /* ---- rank ---- */
     ps_sort_block_rank(digit, rank, rs);
+#endif
 
-    /* ---- look-back: the keys of digit d in earlier tiles; the digit's first slot in the output ---- */
-    const uint32_t prefix = ps_sort_look_back(p.status, p.tag, p.tiles, tile, count);
+    /* ---- look-back: the keys of digit d in earlier tiles; the digit's first slot in the output (the block
+     * scan's barriers also end the rank's use of the staging buffer) ---- */
+    const uint32_t prefix = PS_SORT_DIGIT_THREAD ? ps_sort_look_back(p.status, p.tag, p.tiles, tile, count) : 0u;
     uint32_t ignored;
-    const uint32_t digit_start = ps_sort_block_exclusive(p.counts[d], rs.warp_totals, &ignored);
-    dest_base[d] = digit_start + prefix - rs.start[d];
+    const uint32_t digit_start = ps_sort_block_exclusive<PS_SORT_PASS_WARPS>(PS_SORT_DIGIT_THREAD ? p.counts[d] : 0u,
+                                                                             rs.warp_totals, &ignored);
+    if (PS_SORT_DIGIT_THREAD) dest_base[d] = digit_start + prefix - rs.start[d];
 
     /* ---- scatter: keys through shared memory in tile order, then out by digit runs ---- */
 #pragma unroll
-    for (int i = 0; i < PS_SORT_ITEMS; i++) stage.keys[rank[i]] = key[i];
+    for (int i = 0; i < ITEMS; i++) stage.keys[rank[i]] = key[i];
     __syncthreads();
-    uint32_t dest[PS_SORT_ITEMS];
+#if PS_SORT_RANK
+    uint32_t out_digits[PS_SORT_DIGIT_WORDS(ITEMS)]; /* the payloads' destinations, packed: fewer registers */
+#else
+    uint32_t dest[ITEMS];
+#endif
 #pragma unroll
-    for (int i = 0; i < PS_SORT_ITEMS; i++) {
-        const uint32_t j = i * PS_SORT_THREADS + threadIdx.x;
+    for (int i = 0; i < ITEMS; i++) {
+        const uint32_t j = i * PS_SORT_PASS_THREADS + threadIdx.x;
+#if PS_SORT_RANK
+        uint32_t dg = 0;
+        if (j < valid) {
+            const U k = stage.keys[j];
+            dg = p.digit(k);
+            p.keys_out[dest_base[dg] + j] = k;
+        }
+        out_digits[i / 4] = i % 4 ? out_digits[i / 4] | dg << (8 * (i % 4)) : dg;
+#else
         if (j < valid) {
             const U k = stage.keys[j];
             dest[i] = dest_base[p.digit(k)] + j;
             p.keys_out[dest[i]] = k;
         }
+#endif
     }
     if constexpr (HAS_VALUES) {
         const V *values_in = (const V *)p.values_in;
         V *values_out = (V *)p.values_out;
-        V v[PS_SORT_ITEMS];
+        V v[ITEMS];
 #pragma unroll
-        for (int i = 0; i < PS_SORT_ITEMS; i++) {
-            const uint32_t slot = ps_sort_slot(i);
+        for (int i = 0; i < ITEMS; i++) {
+            const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
             if (slot < valid) v[i] = values_in[base + slot];
         }
         __syncthreads(); /* the keys are out of the staging buffer */
 #pragma unroll
-        for (int i = 0; i < PS_SORT_ITEMS; i++)
-            if (ps_sort_slot(i) < valid) stage.values[rank[i]] = v[i];
+        for (int i = 0; i < ITEMS; i++)
+            if (ps_sort_slot_of<ITEMS>(i) < valid) stage.values[rank[i]] = v[i];
         __syncthreads();
 #pragma unroll
-        for (int i = 0; i < PS_SORT_ITEMS; i++) {
-            const uint32_t j = i * PS_SORT_THREADS + threadIdx.x;
+        for (int i = 0; i < ITEMS; i++) {
+            const uint32_t j = i * PS_SORT_PASS_THREADS + threadIdx.x;
+#if PS_SORT_RANK
+            if (j < valid) values_out[dest_base[ps_sort_digit_at<ITEMS>(out_digits, i)] + j] = stage.values[j];
+#else
             if (j < valid) values_out[dest[i]] = stage.values[j];
+#endif
         }
     }
 }
@@ -384,7 +603,7 @@ template <class U> __host__ __device__ __forceinline__ ps_sort_digit<U> ps_sort_
 }
 
 template <class U>
-__global__ void __launch_bounds__(PS_SORT_THREADS) ps_sort_upsweep_kernel(const U *keys, uint32_t n,
+__global__ void __launch_bounds__(PS_SORT_THREADS, PS_SORT_UP_MIN_BLOCKS) ps_sort_upsweep_kernel(const U *keys, uint32_t n,
                                                                           const ps_sort_keys_desc<U> k,
                                                                           uint32_t *counts) {
     __shared__ uint32_t h[PS_SORT_MAX_PASSES][PS_SORT_RADIX];
@@ -479,7 +698,8 @@ struct ps_sort_args {
     void *temp; /* ps_sort_temp_bytes(n, key_bytes, value_bytes), 256-byte aligned */
 };
 
-static uint64_t ps_sort_tiles(uint64_t n) { return ps_cuda_div_up(n, PS_SORT_TILE); }
+/* Tiles of the digit passes: status words are sized for the smallest pass tile of any element size. */
+static uint64_t ps_sort_tiles(uint64_t n) { return ps_cuda_div_up(n, PS_SORT_MIN_PASS_TILE); }
 
 /* counts (8 passes x 256), status words (tiles x 256), a keys buffer and a payload buffer; none for one tile. */
 static size_t ps_sort_counts_bytes(void) { return ps_cuda_align(PS_SORT_MAX_PASSES * PS_SORT_RADIX * sizeof(uint32_t)); }
@@ -509,7 +729,8 @@ template <class U> static cudaError_t ps_sort_upsweep(const ps_sort_args &a, con
     cudaError_t err = cudaMemsetAsync(counts, 0, ps_sort_counts_bytes() + ps_sort_status_bytes(n), dev->stream);
     if (err != cudaSuccess) return err;
     const uint64_t want = ps_cuda_div_up(n, PS_SORT_THREADS * PS_SORT_UP_ITEMS);
-    const unsigned grid = (unsigned)(want < (uint64_t)dev->sm_count * 4 ? want : (uint64_t)dev->sm_count * 4);
+    const uint64_t most = (uint64_t)dev->sm_count * PS_SORT_UP_BLOCKS;
+    const unsigned grid = (unsigned)(want < most ? want : most);
     ps_sort_upsweep_kernel<U><<<grid, PS_SORT_THREADS, 0, dev->stream>>>((const U *)a.keys_in, n, ps_sort_desc<U>(a),
                                                                          counts);
     return cudaGetLastError();
@@ -538,7 +759,7 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
     ps_sort_pass_params<U> p;
     memset(&p, 0, sizeof p);
     p.n = n;
-    p.tiles = (uint32_t)ps_sort_tiles(n);
+    p.tiles = (uint32_t)ps_cuda_div_up(n, PS_SORT_PASS_THREADS * ps_sort_pass_items<U, V>::value);
     p.status = status;
     for (unsigned q = 0; q < k.passes; q++) {
         const bool to_out = (k.passes - 1 - q) % 2 == 0;
@@ -554,7 +775,7 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
             p.next_digit = ps_sort_pass_digit(k, q + 1);
         }
         p.tag = (uint32_t)(ps_chain_next_epoch() & 0x3fffffffull) << 2;
-        ps_sort_pass_kernel<U, V><<<p.tiles, PS_SORT_THREADS, 0, dev->stream>>>(p);
+        ps_sort_pass_kernel<U, V><<<p.tiles, PS_SORT_PASS_THREADS, 0, dev->stream>>>(p);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
     }
     return cudaSuccess;
