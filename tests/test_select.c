@@ -41,15 +41,10 @@
 #include "test_common.h"
 
 #define MAX_REPORTS 20
-#define TILE 4096u /* the CUDA select tile: 16 rows x 256 threads (src/cuda/select.cu) */
-/* Built with -DPS_SELECT_VEC=1 (C and CUDA flags alike), the CUDA library runs the vector tile instead, of
- * PS_SELECT_VECS(key bytes) x 4 KiB (src/cuda/select.cu; the same default here): the sizes follow it. */
-#ifndef PS_SELECT_VEC
-#define PS_SELECT_VEC 0
-#endif
-#ifndef PS_SELECT_VECS
-#define PS_SELECT_VECS(bytes) ((bytes) >= 4 ? 8 : (bytes) == 2 ? 4 : 2)
-#endif
+/* The CUDA tile (src/cuda/select_tile.h: the row tile, or with -DPS_SELECT_VEC=1 in the C and CUDA flags alike the
+ * vector tile of each key size): the sizes follow it. */
+#include "select_tile.h"
+#define TILE ((size_t)PS_SELECT_ROWS * PS_SELECT_THREADS) /* the row tile: OpenCL's sizes and the API checks */
 #define POISON 0xA5u
 #define GUARD_ITEMS 8 /* items past n that must stay poisoned */
 
@@ -71,7 +66,7 @@ static const type_info types[] = {
 
 /* The CUDA tile of a type's keys, in items. */
 static size_t tile_items(const type_info *t) {
-    return PS_SELECT_VEC ? (size_t)PS_SELECT_VECS(t->bytes) * 4096u / t->bytes : TILE;
+    return (size_t)PS_SELECT_TILE_ITEMS(t->bytes);
 }
 
 /* The largest 64 * tile + 3 of any type: run_large's and run_patterns' size past the look-back window. */

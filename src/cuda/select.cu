@@ -41,24 +41,7 @@
 #include "cuda_ops.cuh"
 #include "scan_problem.cuh"
 
-#ifndef PS_SELECT_ROWS
-#define PS_SELECT_ROWS 16
-#endif
-
-/* PS_SELECT_VEC 1: the library runs the vector tile (ps_select_vec_program below) with PS_SELECT_VECS(key
- * bytes) 16-byte vectors per thread at PS_SELECT_VEC_MIN_BLOCKS blocks per SM; 0: the row tile. Not yet measured
- * against each other: tools/tune/tune_select.cu times both. Fewer vectors for small keys: every item costs its
- * own instructions, and 8 vectors of u8 (128 items a thread) spill at 64 registers. tests/test_select.c
- * repeats this default (its tile sizes). */
-#ifndef PS_SELECT_VEC
-#define PS_SELECT_VEC 0
-#endif
-#ifndef PS_SELECT_VECS
-#define PS_SELECT_VECS(bytes) ((bytes) >= 4 ? 8 : (bytes) == 2 ? 4 : 2)
-#endif
-#ifndef PS_SELECT_VEC_MIN_BLOCKS
-#define PS_SELECT_VEC_MIN_BLOCKS 3
-#endif
+#include "select_tile.h" /* the tile's knobs, shared with tests/test_select.c */
 
 /* The staging buffer's bytes: a tile whose kept items do not fit is written out in several passes. */
 #define PS_SELECT_STAGE_BYTES 32768
@@ -641,14 +624,12 @@ static cudaError_t ps_select_launch(typename P::params p, void *temp, cudaStream
 template <class K> struct ps_select_default {
     typedef ps_select_vec_program<K, PS_SELECT_VECS(sizeof(K)), PS_SELECT_VEC_MIN_BLOCKS> program;
 };
-/* VECS x 4 KiB per tile */
-static constexpr uint64_t select_tile_items(size_t key_bytes) { return (uint64_t)PS_SELECT_VECS(key_bytes) * 4096u / key_bytes; }
 #else
 template <class K> struct ps_select_default {
     typedef ps_select_program<K> program;
 };
-static constexpr uint64_t select_tile_items(size_t) { return PS_SELECT_ROWS * 256u; }
 #endif
+static constexpr uint64_t select_tile_items(size_t key_bytes) { return PS_SELECT_TILE_ITEMS(key_bytes); }
 
 static uint64_t select_tiles(uint64_t n, size_t key_bytes) { return ps_cuda_div_up(n, select_tile_items(key_bytes)); }
 
