@@ -522,11 +522,8 @@ static void test_large_copy(api_fixture *f) {
         free(back);
         return;
     }
-    uint64_t x = 0x9E3779B97F4A7C15ull;
-    for (size_t i = 0; i < room; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        host[i] = (unsigned char)x;
-    }
+    test_rng rng = {test_mix64(0xC0B1)};
+    for (size_t i = 0; i < room; i++) host[i] = (unsigned char)test_rng_next(&rng);
     EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_alloc(f->ctx, room, &src));
     EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_alloc(f->ctx, room, &dst));
     if (src && dst) {
