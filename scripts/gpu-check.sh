@@ -2,7 +2,7 @@
 # gpu-check.sh - THE verification of the CUDA backend on a GPU machine: build for sm_90, the whole GPU test
 # suite, compute-sanitizer over every CUDA algorithm, the benchmark with its plot, and a short summary last.
 #
-#   scripts/gpu-check.sh [--quick] [--only build,tests,sanitize,bench,patterns] [--jobs N]
+#   scripts/gpu-check.sh [--quick] [--only build,tests,sanitize,bench,patterns,multigpu] [--jobs N]
 #
 # Steps (all by default; --only picks some, build is implied when the build directory is missing):
 #   build     cmake -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 in build-gpu (BUILD_DIR overrides), ninja -j16
@@ -22,6 +22,9 @@
 #             2^28); the case in the kind column. GPU_CHECK_PATTERNS="sort rle" runs only those CSVs (names as
 #             in the file names; to split the step over calls). The summary gives of copy and x CUB at 2^16,
 #             2^24, 2^28 and 2^30 (sort: of copy = copy time / sort time, its gbps column is Gkeys/s)
+#   multigpu  the NCCL scan's test over every GPU (built when NCCL is found: beside the toolkit, or PyTorch's
+#             nvidia-nccl wheel) and bench_nccl's scaling at 2^30 i32 per GPU into <gpu>-x<G>-nccl.csv; the
+#             out-of-core scan of 16 GiB pinned host memory against a copy up and down (docs/scale-out.md)
 #   primtune  (not in the default set) tools/tune/tune_sort.cu and tune_histogram.cu beside CUB's DeviceRadixSort and
 #             DeviceHistogram, into <gpu>-sort-tune.csv and <gpu>-histogram-tune.csv
 #   tune      (not in the default set) tools/tune/tune_scan.cu: the tile-program variants beside copy and CUB
@@ -38,7 +41,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD_DIR:-$ROOT/build-gpu}
 DEST=${OUT:-$BUILD/gpu-check}
 QUICK=${GPU_CHECK_QUICK:-0}
-ONLY=build,tests,sanitize,bench,patterns
+ONLY=build,tests,sanitize,bench,patterns,multigpu
 JOBS=16
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -89,8 +92,13 @@ if want build || [ ! -f "$BUILD/build.ninja" ]; then
     note "configure + build ($BUILD)"
     QUICK_TESTS=OFF
     [ "$QUICK" = 1 ] && QUICK_TESTS=ON
+    # NCCL: beside the toolkit, or the nvidia-nccl wheel PyTorch brings (include/ and lib/libnccl.so.2)
+    NCCL_ARGS=()
+    nccl_root=${PSCAN_NCCL_ROOT:-$(python3 -c 'import nvidia.nccl, os; print(os.path.dirname(nvidia.nccl.__file__) if nvidia.nccl.__file__ else list(nvidia.nccl.__path__)[0])' 2>/dev/null)}
+    [ -n "$nccl_root" ] && [ -f "$nccl_root/include/nccl.h" ] && NCCL_ARGS=(-DPSCAN_NCCL=ON -DPSCAN_NCCL_ROOT="$nccl_root")
+    note "NCCL: ${nccl_root:-not found} ${NCCL_ARGS[*]}"
     if ! cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-        -DPSCAN_TEST_QUICK=$QUICK_TESTS >>"$LOG" 2>&1 || ! ninja -C "$BUILD" -j"$JOBS" >>"$LOG" 2>&1; then
+        -DPSCAN_TEST_QUICK=$QUICK_TESTS "${NCCL_ARGS[@]}" >>"$LOG" 2>&1 || ! ninja -C "$BUILD" -j"$JOBS" >>"$LOG" 2>&1; then
         note "BUILD FAILED (tail of the log follows)"
         tail -40 "$LOG"
         say "build: FAILED"
@@ -284,6 +292,31 @@ if want patterns; then
         printf "  %-13s %-3s %-13s n=2^%d: %.3f of copy, %.2fx CUB (spread %.3f)\n", $16, $4, $6, log($8) / log(2) + 0.5, $11, $12, $15 }' \
         "${PAT_CSVS[@]}" >>"$SUMMARY"
     rm -rf "$PAT_TMP"
+fi
+
+# ---- several GPUs and host memory (issue 15; in the default set) ----------------------------------------------
+# test_nccl_scan over every GPU (1 GPU still runs the whole path), bench_nccl's scaling at 2^30 i32 per GPU, and
+# the out-of-core scan of 16 GiB of pinned host memory against a copy up and down of the same bytes.
+if want multigpu; then
+    export NCCL_NVLS_ENABLE=0 # NVLink multicast can put the host's shared GPUs out of service (device KINDS.md)
+    gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    if [ -x "$BUILD/tests/test_nccl_scan" ]; then
+        note "test_nccl_scan on $gpus GPU(s) (unless the tests step ran it as ctest nccl.cuda), bench_nccl"
+        if ! want tests; then
+            timeout 300 "$BUILD/tests/test_nccl_scan" >"$DEST/nccl-test.txt" 2>&1
+            rc=$?
+            say "nccl test ($gpus GPUs): $(tail -1 "$DEST/nccl-test.txt") (rc $rc)"
+            [ $rc -ne 0 ] && { STATUS=1; grep FAIL "$DEST/nccl-test.txt" | head -5 >>"$SUMMARY"; }
+        fi
+        timeout 200 "$BUILD/tools/bench_nccl" --log2 30 --reps 20 --csv "$DEST/$GPU_TAG-x$gpus-nccl.csv" \
+            >"$DEST/nccl-bench.txt" 2>&1 || STATUS=1
+        sed 's/^/  /' "$DEST/nccl-bench.txt" >>"$SUMMARY"
+    else
+        say "nccl: not built (NCCL not found at configure)"
+    fi
+    note "test_scan_host --bench 16 GiB pinned"
+    timeout 200 "$BUILD/tests/test_scan_host" --backend cuda --bench 17179869184 >"$DEST/host-bench.txt" 2>&1 || STATUS=1
+    say "out of core: $(grep -E 'bench|FAIL' "$DEST/host-bench.txt" | head -3)"
 fi
 
 # ---- sort and histogram beside CUB (only when asked: --only primtune) ------------------------------------------
