@@ -83,17 +83,53 @@ static char *dup_string(const char *s) {
     return c;
 }
 
+/* Compilers that ignore the prelude's `#line 1 "user_source"` (NVIDIA's OpenCL names every line
+ * "<kernel>:LINE:COL" of the whole program) get their user lines renamed here, so that the log names the user's
+ * lines as the user wrote them on every platform: "<kernel>:N:" with N inside the user's source becomes
+ * "user_source:N - first + 1:", where first is the program line holding the user's line 1. */
+static char *rename_user_lines(const char *log, const char *prelude, const char *user) {
+    static const char tag[] = "<kernel>:";
+    unsigned long first = 1, lines = 1;
+    for (const char *c = prelude; *c; c++) first += *c == '\n';
+    for (const char *c = user; *c; c++) lines += *c == '\n';
+    /* a rename turns "<kernel>" (8 bytes) into "user_source" (11) and never lengthens the number: 3 per hit */
+    size_t hits = 0;
+    for (const char *c = strstr(log, tag); c; c = strstr(c + 1, tag)) hits++;
+    char *out = (char *)malloc(strlen(log) + 3 * hits + 1), *o = out;
+    if (!out) return NULL;
+    const char *c = log;
+    for (const char *hit = strstr(c, tag); hit; hit = strstr(c, tag)) {
+        memcpy(o, c, (size_t)(hit - c));
+        o += hit - c;
+        char *end = NULL;
+        const unsigned long line = strtoul(hit + sizeof tag - 1, &end, 10);
+        if (end != hit + sizeof tag - 1 && *end == ':' && line >= first && line < first + lines) {
+            o += sprintf(o, "user_source:%lu", line - first + 1);
+            c = end;
+        } else {
+            memcpy(o, tag, sizeof tag - 1);
+            o += sizeof tag - 1;
+            c = hit + sizeof tag - 1;
+        }
+    }
+    strcpy(o, c);
+    return out;
+}
+
 /* Records the build log of a program that failed to build. */
-static void record_build_log(pscan_context *ctx, cl_program program, cl_device_id device) {
+static void record_build_log(pscan_context *ctx, cl_program program, cl_device_id device, const char *user) {
     size_t log_bytes = 0;
-    char *log = NULL;
+    char *log = NULL, *renamed = NULL;
     if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, NULL, &log_bytes) == CL_SUCCESS &&
         (log = (char *)malloc(log_bytes + 1)) != NULL) {
         if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, log_bytes, log, NULL) != CL_SUCCESS)
             log_bytes = 0;
         log[log_bytes] = '\0';
+        renamed = rename_user_lines(log, ps_opencl_user_sources[0], user);
     }
-    ps_core_set_build_log(ctx, log && log[0] ? log : "the OpenCL compiler reported no log");
+    const char *shown = renamed ? renamed : log;
+    ps_core_set_build_log(ctx, shown && shown[0] ? shown : "the OpenCL compiler reported no log");
+    free(renamed);
     free(log);
 }
 
@@ -127,7 +163,7 @@ static pscan_status program_build(pscan_context *ctx, ps_cl_user_program *p) {
     err = clBuildProgram(program, 1, &st->device, options, NULL, NULL);
     free(options);
     if (err != CL_SUCCESS) {
-        record_build_log(ctx, program, st->device);
+        record_build_log(ctx, program, st->device, p->source);
         clReleaseProgram(program);
         ctx->native_error = err;
         return err == CL_OUT_OF_HOST_MEMORY ? PSCAN_ERROR_OUT_OF_MEMORY : PSCAN_ERROR_BUILD_FAILED;
