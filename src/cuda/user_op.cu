@@ -15,22 +15,26 @@
  * The vector tile programs need elements that tile a 16-byte vector: 1, 2, 4, 8 or 16 bytes. Every other size up
  * to PSCAN_USER_OP_MAX_BYTES (12, 24, 32, ...) goes to user_wide.cuh's programs, which hold whole elements,
  * warp-striped (ITEMS per thread, loads in the element's own alignment). Tiles are the large-call ones (32 KiB
- * scan, 64 KiB reduce; wide: USER_WIDE_ITEMS x 256 elements) at every n. Measured (H100, tools/tune_userop, 2^28 elements, 2026-11-23): the 8-byte affine f32 scan (non-commutative)
- * at 0.902 of a copy's bandwidth, a 16-byte 2x2 f32 matrix scan at 0.618, an f32 sum written as a user
- * operator at 0.942, the same as the built-in sum (0.943); the first pscan_operator_create compiles in 1.27 s,
- * a second with the same source finds the cached module in 3 us. docs/bench/h100-userop-tune.txt.
+ * scan, 64 KiB reduce; wide: USER_WIDE_ITEMS x 256 elements) at every n.
  *
- * Why 16-byte elements lag (issue 13): one element per vector, so the scan program runs a warp scan (7 shuffles
- * of 4 words, 5 combines) per element, about 11 combines and 28 shuffled words per element in all, and a 2x2
- * matrix product is 8 multiply-adds; at 5 blocks/SM (48 registers) ptxas also spills 24-32 bytes. The
- * thread-serial program (BLOCKED in ps_scan_program: each thread scans its 8 consecutive elements, one warp scan
- * per thread) needs about 3.75 combines and 3.5 shuffled words per element and fits 48 registers without
- * spills; PS_USER_SCAN16_* choose
- * the 16-byte policy (default: as before until a GPU run picks one; tools/tune/tune_userop.c times them all).
+ * Measured (H100, tools/tune/tune_userop, 2^28 elements, median of 25, 2026-11-23, third session): the 8-byte
+ * affine f32 scan (non-commutative) at 0.943 of a copy's bandwidth, a 16-byte 2x2 f32 matrix scan at 0.910
+ * (2.9x CUB's DeviceScan with the same operator), an f32 sum written as a user operator at 0.951, the same as the
+ * built-in sum; the first call of a new operator (create + first launch) 0.375 s, a second create with the same
+ * source finds the cached module in 3 us. docs/bench/h100-userop-tune2.txt.
+ *
+ * Why 16-byte elements needed their own policy (issue 13): one element per vector, so the warp-serial scan
+ * program runs a warp scan (7 shuffles of 4 words, 5 combines) per element, about 11 combines and 28 shuffled
+ * words per element in all, and a 2x2 matrix product is 8 multiply-adds: 0.616 of copy. The thread-serial
+ * program (BLOCKED in ps_scan_program: each thread scans its 8 consecutive elements, one warp scan per thread)
+ * needs about 3.75 combines and 3.5 shuffled words per element; at 4 blocks/SM (64 registers) it runs at 0.911
+ * (5 blocks: 0.744, 6: 0.697). 8-byte elements gain from it too (0.902 -> 0.944). PS_USER_SCAN16_* and
+ * PS_USER_SCAN8_BLOCKED hold the choice; tools/tune/tune_userop.c times the variants (docs/tuning.md).
  *
  * Compile time: NVRTC's time goes to code generation for each kernel it is asked for (NVVM and ptxas; the front
  * end is under a tenth), so the three kernels are compiled as three programs on three threads
- * (PS_USER_COMPILE_PARALLEL) and only the headers of the size's programs are included.
+ * (PS_USER_COMPILE_PARALLEL: 0.56 s against 1.04 s for one program on the H100 machine) and only the headers
+ * of the size's programs are included.
  */
 #include <nvrtc.h>
 #include <pthread.h>
@@ -292,9 +296,8 @@ extern "C" pscan_status ps_cuda_user_compile(const char *source, const char *typ
  * generating code for each kernel it is asked for (one kernel of three alone: about a third of the time), and
  * separate programs may be compiled concurrently, so the wall time is about the slowest kernel's on a machine
  * with three cores (the front end reads the source three times; on one core the total is about the same as
- * one program's). PS_USER_COMPILE_PARALLEL 0: one program with all three kernels, as before; it stays the
- * default until a GPU run (docs/tuning.md, item 0) shows the three modules load and run and the first call
- * gains: on the busy 2-core build machine the parallel compile measured no wall-time gain. */
+ * one program's). PS_USER_COMPILE_PARALLEL 0: one program with all three kernels. On the H100 machine's 16
+ * cores the first call of a new operator fell from 0.86 s to 0.38 s, and the three modules pass test_userop. */
 #ifndef PS_USER_COMPILE_PARALLEL
 #define PS_USER_COMPILE_PARALLEL 1
 #endif

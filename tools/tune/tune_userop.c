@@ -147,18 +147,14 @@ struct variant {
  * memory (at most 48 KiB a block: vecs <= 11), vecs x min_blocks <= 56 for 227 KiB an SM; registers a thread
  * 65536 / (256 min_blocks), rounded down to 8: 48 at 5 blocks, 64 at 4, 40 at 6, 32 at 8. */
 static const struct variant variants[] = {
-    {"m16.v8.b5.async (default)", 16, 8, 5, 1, 0},
+    {"m16.v8.b4.async.blocked (default)", 16, 8, 4, 1, 1},
+    {"m16.v8.b5.async", 16, 8, 5, 1, 0},
     {"m16.v8.b4.async", 16, 8, 4, 1, 0},
     {"m16.v8.b5.async.blocked", 16, 8, 5, 1, 1},
     {"m16.v8.b5.sync.blocked", 16, 8, 5, 0, 1},
-    {"m16.v8.b6.async.blocked", 16, 8, 6, 1, 1},
-    {"m16.v8.b4.async.blocked", 16, 8, 4, 1, 1},
     {"m16.v8.b4.sync.blocked", 16, 8, 4, 0, 1},
-    {"m16.v4.b8.async.blocked", 16, 4, 8, 1, 1},
-    {"m16.v4.b6.async.blocked", 16, 4, 6, 1, 1},
-    {"a8.v8.b5.async (default)", 8, 8, 5, 1, 0},
-    {"a8.v8.b5.async.blocked", 8, 8, 5, 1, 1},
-    {"a8.v4.b8.async.blocked", 8, 4, 8, 1, 1},
+    {"a8.v8.b5.async.blocked (default)", 8, 8, 5, 1, 1},
+    {"a8.v8.b5.async", 8, 8, 5, 1, 0},
 };
 #define VARIANTS (int)(sizeof variants / sizeof variants[0])
 
