@@ -54,7 +54,7 @@ extern "C" const size_t ps_cuda_embedded_count;
 #define USER_SCAN_MIN_BLOCKS 5
 /* The scan of 16-byte elements (one element per vector: a warp scan per element unless BLOCKED, see
  * ps_scan_program), separately, so that tools/tune/tune_userop.c can sweep it: vectors per thread, blocks per
- * SM, cp.async into the parking slots, thread-serial (BLOCKED). Defaults: the other sizes' policy. */
+ * SM, cp.async into the parking slots, thread-serial (BLOCKED). Defaults: the H100 run of the header. */
 #ifndef PS_USER_SCAN16_VECS
 #define PS_USER_SCAN16_VECS USER_SCAN_VECS
 #endif
