@@ -304,6 +304,11 @@ expect_refusal "unwritable output directory" "$WORK/example.bin" "$WORK/no/such/
 printf '1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\nabc\n' >"$WORK/bad17.txt"
 expect_refusal "a bad number in text" "$WORK/bad17.txt" "$WORK/bad.txt" --type i32
 grep -q "line 17: 'abc' is not a valid i32" "$WORK/err" && ok || fail "bad text message: $(cat "$WORK/err")"
+# the same in the fourth chunk (1 MiB of i32: 262144 numbers) of a pipeline (the reader thread fails while chunks are on the device and
+# in the writer): the message with its line, no output, no hang
+seq 1 800000 >"$WORK/bad-late.txt" && echo 'xyz' >>"$WORK/bad-late.txt"
+expect_refusal "a bad number after three chunks" "$WORK/bad-late.txt" "$WORK/bad.txt" --type i32 --chunk-mb 1
+grep -q "line 800001: 'xyz' is not a valid i32" "$WORK/err" && ok || fail "late bad text message: $(cat "$WORK/err")"
 printf '1\n256\n' >"$WORK/range.txt"
 expect_refusal "out of range for u8" "$WORK/range.txt" "$WORK/bad.txt" --type u8
 grep -q "line 2: '256' is out of range for u8" "$WORK/err" && ok || fail "range message: $(cat "$WORK/err")"
