@@ -258,7 +258,8 @@ pscan_status pscan_scan(pscan_context *ctx, const pscan_scan_desc *desc, const v
  * pageable buffers are staged through pinned buffers the context keeps (freed with it), pinned ones go straight.
  * Device memory is the context's workspace (3 pieces and the scan's temp). CUDA: algo AUTO or
  * DECOUPLED_LOOKBACK (others: PSCAN_ERROR_UNSUPPORTED_ALGORITHM), a device pointer for in or out is
- * PSCAN_ERROR_INVALID_VALUE. OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now. n == 0 is a no-op.
+ * PSCAN_ERROR_INVALID_VALUE. OpenCL: the same algorithms; pieces go up, are scanned and come down one after
+ * another (device memory: one piece), the carry through the host. n == 0 is a no-op.
  * Example: in = [3 1 7 0 4 1 6 3] in a malloc'd buffer, PSCAN_OP_SUM -> out = [3 4 11 11 15 16 22 25]. */
 pscan_status pscan_scan_host(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
                              uint64_t n);

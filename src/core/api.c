@@ -498,6 +498,55 @@ pscan_status pscan_context_set_host_chunk_bytes(pscan_context *ctx, size_t bytes
     return PSCAN_SUCCESS;
 }
 
+/* Out of core on a backend without a driver of its own (OpenCL): pieces of the context's piece size go up, are
+ * scanned in place with the carry of the pieces before them as their initial value, and come down, one after
+ * another; the carry passes through the host, one element per piece (the scan-order last output, combined with
+ * the last input for an exclusive scan by a one-element inclusive scan, so the core needs no operator code). The
+ * device holds one piece and one element. Slower than CUDA's pipeline (nothing overlaps), the same results. */
+#define PS_HOST_PIECE_DEFAULT ((size_t)64 << 20)
+
+static pscan_status scan_host_pieces(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
+                                     uint64_t n, size_t eb) {
+    size_t piece_bytes = ctx->host_chunk_bytes ? ctx->host_chunk_bytes : PS_HOST_PIECE_DEFAULT;
+    piece_bytes = piece_bytes < 256 ? 256 : piece_bytes / 256 * 256; /* as pscan_context_set_host_chunk_bytes says */
+    const uint64_t piece = piece_bytes / eb < n ? piece_bytes / eb : n;
+    const int reverse = (desc->flags & PSCAN_SCAN_REVERSE) != 0;
+    void *buf = NULL, *one = NULL;
+    pscan_status s = pscan_memory_alloc(ctx, (size_t)piece * eb, &buf);
+    if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(ctx, eb, &one);
+    unsigned char carry[sizeof(ps_value)], last_in[sizeof(ps_value)];
+    int have_carry = 0;
+    for (uint64_t done = 0; s == PSCAN_SUCCESS && done < n;) {
+        const uint64_t count = n - done < piece ? n - done : piece;
+        const uint64_t begin = reverse ? n - done - count : done;
+        const size_t bytes = (size_t)count * eb, last = reverse ? 0 : (size_t)(count - 1) * eb;
+        const unsigned char *src = (const unsigned char *)in + begin * eb;
+        unsigned char *dst = (unsigned char *)out + begin * eb;
+        memcpy(last_in, src + last, eb); /* before an in-place piece is overwritten */
+        pscan_scan_desc d = *desc;
+        if (have_carry) d.init = carry;
+        if ((s = pscan_memory_upload(ctx, buf, src, bytes)) != PSCAN_SUCCESS ||
+            (s = pscan_scan(ctx, &d, buf, buf, count, NULL, 0)) != PSCAN_SUCCESS ||
+            (s = pscan_memory_download(ctx, dst, buf, bytes)) != PSCAN_SUCCESS ||
+            (s = ctx->ops->synchronize(ctx)) != PSCAN_SUCCESS)
+            break;
+        memcpy(carry, dst + last, eb);
+        if (desc->flags & PSCAN_SCAN_EXCLUSIVE) {
+            const pscan_scan_desc inclusive = {desc->type, desc->op, 0, PSCAN_ALGO_AUTO, carry};
+            if ((s = pscan_memory_upload(ctx, one, last_in, eb)) != PSCAN_SUCCESS ||
+                (s = pscan_scan(ctx, &inclusive, one, one, 1, NULL, 0)) != PSCAN_SUCCESS ||
+                (s = pscan_memory_download(ctx, carry, one, eb)) != PSCAN_SUCCESS ||
+                (s = ctx->ops->synchronize(ctx)) != PSCAN_SUCCESS)
+                break;
+        }
+        have_carry = 1;
+        done += count;
+    }
+    if (one) pscan_memory_free(ctx, one);
+    if (buf) pscan_memory_free(ctx, buf);
+    return s;
+}
+
 pscan_status pscan_scan_host(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
                              uint64_t n) {
     ps_request req;
@@ -514,8 +563,11 @@ pscan_status pscan_scan_host(pscan_context *ctx, const pscan_scan_desc *desc, co
         pscan_status w = ctx->ops->synchronize(ctx);
         return s != PSCAN_SUCCESS ? s : w;
     }
-    if (!ctx->ops->scan_host) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
-    return ctx->ops->scan_host(ctx, &req);
+    if (ctx->ops->scan_host) return ctx->ops->scan_host(ctx, &req);
+    /* the pieces' driver runs the single-pass scan, as CUDA's does */
+    if (desc->algo != PSCAN_ALGO_AUTO && desc->algo != PSCAN_ALGO_DECOUPLED_LOOKBACK)
+        return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+    return n == 0 ? PSCAN_SUCCESS : scan_host_pieces(ctx, desc, in, out, n, req.elem_bytes);
 }
 
 /* ---- reduce ------------------------------------------------------------------------------------------ */
