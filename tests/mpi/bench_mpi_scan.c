@@ -34,9 +34,10 @@
  * as "yield_when_idle"). --quick: sizes 1 and 2^10, 21 repetitions after 2 warm-ups (the ctest).
  *
  * --csv FILE (rank 0): rows in the columns of `pscan bench --csv`; algo mpi-exscan, mpi-exscan-new, reduce, scan,
- * mpi-scan and mpi-added (time_us = added; spread empty); primitive mpi-scan; n = all ranks' elements (P x n_local); device =
- * the context's device name, ", P ranks" and the label; gbps = bytes read and written / time (scan and mpi-scan
- * as 2 x 4 bytes per element, however many passes they make; reduce 4 bytes per element; empty for the others);
+ * mpi-scan, mpi-added and mpi-beyond-reduce (time_us = added and beyond reduce; their spread empty); primitive
+ * mpi-scan; n = all ranks' elements (P x n_local); device = the context's device name, ", P ranks" and the label;
+ * gbps = bytes read and written / time (scan and mpi-scan as 2 x 4 bytes per element, however many passes they
+ * make; reduce 4 bytes per element; empty for the others);
  * of_copy, of_cub, cub_time_us empty (no copy or CUB here); in_place 0.
  *
  * Exit: 0, 1 when a check fails, 77 when the backend is missing, 2 on bad arguments.
@@ -227,6 +228,7 @@ static int run_size(bench *b, uint64_t n, int reps, int warmup, uint64_t seed) {
         for (int k = 0; k < KIND_COUNT; k++)
             csv_row(kind_names[k], n_all, worst[k], per_elem[k], worst[KIND_COUNT + k], 1);
         csv_row("mpi-added", n_all, worst[2 * KIND_COUNT], 0, 0, 0);
+        csv_row("mpi-beyond-reduce", n_all, worst[2 * KIND_COUNT + 1], 0, 0, 0);
         fflush(stdout);
     }
     for (int k = 0; k < KIND_COUNT; k++) free(t[k]);
