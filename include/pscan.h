@@ -290,6 +290,15 @@ pscan_status pscan_reduce_temp_bytes(pscan_context *ctx, const pscan_reduce_desc
 pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, const void *in, uint64_t n,
                           void *result, void *temp, size_t temp_bytes);
 
+/* Reduces n elements of host memory in into *result, one element in host memory, and returns when it is written
+ * (blocking, like pscan_scan_host). The CPU reduces in place; CUDA and OpenCL move pieces of
+ * pscan_context_set_host_chunk_bytes() through the device one after another, each reduced with the result of
+ * the pieces before it as its init (device memory: one piece). Algorithms as for pscan_reduce. A refused or
+ * failed call leaves *result untouched. Example: in = [3 1 7 0 4 1 6 3] in a malloc'd buffer, PSCAN_OP_SUM ->
+ * *result = 25. */
+pscan_status pscan_reduce_host(pscan_context *ctx, const pscan_reduce_desc *desc, const void *in, uint64_t n,
+                               void *result);
+
 /* ---------------------------------------------------------------------------------------------------------
  * User operators: an element of up to PSCAN_USER_OP_MAX_BYTES bytes and an associative combine written once in
  * C, run by pscan_scan_user and pscan_reduce_user. The combine is never assumed commutative: every algorithm

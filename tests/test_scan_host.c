@@ -16,6 +16,10 @@
  * Host memory: malloc'd (pageable) by default; with --pinned (CUDA) the input is cudaMallocHost'd, and the
  * output too in every other case (the rest pageable: one pinned and one pageable buffer in one call).
  *
+ * pscan_reduce_host: every type x operator x {identity, init}, sizes 0, 1 and around pieces of 256 bytes, 4 KiB
+ * and the default, against the serial reduction, with guard bytes around the result; its refusals leave the
+ * result untouched.
+ *
  * Bad input, each with its exact status and the output untouched: NULL ctx or desc, unknown flags, a NULL
  * buffer with n > 0, outputs overlapping the input by one element, n beyond 2^48 bytes, an algorithm the
  * backend lacks (CUDA, OpenCL: anything but AUTO and decoupled-lookback; CPU: a GPU algorithm), and on CUDA a
@@ -173,6 +177,67 @@ static void run_table(harness *h) {
             }
         }
     }
+}
+
+/* ---- pscan_reduce_host: every type x operator, identity and init, sizes around the piece ---- */
+
+static void run_reduce_table(harness *h) {
+    const size_t chunks[3] = {256, 4096, 0};
+    for (int ci = 0; ci < 3; ci++) {
+        pscan_context_set_host_chunk_bytes(h->ctx, chunks[ci]);
+        for (size_t ti = 0; ti < TYPE_COUNT; ti++) {
+            const type_info *t = &types[ti];
+            const size_t eb = t->bytes, c = (chunks[ci] ? chunks[ci] : 1000) / eb;
+            const size_t sizes[6] = {0, 1, c - 1, c + 1, 3 * c + 5, h->quick ? 2 * c : 17 * c + 3};
+            for (size_t oi = 0; oi < OP_COUNT; oi++) {
+                if (t->is_float && op_is_bitwise(ops[oi])) continue;
+                for (size_t si = 0; si < 6; si++) {
+                    const size_t n = sizes[si];
+                    test_rng rng = {test_mix64(h->seed ^ 0x5EDuLL ^ (uint64_t)n << 20 ^ (uint64_t)t->type << 40 ^
+                                               (uint64_t)ops[oi] << 48 ^ chunks[ci])};
+                    unsigned char *g = (unsigned char *)malloc(n * eb + 1), *ref = (unsigned char *)malloc(n * eb + 1);
+                    fill(&rng, t, ops[oi], g, n);
+                    for (int given = 0; given < 2; given++) {
+                        unsigned char init[8] = {0}, want[8] = {0}, got[16];
+                        pick_init(&rng, t, ops[oi], given, init);
+                        reference_scan(t, ops[oi], 0, init, g, n, ref);
+                        memcpy(want, n ? ref + (n - 1) * eb : init, eb);
+                        memset(got, GUARD, sizeof got);
+                        const pscan_reduce_desc d = {t->type, ops[oi], PSCAN_ALGO_AUTO, given ? init : NULL};
+                        pscan_status st = pscan_reduce_host(h->ctx, &d, g, n, got + 4);
+                        int guards = 1;
+                        for (size_t j = 0; j < 4; j++) guards = guards && got[j] == GUARD && got[4 + eb + j] == GUARD;
+                        char what[256];
+                        snprintf(what, sizeof what, "reduce_host %s %s init=%d n=%zu chunk=%zu: %s, 0x%" PRIx64
+                                 " expected 0x%" PRIx64 "%s", t->name, pscan_op_name(ops[oi]), given, n, chunks[ci],
+                                 pscan_status_name(st), load_raw(got + 4, 0, eb), load_raw(want, 0, eb),
+                                 guards ? "" : "; a guard byte changed");
+                        check(h, st == PSCAN_SUCCESS && memcmp(got + 4, want, eb) == 0 && guards, what);
+                    }
+                    free(g);
+                    free(ref);
+                }
+            }
+        }
+    }
+    /* refusals leave the result untouched */
+    int32_t buf[8] = {3, 1, 7, 0, 4, 1, 6, 3}, result = -1;
+    pscan_reduce_desc d = {PSCAN_TYPE_I32, PSCAN_OP_SUM, PSCAN_ALGO_AUTO, NULL};
+    check(h, pscan_reduce_host(h->ctx, &d, buf, 8, &result) == PSCAN_SUCCESS && result == 25,
+          "reduce_host of 3 1 7 0 4 1 6 3 is 25");
+    result = -1;
+    check(h, pscan_reduce_host(NULL, &d, buf, 8, &result) == PSCAN_ERROR_NULL_POINTER && result == -1,
+          "reduce_host NULL ctx: PSCAN_ERROR_NULL_POINTER, result untouched");
+    check(h, pscan_reduce_host(h->ctx, &d, NULL, 8, &result) == PSCAN_ERROR_NULL_POINTER && result == -1,
+          "reduce_host NULL in: PSCAN_ERROR_NULL_POINTER");
+    check(h, pscan_reduce_host(h->ctx, &d, buf, 8, NULL) == PSCAN_ERROR_NULL_POINTER, "reduce_host NULL result");
+    check(h, pscan_reduce_host(h->ctx, &d, buf, 8, buf + 3) == PSCAN_ERROR_OVERLAP, "reduce_host result inside in");
+    check(h, pscan_reduce_host(h->ctx, &d, buf, (uint64_t)1 << 60, &result) == PSCAN_ERROR_TOO_LARGE && result == -1,
+          "reduce_host n beyond 2^48 bytes: PSCAN_ERROR_TOO_LARGE");
+    d.algo = PSCAN_ALGO_HILLIS_STEELE;
+    check(h, pscan_reduce_host(h->ctx, &d, buf, 8, &result) == PSCAN_ERROR_UNSUPPORTED_ALGORITHM && result == -1,
+          "reduce_host with a scan-only algorithm: PSCAN_ERROR_UNSUPPORTED_ALGORITHM, result untouched");
+    pscan_context_set_host_chunk_bytes(h->ctx, 0);
 }
 
 /* ---- bad input ---------------------------------------------------------------------------------------- */
@@ -425,6 +490,7 @@ int main(int argc, char **argv) {
     } else {
         run_bad_inputs(&h);
         run_table(&h);
+        run_reduce_table(&h);
     }
     pscan_context_destroy(h.ctx);
     printf("test_scan_host: %lu passed, %lu failed\n", h.passed, h.failed);

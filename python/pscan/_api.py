@@ -263,6 +263,38 @@ def scan_host(x: ArrayLike, op: str = "sum", dtype: DTypeLike = None, exclusive:
     return out if out is not None else o.obj
 
 
+def reduce_host(x: ArrayLike, op: str = "sum", dtype: DTypeLike = None, init: Any = None,
+                device: Optional[int] = None) -> Any:
+    """Reduction of a host array (flattened) through a GPU, in pieces: pscan_reduce_host, for arrays far larger
+    than the device's memory. Returns a numpy scalar.
+
+    x: a numpy array or a CPU tensor. device as for scan_host (None: device 0 where there is one, else the
+    CPU backend, where it is pscan.reduce). The GPU reduces pieces of 64 MiB one after another, each from the
+    result of the pieces before it. op, dtype and init as for pscan.reduce.
+
+    Example::
+
+        >>> int(pscan.reduce_host(numpy.array([3, 1, 7, 0, 4, 1, 6, 3])))
+        25
+    """
+    opid = _op_id(op)
+    a, _, dt, tid, _ = _prepare(x, None, dtype)
+    if a.device != A.HOST:
+        raise error("PSCAN_ERROR_INVALID_VALUE", "reduce_host reduces host memory: x is on a CUDA device (use reduce)")
+    ibuf = A.host_scalar(init, dt, "init") if init is not None else None
+    desc = ffi.new("pscan_reduce_desc *", [tid, opid, ALGO_AUTO,
+                                           ffi.from_buffer(ibuf) if ibuf is not None else ffi.NULL])
+    result = np.zeros((), dt)
+    if device is None:
+        ctx, lock = _host_scan_context()
+    else:
+        ctx, lock = _context.get(A.HOST if int(device) < 0 else int(device), 0)
+    with lock:
+        check(lib.pscan_reduce_host(ctx, desc, a.ptr, a.size, ffi.cast("void *", result.ctypes.data)),
+              "pscan_reduce_host")
+    return result[()]
+
+
 def _host_scan_context():
     """The context scan_host uses without a device: CUDA device 0's on the legacy default stream, else the CPU's."""
     if HAVE_CUDA:

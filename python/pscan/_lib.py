@@ -138,6 +138,8 @@ pscan_status pscan_memory_upload(pscan_context *ctx, void *device_dst, const voi
 
 pscan_status pscan_scan_host(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
                              uint64_t n);
+pscan_status pscan_reduce_host(pscan_context *ctx, const pscan_reduce_desc *desc, const void *in, uint64_t n,
+                               void *result);
 
 typedef struct pscan_scan_by_key_desc {
     pscan_type key_type;

@@ -635,6 +635,57 @@ pscan_status pscan_reduce_user(pscan_context *ctx, const pscan_reduce_desc *desc
     return request_submit(ctx, &req, temp, temp_bytes);
 }
 
+/* ---- reduce of host memory (out of core) ----------------------------------------------------------------
+ * The CPU reduces host memory in place of device memory. Elsewhere pieces of the context's piece size go up one
+ * after another and each is reduced with the result of the pieces before it as its init (the carry of a reduce
+ * is its result, so this is the scan's piece driver with a one-element output); *result is written last, on
+ * the host, so a refused or failed call leaves it untouched. Device memory: one piece and one element. */
+pscan_status pscan_reduce_host(pscan_context *ctx, const pscan_reduce_desc *desc, const void *in, uint64_t n,
+                               void *result) {
+    ps_request req;
+    pscan_status s = reduce_prepare(ctx, desc, NULL, in, n, result, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    const size_t eb = req.elem_bytes;
+    if (!ctx->ops->handles_are_addresses) {
+        /* host pointers are addresses on every backend: the checks reduce_prepare left to address backends */
+        if (n > 0 && (range_wraps(in, n * eb) || range_wraps(result, eb))) return PSCAN_ERROR_TOO_LARGE;
+        if (n > 0 && (uintptr_t)in < (uintptr_t)result + eb && (uintptr_t)result < (uintptr_t)in + n * eb)
+            return PSCAN_ERROR_OVERLAP;
+    }
+    if (ctx->ops->data_in_host_memory) {
+        s = request_submit(ctx, &req, NULL, 0);
+        pscan_status w = ctx->ops->synchronize(ctx);
+        return s != PSCAN_SUCCESS ? s : w;
+    }
+    size_t piece_bytes = ctx->host_chunk_bytes ? ctx->host_chunk_bytes : PS_HOST_PIECE_DEFAULT;
+    piece_bytes = piece_bytes < 256 ? 256 : piece_bytes / 256 * 256;
+    const uint64_t piece = piece_bytes / eb < n ? piece_bytes / eb : (n ? n : 1);
+    void *buf = NULL, *slot = NULL;
+    s = pscan_memory_alloc(ctx, (size_t)piece * eb, &buf);
+    if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(ctx, eb, &slot);
+    unsigned char carry[sizeof(ps_value)];
+    int have_carry = 0;
+    uint64_t done = 0;
+    do { /* once at n == 0: the reduce of nothing writes init */
+        const uint64_t count = n - done < piece ? n - done : piece;
+        pscan_reduce_desc d = *desc;
+        if (have_carry) d.init = carry;
+        if (s != PSCAN_SUCCESS ||
+            (count && (s = pscan_memory_upload(ctx, buf, (const unsigned char *)in + done * eb, (size_t)count * eb)) !=
+                          PSCAN_SUCCESS) ||
+            (s = pscan_reduce(ctx, &d, buf, count, slot, NULL, 0)) != PSCAN_SUCCESS ||
+            (s = pscan_memory_download(ctx, carry, slot, eb)) != PSCAN_SUCCESS ||
+            (s = ctx->ops->synchronize(ctx)) != PSCAN_SUCCESS)
+            break;
+        have_carry = 1;
+        done += count;
+    } while (done < n);
+    if (slot) pscan_memory_free(ctx, slot);
+    if (buf) pscan_memory_free(ctx, buf);
+    if (s == PSCAN_SUCCESS) memcpy(result, carry, eb);
+    return s;
+}
+
 /* ---- select and partition ---------------------------------------------------------------------------- */
 
 /* [a, a + abytes) and [b, b + bbytes) share a byte (empty ranges share none). */

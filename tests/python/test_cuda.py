@@ -388,6 +388,15 @@ def test_scan_host_through_the_gpu():
     assert e.value.status == "PSCAN_ERROR_INVALID_VALUE"
 
 
+@pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch (a device)")
+def test_reduce_host_through_the_gpu():
+    """A numpy array of 128 MiB and more reduced through device 0 in 64 MiB pieces."""
+    x = data((1 << 24) + 3, np.dtype(np.int64))
+    assert pscan.reduce_host(x, device=0) == x.sum()
+    assert pscan.reduce_host(x, op="min", device=0) == x.min()
+    assert pscan.reduce_host(x[:5000], op="xor", init=7, device=0) == np.bitwise_xor.reduce(x[:5000]) ^ 7
+
+
 # ---- user operators compiled with NVRTC ----------------------------------------------------------------------
 @pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch")
 def test_user_operator_on_device():

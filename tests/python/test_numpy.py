@@ -279,3 +279,14 @@ def test_scan_host_on_the_cpu_backend():
     assert pscan.scan_host([3, 1, 7, 0, 4, 1, 6, 3]).tolist() == [3, 4, 11, 11, 15, 16, 22, 25]  # any device
     raises(ValueError, "PSCAN_ERROR_INVALID_VALUE", lambda: pscan.scan_host(x, op="mean"))
     raises(TypeError, "PSCAN_ERROR_UNSUPPORTED_TYPE", lambda: pscan.scan_host(x.astype(np.float16)))
+
+
+def test_reduce_host_on_the_cpu_backend():
+    """reduce_host on the CPU backend (pscan_reduce); test_cuda.py checks it through a GPU in pieces."""
+    for n in (0, 1, 4097, 100003):
+        x = data(n, np.dtype(np.int64))
+        assert pscan.reduce_host(x, device=-1) == x.sum()
+        assert pscan.reduce_host(x, op="max", init=-1 << 62, device=-1) == max([-1 << 62] + x.tolist())
+    assert pscan.reduce_host(np.arange(10, dtype=np.int8), dtype=np.int64, init=5, device=-1) == 50
+    assert int(pscan.reduce_host([3, 1, 7, 0, 4, 1, 6, 3])) == 25  # any device
+    raises(ValueError, "PSCAN_ERROR_INVALID_VALUE", lambda: pscan.reduce_host(np.arange(3), op="mean"))
