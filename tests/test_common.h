@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "pscan.h"
 
@@ -35,6 +36,28 @@ static inline uint64_t test_rng_next(test_rng *r) {
 
 /* A uniform double in [0, 1) with 53 random bits. */
 static inline double test_rng_unit(test_rng *r) { return (double)(test_rng_next(r) >> 11) * 0x1.0p-53; }
+
+/* ---- host timing for the benchmarks (bench_mpi_scan, bench_nccl, test_scan_host --bench) ---- */
+
+/* Seconds on the monotonic clock. */
+static inline double test_now_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static inline int test_cmp_double(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of r samples (sorted in place) and their spread, (p90 - p10) / median, as pscan bench's CSV has it. */
+static inline double test_median_spread(double *t, int r, double *spread) {
+    qsort(t, (size_t)r, sizeof t[0], test_cmp_double);
+    const double m = t[r / 2];
+    *spread = m > 0 ? (t[r * 9 / 10 < r ? r * 9 / 10 : r - 1] - t[r / 10]) / m : 0;
+    return m;
+}
 
 /* The algorithms each backend must implement, as tests/CMakeLists.txt registers them; sets *algos and
  * returns the count. */

@@ -90,12 +90,6 @@ static uint64_t check_xor(const unsigned char *out, uint64_t n, uint64_t seed) {
     return n;
 }
 
-static double now_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 int main(int argc, char **argv) {
     pscan_backend backend = PSCAN_BACKEND_CPU;
     pscan_algo only_algo = PSCAN_ALGO_COUNT;
@@ -166,13 +160,13 @@ int main(int argc, char **argv) {
                 desc.init = &init;
             }
             const char *what = pass == 0 ? "inclusive sum" : "exclusive reverse xor";
-            double t0 = now_seconds();
+            double t0 = test_now_seconds();
             fill(host, n, seed);
             s = direct ? PSCAN_SUCCESS : pscan_memory_upload(ctx, dev, host, (size_t)n);
-            double t1 = now_seconds();
+            double t1 = test_now_seconds();
             if (s == PSCAN_SUCCESS) s = pscan_scan(ctx, &desc, dev, dev, n, NULL, 0);
             if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(ctx);
-            double t2 = now_seconds();
+            double t2 = test_now_seconds();
             if (s == PSCAN_SUCCESS && !direct) s = pscan_memory_download(ctx, host, dev, (size_t)n);
             if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(ctx);
             if (s != PSCAN_SUCCESS) {
@@ -185,7 +179,7 @@ int main(int argc, char **argv) {
                 break;
             }
             uint64_t bad = pass == 0 ? check_sum(host, n, seed) : check_xor(host, n, seed);
-            double t3 = now_seconds();
+            double t3 = test_now_seconds();
             if (bad < n) {
                 unsigned char expected = 0;
                 if (pass == 0) {

@@ -285,12 +285,6 @@ static void run_bad_inputs(harness *h) {
 
 /* ---- large: one u32 sum of BYTES of host memory, in place (on the GPU machine: more than the GPU holds) ---- */
 
-static double now_seconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* The large array is filled and checked on every core (one thread would take minutes for 200 GB): each part
  * of the array fills its range and sums it (phase 0); after the scan, each part checks its range starting from
  * the sum of the parts before it (phase 1). */
@@ -343,18 +337,18 @@ static void run_large(harness *h, uint64_t bytes) {
     large_part parts[LARGE_MAX_THREADS];
     for (int k = 0; k < count; k++)
         parts[k] = (large_part){a, h->seed, n / count * k, k == count - 1 ? n : n / count * (k + 1), n, 0, 0, 0};
-    const double f0 = now_seconds();
+    const double f0 = test_now_seconds();
     large_run(parts, count, 0);
     uint32_t carry = 0;
     for (int k = 0; k < count; k++) {
         parts[k].carry = carry;
         carry += parts[k].sum;
     }
-    const double f1 = now_seconds();
+    const double f1 = test_now_seconds();
     const pscan_scan_desc d = {PSCAN_TYPE_U32, PSCAN_OP_SUM, 0, PSCAN_ALGO_AUTO, NULL};
-    const double t0 = now_seconds();
+    const double t0 = test_now_seconds();
     pscan_status s = pscan_scan_host(h->ctx, &d, a, a, n);
-    const double t1 = now_seconds();
+    const double t1 = test_now_seconds();
     large_run(parts, count, 1);
     uint64_t bad = n;
     for (int k = 0; k < count && bad == n; k++) bad = parts[k].bad;
@@ -381,7 +375,7 @@ static double copy_up_down_seconds(void *host, uint64_t bytes, size_t chunk) {
         cudaEventCreateWithFlags(&uploaded[j], cudaEventDisableTiming);
         cudaEventCreateWithFlags(&downloaded[j], cudaEventDisableTiming);
     }
-    const double t0 = now_seconds();
+    const double t0 = test_now_seconds();
     uint64_t k = 0;
     for (uint64_t at = 0; at < bytes; at += chunk, k++) {
         const int j = (int)(k % 3);
@@ -395,7 +389,7 @@ static double copy_up_down_seconds(void *host, uint64_t bytes, size_t chunk) {
     }
     cudaStreamSynchronize(up);
     cudaStreamSynchronize(down);
-    const double t = now_seconds() - t0;
+    const double t = test_now_seconds() - t0;
     for (int j = 0; j < 3; j++) {
         cudaFree(dbuf[j]);
         cudaEventDestroy(uploaded[j]);
@@ -404,11 +398,6 @@ static double copy_up_down_seconds(void *host, uint64_t bytes, size_t chunk) {
     cudaStreamDestroy(up);
     cudaStreamDestroy(down);
     return t;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* The speed table of docs/scale-out.md: pinned u32 sum in place, median of 5, against the copy floor. */
@@ -428,14 +417,14 @@ static void run_bench(harness *h, uint64_t bytes) {
     pscan_scan_host(h->ctx, &d, a, a, bytes / 4); /* warm: workspace and first launches */
     copy_up_down_seconds(a, bytes, chunk);
     for (int r = 0; r < 5; r++) {
-        double t0 = now_seconds();
+        double t0 = test_now_seconds();
         pscan_status s = pscan_scan_host(h->ctx, &d, a, a, bytes / 4);
-        scan[r] = now_seconds() - t0;
+        scan[r] = test_now_seconds() - t0;
         check(h, s == PSCAN_SUCCESS, "bench scan");
         copy[r] = copy_up_down_seconds(a, bytes, chunk);
     }
-    qsort(scan, 5, sizeof scan[0], cmp_double);
-    qsort(copy, 5, sizeof copy[0], cmp_double);
+    qsort(scan, 5, sizeof scan[0], test_cmp_double);
+    qsort(copy, 5, sizeof copy[0], test_cmp_double);
     printf("test_scan_host: bench %" PRIu64 " bytes pinned, 64 MiB pieces: scan %.4f s (%.2f GB/s each way), "
            "copy up+down %.4f s (%.2f GB/s), fraction of copy %.3f\n",
            bytes, scan[2], (double)bytes / scan[2] * 1e-9, copy[2], (double)bytes / copy[2] * 1e-9,

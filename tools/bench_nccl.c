@@ -31,35 +31,10 @@
 #include <cuda_runtime_api.h>
 
 #include "pscan_nccl.h"
+#include "test_common.h" /* the rng and the timing helpers the benchmarks share */
 
 #define MAX_GPUS 8
 #define BLOCK_LOG2 24
-
-static double now_seconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* median and (p90 - p10) / median of r samples, sorted in place */
-static double median_spread(double *t, int r, double *spread) {
-    qsort(t, (size_t)r, sizeof t[0], cmp_double);
-    const double m = t[r / 2];
-    *spread = m > 0 ? (t[r * 9 / 10 < r ? r * 9 / 10 : r - 1] - t[r / 10]) / m : 0;
-    return m;
-}
-
-static uint64_t mix64(uint64_t x) {
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
 
 #define CK(call)                                                                                                  \
     do {                                                                                                          \
@@ -119,7 +94,7 @@ static void single_gpu(gpu *g, const pscan_scan_desc *d, uint64_t n, size_t elem
             CK(cudaEventElapsedTime(&ms, a, b));
             if (r >= 0) t[r] = ms * 1e-3;
         }
-        *res[what] = median_spread(t, reps, &spreads[what]);
+        *res[what] = test_median_spread(t, reps, &spreads[what]);
     }
     free(t);
     cudaEventDestroy(a);
@@ -175,7 +150,7 @@ int main(int argc, char **argv) {
     unsigned char *host = (unsigned char *)malloc(block * elem);
     uint64_t block_sum = 0;
     for (uint64_t i = 0; i < block; i++) {
-        const uint64_t v = mix64(i);
+        const uint64_t v = test_mix64(i);
         if (wide) {
             const int64_t x = (int64_t)(v >> 40); /* 2^34 elements of < 2^24: no signed overflow */
             memcpy(host + i * 8, &x, 8);
@@ -235,13 +210,13 @@ int main(int argc, char **argv) {
         }
         for (int rep = -3; rep < reps; rep++) {
             for (int k = 0; k < G; k++) CK(cudaStreamSynchronize(g[k].stream));
-            const double t0 = now_seconds();
+            const double t0 = test_now_seconds();
             PK(pscan_nccl_scan_group(G, ctxs, comms, &d, ins, outs, ns, NULL, NULL));
             for (int k = 0; k < G; k++) CK(cudaStreamSynchronize(g[k].stream));
-            if (rep >= 0) t[rep] = now_seconds() - t0;
+            if (rep >= 0) t[rep] = test_now_seconds() - t0;
         }
         double spread = 0;
-        const double tg = median_spread(t, reps, &spread);
+        const double tg = test_median_spread(t, reps, &spread);
         /* GPU k's first output is everything before it plus the block's first element; its last, k + 1 slices */
         for (int k = 0; k < G; k++) {
             unsigned char first[8] = {0}, last[8] = {0};

@@ -57,25 +57,6 @@
 enum { KIND_EXSCAN, KIND_EXSCAN_NEW, KIND_REDUCE, KIND_SCAN, KIND_MPI_SCAN, KIND_COUNT };
 static const char *const kind_names[KIND_COUNT] = {"mpi-exscan", "mpi-exscan-new", "reduce", "scan", "mpi-scan"};
 
-static double now_seconds(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* median and (p90 - p10) / median of r samples, sorted in place */
-static double median_spread(double *t, int r, double *spread) {
-    qsort(t, (size_t)r, sizeof t[0], cmp_double);
-    const double m = t[r / 2];
-    *spread = m > 0 ? (t[r * 9 / 10 < r ? r * 9 / 10 : r - 1] - t[r / 10]) / m : 0;
-    return m;
-}
-
 /* ---- the raw exchange: 16 bytes, a non-commutative user operator that adds the int32 at offset 8 -------- */
 
 static void pair_add(void *in, void *inout, int *len, MPI_Datatype *datatype) {
@@ -119,7 +100,7 @@ static const pscan_reduce_desc reduce_desc = {PSCAN_TYPE_I32, PSCAN_OP_SUM, PSCA
 static double time_once(bench *b, int kind, uint64_t n) {
     unsigned char mine[16] = {0}, got[16] = {0}, total[4];
     MPI_Barrier(MPI_COMM_WORLD);
-    const double t0 = now_seconds();
+    const double t0 = test_now_seconds();
     switch (kind) {
     case KIND_EXSCAN: MPI_Exscan(mine, got, 1, b->pair_type, b->pair_op, MPI_COMM_WORLD); break;
     case KIND_EXSCAN_NEW: {
@@ -141,7 +122,7 @@ static double time_once(bench *b, int kind, uint64_t n) {
     default: PK(pscan_mpi_scan(b->ctx, MPI_COMM_WORLD, &scan_desc, b->in, b->out, n, b->temp, b->temp_bytes));
     }
     PK(pscan_context_synchronize(b->ctx));
-    return now_seconds() - t0;
+    return test_now_seconds() - t0;
 }
 
 /* A last pscan_mpi_scan, checked: out[0] = carry + in[0], out[n-1] = carry + the slice's sum (mod 2^32). */
@@ -206,7 +187,7 @@ static int run_size(bench *b, uint64_t n, int reps, int warmup, uint64_t seed) {
         }
     /* per rank: medians and spreads; then the maximum over ranks of each, and of the differences */
     double med[KIND_COUNT], spread[KIND_COUNT];
-    for (int k = 0; k < KIND_COUNT; k++) med[k] = median_spread(t[k], reps, &spread[k]);
+    for (int k = 0; k < KIND_COUNT; k++) med[k] = test_median_spread(t[k], reps, &spread[k]);
     double mine[2 * KIND_COUNT + 2], worst[2 * KIND_COUNT + 2];
     for (int k = 0; k < KIND_COUNT; k++) {
         mine[k] = med[k];
