@@ -498,18 +498,19 @@ pscan_status pscan_context_set_host_chunk_bytes(pscan_context *ctx, size_t bytes
     return PSCAN_SUCCESS;
 }
 
+size_t ps_core_host_piece_bytes(const pscan_context *ctx) {
+    const size_t bytes = ctx->host_chunk_bytes ? ctx->host_chunk_bytes : (size_t)64 << 20;
+    return bytes < 256 ? 256 : bytes / 256 * 256;
+}
+
 /* Out of core on a backend without a driver of its own (OpenCL): pieces of the context's piece size go up, are
  * scanned in place with the carry of the pieces before them as their initial value, and come down, one after
  * another; the carry passes through the host, one element per piece (the scan-order last output, combined with
  * the last input for an exclusive scan by a one-element inclusive scan, so the core needs no operator code). The
  * device holds one piece and one element. Slower than CUDA's pipeline (nothing overlaps), the same results. */
-#define PS_HOST_PIECE_DEFAULT ((size_t)64 << 20)
-
 static pscan_status scan_host_pieces(pscan_context *ctx, const pscan_scan_desc *desc, const void *in, void *out,
                                      uint64_t n, size_t eb) {
-    size_t piece_bytes = ctx->host_chunk_bytes ? ctx->host_chunk_bytes : PS_HOST_PIECE_DEFAULT;
-    piece_bytes = piece_bytes < 256 ? 256 : piece_bytes / 256 * 256; /* as pscan_context_set_host_chunk_bytes says */
-    const uint64_t piece = piece_bytes / eb < n ? piece_bytes / eb : n;
+    const uint64_t piece_max = ps_core_host_piece_bytes(ctx) / eb, piece = piece_max < n ? piece_max : n;
     const int reverse = (desc->flags & PSCAN_SCAN_REVERSE) != 0;
     void *buf = NULL, *one = NULL;
     pscan_status s = pscan_memory_alloc(ctx, (size_t)piece * eb, &buf);
@@ -649,17 +650,14 @@ pscan_status pscan_reduce_host(pscan_context *ctx, const pscan_reduce_desc *desc
     if (!ctx->ops->handles_are_addresses) {
         /* host pointers are addresses on every backend: the checks reduce_prepare left to address backends */
         if (n > 0 && (range_wraps(in, n * eb) || range_wraps(result, eb))) return PSCAN_ERROR_TOO_LARGE;
-        if (n > 0 && (uintptr_t)in < (uintptr_t)result + eb && (uintptr_t)result < (uintptr_t)in + n * eb)
-            return PSCAN_ERROR_OVERLAP;
+        if (ranges_overlap(in, n * eb, result, eb)) return PSCAN_ERROR_OVERLAP;
     }
     if (ctx->ops->data_in_host_memory) {
         s = request_submit(ctx, &req, NULL, 0);
         pscan_status w = ctx->ops->synchronize(ctx);
         return s != PSCAN_SUCCESS ? s : w;
     }
-    size_t piece_bytes = ctx->host_chunk_bytes ? ctx->host_chunk_bytes : PS_HOST_PIECE_DEFAULT;
-    piece_bytes = piece_bytes < 256 ? 256 : piece_bytes / 256 * 256;
-    const uint64_t piece = piece_bytes / eb < n ? piece_bytes / eb : (n ? n : 1);
+    const uint64_t piece_max = ps_core_host_piece_bytes(ctx) / eb, piece = piece_max < n ? piece_max : (n ? n : 1);
     void *buf = NULL, *slot = NULL;
     s = pscan_memory_alloc(ctx, (size_t)piece * eb, &buf);
     if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(ctx, eb, &slot);

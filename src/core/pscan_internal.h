@@ -217,6 +217,9 @@ pscan_status ps_core_scan_init_device(pscan_context *ctx, const pscan_scan_desc 
 /* Everything ps_core_scan_init_device would refuse (pointers, overlap, the plan), without running anything. */
 pscan_status ps_core_scan_check_init_device(pscan_context *ctx, const pscan_scan_desc *desc, const void *in,
                                             void *out, uint64_t n, const void *init_device);
+/* The piece pscan_scan_host and pscan_reduce_host move through the device, in bytes: the context's
+ * (pscan_context_set_host_chunk_bytes) rounded down to a multiple of 256, at least 256; 64 MiB by default. */
+size_t ps_core_host_piece_bytes(const pscan_context *ctx);
 /* Records a build log on the context (copied); NULL clears it. */
 pscan_status ps_core_set_build_log(pscan_context *ctx, const char *log);
 

@@ -32,7 +32,6 @@
 #include "cuda_backend.h"
 
 #define PS_HOST_BUFFERS 3
-#define PS_HOST_CHUNK_DEFAULT ((size_t)64 << 20)
 #define PS_HOST_ALIGN ((size_t)256)
 
 /* How a host pointer's memory can be copied: straight (pinned or managed), through staging, or not at all. */
@@ -154,8 +153,7 @@ pscan_status ps_cuda_scan_host(pscan_context *ctx, ps_request *req, const ps_cud
     /* ---- plan: the single-pass scan, on one piece ---- */
     if (req->algo == PSCAN_ALGO_AUTO) req->algo = PSCAN_ALGO_DECOUPLED_LOOKBACK;
     if (req->algo != PSCAN_ALGO_DECOUPLED_LOOKBACK) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
-    size_t chunk_bytes = ctx->host_chunk_bytes ? ctx->host_chunk_bytes : PS_HOST_CHUNK_DEFAULT;
-    chunk_bytes = chunk_bytes < PS_HOST_ALIGN ? PS_HOST_ALIGN : chunk_bytes / PS_HOST_ALIGN * PS_HOST_ALIGN;
+    const size_t chunk_bytes = ps_core_host_piece_bytes(ctx); /* a multiple of 256 = PS_HOST_ALIGN */
     const uint64_t chunk = chunk_bytes / req->elem_bytes; /* elements per piece: 256 bytes divide evenly */
     ps_request piece = *req;
     piece.n = req->n < chunk ? req->n : chunk;
