@@ -16,7 +16,8 @@
 #             decoupled look-back spot checks at 2^28: min, max, product, exclusive, reverse, in place;
 #             the PNG plot and the markdown table
 #   patterns  pscan bench --primitive P beside CUB and copy, one CSV per primitive named <gpu>-<name>.csv:
-#             reduce (i32 i64 u8), compact (select: i32 i64), split (partition: i32 i64), expand (u32, beside the
+#             reduce (i32 i64 u8), compact (select: i32 i64), split (partition: i32 i64), expand (u32 counts
+#             averaging 1.5, 4 and 64 (to 2^26), beside the
 #             copy alone), segscan, scan-by-key, reduce-by-key, rle (i32), all n = 2^10..2^30; histogram (u32:
 #             uniform-256, equal-256, uniform-65536) to 2^28; sort (u32 keys to 2^30; u64 keys, u32 pairs to
 #             2^28); the case in the kind column. GPU_CHECK_PATTERNS="sort rle" runs only those CSVs (names as
@@ -264,7 +265,8 @@ if want patterns; then
     PAT_TMP=$(mktemp -d)
     # name:primitive:type[:case[:max-log2]]: the rows of <gpu>-<name>.csv, in order
     PAT_SPECS="reduce:reduce:i32 reduce:reduce:i64 reduce:reduce:u8 compact:select:i32 compact:select:i64
-        split:partition:i32 split:partition:i64 expand:expand:u32 segscan:segscan:i32 scan-by-key:scan_by_key:i32
+        split:partition:i32 split:partition:i64 expand:expand:u32:counts-0-3 expand:expand:u32:avg-4
+        expand:expand:u32:avg-64:26 segscan:segscan:i32 scan-by-key:scan_by_key:i32
         reduce-by-key:reduce_by_key:i32 rle:rle:i32 histogram:histogram:u32:uniform-256:28
         histogram:histogram:u32:equal-256:28 histogram:histogram:u32:uniform-65536:28 sort:sort:u32:keys:30
         sort:sort:u64:keys:28 sort:sort:u32:pairs:28"

@@ -22,8 +22,8 @@
  * the midpoint of the random data's range, about half; the kept count comes from the pscan call itself).
  * of_copy compares that bandwidth with the copy's (a reduce can reach 2x the copy's time-ratio, never more
  * than 1.0 of its bandwidth); of_cub is CUB's time over pscan's, the same work. Expand (u32 or u64 counts
- * 0..3, u32 indices out, capacity 3n) reads the counts and writes one index per slot; CUB has no expand, so it
- * is timed beside the copy alone.
+ * uniform in 0..M, u32 indices out; --case counts-0-3 (M = 3, the default), avg-4 (M = 8), avg-64 (M = 128))
+ * reads the counts and writes one index per slot; CUB has no expand, so it is timed beside the copy alone.
  *
  * The by-key family and the rest, each with one input block and one output block (the copy moves the whole
  * input block, all the bytes the primitive reads):
@@ -47,6 +47,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,11 +77,12 @@ static const char *const bench_primitive_names[] = {
 };
 
 /* The cases of a primitive that has several, named in the CSV's `kind` column: X(primitive, name, param,
- * equal): histogram: param = bins, equal = every sample the same; sort: param = payload bytes. The first of a
- * primitive's cases is its default. */
+ * equal): histogram: param = bins, equal = every sample the same; sort: param = payload bytes; expand: param =
+ * the largest count (counts uniform in 0..param). The first of a primitive's cases is its default. */
 #define BENCH_CASE_LIST(X)                                                                                   \
     X(histogram, "uniform-256", 256, 0) X(histogram, "equal-256", 256, 1) X(histogram, "uniform-65536", 65536, 0) \
-    X(sort, "keys", 0, 0) X(sort, "pairs", 4, 0)
+    X(sort, "keys", 0, 0) X(sort, "pairs", 4, 0)                                                            \
+    X(expand, "counts-0-3", 3, 0) X(expand, "avg-4", 8, 0) X(expand, "avg-64", 128, 0)
 
 typedef struct bench_case {
     int prim; /* a bench_primitive */
@@ -108,12 +110,13 @@ static const char bench_usage[] =
     "Times each algorithm of the backend on n = 2^min .. 2^max elements of random data, next to a\n"
     "device copy of the same bytes (and CUB's peer on CUDA), in the same run.\n"
     "  --primitive P   scan (default), reduce, select or partition (keys > the data's midpoint, ~half kept),\n"
-    "                  each beside its CUB peer on CUDA; expand (--type u32 or u64 counts of 0..3, u32 indices);\n"
+    "                  each beside its CUB peer on CUDA; expand (--type u32 or u64 counts, u32 indices);\n"
     "                  segscan (u8 head flags, segments of 1000 on average), scan_by_key (u32 keys, runs of\n"
     "                  1000), reduce_by_key (u32 keys, runs of 8), rle (runs of 8), histogram (u32 samples),\n"
     "                  sort (--type u32 or u64 keys): all sums, each beside its CUB peer on CUDA\n"
     "  --case C        histogram: uniform-256 (default), equal-256, uniform-65536; sort: keys (default), pairs\n"
-    "                  (a u32 payload); named in the CSV's kind column\n"
+    "                  (a u32 payload); expand: counts-0-3 (default), avg-4, avg-64 (counts uniform in 0..3,\n"
+    "                  0..8, 0..128); named in the CSV's kind column\n"
     "  --backend B     auto cpu cuda opencl (default auto)\n"
     "  --algo A|all    one algorithm, or every one the backend implements (default all)\n"
     "  --type T        element type (default i32)     --op OP   operator (default sum)\n"
@@ -238,13 +241,13 @@ static int parse_options(int argc, char **argv, bench_options *o) {
                      pscan_type_name(o->desc.type));
         return PS_CLI_USAGE;
     }
-    /* the case: the one named, else the primitive's first; only histogram and sort have cases */
+    /* the case: the one named, else the primitive's first; only histogram, sort and expand have cases */
     for (int c = 0; c < BENCH_CASE_COUNT && !o->bcase; c++)
         if (bench_cases[c].prim == (int)o->prim && (!case_name || strcmp(case_name, bench_cases[c].name) == 0))
             o->bcase = &bench_cases[c];
     if (case_name && !o->bcase) {
         ps_cli_error("bench: --primitive %s has no case '%s' (histogram: uniform-256, equal-256, uniform-65536; "
-                     "sort: keys, pairs)", bench_primitive_names[o->prim], case_name);
+                     "sort: keys, pairs; expand: counts-0-3, avg-4, avg-64)", bench_primitive_names[o->prim], case_name);
         return PS_CLI_USAGE;
     }
     if ((o->prim == BENCH_histogram || o->prim == BENCH_sort) && !o->have_type) o->desc.type = PSCAN_TYPE_U32;
@@ -327,11 +330,18 @@ typedef struct bench_layout {
 
 static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
 
+/* Expand's output capacity for n counts uniform in 0..M: the mean n M / 2 plus 4 sqrt(n) M (the sum's standard
+ * deviation is about 0.29 sqrt(n) M: 14 of them), never more than n M, the most there can be. */
+static uint64_t expand_capacity(const bench_options *o, uint64_t n) {
+    const double m = o->bcase->param, most = (double)n * m, want = most / 2 + 4.0 * sqrt((double)n) * m + 64;
+    return (uint64_t)(want < most ? want : most);
+}
+
 static bench_layout layout_of(const bench_options *o, uint64_t n) {
     const size_t items = (size_t)n * pscan_type_size(o->desc.type), second = align256(items);
     bench_layout l = {items, 0, items, 0};
     switch (o->prim) {
-    case BENCH_expand: l.out_bytes = (size_t)(3 * n * 4); break;          /* counts 0..3: up to 3n u32 indices */
+    case BENCH_expand: l.out_bytes = (size_t)expand_capacity(o, n) * 4; break; /* u32 indices */
     case BENCH_segscan: l.in2 = second, l.in_bytes = second + (size_t)n; break; /* values, u8 flags */
     case BENCH_scan_by_key: l.in2 = second, l.in_bytes = second + (size_t)n * 4; break; /* values, u32 keys */
     case BENCH_reduce_by_key: /* values and u32 keys in; values and keys out */
@@ -365,7 +375,7 @@ static void fill_input(const bench_options *o, uint64_t n, const bench_layout *l
     switch (o->prim) {
     case BENCH_expand:
         for (uint64_t i = 0; i < n; i++) {
-            const uint64_t c = splitmix64(&state) & 3u;
+            const uint64_t c = splitmix64(&state) % (o->bcase->param + 1);
             memcpy(host + i * esize, &c, esize); /* little-endian: the low bytes */
         }
         break;
@@ -481,8 +491,8 @@ static pscan_status primitive(const bench_options *o, pscan_algo algo, bench_buf
                           : pscan_partition(ctx, &select, in, NULL, n, out, NULL, (uint64_t *)b->result, b->temp,
                                             b->temp_bytes);
     case BENCH_expand:
-        return temp_bytes ? pscan_expand_temp_bytes(ctx, &expand, n, 3 * n, temp_bytes)
-                          : pscan_expand(ctx, &expand, in, NULL, n, out, NULL, NULL, 3 * n, (uint64_t *)b->result,
+        return temp_bytes ? pscan_expand_temp_bytes(ctx, &expand, n, expand_capacity(o, n), temp_bytes)
+                          : pscan_expand(ctx, &expand, in, NULL, n, out, NULL, NULL, expand_capacity(o, n), (uint64_t *)b->result,
                                          b->temp, b->temp_bytes);
     case BENCH_segscan:
         return temp_bytes ? pscan_segmented_scan_temp_bytes(ctx, &segscan, n, 0, temp_bytes)

@@ -29,8 +29,22 @@
 
 
 
+/* The control of the chain's cost: the same tile program, each tile taking the initial carry instead of looking
+ * back (no status entries, no waiting): what the tile's own sequence (load, scan, park, store) reaches alone. Its
+ * results are wrong past the first tile, by design (the check column says "control"). */
+template <class P>
+__global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) tune_nolb_kernel(const typename P::params p) {
+    __shared__ typename P::smem s;
+    typename P::local l;
+    const typename P::carry aggregate = P::reduce(p, blockIdx.x, l, s);
+    __syncthreads();
+    P::consume(p, blockIdx.x, P::initial(p), aggregate, l, s);
+}
+
+/* E = 0: the no-look-back control above. */
 template <class T, int VECS, int MINB, int E, bool ASYNC = false> struct variant {
     typedef ps_scan_program<T, ps_cuda_op_sum, false, VECS, MINB, ASYNC> P;
+    enum { CONTROL = E == 0 };
     static void run(const T *in, T *out, uint64_t n, void *temp) {
         typename P::params p;
         memset(&p, 0, sizeof p);
@@ -39,11 +53,24 @@ template <class T, int VECS, int MINB, int E, bool ASYNC = false> struct variant
         p.n = n;
         p.tiles = (uint32_t)((n + P::TILE - 1) / P::TILE);
         p.aligned = 1;
-        CK(ps_chain_single_pass<P, E>(p, p.tiles, temp, 0));
+        if (E == 0) {
+            static bool carveout = false;
+            if (!carveout)
+                CK(cudaFuncSetAttribute(tune_nolb_kernel<P>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        (int)cudaSharedmemCarveoutMaxShared));
+            carveout = true;
+            tune_nolb_kernel<P><<<p.tiles, P::THREADS>>>(p);
+            CK(cudaGetLastError());
+        } else {
+            CK(ps_chain_single_pass<P, E ? E : 1>(p, p.tiles, temp, 0));
+        }
     }
     static const char *name() {
         static char buf[64];
-        snprintf(buf, sizeof buf, "v%d.b%d.e%d%s", VECS, MINB, E, ASYNC ? ".async" : "");
+        if (E == 0)
+            snprintf(buf, sizeof buf, "v%d.b%d.nolookback%s", VECS, MINB, ASYNC ? ".async" : "");
+        else
+            snprintf(buf, sizeof buf, "v%d.b%d.e%d%s", VECS, MINB, E, ASYNC ? ".async" : "");
         return buf;
     }
 };
@@ -82,7 +109,7 @@ static void bench_variant(uint64_t n, const T *in, T *out, const T *ref, void *t
     const bool ok = memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0;
     timing t = time_it([&] { V::run(in, out, n, temp); });
     printf("%s,%s,%llu,%.2f,%.3f,%.3f,%.3f,%s\n", tname<T>(), V::name(), (unsigned long long)n, t.median_us,
-           copy_us / t.median_us, cub_us / t.median_us, t.spread, ok ? "ok" : "WRONG");
+           copy_us / t.median_us, cub_us / t.median_us, t.spread, V::CONTROL ? "control" : ok ? "ok" : "WRONG");
     fflush(stdout);
 }
 
@@ -200,9 +227,10 @@ template <class T, class... Vs> static void bench_reduce(int min_log2, int max_l
 }
 
 int main(int argc, char **argv) {
-    int max_log2 = 30;
+    int min_log2 = 16, max_log2 = 30;
     const char *types = "i32,i64,u16,u8,reduce";
     for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--min-log2")) min_log2 = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--max-log2")) max_log2 = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--types")) types = argv[i + 1];
         if (!strcmp(argv[i], "--reps")) g_reps = atoi(argv[i + 1]);
@@ -227,23 +255,25 @@ int main(int argc, char **argv) {
         bench_type<int64_t, variant<int64_t, 8, 5, 2, true>, variant<int64_t, 1, 8, 2>, variant<int64_t, 2, 8, 2>,
                    variant<int64_t, 4, 8, 2>>(10, 20);
     }
-    /* large n: the default (v8.b5.e2.async) beside more bytes in flight per SM (6 blocks of 32 KiB, 7 of 24 KiB:
-     * the H200 needs more than the H100) and a wider look-back window */
+    /* large n: the default (v8.b5.e2.async) beside its no-look-back control (what the chain costs), wider
+     * look-back windows (W = 32 E tiles per round trip) and more blocks per SM for the control; earlier sweeps
+     * (docs/performance.md) also tried 24 KiB tiles at 7 blocks/SM, 6 blocks of 32 KiB and loads without
+     * cp.async */
     if (strstr(types, "i32"))
-        bench_type<int32_t, variant<int32_t, 8, 5, 2>, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 8, 5, 3, true>,
-                   variant<int32_t, 8, 6, 2, true>, variant<int32_t, 8, 6, 3, true>, variant<int32_t, 6, 7, 2, true>>(16, max_log2);
+        bench_type<int32_t, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 8, 5, 0, true>, variant<int32_t, 8, 6, 0, true>,
+                   variant<int32_t, 8, 5, 4, true>, variant<int32_t, 8, 5, 8, true>>(min_log2, max_log2);
     if (strstr(types, "i64"))
-        bench_type<int64_t, variant<int64_t, 8, 5, 2, true>, variant<int64_t, 8, 5, 3, true>, variant<int64_t, 8, 6, 2, true>,
-                   variant<int64_t, 6, 7, 2, true>>(16, max_log2);
+        bench_type<int64_t, variant<int64_t, 8, 5, 2, true>, variant<int64_t, 8, 5, 0, true>,
+                   variant<int64_t, 8, 5, 4, true>>(min_log2, max_log2);
     if (strstr(types, "u16"))
-        bench_type<uint16_t, variant<uint16_t, 8, 5, 2, true>, variant<uint16_t, 8, 6, 2, true>, variant<uint16_t, 6, 7, 2, true>>(16, max_log2);
+        bench_type<uint16_t, variant<uint16_t, 8, 5, 2, true>, variant<uint16_t, 8, 5, 0, true>>(min_log2, max_log2);
     if (strstr(types, "u8"))
-        bench_type<uint8_t, variant<uint8_t, 8, 5, 2, true>, variant<uint8_t, 8, 6, 2, true>, variant<uint8_t, 6, 7, 2, true>>(16, max_log2);
+        bench_type<uint8_t, variant<uint8_t, 8, 5, 2, true>, variant<uint8_t, 8, 5, 0, true>>(min_log2, max_log2);
     if (strstr(types, "reduce")) {
         bench_reduce<int32_t, rvariant<int32_t, 8, 5>, rvariant<int32_t, 16, 3>, rvariant<int32_t, 16, 4>,
-                     rvariant<int32_t, 16, 3, 4>, rvariant<int32_t, 16, 4, 4>>(16, max_log2);
-        bench_reduce<int64_t, rvariant<int64_t, 16, 3>, rvariant<int64_t, 16, 4>, rvariant<int64_t, 16, 4, 4>>(16, max_log2);
-        bench_reduce<uint8_t, rvariant<uint8_t, 16, 3>, rvariant<uint8_t, 16, 4>>(16, max_log2);
+                     rvariant<int32_t, 16, 3, 4>, rvariant<int32_t, 16, 4, 4>>(min_log2, max_log2);
+        bench_reduce<int64_t, rvariant<int64_t, 16, 3>, rvariant<int64_t, 16, 4>, rvariant<int64_t, 16, 4, 4>>(min_log2, max_log2);
+        bench_reduce<uint8_t, rvariant<uint8_t, 16, 3>, rvariant<uint8_t, 16, 4>>(min_log2, max_log2);
     }
     return 0;
 }
