@@ -126,27 +126,61 @@ struct ps_scan_program {
         return &s.parked[0][0] + warp * VECS * PS_WARP_LANES + (j ^ ((j / d) & 7u));
     }
 
-    static __device__ __forceinline__ T reduce(const params &p, uint32_t id, local &l, smem &s) {
-        const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
-        const T e = identity();
+    /* Where tile id lies: its first physical element, its elements, whether it takes the vector path. */
+    static __device__ __forceinline__ void place(const params &p, uint32_t id, local &l) {
         const uint32_t ptile = Reverse ? p.tiles - 1 - id : id;
         l.base = (uint64_t)ptile * TILE;
         const uint64_t left = p.n - l.base;
         l.valid = left < (uint64_t)TILE ? (uint32_t)left : (uint32_t)TILE;
         l.fast = p.aligned && l.valid == (uint32_t)TILE;
+    }
+
+    /* A full tile's copies straight into this thread's parking slots, as one cp.async group. */
+    static __device__ __forceinline__ void issue_copies(const params &p, const local &l, smem &s) {
+        const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+#pragma unroll
+        for (int k = 0; k < VECS; k++) {
+            const uint4 *src = reinterpret_cast<const uint4 *>(p.in + l.base) + vector_of(warp, lane, k);
+            const unsigned dst = (unsigned)__cvta_generic_to_shared(&s.parked[k][threadIdx.x]);
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+
+    /* The pipelined driver's (chain/single_pass.cuh, ps_chain_pipelined): a full tile's copies are issued
+     * while the block still works on the tile before; other tiles commit an empty group and load in reduce. */
+    enum { PREFETCH = ASYNC && !BLOCKED };
+    static __device__ __forceinline__ void prefetch(const params &p, uint32_t id, smem &s) {
+        local l;
+        place(p, id, l);
+        if (l.fast)
+            issue_copies(p, l, s);
+        else
+            asm volatile("cp.async.commit_group;" ::: "memory");
+    }
+    static __device__ __forceinline__ T reduce_prefetched(const params &p, uint32_t id, local &l, smem &s) {
+        asm volatile("cp.async.wait_group 0;" ::: "memory"); /* this thread's own copies: no barrier */
+        return reduce_from(p, id, l, s, true);
+    }
+
+    static __device__ __forceinline__ T reduce(const params &p, uint32_t id, local &l, smem &s) {
+        return reduce_from(p, id, l, s, false);
+    }
+
+    /* reduce, with a full tile's copies already issued and waited for (copied) or not */
+    static __device__ __forceinline__ T reduce_from(const params &p, uint32_t id, local &l, smem &s, bool copied) {
+        const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+        const T e = identity();
+        place(p, id, l);
         if (BLOCKED) return reduce_blocked(p, l, s, lane, warp);
 
         /* ---- load: every vector first, so the whole tile is in flight at once ---- */
         uint4 raw[ASYNC ? 1 : VECS];
         if (ASYNC && l.fast) {
-#pragma unroll
-            for (int k = 0; k < VECS; k++) {
-                const uint4 *src = reinterpret_cast<const uint4 *>(p.in + l.base) + vector_of(warp, lane, k);
-                const unsigned dst = (unsigned)__cvta_generic_to_shared(&s.parked[k][threadIdx.x]);
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
+            if (!copied) {
+                issue_copies(p, l, s);
+                asm volatile("cp.async.wait_group 0;" ::: "memory"); /* this thread's own copies: no barrier */
             }
-            asm volatile("cp.async.commit_group;" ::: "memory");
-            asm volatile("cp.async.wait_group 0;" ::: "memory"); /* this thread's own copies: no barrier */
         } else if (l.fast) {
 #pragma unroll
             for (int k = 0; k < (ASYNC ? 0 : VECS); k++)
