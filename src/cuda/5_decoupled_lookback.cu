@@ -51,11 +51,19 @@
 #include "scan_problem.cuh"
 #endif
 
-/* Vectors per thread and blocks per SM, from the sweep of tools/tune/tune_scan.cu on an H100 (docs/performance.md):
- * 32 KiB tiles at 5 blocks/SM for every element size (0.93-0.95 of copy at 2^28; 16 KiB tiles at 8 blocks/SM
- * reach 0.73-0.80, 32 KiB at 6 blocks/SM 0.83-0.88). */
+/* Vectors per thread and blocks per SM, from the sweeps of tools/tune/tune_scan.cu (docs/performance.md): 32 KiB
+ * tiles at 5 blocks/SM below PS_SCAN_LARGE_BYTES of input; above it, larger tiles: 44 KiB (11 vectors) at 4
+ * blocks/SM for 4- and 8-byte elements, 40 KiB (10) at 5 for 1- and 2-byte ones. A tile's look-back waits for
+ * the slowest load of the 64 tiles before it (the no-look-back control runs at 0.98 of copy on both GPUs where
+ * the chained scan stopped at 0.88 on the H200 and 0.94 on the H100), and a larger tile pays that wait once for
+ * more bytes: at 2^28 i32 0.940 -> 0.964 of copy (H100), 0.876 -> 0.909 (H200). Below the threshold the larger
+ * tiles spread the call over too few blocks (1- and 2-byte ones also pay for 16-20 serial elements per thread).
+ * Tiles stay under 48 KiB: the chain's static shared memory (its header says why dynamic memory is not used). */
 #define PS_SCAN_VECS(bytes) 8
 #define PS_SCAN_MIN_BLOCKS(bytes) 5
+#define PS_SCAN_LARGE_VECS(bytes) ((bytes) >= 4 ? 11 : 10)
+#define PS_SCAN_LARGE_MIN_BLOCKS(bytes) ((bytes) >= 4 ? 4 : 5)
+#define PS_SCAN_LARGE_BYTES(bytes) ((uint64_t)((bytes) >= 4 ? 16 : (bytes) == 2 ? 32 : 256) << 20)
 /* Full tiles go to shared memory with cp.async: +4-5% on the H200 at 2^28 (0.837 -> 0.876 of copy for i32, same
  * run), where registers alone cannot hold enough bytes in flight. */
 #define PS_SCAN_ASYNC 1
@@ -147,28 +155,7 @@ struct ps_scan_program {
         asm volatile("cp.async.commit_group;" ::: "memory");
     }
 
-    /* The pipelined driver's (chain/single_pass.cuh, ps_chain_pipelined): a full tile's copies are issued
-     * while the block still works on the tile before; other tiles commit an empty group and load in reduce. */
-    enum { PREFETCH = ASYNC && !BLOCKED };
-    static __device__ __forceinline__ void prefetch(const params &p, uint32_t id, smem &s) {
-        local l;
-        place(p, id, l);
-        if (l.fast)
-            issue_copies(p, l, s);
-        else
-            asm volatile("cp.async.commit_group;" ::: "memory");
-    }
-    static __device__ __forceinline__ T reduce_prefetched(const params &p, uint32_t id, local &l, smem &s) {
-        asm volatile("cp.async.wait_group 0;" ::: "memory"); /* this thread's own copies: no barrier */
-        return reduce_from(p, id, l, s, true);
-    }
-
     static __device__ __forceinline__ T reduce(const params &p, uint32_t id, local &l, smem &s) {
-        return reduce_from(p, id, l, s, false);
-    }
-
-    /* reduce, with a full tile's copies already issued and waited for (copied) or not */
-    static __device__ __forceinline__ T reduce_from(const params &p, uint32_t id, local &l, smem &s, bool copied) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         const T e = identity();
         place(p, id, l);
@@ -177,10 +164,8 @@ struct ps_scan_program {
         /* ---- load: every vector first, so the whole tile is in flight at once ---- */
         uint4 raw[ASYNC ? 1 : VECS];
         if (ASYNC && l.fast) {
-            if (!copied) {
-                issue_copies(p, l, s);
-                asm volatile("cp.async.wait_group 0;" ::: "memory"); /* this thread's own copies: no barrier */
-            }
+            issue_copies(p, l, s);
+            asm volatile("cp.async.wait_group 0;" ::: "memory"); /* this thread's own copies: no barrier */
         } else if (l.fast) {
 #pragma unroll
             for (int k = 0; k < (ASYNC ? 0 : VECS); k++)
@@ -399,19 +384,29 @@ struct ps_scan_program {
  * with 4 KiB tiles against 0.7-0.9x with 32 KiB ones; i32/i64 at 2^10-2^16 1.4-1.7x against 1.2-1.5x. */
 #define PS_SCAN_SMALL_BYTES ((uint64_t)256 << 10)
 
-template <class T, bool Small> struct dlb_policy {
+/* The tile of a call, by its bytes: small (4 KiB tiles), default (32 KiB) or large (40-44 KiB). */
+enum { DLB_SMALL, DLB_DEFAULT, DLB_LARGE };
+template <class T, int Tier> struct dlb_policy {
     enum {
-        VECS = Small ? 1 : PS_SCAN_VECS(sizeof(T)),
-        MIN_BLOCKS = Small ? 8 : PS_SCAN_MIN_BLOCKS(sizeof(T)),
-        ASYNC = Small ? 0 : PS_SCAN_ASYNC,
+        VECS = Tier == DLB_SMALL ? 1 : Tier == DLB_LARGE ? PS_SCAN_LARGE_VECS(sizeof(T)) : PS_SCAN_VECS(sizeof(T)),
+        MIN_BLOCKS = Tier == DLB_SMALL   ? 8
+                     : Tier == DLB_LARGE ? PS_SCAN_LARGE_MIN_BLOCKS(sizeof(T))
+                                         : PS_SCAN_MIN_BLOCKS(sizeof(T)),
+        ASYNC = Tier == DLB_SMALL ? 0 : PS_SCAN_ASYNC,
         TILE = 16 / sizeof(T) * VECS * 256
     };
 };
 
-static bool dlb_small(const ps_request *req) { return req->n * req->elem_bytes <= PS_SCAN_SMALL_BYTES; }
+static int dlb_tier(const ps_request *req) {
+    const uint64_t bytes = req->n * req->elem_bytes;
+    return bytes <= PS_SCAN_SMALL_BYTES ? DLB_SMALL : bytes >= PS_SCAN_LARGE_BYTES(req->elem_bytes) ? DLB_LARGE : DLB_DEFAULT;
+}
 
 static uint64_t dlb_tile_items(const ps_request *req) {
-    const uint64_t vecs = dlb_small(req) ? 1 : PS_SCAN_VECS(req->elem_bytes);
+    const int tier = dlb_tier(req);
+    const uint64_t vecs = tier == DLB_SMALL   ? 1
+                          : tier == DLB_LARGE ? PS_SCAN_LARGE_VECS(req->elem_bytes)
+                                              : PS_SCAN_VECS(req->elem_bytes);
     return 16 / req->elem_bytes * vecs * 256;
 }
 
@@ -424,9 +419,9 @@ static pscan_status dlb_plan(const ps_request *req, const ps_cuda_device *dev, s
     return PSCAN_SUCCESS;
 }
 
-template <class T, class Op, bool Reverse, bool Small>
+template <class T, class Op, bool Reverse, int Tier>
 static cudaError_t dlb_launch(const ps_request *req, const ps_cuda_device *dev) {
-    typedef dlb_policy<T, Small> Policy;
+    typedef dlb_policy<T, Tier> Policy;
     typedef ps_scan_program<T, Op, Reverse, Policy::VECS, Policy::MIN_BLOCKS, Policy::ASYNC != 0> P;
     typename P::params p;
     memset(&p, 0, sizeof p);
@@ -444,9 +439,14 @@ static cudaError_t dlb_launch(const ps_request *req, const ps_cuda_device *dev) 
 
 template <class T, class Op> struct dlb_scan {
     static cudaError_t run(const ps_request *req, const ps_cuda_device *dev) {
-        if (dlb_small(req))
-            return req->reverse ? dlb_launch<T, Op, true, true>(req, dev) : dlb_launch<T, Op, false, true>(req, dev);
-        return req->reverse ? dlb_launch<T, Op, true, false>(req, dev) : dlb_launch<T, Op, false, false>(req, dev);
+        switch (dlb_tier(req)) {
+        case DLB_SMALL: return run_tier<DLB_SMALL>(req, dev);
+        case DLB_LARGE: return run_tier<DLB_LARGE>(req, dev);
+        default: return run_tier<DLB_DEFAULT>(req, dev);
+        }
+    }
+    template <int Tier> static cudaError_t run_tier(const ps_request *req, const ps_cuda_device *dev) {
+        return req->reverse ? dlb_launch<T, Op, true, Tier>(req, dev) : dlb_launch<T, Op, false, Tier>(req, dev);
     }
 };
 

@@ -34,7 +34,10 @@
  * results are wrong past the first tile, by design (the check column says "control"). */
 template <class P>
 __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) tune_nolb_kernel(const typename P::params p) {
-    __shared__ typename P::smem s;
+    __shared__ typename ps_chain_smem<P>::static_type s_static;
+    extern __shared__ uint4 ps_chain_dynamic[];
+    typename P::smem &s = *reinterpret_cast<typename P::smem *>(ps_chain_smem<P>::DYNAMIC ? (void *)ps_chain_dynamic
+                                                                                          : (void *)&s_static);
     typename P::local l;
     const typename P::carry aggregate = P::reduce(p, blockIdx.x, l, s);
     __syncthreads();
@@ -54,12 +57,16 @@ template <class T, int VECS, int MINB, int E, bool ASYNC = false> struct variant
         p.tiles = (uint32_t)((n + P::TILE - 1) / P::TILE);
         p.aligned = 1;
         if (E == 0) {
-            static bool carveout = false;
-            if (!carveout)
+            const size_t dynamic = sizeof(typename P::smem) > PS_CHAIN_STATIC_SMEM_MAX ? sizeof(typename P::smem) : 0;
+            static bool attributes = false;
+            if (!attributes) {
                 CK(cudaFuncSetAttribute(tune_nolb_kernel<P>, cudaFuncAttributePreferredSharedMemoryCarveout,
                                         (int)cudaSharedmemCarveoutMaxShared));
-            carveout = true;
-            tune_nolb_kernel<P><<<p.tiles, P::THREADS>>>(p);
+                if (dynamic)
+                    CK(cudaFuncSetAttribute(tune_nolb_kernel<P>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dynamic));
+            }
+            attributes = true;
+            tune_nolb_kernel<P><<<p.tiles, P::THREADS, dynamic>>>(p);
             CK(cudaGetLastError());
         } else {
             CK(ps_chain_single_pass<P, E ? E : 1>(p, p.tiles, temp, 0));
@@ -260,15 +267,19 @@ int main(int argc, char **argv) {
      * (docs/performance.md) also tried 24 KiB tiles at 7 blocks/SM, 6 blocks of 32 KiB and loads without
      * cp.async */
     if (strstr(types, "i32"))
-        bench_type<int32_t, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 8, 5, 0, true>, variant<int32_t, 8, 6, 0, true>,
-                   variant<int32_t, 8, 5, 4, true>, variant<int32_t, 8, 5, 8, true>>(min_log2, max_log2);
+        bench_type<int32_t, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 10, 5, 2, true>, variant<int32_t, 11, 4, 2, true>,
+                   variant<int32_t, 12, 4, 2, true>, variant<int32_t, 13, 4, 2, true>, variant<int32_t, 14, 3, 2, true>,
+                   variant<int32_t, 16, 3, 2, true>, variant<int32_t, 16, 3, 0, true>>(min_log2, max_log2);
     if (strstr(types, "i64"))
-        bench_type<int64_t, variant<int64_t, 8, 5, 2, true>, variant<int64_t, 8, 5, 0, true>,
-                   variant<int64_t, 8, 5, 4, true>>(min_log2, max_log2);
+        bench_type<int64_t, variant<int64_t, 8, 5, 2, true>, variant<int64_t, 10, 5, 2, true>, variant<int64_t, 11, 4, 2, true>,
+                   variant<int64_t, 12, 4, 2, true>, variant<int64_t, 13, 4, 2, true>, variant<int64_t, 16, 3, 2, true>>(
+            min_log2, max_log2);
     if (strstr(types, "u16"))
-        bench_type<uint16_t, variant<uint16_t, 8, 5, 2, true>, variant<uint16_t, 8, 5, 0, true>>(min_log2, max_log2);
+        bench_type<uint16_t, variant<uint16_t, 8, 5, 2, true>, variant<uint16_t, 10, 5, 2, true>,
+                   variant<uint16_t, 12, 4, 2, true>, variant<uint16_t, 16, 3, 2, true>>(min_log2, max_log2);
     if (strstr(types, "u8"))
-        bench_type<uint8_t, variant<uint8_t, 8, 5, 2, true>, variant<uint8_t, 8, 5, 0, true>>(min_log2, max_log2);
+        bench_type<uint8_t, variant<uint8_t, 8, 5, 2, true>, variant<uint8_t, 10, 5, 2, true>,
+                   variant<uint8_t, 12, 4, 2, true>, variant<uint8_t, 16, 3, 2, true>>(min_log2, max_log2);
     if (strstr(types, "reduce")) {
         bench_reduce<int32_t, rvariant<int32_t, 8, 5>, rvariant<int32_t, 16, 3>, rvariant<int32_t, 16, 4>,
                      rvariant<int32_t, 16, 3, 4>, rvariant<int32_t, 16, 4, 4>>(min_log2, max_log2);

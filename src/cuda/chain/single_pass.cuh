@@ -120,11 +120,29 @@ __device__ __forceinline__ typename P::carry ps_chain_look_back(const typename P
     return ps_shfl_idx(P::combine(base, r), 0);
 }
 
+/* A program's shared memory: static up to the 48 KiB a block may declare, dynamic beyond (larger tiles parked in
+ * shared memory; the launcher passes the size). The static one is declared in the kernel itself: as a static
+ * variable of a helper function it became a module-scope variable, and the same instructions ran 9% slower on an
+ * H200 (docs/performance.md). NVRTC-compiled programs (user_op.cu) stay under 48 KiB, static. */
+#define PS_CHAIN_STATIC_SMEM_MAX (48u * 1024u)
+struct ps_chain_no_smem {
+    uint4 unused;
+};
+template <class S, bool DYNAMIC> struct ps_chain_static_smem { typedef S type; };
+template <class S> struct ps_chain_static_smem<S, true> { typedef ps_chain_no_smem type; };
+template <class P> struct ps_chain_smem {
+    enum { DYNAMIC = sizeof(typename P::smem) > PS_CHAIN_STATIC_SMEM_MAX };
+    typedef typename ps_chain_static_smem<typename P::smem, DYNAMIC>::type static_type;
+};
+
 template <class P, int E>
 __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     ps_chain_single_pass_kernel(const typename P::params p, const ps_tile_state<typename P::carry> ts, uint32_t tiles) {
     typedef typename P::carry C;
-    __shared__ typename P::smem s;
+    __shared__ typename ps_chain_smem<P>::static_type s_static;
+    extern __shared__ uint4 ps_chain_dynamic[];
+    typename P::smem &s = *reinterpret_cast<typename P::smem *>(ps_chain_smem<P>::DYNAMIC ? (void *)ps_chain_dynamic
+                                                                                          : (void *)&s_static);
     __shared__ C prefix_sh;
     typename P::local l;
     const uint32_t id = blockIdx.x;
@@ -146,74 +164,6 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
 
     /* ---- consume: the program finishes its tile from the prefix ---- */
     P::consume(p, id, prefix_sh, aggregate, l, s);
-}
-
-/* ---- the pipelined form: persistent blocks that load the next tile while this one looks back ------------
- * The control that skips the look-back reaches 0.97-0.99 of copy on an H200 where the chained kernel stops at
- * 0.87 (docs/performance.md): a block waiting for its window holds its slot and its parked tile and loads
- * nothing. Here each block runs tile after tile and starts the copies of its next tile (P::prefetch, cp.async
- * into the other of two shared-memory buffers) while warp 0 looks back for this one. Tiles are taken by an
- * atomic ticket, one at a time and as late as possible (a ticket taken early holds back the aggregate every
- * later tile waits for: taking them two ahead ran at 0.2-0.5 of copy), so a tile is only ever held by a running
- * block that finishes every lower tile it holds first: no deadlock, however many blocks are resident. Warp 1
- * takes the ticket while warp 0 starts the look-back, and warps 1.. issue their copies of the next tile at once
- * (a named barrier among them); warp 0 issues its own after the look-back. The ticket word is cleared by the
- * launcher before each launch (nothing survives between calls). Programs opt in with PREFETCH:
- * prefetch(p, tile, smem) issues this thread's copies of the tile as one cp.async group (an empty one when it
- * has none), reduce_prefetched(p, tile, local, smem) is reduce for a tile whose copies this thread issued. Each
- * thread reads back only the slots its own copies wrote, so the two buffers need no barrier of their own. */
-template <class P, int E>
-__global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
-    ps_chain_pipelined_kernel(const typename P::params p, const ps_tile_state<typename P::carry> ts, uint32_t tiles,
-                              uint32_t *ticket) {
-    typedef typename P::carry C;
-    static_assert(P::THREADS >= 2 * PS_WARP_LANES, "warp 1 takes the tickets");
-    extern __shared__ uint4 ps_chain_buffers[];
-    typename P::smem *buf = reinterpret_cast<typename P::smem *>(ps_chain_buffers);
-    __shared__ C prefix_sh;
-    __shared__ uint32_t next_sh;
-    typename P::local l;
-    const uint32_t W = PS_WARP_LANES * E;
-    const unsigned warp = threadIdx.x / PS_WARP_LANES;
-
-    if (threadIdx.x == 0) next_sh = atomicAdd(ticket, 1u);
-    __syncthreads();
-    uint32_t id = next_sh;
-    if (id >= tiles) return;
-    P::prefetch(p, id, buf[0]);
-    C aggregate = P::reduce_prefetched(p, id, l, buf[0]);
-    for (uint32_t j = 0;; j++) {
-        typename P::smem &other = buf[(j + 1) & 1];
-        uint32_t next = tiles;
-        if (warp == 0) {
-            if (threadIdx.x == 0 && id + 1 < tiles) ts.publish(ps_chain_aggregate_entry(id), PS_TILE_AGGREGATE, aggregate);
-            const C prefix = id == 0 ? P::initial(p) : ps_chain_look_back<P, E>(p, ts, id);
-            if (threadIdx.x == 0) {
-                if ((uint64_t)id + W < tiles)
-                    ts.publish(ps_chain_inclusive_entry(id), PS_TILE_INCLUSIVE, P::combine(prefix, aggregate));
-                prefix_sh = prefix;
-            }
-        } else {
-            /* warps 1..: the next tile's ticket, and their copies of it, while warp 0 looks back */
-            if (threadIdx.x == PS_WARP_LANES) next_sh = atomicAdd(ticket, 1u);
-            asm volatile("bar.sync 1, %0;" ::"r"(P::THREADS - PS_WARP_LANES) : "memory");
-            next = next_sh;
-            if (next < tiles) P::prefetch(p, next, other);
-        }
-        __syncthreads();
-        const C prefix = prefix_sh;
-        if (warp == 0) {
-            next = next_sh;
-            if (next < tiles) P::prefetch(p, next, other);
-        }
-        P::consume(p, id, prefix, aggregate, l, buf[j & 1]);
-        if (next >= tiles) break;
-        /* prefix_sh and next_sh are written again only after the barrier inside the next reduce (its tile
-         * aggregate) and this one: every thread has read them */
-        __syncthreads();
-        aggregate = P::reduce_prefetched(p, next, l, other);
-        id = next;
-    }
 }
 
 /* ---- host side ----------------------------------------------------------------------------------------- */
@@ -250,55 +200,20 @@ static cudaError_t ps_chain_single_pass(const typename P::params &p, uint32_t ti
     ts.tag_lo = (uint32_t)(epoch & 0x3fffffffull) << 2;
     ts.tag_hi = (uint32_t)((epoch >> 30) & 0x3fffffffull) << 2;
     /* ask for the largest shared-memory carveout once per kernel: programs that park tiles in shared memory
-     * are bounded by it, not by registers */
-    static bool carveout_set = false;
-    if (!carveout_set) {
+     * are bounded by it, not by registers; and for the dynamic shared memory of a program past 48 KiB */
+    const size_t dynamic = sizeof(typename P::smem) > PS_CHAIN_STATIC_SMEM_MAX ? sizeof(typename P::smem) : 0;
+    static bool attributes_set = false;
+    if (!attributes_set) {
         cudaError_t err = cudaFuncSetAttribute(ps_chain_single_pass_kernel<P, E>,
                                                cudaFuncAttributePreferredSharedMemoryCarveout,
                                                (int)cudaSharedmemCarveoutMaxShared);
-        if (err != cudaSuccess) return err;
-        carveout_set = true;
-    }
-    ps_chain_single_pass_kernel<P, E><<<tiles, P::THREADS, 0, stream>>>(p, ts, tiles);
-    return cudaGetLastError();
-}
-
-/* Temp bytes of the pipelined form: the entries and the ticket word. */
-template <class C> static inline size_t ps_chain_pipelined_temp_bytes(uint64_t tiles) {
-    return (ps_tile_state<C>::bytes(2 * tiles) + 15) / 16 * 16 + 16;
-}
-
-/* Launches the pipelined form of P (P::PREFETCH) over tiles tiles on stream: as many blocks as fit on the device
- * at once (none waits for a slot), each taking tiles by ticket; temp holds ps_chain_pipelined_temp_bytes. */
-template <class P, int E = PS_CHAIN_LANE_ENTRIES>
-static cudaError_t ps_chain_pipelined(const typename P::params &p, uint32_t tiles, void *temp, cudaStream_t stream) {
-    typedef typename P::carry C;
-    ps_tile_state<C> ts;
-    const unsigned long long epoch = ps_chain_next_epoch();
-    ts.entries = (typename ps_tile_state<C>::entry *)temp;
-    ts.tag_lo = (uint32_t)(epoch & 0x3fffffffull) << 2;
-    ts.tag_hi = (uint32_t)((epoch >> 30) & 0x3fffffffull) << 2;
-    uint32_t *ticket = (uint32_t *)((char *)temp + (ps_tile_state<C>::bytes(2 * (uint64_t)tiles) + 15) / 16 * 16);
-    const size_t smem = 2 * sizeof(typename P::smem);
-    static bool attributes_set = false;
-    cudaError_t err;
-    if (!attributes_set) {
-        err = cudaFuncSetAttribute(ps_chain_pipelined_kernel<P, E>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        if (err == cudaSuccess)
-            err = cudaFuncSetAttribute(ps_chain_pipelined_kernel<P, E>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                       (int)cudaSharedmemCarveoutMaxShared);
+        if (err == cudaSuccess && dynamic)
+            err = cudaFuncSetAttribute(ps_chain_single_pass_kernel<P, E>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       (int)dynamic);
         if (err != cudaSuccess) return err;
         attributes_set = true;
     }
-    int device = 0, sms = 0, per_sm = 0;
-    if ((err = cudaGetDevice(&device)) != cudaSuccess ||
-        (err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess ||
-        (err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ps_chain_pipelined_kernel<P, E>, P::THREADS,
-                                                             smem)) != cudaSuccess)
-        return err;
-    const uint64_t fit = (uint64_t)sms * (per_sm > 0 ? per_sm : 1);
-    if ((err = cudaMemsetAsync(ticket, 0, sizeof *ticket, stream)) != cudaSuccess) return err;
-    ps_chain_pipelined_kernel<P, E><<<(unsigned)(fit < tiles ? fit : tiles), P::THREADS, smem, stream>>>(p, ts, tiles, ticket);
+    ps_chain_single_pass_kernel<P, E><<<tiles, P::THREADS, dynamic, stream>>>(p, ts, tiles);
     return cudaGetLastError();
 }
 
