@@ -9,7 +9,7 @@
  * the speed of the loads.
  *
  * Work O(n), depth O(log tile + n / (tile * 64)): the look-back window is 64 tiles. Global memory: n reads + n
- * writes (the copy floor), plus two 16-byte status entries per tile of 32 KiB (0.1%).
+ * writes (the copy floor), plus two 16-byte status entries per tile of 32-44 KiB (0.1%).
  *
  * The tile program:
  *  - reduce: 256 threads x VECS 16-byte vectors each (32 KiB for VECS = 8). Warp w owns a contiguous part of
@@ -34,11 +34,12 @@
  *
  * Limits: up to 2^31 - 1 tiles (the grid size).
  *
- * Measured (tools/tune/tune_scan.cu: L2 flushed, median of 21, CUB 3.0.1 in the same run, CUDA 13.0, 2026-11-22),
- * inclusive sum at 2^28, fraction of copy / speed against CUB:
- *   NVIDIA H100 80GB HBM3: u8 0.93 / 2.82x, u16 0.95 / 1.55x, i32 0.95 / 1.16x, i64 0.95 / 1.05x
- *   NVIDIA H200:           u8 0.85 / 3.41x, u16 0.88 / 1.83x, i32 0.88 / 1.19x, i64 0.88 / 1.07x
- * and 1.1-1.3x CUB at 2^16. docs/performance.md has every size and what limits the rest.
+ * Measured (pscan bench through scripts/gpu-check.sh: L2 flushed, median of 21, CUB 3.0.1 in the same run, CUDA
+ * 13.0, 2026-11-24), inclusive sum at 2^28, fraction of copy / speed against CUB:
+ *   NVIDIA H100 80GB HBM3: u8 0.93 / 2.82x, u16 0.96 / 1.65x, i32 0.97 / 1.18x, i64 0.96 / 1.07x
+ *   NVIDIA H200:           u8 0.85 / 3.50x, u16 0.91 / 1.92x, i32 0.91 / 1.25x, i64 0.90 / 1.11x
+ * and 1.15-1.6x CUB at 2^16. What is left is the look-back's wait: the same program without the chain runs at
+ * 0.98 of copy on both (docs/performance.md, 2026-11-24).
  */
 #include <stdint.h>
 #include <string.h>
