@@ -13,15 +13,17 @@
  *    not change between passes, only their order, so one read serves all passes.
  *  - spine: each pass block scans that pass's 256 global counts itself (one block-wide exclusive scan of 256
  *    values, cheaper than a launch): the first slot of each digit in the output.
- *  - one pass per digit (ps_sort_pass_kernel), 256 threads x 16 keys = 4096-key tiles, tile id = blockIdx.x:
- *      load:      warp w loads keys w*512 ... w*512 + 511 of the tile, warp-striped (coalesced), and maps them;
- *      counts:    the tile's digit histogram (shared atomics); thread d publishes digit d's count at once, so
- *                 later tiles' look-backs pass this tile while it still ranks (CUB's "early counts");
- *      rank:      ps_sort_block_rank: each warp walks its 16 rows in order; 8 ballots (one per digit bit) find
- *                 the lanes with the same digit, their rank is the warp's running count of that digit plus the
- *                 peers in lower lanes; the lowest peer bumps the count. Then thread d scans digit d's counts
- *                 over the 8 warps (tile order is warp order) and the block scans the 256 digit totals: a key's
- *                 place in the tile's stable order is start[digit] + warp_before[warp][digit] + its rank;
+ *  - one pass per digit (ps_sort_pass_kernel), tiles of THREADS x ITEMS keys per case (ps_sort_pass_policy:
+ *    384 x 20 u32 keys alone, 384 x 15 u64 keys alone, 256 x 16 with payloads), tile id = blockIdx.x:
+ *      load:      warp w loads its ITEMS rows of the tile, warp-striped (coalesced), and maps them; each
+ *                 thread keeps its digits four to a register;
+ *      counts:    each warp counts its own digits (shared atomics into its own row); thread d publishes digit
+ *                 d's tile count at once, so later tiles' look-backs pass this tile while it still ranks (CUB's
+ *                 "early counts"); the counts are scanned over warps and digits, so each warp's row holds its
+ *                 next place per digit and s.start each digit's first place in the tile;
+ *      rank:      each warp walks its rows in order; 8 ballots (one per digit bit) find the lanes with the same
+ *                 digit, the lowest of them takes the group's places with one shared atomic on its warp's row,
+ *                 and a lane's place is the old value plus the peers in lower lanes (CUB's Onesweep rank);
  *      look-back: thread d walks back over earlier tiles' words for d (adding aggregates until it meets an
  *                 inclusive prefix) and publishes its own inclusive prefix: 256 independent chains in one
  *                 block, each one word per tile;
@@ -50,38 +52,24 @@
  * payloads) once, plus 2 KiB of status words written per 4096-key tile (about 12% of a u32 pass) and the
  * look-back's reads of them. Passes ping-pong between keys_out and one buffer in temp, the parity chosen so
  * that the last pass writes keys_out. Depth: passes x (one tile + the look-back chain).
- * Measured (H100, CUDA 13.0, CUB 3.0.1; tools/tune/tune_sort.cu through tools/tune/variants.sh, median of 20,
- * every result equal to CUB's; docs/bench/h100-sort-variants.csv): still slower than CUB. First version: random
- * u32 keys 0.40x CUB's Gkeys/s at 2^28 (19.7 against 48.7), u32 pairs 0.54x. Now (ballots instead of
- * __match_any_sync: 1.33x; early counts: 3-4%; 3 blocks per SM instead of 2: 1.2x): u32 keys 0.50x at 2^28
- * (24.5 Gkeys/s) and 0.59x at 2^24, u32 pairs 0.71x / 0.76x. Where the 2^28 u32 time goes (10.95 ms; CUB 5.51):
- * the upsweep 0.81 ms (four shared atomics per key: atomic-bound, not memory-bound; 16 keys per thread in flight
- * changed nothing), the look-back's waiting 1.66 ms (timed by a variant that skips it), and the four passes'
- * load, rank and scatter 8.5 ms, 2.1 ms a pass where a read and a write of the keys take 0.72 ms: the blocks
- * spend their life in dependent phases (load, count, rank, look-back, scatter) with three blocks per SM to
- * overlap them. Tried without gain: look-back windows of 8 and 16 words, tiles numbered by an atomic counter,
- * 12 keys x 4 blocks, 10 x 5, 8 x 6 per SM. Next, in order: keep the next tile's loads in flight during the
- * rank (persistent blocks or a split load), count the next pass's digits inside each pass so the upsweep does
- * one atomic per key, 32-bit status words (half the look-back traffic).
- *
+ * Measured (H100, CUDA 13.0, CUB 3.0.1; tools/tune/tune_sort.cu, median of 20, every result equal to CUB's;
+ * docs/bench/h100-sort-policy.csv, 2026-11-24), CUB's time over pscan's at 2^20 / 2^28: u32 keys 1.08x / 0.71x
+ * (34.7 Gkeys/s against 48.7 at 2^28), u32 pairs 1.19x / 0.73x, u64 keys 1.14x / 0.96x, u64 keys with u32
+ * payloads 1.15x / 0.88x; at 2^16 1.06-1.20x. History: the first version ran u32 keys at 0.40x CUB at 2^28;
+ * ballots instead of __match_any_sync 1.33x, early counts 3-4%, 3 blocks per SM instead of 2 1.2x (0.49x), CUB's
+ * rank and per-case tiles (this policy) 1.47x. Where the 2^28 u32 time went before the policy (10.95 ms; CUB
+ * 5.51): the upsweep 0.81 ms (atomic-bound), the look-back's waiting 1.66 ms (timed by a variant that skips it),
+ * the passes' load, rank and scatter 8.5 ms, 2.1 ms a pass where a read and a write of the keys take 0.72 ms.
+ * Tried without gain: look-back windows of 8 and 16 words, tiles numbered by an atomic counter, counting the
+ * next pass's digits inside each pass (PS_SORT_FUSED: the upsweep halves, the passes absorb it).
  * Against CUB's Onesweep (CCCL main, 2026-08: agent_radix_sort_onesweep.cuh, block_radix_rank.cuh's
- * match/early-counts rank, agent_radix_sort_histogram.cuh, the sm90 tuning), by expected gain (docs/tuning.md,
- * "sort", has the reasoning):
- *  1. the rank: CUB counts per warp first, scans the counts over warps and digits before ranking, and its walk
- *     (the same 8 ballots) ends in one shared atomic by one lane that returns the final place; ours counts the
- *     tile twice (block histogram, then the walk's read-modify-write of counts between two __syncwarp()s, which
- *     leaves the 16 rows no overlap) and scans after the walk. Knob PS_SORT_RANK=1 ranks CUB's way;
- *  2. the tile: 384 threads x 19-20 u32 keys (7.3-7.7 K; u64: 15, 5.8 K) against our 4096: per-tile fixed
- *     costs (digit scans, barriers, look-back hops, status words) over 1.8x the keys, and a chain of half the
- *     tiles. Knobs PS_SORT_PASS_THREADS, PS_SORT_PASS_ITEMS, PS_SORT_PASS_ITEMS8 (with PS_SORT_RANK=1, which
- *     also packs each thread's digits four to a register and lets the staging buffer hold the rank's counts);
- *  3. status words of 32 bits (2 flag bits over a 30-bit count, 0 = not ready, cleared before every pass,
- *     inputs cut into portions of < 2^28 keys): half our look-back traffic;
- *  4. the upsweep: 128 threads x 16 keys at full occupancy, pass-major counting, no privatized copies on sm90;
- *     ours runs 4 x 256 threads per SM (3 for u64 keys: 66 registers). Knobs PS_SORT_UP_BLOCKS, PS_SORT_UP_BOUND;
- *  5. small: unchecked loads and stores for full tiles, programmatic dependent launch, the one-digit-tile
- *     shortcut. Same as ours: warp-striped loads, direct scatter through shared memory, one look-back thread
- *     per digit walking one tile at a time with no backoff, early counts, tile ids by atomic counter (tried).
+ * match/early-counts rank, agent_radix_sort_histogram.cuh, the sm90 tuning; docs/tuning.md, "sort"): the rank is
+ * now CUB's way and the tiles per case near CUB's sm90 ones (ps_sort_pass_policy says what each measured). Left:
+ * status words of 32 bits (2 flag bits over a 30-bit count, cleared before every pass): half our look-back
+ * traffic; the upsweep at full occupancy (ours: 4 x 256 threads per SM; knobs PS_SORT_UP_BLOCKS,
+ * PS_SORT_UP_BOUND); unchecked loads and stores for full tiles, programmatic dependent launch, the
+ * one-digit-tile shortcut. Same as ours: warp-striped loads, direct scatter through shared memory, one
+ * look-back thread per digit walking one tile at a time with no backoff, early counts.
  */
 #include <stdint.h>
 #include <string.h>
@@ -113,41 +101,12 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_FUSED
 #define PS_SORT_FUSED 0
 #endif
-#ifndef PS_SORT_MIN_BLOCKS
-#define PS_SORT_MIN_BLOCKS 3
-#endif
-/* 1: the digit passes rank as CUB's Onesweep does (docs/tuning.md, "sort"): each warp counts its own digits
- * (shared atomics into its own row), the counts are scanned over warps and digits before the rank, so each
- * warp's row holds its next place per digit, and the rank walk is one match (8 ballots) and one shared atomic
- * by the lowest peer, whose old value is the group's final place: one walk, no read-then-write of counts
- * between __syncwarp()s, no scans after it. 0: ps_sort_block_rank (today's). A tuning knob, not measured.
- * With it, a thread's digits are kept four to a register and the counts live in the staging buffer. */
-#ifndef PS_SORT_RANK
-#define PS_SORT_RANK 0
-#endif
-/* Threads and keys per thread of the digit passes with PS_SORT_RANK=1, where a pass tile may be larger than
- * the one-block sort's 4096 keys (CUB's sm90 tiles: 384 threads, 5.8-7.7 K keys): PS_SORT_PASS_ITEMS when keys
- * and payloads are at most 4 bytes, PS_SORT_PASS_ITEMS8 otherwise (static shared memory: 48 KiB a block, the
- * staging buffer sharing it with the rank's counts). Threads past the 256th take no digit of their own. */
-#ifndef PS_SORT_PASS_THREADS
-#define PS_SORT_PASS_THREADS PS_SORT_THREADS
-#endif
-#define PS_SORT_PASS_WARPS (PS_SORT_PASS_THREADS / 32)
-#ifndef PS_SORT_PASS_ITEMS
-#define PS_SORT_PASS_ITEMS PS_SORT_ITEMS
-#endif
-#ifndef PS_SORT_PASS_ITEMS8
-#define PS_SORT_PASS_ITEMS8 (PS_SORT_PASS_ITEMS < 16 ? PS_SORT_PASS_ITEMS : 16)
-#endif
-static_assert(PS_SORT_RANK || (PS_SORT_PASS_ITEMS == PS_SORT_ITEMS && PS_SORT_PASS_ITEMS8 == PS_SORT_ITEMS &&
-                                PS_SORT_PASS_THREADS == PS_SORT_THREADS),
-              "pass tiles other than the one-block sort's need PS_SORT_RANK=1");
-static_assert(PS_SORT_PASS_ITEMS >= 1 && PS_SORT_PASS_ITEMS8 >= 1 && PS_SORT_PASS_THREADS % 32 == 0 &&
-                  PS_SORT_PASS_THREADS >= PS_SORT_RADIX && PS_SORT_PASS_THREADS <= 1024,
-              "a digit pass has at least one thread per digit");
-/* The smallest pass tile of any key and payload size: status words are sized for it. */
-#define PS_SORT_MIN_PASS_TILE \
-    (PS_SORT_PASS_THREADS * (PS_SORT_PASS_ITEMS < PS_SORT_PASS_ITEMS8 ? PS_SORT_PASS_ITEMS : PS_SORT_PASS_ITEMS8))
+/* The digit passes' tile and occupancy, per case (ps_sort_pass_policy below): threads, keys per thread and
+ * blocks per SM. Defining any of these with -D overrides it for every case (tools/tune/variants.sh sweeps them):
+ * PS_SORT_PASS_THREADS (a multiple of 32, at least 256: threads past the 256th own no digit), PS_SORT_PASS_ITEMS
+ * (keys and payloads of at most 4 bytes), PS_SORT_PASS_ITEMS8 (an 8-byte key or payload), PS_SORT_MIN_BLOCKS. */
+template <class U, class V> struct ps_sort_pass_policy;
+
 /* Blocks per SM of the upsweep's grid (256 threads each, a grid-stride loop), and its launch bound: 1 makes
  * the compiler fit PS_SORT_UP_BLOCKS blocks per SM (u64 keys use 66 registers today: only 3 of the 4 blocks
  * per SM fit, the 4th runs after them). */
@@ -274,17 +233,20 @@ __device__ __forceinline__ uint32_t ps_sort_block_rank(const uint32_t (&digit)[P
     return total;
 }
 
-/* ---- block level, PS_SORT_RANK=1: counts first, then a rank walk that yields final places ------------------ */
+/* ---- block level, the digit passes: counts first, then a rank walk that yields final places ---------------- */
 
-/* next (per warp and digit: its count, then its next place in the tile) lives in the pass's staging buffer,
- * which is free until the scatter. */
-typedef uint32_t ps_sort_wrank_next[PS_SORT_PASS_WARPS][PS_SORT_RADIX];
-struct ps_sort_wrank_smem {
-    uint32_t start[PS_SORT_RADIX]; /* the tile's first place of each digit */
-    uint32_t warp_totals[PS_SORT_PASS_WARPS];
+/* A pass block of THREADS threads: next (per warp and digit: its count, then its next place in the tile) lives in
+ * the pass's staging buffer, which is free until the scatter. */
+template <int THREADS> struct ps_sort_wrank {
+    enum { WARPS = THREADS / 32 };
+    typedef uint32_t next[WARPS][PS_SORT_RADIX];
+    struct smem {
+        uint32_t start[PS_SORT_RADIX]; /* the tile's first place of each digit */
+        uint32_t warp_totals[WARPS];
+    };
+    /* thread d of the block has a digit (compile-time true for 256 threads) */
+    static __device__ __forceinline__ bool digit_thread() { return THREADS == PS_SORT_RADIX || threadIdx.x < PS_SORT_RADIX; }
 };
-/* Thread d of a digit pass has a digit (compile-time true for 256 threads). */
-#define PS_SORT_DIGIT_THREAD (PS_SORT_PASS_THREADS == PS_SORT_RADIX || threadIdx.x < PS_SORT_RADIX)
 
 /* The digits of a thread's items, four 8-bit digits a register (a register per key would be 20-32 more
  * registers at the larger tiles; unpacking is one bit-field extract). */
@@ -295,9 +257,9 @@ __device__ __forceinline__ uint32_t ps_sort_digit_at(const uint32_t (&digits)[PS
 }
 
 /* Each warp counts the digits of its own rows (every slot, padding too) into its own row of next. */
-template <int ITEMS>
+template <int THREADS, int ITEMS>
 __device__ __forceinline__ void ps_sort_warp_counts(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
-                                                    ps_sort_wrank_next &next) {
+                                                    typename ps_sort_wrank<THREADS>::next &next) {
     uint32_t *mine = next[threadIdx.x / 32];
     for (unsigned d = threadIdx.x % 32; d < PS_SORT_RADIX; d += 32) mine[d] = 0;
     __syncwarp();
@@ -307,24 +269,26 @@ __device__ __forceinline__ void ps_sort_warp_counts(const uint32_t (&digits)[PS_
 
 /* Thread d, after a __syncthreads that follows ps_sort_warp_counts: the tile's count of digit d, padding
  * included. */
-__device__ __forceinline__ uint32_t ps_sort_warp_total(const ps_sort_wrank_next &next) {
+template <int THREADS> __device__ __forceinline__ uint32_t ps_sort_warp_total(const typename ps_sort_wrank<THREADS>::next &next) {
     uint32_t total = 0;
-    if (PS_SORT_DIGIT_THREAD)
+    if (ps_sort_wrank<THREADS>::digit_thread())
 #pragma unroll
-        for (unsigned w = 0; w < PS_SORT_PASS_WARPS; w++) total += next[w][threadIdx.x];
+        for (unsigned w = 0; w < ps_sort_wrank<THREADS>::WARPS; w++) total += next[w][threadIdx.x];
     return total;
 }
 
 /* Thread d: turns digit d's counts into each warp's first place of d in the tile's stable order (the start of
  * d, plus the warps before) and sets s.start[d]. Ends with a __syncthreads. */
-__device__ __forceinline__ void ps_sort_warp_places(ps_sort_wrank_smem &s, ps_sort_wrank_next &next, uint32_t total) {
+template <int THREADS>
+__device__ __forceinline__ void ps_sort_warp_places(typename ps_sort_wrank<THREADS>::smem &s,
+                                                    typename ps_sort_wrank<THREADS>::next &next, uint32_t total) {
     const unsigned d = threadIdx.x;
     uint32_t all;
-    uint32_t place = ps_sort_block_exclusive<PS_SORT_PASS_WARPS>(total, s.warp_totals, &all);
-    if (PS_SORT_DIGIT_THREAD) {
+    uint32_t place = ps_sort_block_exclusive<ps_sort_wrank<THREADS>::WARPS>(total, s.warp_totals, &all);
+    if (ps_sort_wrank<THREADS>::digit_thread()) {
         s.start[d] = place;
 #pragma unroll
-        for (unsigned w = 0; w < PS_SORT_PASS_WARPS; w++) { /* column d is thread d's alone */
+        for (unsigned w = 0; w < ps_sort_wrank<THREADS>::WARPS; w++) { /* column d is thread d's alone */
             const uint32_t c = next[w][d];
             next[w][d] = place;
             place += c;
@@ -337,9 +301,9 @@ __device__ __forceinline__ void ps_sort_warp_places(ps_sort_wrank_smem &s, ps_so
  * the warp's next place of that digit, in lane order; the lowest of them moves the place on by their number.
  * The atomic's old value is the place; the shuffle that hands it to the peers waits for it, so the next row's
  * atomic on the same digit cannot pass it. rank[i] is item i's place in the tile. */
-template <int ITEMS>
+template <int THREADS, int ITEMS>
 __device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
-                                                  uint32_t (&rank)[ITEMS], ps_sort_wrank_next &next) {
+                                                  uint32_t (&rank)[ITEMS], typename ps_sort_wrank<THREADS>::next &next) {
     const unsigned lane = threadIdx.x % 32;
     const uint32_t below_mask = (1u << lane) - 1u;
     uint32_t *mine = next[threadIdx.x / 32];
@@ -421,128 +385,126 @@ __device__ __forceinline__ void ps_sort_publish_count(unsigned long long *status
                     tile == 0 ? PS_TILE_INCLUSIVE : PS_TILE_AGGREGATE, count);
 }
 
-/* Keys per thread of a digit pass: PS_SORT_ITEMS, or with PS_SORT_RANK=1 the pass knobs by element size. */
-template <class U, class V> struct ps_sort_pass_items {
-    static constexpr int value = sizeof(U) > 4 || sizeof(V) > 4 ? PS_SORT_PASS_ITEMS8 : PS_SORT_PASS_ITEMS;
-};
-
-template <class U, class V, int ITEMS> union ps_sort_stage {
-    U keys[PS_SORT_PASS_THREADS * ITEMS];
-    V values[PS_SORT_PASS_THREADS * ITEMS];
-#if PS_SORT_RANK
-    ps_sort_wrank_next next; /* the rank's, done before the scatter */
-#endif
-};
-
-template <class U, class V>
-__global__ void __launch_bounds__(PS_SORT_PASS_THREADS, PS_SORT_MIN_BLOCKS)
-    ps_sort_pass_kernel(const ps_sort_pass_params<U> p) {
-    constexpr bool HAS_VALUES = !std::is_same<V, ps_sort_no_value>::value;
-    constexpr int ITEMS = ps_sort_pass_items<U, V>::value;
-    constexpr uint32_t TILE = PS_SORT_PASS_THREADS * ITEMS;
-    __shared__ ps_sort_stage<U, V, ITEMS> stage;
-#if PS_SORT_RANK
-    __shared__ ps_sort_wrank_smem rs;
-    static_assert(sizeof(ps_sort_stage<U, V, ITEMS>) + sizeof(ps_sort_wrank_smem) + (1 + PS_SORT_FUSED) * 1024 <=
-                      48 * 1024,
-                  "a pass tile fits 48 KiB of static shared memory: fewer PS_SORT_PASS_ITEMS(8)");
+/* The pass policy per case. Measured on an H100 (tools/tune/variants.sh tools/tune/tune_sort.cu,
+ * docs/bench/h100-sort-rank.csv, CUB's time over pscan's at 2^24 / 2^28; the pass before this policy, 256 threads x
+ * 16 keys at 3 blocks/SM with ps_sort_block_rank, in brackets):
+ *   keys alone, u32:          384 threads x 20 keys, 2 blocks/SM: 0.808 / 0.716 (0.570 / 0.485)
+ *   keys alone, u64:          384 threads x 15 keys, 2 blocks/SM: 0.998 / 0.955 (0.742 / 0.692)
+ *   u32 keys, u32 payloads:   256 threads x 16 keys, 3 blocks/SM: 0.867 / 0.738 (0.727 / 0.692)
+ *   u64 keys, u32 payloads:   256 threads x 16 keys, 2 blocks/SM: 0.909 / 0.876 (0.812 / 0.826)
+ * (with payloads, 384 threads leave 80 registers and spill). Keys of 1 and 2 bytes and payloads of 1, 2 and 8
+ * bytes, not measured, follow the case of their width: an 8-byte key or payload is "wide". */
+template <class U, class V> struct ps_sort_pass_policy {
+    static constexpr bool KEYS_ONLY = std::is_same<V, ps_sort_no_value>::value;
+    static constexpr bool WIDE = sizeof(U) > 4 || (!KEYS_ONLY && sizeof(V) > 4);
+#ifdef PS_SORT_PASS_THREADS
+    static constexpr int THREADS = PS_SORT_PASS_THREADS;
 #else
-    __shared__ ps_sort_rank_smem rs;
+    static constexpr int THREADS = KEYS_ONLY ? 384 : 256;
 #endif
+#if defined(PS_SORT_PASS_ITEMS) && defined(PS_SORT_PASS_ITEMS8)
+    static constexpr int ITEMS = WIDE ? PS_SORT_PASS_ITEMS8 : PS_SORT_PASS_ITEMS;
+#elif defined(PS_SORT_PASS_ITEMS)
+    static constexpr int ITEMS = WIDE && PS_SORT_PASS_ITEMS > 16 ? 16 : PS_SORT_PASS_ITEMS;
+#else
+    static constexpr int ITEMS = KEYS_ONLY ? (WIDE ? 15 : 20) : 16;
+#endif
+#ifdef PS_SORT_MIN_BLOCKS
+    static constexpr int MIN_BLOCKS = PS_SORT_MIN_BLOCKS;
+#else
+    static constexpr int MIN_BLOCKS = KEYS_ONLY || WIDE ? 2 : 3;
+#endif
+    static constexpr uint32_t TILE = (uint32_t)THREADS * ITEMS;
+    static_assert(ITEMS >= 1 && THREADS % 32 == 0 && THREADS >= PS_SORT_RADIX && THREADS <= 1024,
+                  "a digit pass has at least one thread per digit");
+};
+
+/* The smallest pass tile of any case (keys of 1-8 bytes, payloads of 0-8): status words are sized for it. */
+static constexpr uint32_t ps_sort_min2(uint32_t a, uint32_t b) { return a < b ? a : b; }
+#define PS_SORT_MIN_PASS_TILE                                                                                  \
+    ps_sort_min2(ps_sort_min2(ps_sort_pass_policy<uint32_t, ps_sort_no_value>::TILE,                           \
+                              ps_sort_pass_policy<uint64_t, ps_sort_no_value>::TILE),                          \
+                 ps_sort_min2(ps_sort_pass_policy<uint32_t, uint32_t>::TILE, ps_sort_pass_policy<uint64_t, uint32_t>::TILE))
+
+template <class U, class V, int THREADS, int ITEMS> union ps_sort_stage {
+    U keys[THREADS * ITEMS];
+    V values[THREADS * ITEMS];
+    typename ps_sort_wrank<THREADS>::next next; /* the rank's, done before the scatter */
+};
+
+/* One digit pass over one tile (the header's phases), shaped by the case's policy. */
+template <class U, class V>
+__global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pass_policy<U, V>::MIN_BLOCKS)
+    ps_sort_pass_kernel(const ps_sort_pass_params<U> p) {
+    typedef ps_sort_pass_policy<U, V> Policy;
+    constexpr bool HAS_VALUES = !Policy::KEYS_ONLY;
+    constexpr int THREADS = Policy::THREADS, ITEMS = Policy::ITEMS;
+    constexpr uint32_t TILE = Policy::TILE;
+    typedef ps_sort_wrank<THREADS> Rank;
+    __shared__ ps_sort_stage<U, V, THREADS, ITEMS> stage;
+    __shared__ typename Rank::smem rs;
+    static_assert(sizeof(ps_sort_stage<U, V, THREADS, ITEMS>) + sizeof(typename Rank::smem) + (1 + PS_SORT_FUSED) * 1024 <=
+                      48 * 1024,
+                  "a pass tile fits 48 KiB of static shared memory: fewer keys per thread");
     __shared__ uint32_t dest_base[PS_SORT_RADIX];
     const uint32_t tile = blockIdx.x, base = tile * TILE;
     const uint32_t valid = p.n - base < TILE ? p.n - base : TILE;
+    const bool digit_thread = Rank::digit_thread();
 
     /* ---- load: warp-striped rows; slots past n take the last digit, so they rank last ---- */
     U key[ITEMS];
     uint32_t rank[ITEMS];
-#if PS_SORT_RANK
     uint32_t digits[PS_SORT_DIGIT_WORDS(ITEMS)];
-#else
-    uint32_t digit[ITEMS];
-#endif
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
         key[i] = slot < valid ? p.keys_in[base + slot] : (U)0;
         const uint32_t dg = slot < valid ? p.digit(key[i]) : p.digit.mask;
-#if PS_SORT_RANK
         digits[i / 4] = i % 4 ? digits[i / 4] | dg << (8 * (i % 4)) : dg;
-#else
-        digit[i] = dg;
-#endif
     }
 
     const unsigned d = threadIdx.x; /* the digit of threads d < 256 */
 #if PS_SORT_FUSED
     __shared__ uint32_t next_hist[PS_SORT_RADIX]; /* the next pass's digits of this tile */
-    if (PS_SORT_DIGIT_THREAD) next_hist[d] = 0;
+    if (digit_thread) next_hist[d] = 0;
 #endif
-#if PS_SORT_RANK
-    /* ---- counts per warp, then places; the tile's count is published as soon as it is known (early
-     * counts); the padding (last digit, partial last tile only) is not part of it ---- */
-    ps_sort_warp_counts<ITEMS>(digits, stage.next);
+    /* ---- counts per warp, then places; the tile's count is published as soon as it is known (early counts:
+     * later tiles' look-backs pass this one while it ranks); the padding (last digit, partial last tile only)
+     * is not part of it ---- */
+    ps_sort_warp_counts<THREADS, ITEMS>(digits, stage.next);
     __syncthreads();
 #if PS_SORT_FUSED
 #pragma unroll
     for (int i = 0; i < ITEMS; i++)
         if (p.next_counts && ps_sort_slot_of<ITEMS>(i) < valid) atomicAdd(&next_hist[p.next_digit(key[i])], 1u);
 #endif
-    const uint32_t total = ps_sort_warp_total(stage.next);
+    const uint32_t total = ps_sort_warp_total<THREADS>(stage.next);
     const uint32_t count = total - (d == p.digit.mask ? TILE - valid : 0u);
-    if (PS_SORT_DIGIT_THREAD) ps_sort_publish_count(p.status, p.tag, p.tiles, tile, count);
-    ps_sort_warp_places(rs, stage.next, total);
+    if (digit_thread) ps_sort_publish_count(p.status, p.tag, p.tiles, tile, count);
+    ps_sort_warp_places<THREADS>(rs, stage.next, total);
 #if PS_SORT_FUSED
-    if (PS_SORT_DIGIT_THREAD && p.next_counts && next_hist[d]) atomicAdd(&p.next_counts[d], next_hist[d]);
+    if (digit_thread && p.next_counts && next_hist[d]) atomicAdd(&p.next_counts[d], next_hist[d]);
 #endif
 
     /* ---- rank: final places in one walk ---- */
-    ps_sort_warp_rank<ITEMS>(digits, rank, stage.next);
-#else
-    /* ---- early counts: the tile's digit histogram, published before the rank (3-4% faster at 2^28 than
-     * publishing the rank's counts after it: later tiles pass this one while it ranks) ---- */
-    dest_base[d] = 0;
-    __syncthreads();
-#pragma unroll
-    for (int i = 0; i < ITEMS; i++)
-        if (ps_sort_slot_of<ITEMS>(i) < valid) {
-            atomicAdd(&dest_base[digit[i]], 1u);
-#if PS_SORT_FUSED
-            if (p.next_counts) atomicAdd(&next_hist[p.next_digit(key[i])], 1u);
-#endif
-        }
-    __syncthreads();
-    const uint32_t count = dest_base[d];
-#if PS_SORT_FUSED
-    if (p.next_counts && next_hist[d]) atomicAdd(&p.next_counts[d], next_hist[d]);
-#endif
-    ps_sort_publish_count(p.status, p.tag, p.tiles, tile, count);
-
-    /* ---- rank ---- */
-    ps_sort_block_rank(digit, rank, rs);
-#endif
+    ps_sort_warp_rank<THREADS, ITEMS>(digits, rank, stage.next);
 
     /* ---- look-back: the keys of digit d in earlier tiles; the digit's first slot in the output (the block
      * scan's barriers also end the rank's use of the staging buffer) ---- */
-    const uint32_t prefix = PS_SORT_DIGIT_THREAD ? ps_sort_look_back(p.status, p.tag, p.tiles, tile, count) : 0u;
+    const uint32_t prefix = digit_thread ? ps_sort_look_back(p.status, p.tag, p.tiles, tile, count) : 0u;
     uint32_t ignored;
-    const uint32_t digit_start = ps_sort_block_exclusive<PS_SORT_PASS_WARPS>(PS_SORT_DIGIT_THREAD ? p.counts[d] : 0u,
-                                                                             rs.warp_totals, &ignored);
-    if (PS_SORT_DIGIT_THREAD) dest_base[d] = digit_start + prefix - rs.start[d];
+    const uint32_t digit_start =
+        ps_sort_block_exclusive<Rank::WARPS>(digit_thread ? p.counts[d] : 0u, rs.warp_totals, &ignored);
+    if (digit_thread) dest_base[d] = digit_start + prefix - rs.start[d];
 
     /* ---- scatter: keys through shared memory in tile order, then out by digit runs ---- */
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) stage.keys[rank[i]] = key[i];
     __syncthreads();
-#if PS_SORT_RANK
     uint32_t out_digits[PS_SORT_DIGIT_WORDS(ITEMS)]; /* the payloads' destinations, packed: fewer registers */
-#else
-    uint32_t dest[ITEMS];
-#endif
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
-        const uint32_t j = i * PS_SORT_PASS_THREADS + threadIdx.x;
-#if PS_SORT_RANK
+        const uint32_t j = i * THREADS + threadIdx.x;
         uint32_t dg = 0;
         if (j < valid) {
             const U k = stage.keys[j];
@@ -550,13 +512,6 @@ __global__ void __launch_bounds__(PS_SORT_PASS_THREADS, PS_SORT_MIN_BLOCKS)
             p.keys_out[dest_base[dg] + j] = k;
         }
         out_digits[i / 4] = i % 4 ? out_digits[i / 4] | dg << (8 * (i % 4)) : dg;
-#else
-        if (j < valid) {
-            const U k = stage.keys[j];
-            dest[i] = dest_base[p.digit(k)] + j;
-            p.keys_out[dest[i]] = k;
-        }
-#endif
     }
     if constexpr (HAS_VALUES) {
         const V *values_in = (const V *)p.values_in;
@@ -574,12 +529,8 @@ __global__ void __launch_bounds__(PS_SORT_PASS_THREADS, PS_SORT_MIN_BLOCKS)
         __syncthreads();
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
-            const uint32_t j = i * PS_SORT_PASS_THREADS + threadIdx.x;
-#if PS_SORT_RANK
+            const uint32_t j = i * THREADS + threadIdx.x;
             if (j < valid) values_out[dest_base[ps_sort_digit_at<ITEMS>(out_digits, i)] + j] = stage.values[j];
-#else
-            if (j < valid) values_out[dest[i]] = stage.values[j];
-#endif
         }
     }
 }
@@ -759,7 +710,7 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
     ps_sort_pass_params<U> p;
     memset(&p, 0, sizeof p);
     p.n = n;
-    p.tiles = (uint32_t)ps_cuda_div_up(n, PS_SORT_PASS_THREADS * ps_sort_pass_items<U, V>::value);
+    p.tiles = (uint32_t)ps_cuda_div_up(n, ps_sort_pass_policy<U, V>::TILE);
     p.status = status;
     for (unsigned q = 0; q < k.passes; q++) {
         const bool to_out = (k.passes - 1 - q) % 2 == 0;
@@ -775,7 +726,7 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
             p.next_digit = ps_sort_pass_digit(k, q + 1);
         }
         p.tag = (uint32_t)(ps_chain_next_epoch() & 0x3fffffffull) << 2;
-        ps_sort_pass_kernel<U, V><<<p.tiles, PS_SORT_PASS_THREADS, 0, dev->stream>>>(p);
+        ps_sort_pass_kernel<U, V><<<p.tiles, ps_sort_pass_policy<U, V>::THREADS, 0, dev->stream>>>(p);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
     }
     return cudaSuccess;
