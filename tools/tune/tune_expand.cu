@@ -1,0 +1,101 @@
+/*
+ * tune_expand.cu - the timing harness of expand (src/cuda/expand.cu, included as source): its three launches
+ * (scan of the counts, merge-path partition, the expand kernel) at knob settings given with -D through
+ * tools/tune/variants.sh (PS_EXPAND_VT: merge steps per thread, the expand tile being 256 x VT items + slots),
+ * beside a device copy of the bytes expand must move (counts in, indices out), each result checked on the host.
+ * Not part of the library.
+ *
+ *   tools/tune/variants.sh tools/tune/tune_expand.cu OUT.csv "vt8=" "vt12=-DPS_EXPAND_VT=12" -- [--reps 21]
+ *   tune_expand [--min-log2 16] [--max-log2 26] [--reps 21]
+ *
+ * Counts uniform in 0..M for M = 3, 8 and 128 (averages 1.5, 4 and 64), u32 counts, u32 indices out. Method as
+ * tune_scan.cu: 2x L2 written before each timed call, CUDA events around the call, median of reps after two
+ * warm-ups; of_copy = the copy's time over expand's, the copy moving counts + indices bytes (read + write).
+ */
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "../../src/cuda/expand.cu"
+#include "tune_common.cuh"
+
+static uint64_t mix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+static void bench(uint64_t n, uint32_t most, const ps_cuda_device &dev) {
+    std::vector<uint32_t> h(n);
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < n; i++) h[i] = (uint32_t)(mix64(i + most) % (most + 1)), total += h[i];
+    uint32_t *counts, *indices, *copy_src, *copy_dst;
+    uint64_t *count;
+    const size_t out_bytes = total * 4, move = n * 4 + out_bytes;
+    CK(cudaMalloc(&counts, n * 4));
+    CK(cudaMalloc(&indices, out_bytes + 4));
+    CK(cudaMalloc(&count, 8));
+    CK(cudaMalloc(&copy_src, move / 2 + 16));
+    CK(cudaMalloc(&copy_dst, move / 2 + 16));
+    CK(cudaMemcpy(counts, h.data(), n * 4, cudaMemcpyHostToDevice));
+    ps_request req;
+    memset(&req, 0, sizeof req);
+    req.type = PSCAN_TYPE_U32;
+    req.algo = PSCAN_ALGO_DECOUPLED_LOOKBACK;
+    req.in = counts;
+    req.out = indices;
+    req.n = n;
+    req.elem_bytes = 4;
+    req.count = count;
+    req.capacity = total;
+    req.index_type = PSCAN_TYPE_U32;
+    size_t temp_bytes = 0;
+    if (ps_cuda_expand_plan(&req, &dev, &temp_bytes) != PSCAN_SUCCESS) exit(1);
+    CK(cudaMalloc(&req.temp, temp_bytes + 16));
+    CK(ps_cuda_expand_run(&req, &dev));
+    CK(cudaDeviceSynchronize());
+    /* check: every slot's item, and the total */
+    std::vector<uint32_t> got(total);
+    uint64_t got_total = 0;
+    CK(cudaMemcpy(got.data(), indices, out_bytes, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(&got_total, count, 8, cudaMemcpyDeviceToHost));
+    bool ok = got_total == total;
+    for (uint64_t i = 0, slot = 0; ok && i < n; i++)
+        for (uint32_t k = 0; k < h[i]; k++, slot++) ok = ok && got[slot] == (uint32_t)i;
+    /* the copy moves counts + indices bytes: read half, write half */
+    const timing copy = time_it([&] { CK(cudaMemcpyAsync(copy_dst, copy_src, move / 2, cudaMemcpyDeviceToDevice)); });
+    const timing t = time_it([&] { CK(ps_cuda_expand_run(&req, &dev)); });
+    printf("avg-%g,%llu,%.2f,%.2f,%.3f,%.1f,%.3f,%s\n", most / 2.0, (unsigned long long)n, t.median_us, copy.median_us,
+           copy.median_us / t.median_us, move / t.median_us * 1e-3, t.spread, ok ? "ok" : "WRONG");
+    fflush(stdout);
+    CK(cudaFree(counts));
+    CK(cudaFree(indices));
+    CK(cudaFree(count));
+    CK(cudaFree(copy_src));
+    CK(cudaFree(copy_dst));
+    CK(cudaFree(req.temp));
+}
+
+int main(int argc, char **argv) {
+    int min_log2 = 16, max_log2 = 26;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--min-log2")) min_log2 = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--max-log2")) max_log2 = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--reps")) g_reps = atoi(argv[i + 1]);
+    }
+    ps_cuda_device dev;
+    cudaDeviceProp prop;
+    tune_device_init(dev, &prop);
+    printf("# %s, PS_EXPAND_VT %d, reps %d\n", prop.name, PS_EXPAND_VT, g_reps);
+    printf("case,n,us,copy_us,of_copy,gbps,spread,check\n");
+    const uint32_t cases[] = {3, 8, 128};
+    for (uint32_t m : cases)
+        for (int lg = min_log2; lg <= max_log2; lg += 2) {
+            if (m == 128 && lg > 24) continue; /* 2^24 x 64 slots of 4 bytes: 4 GiB */
+            bench(1ull << lg, m, dev);
+        }
+    return 0;
+}
