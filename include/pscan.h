@@ -496,6 +496,17 @@ pscan_status pscan_partition(pscan_context *ctx, const pscan_select_desc *desc, 
                              const void *values_in, uint64_t n, void *keys_out, void *values_out, uint64_t *count,
                              void *temp, size_t temp_bytes);
 
+/* pscan_select for host memory larger than the device (out of core), blocking: keys_in, values_in, desc->flags
+ * (n bytes), keys_out, values_out and count are host pointers, and *count is written when the call returns. The
+ * CPU selects in place; CUDA and OpenCL move pieces of pscan_context_set_host_chunk_bytes() through the device one
+ * after another (device memory: one piece of each input and output), each piece's kept items written after the
+ * pieces before; PSCAN_PRED_UNIQUE compares a piece's first key with the previous piece's last. Checks, statuses
+ * and algorithms as for pscan_select; a refused call writes nothing, a call that fails part way may have written
+ * part of keys_out and values_out (never *count). Example: keys = [3 1 7 0 4 1 6 3] in a malloc'd buffer, pred gt,
+ * operand 2 -> keys_out = [3 7 4 6 3], *count = 5. */
+pscan_status pscan_select_host(pscan_context *ctx, const pscan_select_desc *desc, const void *keys_in,
+                               const void *values_in, uint64_t n, void *keys_out, void *values_out, uint64_t *count);
+
 /* ---------------------------------------------------------------------------------------------------------
  * Expand (load-balanced): item i of n has counts[i] output slots; slot j belongs to the item whose run
  * [start(i), start(i) + counts[i]) holds j, start(i) being counts[0] + ... + counts[i-1]. For each slot the call

@@ -18,7 +18,9 @@
  *
  * pscan_reduce_host: every type x operator x {identity, init}, sizes 0, 1 and around pieces of 256 bytes, 4 KiB
  * and the default, against the serial reduction, with guard bytes around the result; its refusals leave the
- * result untouched.
+ * result untouched. pscan_select_host: every type x {flags, nonzero, unique, gt} x payloads of 0, 1, 4, 8 bytes,
+ * at the same sizes, on data with runs (unique must drop a repeat that starts a piece), against a serial select,
+ * with the outputs past the count untouched; refusals with their statuses.
  *
  * Bad input, each with its exact status and the output untouched: NULL ctx or desc, unknown flags, a NULL
  * buffer with n > 0, outputs overlapping the input by one element, n beyond 2^48 bytes, an algorithm the
@@ -237,6 +239,110 @@ static void run_reduce_table(harness *h) {
     d.algo = PSCAN_ALGO_HILLIS_STEELE;
     check(h, pscan_reduce_host(h->ctx, &d, buf, 8, &result) == PSCAN_ERROR_UNSUPPORTED_ALGORITHM && result == -1,
           "reduce_host with a scan-only algorithm: PSCAN_ERROR_UNSUPPORTED_ALGORITHM, result untouched");
+    pscan_context_set_host_chunk_bytes(h->ctx, 0);
+}
+
+/* ---- pscan_select_host: flags, nonzero, unique and gt, with and without payloads, sizes around the piece ---- */
+
+/* Element v (0..3) of type t: small values, so runs repeat and the predicates split the data. */
+static void put_small(const type_info *t, unsigned char *dst, int v) {
+    if (t->type == PSCAN_TYPE_F32) {
+        const float f = (float)v;
+        memcpy(dst, &f, 4);
+    } else if (t->type == PSCAN_TYPE_F64) {
+        const double f = (double)v;
+        memcpy(dst, &f, 8);
+    } else {
+        const uint64_t x = (uint64_t)v;
+        memcpy(dst, &x, t->bytes); /* little-endian: the low bytes */
+    }
+}
+
+static void run_select_table(harness *h) {
+    const size_t chunks[3] = {256, 4096, 0};
+    const size_t value_cycle[4] = {0, 4, 8, 1};
+    enum { BY_FLAGS, NONZERO, UNIQUE, GT, MODES };
+    static const char *const mode_names[MODES] = {"flags", "nonzero", "unique", "gt 1"};
+    unsigned variant = 0;
+    for (int ci = 0; ci < 3; ci++) {
+        pscan_context_set_host_chunk_bytes(h->ctx, chunks[ci]);
+        for (size_t ti = 0; ti < TYPE_COUNT; ti++) {
+            const type_info *t = &types[ti];
+            const size_t eb = t->bytes, c = (chunks[ci] ? chunks[ci] : 1000) / eb;
+            const size_t sizes[7] = {0, 1, c - 1, c, c + 1, 3 * c + 5, h->quick ? 2 * c : 17 * c + 3};
+            for (int mode = 0; mode < MODES; mode++)
+                for (size_t si = 0; si < 7; si++, variant++) {
+                    const size_t n = sizes[si], vb = value_cycle[variant % 4];
+                    test_rng rng = {test_mix64(h->seed ^ 0x5E1ECull ^ (uint64_t)variant << 20)};
+                    int *v = (int *)malloc((n + 1) * sizeof(int));
+                    unsigned char *keys = (unsigned char *)malloc(n * eb + 1), *vals = (unsigned char *)malloc(n * vb + 1);
+                    unsigned char *flags = (unsigned char *)malloc(n + 1);
+                    unsigned char *kout = (unsigned char *)malloc((n + 2) * eb), *vout = (unsigned char *)malloc((n + 2) * vb + 1);
+                    unsigned char *kref = (unsigned char *)malloc(n * eb + 1), *vref = (unsigned char *)malloc(n * vb + 1);
+                    size_t kept = 0;
+                    for (size_t i = 0; i < n; i++) {
+                        /* runs: half the elements repeat the one before (unique drops them, across pieces too) */
+                        v[i] = i > 0 && (test_rng_next(&rng) & 1) ? v[i - 1] : (int)(test_rng_next(&rng) % 4);
+                        put_small(t, keys + i * eb, v[i]);
+                        for (size_t b = 0; b < vb; b++) vals[i * vb + b] = (unsigned char)test_rng_next(&rng);
+                        flags[i] = (unsigned char)(test_rng_next(&rng) % 3 == 0 ? 0 : test_rng_next(&rng) | 1);
+                        const int keep = mode == BY_FLAGS ? flags[i] != 0
+                                         : mode == NONZERO ? v[i] != 0
+                                         : mode == UNIQUE  ? i == 0 || v[i] != v[i - 1]
+                                                           : v[i] > 1;
+                        if (keep) {
+                            memcpy(kref + kept * eb, keys + i * eb, eb);
+                            memcpy(vref + kept * vb, vals + i * vb, vb);
+                            kept++;
+                        }
+                    }
+                    unsigned char operand[8];
+                    put_small(t, operand, 1);
+                    const pscan_select_desc d = {t->type, vb, mode == BY_FLAGS ? flags : NULL,
+                                                 mode == NONZERO ? PSCAN_PRED_NONZERO
+                                                 : mode == UNIQUE ? PSCAN_PRED_UNIQUE
+                                                                  : PSCAN_PRED_GT,
+                                                 operand, PSCAN_ALGO_AUTO};
+                    memset(kout, GUARD, (n + 2) * eb);
+                    memset(vout, GUARD, (n + 2) * vb + 1);
+                    uint64_t count = 0xdeadbeefu;
+                    const pscan_status st = pscan_select_host(h->ctx, &d, keys, vals, n, kout, vout, &count);
+                    int ok = st == PSCAN_SUCCESS && count == kept && memcmp(kout, kref, kept * eb) == 0 &&
+                             memcmp(vout, vref, kept * vb) == 0;
+                    for (size_t j = kept * eb; ok && j < (n + 2) * eb; j++) ok = kout[j] == GUARD;
+                    for (size_t j = kept * vb; ok && j < (n + 2) * vb; j++) ok = vout[j] == GUARD;
+                    char what[256];
+                    snprintf(what, sizeof what, "select_host %s %s values=%zu n=%zu chunk=%zu: %s, count %" PRIu64
+                             " expected %zu", t->name, mode_names[mode], vb, n, chunks[ci], pscan_status_name(st),
+                             count, kept);
+                    check(h, ok, what);
+                    free(v), free(keys), free(vals), free(flags), free(kout), free(vout), free(kref), free(vref);
+                }
+        }
+    }
+    /* refusals write nothing */
+    int32_t buf[8] = {3, 1, 7, 0, 4, 1, 6, 3}, out[8], two = 2;
+    uint64_t count = 99;
+    memset(out, 0x5A, sizeof out);
+    pscan_select_desc d = {PSCAN_TYPE_I32, 0, NULL, PSCAN_PRED_GT, &two, PSCAN_ALGO_AUTO};
+    check(h, pscan_select_host(h->ctx, &d, buf, NULL, 8, out, NULL, &count) == PSCAN_SUCCESS && count == 5 &&
+                 out[0] == 3 && out[1] == 7 && out[2] == 4 && out[3] == 6 && out[4] == 3,
+          "select_host gt 2 of 3 1 7 0 4 1 6 3 is 3 7 4 6 3");
+    count = 99;
+    check(h, pscan_select_host(NULL, &d, buf, NULL, 8, out, NULL, &count) == PSCAN_ERROR_NULL_POINTER && count == 99,
+          "select_host NULL ctx: PSCAN_ERROR_NULL_POINTER, count untouched");
+    check(h, pscan_select_host(h->ctx, &d, buf, NULL, 8, out, NULL, NULL) == PSCAN_ERROR_NULL_POINTER,
+          "select_host NULL count: PSCAN_ERROR_NULL_POINTER");
+    check(h, pscan_select_host(h->ctx, &d, buf, NULL, 8, buf + 4, NULL, &count) == PSCAN_ERROR_OVERLAP && count == 99,
+          "select_host keys_out overlapping keys_in: PSCAN_ERROR_OVERLAP, count untouched");
+    check(h, pscan_select_host(h->ctx, &d, buf, NULL, 8, out, NULL, (uint64_t *)(void *)(out + 2)) ==
+                 PSCAN_ERROR_OVERLAP,
+          "select_host count inside keys_out: PSCAN_ERROR_OVERLAP");
+    check(h, pscan_select_host(h->ctx, &d, buf, NULL, (uint64_t)1 << 60, out, NULL, &count) == PSCAN_ERROR_TOO_LARGE,
+          "select_host n beyond 2^48 bytes: PSCAN_ERROR_TOO_LARGE");
+    d.value_bytes = 3;
+    check(h, pscan_select_host(h->ctx, &d, buf, buf, 8, out, out, &count) == PSCAN_ERROR_INVALID_VALUE && count == 99,
+          "select_host value_bytes 3: PSCAN_ERROR_INVALID_VALUE");
     pscan_context_set_host_chunk_bytes(h->ctx, 0);
 }
 
@@ -480,6 +586,7 @@ int main(int argc, char **argv) {
         run_bad_inputs(&h);
         run_table(&h);
         run_reduce_table(&h);
+        run_select_table(&h);
     }
     pscan_context_destroy(h.ctx);
     printf("test_scan_host: %lu passed, %lu failed\n", h.passed, h.failed);

@@ -692,6 +692,8 @@ static int ranges_overlap(const void *a, uint64_t abytes, const void *b, uint64_
     return abytes > 0 && bbytes > 0 && x < y + bbytes && y < x + abytes;
 }
 
+static pscan_status select_check_ranges(const ps_request *req, const pscan_select_desc *desc, uint64_t n);
+
 /* Checks desc and the buffers and fills req. Inputs are keys, values, flags; outputs keys, values, count: no
  * output may touch an input or another output. */
 static pscan_status select_prepare(const pscan_context *ctx, ps_primitive prim, const pscan_select_desc *desc,
@@ -718,31 +720,35 @@ static pscan_status select_prepare(const pscan_context *ctx, ps_primitive prim, 
     req->count = count;
     if (n == 0) return PSCAN_SUCCESS;
     if (!keys_in || !keys_out || (vb && (!values_in || !values_out))) return PSCAN_ERROR_NULL_POINTER;
+    if (ctx->ops->handles_are_addresses) return select_check_ranges(req, desc, n);
+    const void *const outs[3] = {keys_out, req->out2, count};
+    const void *const ins[3] = {keys_in, req->in2, desc->flags};
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++)
+            if (outs[i] && outs[i] == ins[j]) return PSCAN_ERROR_OVERLAP;
+        for (int j = i + 1; j < 3; j++)
+            if (outs[i] && outs[i] == outs[j]) return PSCAN_ERROR_OVERLAP;
+    }
+    return PSCAN_SUCCESS;
+}
+
+/* The address checks of a select's buffers (req filled by select_prepare, n > 0): no range wraps, no output
+ * touches an input or another output. */
+static pscan_status select_check_ranges(const ps_request *req, const pscan_select_desc *desc, uint64_t n) {
+    const size_t vb = req->value_bytes;
     const uint64_t kb = n * req->elem_bytes, vbytes = n * vb, fb = desc->flags ? n : 0;
-    if (ctx->ops->handles_are_addresses) {
-        if (range_wraps(keys_in, kb) || range_wraps(keys_out, kb) || range_wraps(count, sizeof(uint64_t)) ||
-            (vb && (range_wraps(values_in, vbytes) || range_wraps(values_out, vbytes))) ||
-            (fb && range_wraps(desc->flags, fb)))
-            return PSCAN_ERROR_TOO_LARGE;
-        const void *const outs[3] = {keys_out, req->out2, count};
-        const uint64_t out_bytes[3] = {kb, vbytes, sizeof(uint64_t)};
-        const void *const ins[3] = {keys_in, req->in2, desc->flags};
-        const uint64_t in_bytes[3] = {kb, vbytes, fb};
-        for (int i = 0; i < 3; i++) {
-            for (int j = 0; j < 3; j++)
-                if (ranges_overlap(outs[i], out_bytes[i], ins[j], in_bytes[j])) return PSCAN_ERROR_OVERLAP;
-            for (int j = i + 1; j < 3; j++)
-                if (ranges_overlap(outs[i], out_bytes[i], outs[j], out_bytes[j])) return PSCAN_ERROR_OVERLAP;
-        }
-    } else {
-        const void *const outs[3] = {keys_out, req->out2, count};
-        const void *const ins[3] = {keys_in, req->in2, desc->flags};
-        for (int i = 0; i < 3; i++) {
-            for (int j = 0; j < 3; j++)
-                if (outs[i] && outs[i] == ins[j]) return PSCAN_ERROR_OVERLAP;
-            for (int j = i + 1; j < 3; j++)
-                if (outs[i] && outs[i] == outs[j]) return PSCAN_ERROR_OVERLAP;
-        }
+    if (range_wraps(req->in, kb) || range_wraps(req->out, kb) || range_wraps(req->count, sizeof(uint64_t)) ||
+        (vb && (range_wraps(req->in2, vbytes) || range_wraps(req->out2, vbytes))) || (fb && range_wraps(desc->flags, fb)))
+        return PSCAN_ERROR_TOO_LARGE;
+    const void *const outs[3] = {req->out, req->out2, req->count};
+    const uint64_t out_bytes[3] = {kb, vbytes, sizeof(uint64_t)};
+    const void *const ins[3] = {req->in, req->in2, desc->flags};
+    const uint64_t in_bytes[3] = {kb, vbytes, fb};
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++)
+            if (ranges_overlap(outs[i], out_bytes[i], ins[j], in_bytes[j])) return PSCAN_ERROR_OVERLAP;
+        for (int j = i + 1; j < 3; j++)
+            if (ranges_overlap(outs[i], out_bytes[i], outs[j], out_bytes[j])) return PSCAN_ERROR_OVERLAP;
     }
     return PSCAN_SUCCESS;
 }
@@ -785,6 +791,87 @@ pscan_status pscan_partition(pscan_context *ctx, const pscan_select_desc *desc, 
         select_prepare(ctx, PS_PRIM_PARTITION, desc, keys_in, values_in, n, keys_out, values_out, count, &req);
     if (s != PSCAN_SUCCESS) return s;
     return request_submit(ctx, &req, temp, temp_bytes);
+}
+
+/* Out of core on every device backend: pieces of the context's piece size go up (keys, payloads, flags), are
+ * selected on the device into device buffers, and their kept items come down to the end of what the pieces
+ * before kept; the kept count comes down after each piece (the carry of a select is that count). UNIQUE compares
+ * each piece's first key with the last key of the piece before on the host (the device keeps a piece's first
+ * item): a repeat is dropped from the output. The CPU selects in place. */
+pscan_status pscan_select_host(pscan_context *ctx, const pscan_select_desc *desc, const void *keys_in,
+                               const void *values_in, uint64_t n, void *keys_out, void *values_out, uint64_t *count) {
+    ps_request req;
+    pscan_status s =
+        select_prepare(ctx, PS_PRIM_SELECT, desc, keys_in, values_in, n, keys_out, values_out, count, &req);
+    if (s != PSCAN_SUCCESS) return s;
+    /* host pointers are addresses on every backend: the checks select_prepare left to address backends */
+    if (n > 0 && !ctx->ops->handles_are_addresses && (s = select_check_ranges(&req, desc, n)) != PSCAN_SUCCESS)
+        return s;
+    if (ctx->ops->data_in_host_memory) {
+        s = request_submit(ctx, &req, NULL, 0);
+        pscan_status w = ctx->ops->synchronize(ctx);
+        return s != PSCAN_SUCCESS ? s : w;
+    }
+    if (n == 0) {
+        *count = 0;
+        return PSCAN_SUCCESS;
+    }
+    const size_t eb = req.elem_bytes, vb = req.value_bytes;
+    const uint64_t piece_max = ps_core_host_piece_bytes(ctx) / eb, piece = piece_max < n ? piece_max : n;
+    void *kin = NULL, *kout = NULL, *vin = NULL, *vout = NULL, *fin = NULL, *kept_dev = NULL;
+    s = pscan_memory_alloc(ctx, (size_t)piece * eb, &kin);
+    if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(ctx, (size_t)piece * eb, &kout);
+    if (s == PSCAN_SUCCESS && vb) s = pscan_memory_alloc(ctx, (size_t)piece * vb, &vin);
+    if (s == PSCAN_SUCCESS && vb) s = pscan_memory_alloc(ctx, (size_t)piece * vb, &vout);
+    if (s == PSCAN_SUCCESS && desc->flags) s = pscan_memory_alloc(ctx, (size_t)piece, &fin);
+    if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(ctx, sizeof(uint64_t), &kept_dev);
+    const unsigned char *keys = (const unsigned char *)keys_in, *values = (const unsigned char *)values_in;
+    const unsigned char *flags = (const unsigned char *)desc->flags;
+    unsigned char *kdst = (unsigned char *)keys_out, *vdst = (unsigned char *)values_out;
+    pscan_select_desc d = *desc;
+    d.flags = fin;
+    const int unique = !desc->flags && desc->pred == PSCAN_PRED_UNIQUE;
+    uint64_t total = 0;
+    for (uint64_t done = 0; s == PSCAN_SUCCESS && done < n;) {
+        const uint64_t m = n - done < piece ? n - done : piece;
+        uint64_t kept = 0;
+        if ((s = pscan_memory_upload(ctx, kin, keys + done * eb, (size_t)m * eb)) != PSCAN_SUCCESS ||
+            (vb && (s = pscan_memory_upload(ctx, vin, values + done * vb, (size_t)m * vb)) != PSCAN_SUCCESS) ||
+            (flags && (s = pscan_memory_upload(ctx, fin, flags + done, (size_t)m)) != PSCAN_SUCCESS) ||
+            (s = pscan_select(ctx, &d, kin, vin, m, kout, vout, (uint64_t *)kept_dev, NULL, 0)) != PSCAN_SUCCESS ||
+            (s = pscan_memory_download(ctx, &kept, kept_dev, sizeof kept)) != PSCAN_SUCCESS ||
+            (s = ctx->ops->synchronize(ctx)) != PSCAN_SUCCESS)
+            break;
+        /* the device kept this piece's first item as unique; it repeats the last key of the piece before: it comes
+         * down with the rest and is moved out, and the slot that frees keeps what the caller had there */
+        const int repeat = unique && done > 0 && kept > 0 && memcmp(keys + done * eb, keys + (done - 1) * eb, eb) == 0;
+        unsigned char kslot[sizeof(ps_value)], vslot[8];
+        if (repeat) {
+            memcpy(kslot, kdst + (total + kept - 1) * eb, eb);
+            if (vb) memcpy(vslot, vdst + (total + kept - 1) * vb, vb);
+        }
+        if (kept > 0 && ((s = pscan_memory_download(ctx, kdst + total * eb, kout, (size_t)kept * eb)) != PSCAN_SUCCESS ||
+                         (vb && (s = pscan_memory_download(ctx, vdst + total * vb, vout, (size_t)kept * vb)) !=
+                                    PSCAN_SUCCESS) ||
+                         (s = ctx->ops->synchronize(ctx)) != PSCAN_SUCCESS))
+            break;
+        if (repeat) {
+            memmove(kdst + total * eb, kdst + (total + 1) * eb, (size_t)(kept - 1) * eb);
+            memcpy(kdst + (total + kept - 1) * eb, kslot, eb);
+            if (vb) {
+                memmove(vdst + total * vb, vdst + (total + 1) * vb, (size_t)(kept - 1) * vb);
+                memcpy(vdst + (total + kept - 1) * vb, vslot, vb);
+            }
+            kept--;
+        }
+        total += kept;
+        done += m;
+    }
+    void *const bufs[6] = {kin, kout, vin, vout, fin, kept_dev};
+    for (int i = 0; i < 6; i++)
+        if (bufs[i]) pscan_memory_free(ctx, bufs[i]);
+    if (s == PSCAN_SUCCESS) *count = total;
+    return s;
 }
 
 /* ---- histogram --------------------------------------------------------------------------------------- */
