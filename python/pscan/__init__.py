@@ -10,7 +10,7 @@ Example::
     >>> pscan.scan(numpy.array([3, 1, 7, 0, 4, 1, 6, 3]), exclusive=True)
     array([ 0,  3,  4, 11, 11, 15, 16, 22])
 """
-from ._api import compact, partition, reduce, reduce_host, scan, scan_host, select
+from ._api import compact, partition, reduce, reduce_host, scan, scan_host, select, select_host
 from ._prims import expand, histogram, run_length_encode, segmented_scan, sort
 from ._bykey import reduce_by_key, scan_by_key
 from ._recurrence import recurrence, recurrence2
@@ -31,6 +31,6 @@ DTYPES = tuple(_types)
 
 __all__ = ["scan", "reduce", "select", "compact", "partition", "sort", "histogram", "segmented_scan",
            "run_length_encode", "expand", "scan_by_key", "reduce_by_key", "recurrence", "recurrence2", "Operator",
-           "scan_host", "reduce_host", "PscanError", "PscanTypeError", "PscanValueError",
+           "scan_host", "reduce_host", "select_host", "PscanError", "PscanTypeError", "PscanValueError",
            "PscanRuntimeError", "clear_cache", "set_cpu_threads", "device_name", "HAVE_CUDA", "OPS", "PREDICATES",
            "DTYPES", "__version__"]

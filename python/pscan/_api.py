@@ -306,7 +306,8 @@ def _host_scan_context():
     return _context.get(A.HOST, 0)
 
 
-def _select_common(fn, name, x, pred, operand, flags, values, out, values_out):
+def _select_args(x, pred, operand, flags, values):
+    """The checked arguments of a select: (a, tid, n, flags pointer, pred id, operand buffer, values, value bytes)."""
     a = A.adapt(x)
     tid = A.type_of(a.dtype, "x")
     n = a.size
@@ -323,7 +324,7 @@ def _select_common(fn, name, x, pred, operand, flags, values, out, values_out):
             raise error("PSCAN_ERROR_INVALID_VALUE", f"pred {pred!r} is not one of {', '.join(PREDS)}")
         flags_p, pred_id = ffi.NULL, PREDS.index(pred)
         opnd = A.host_scalar(operand, a.dtype, "operand") if operand is not None else None
-    v = vo = None
+    v = None
     value_bytes = 0
     if values is not None:
         v = A.adapt(values, "values")
@@ -332,14 +333,23 @@ def _select_common(fn, name, x, pred, operand, flags, values, out, values_out):
             raise error("PSCAN_ERROR_UNSUPPORTED_TYPE", f"values has dtype {v.dtype}; items of 1, 2, 4 or 8 bytes")
         if v.device != a.device or v.size != n:
             raise error("PSCAN_ERROR_INVALID_VALUE", "values must have x's size and device")
+    return a, tid, n, flags_p, pred_id, opnd, v, value_bytes
+
+
+def _select_desc(tid, value_bytes, flags_p, pred_id, opnd):
+    return ffi.new("pscan_select_desc *", [tid, value_bytes, flags_p, pred_id,
+                                           ffi.from_buffer(opnd) if opnd is not None else ffi.NULL, ALGO_AUTO])
+
+
+def _select_common(fn, name, x, pred, operand, flags, values, out, values_out):
+    a, tid, n, flags_p, pred_id, opnd, v, value_bytes = _select_args(x, pred, operand, flags, values)
+    vo = None
     o = A.check_out(out, a, (n,), a.dtype) if out is not None else A.empty(a, (n,), a.dtype)
     if v is not None:
         vo = A.check_out(values_out, a, (n,), v.dtype, "values_out") if values_out is not None else \
             A.empty(a, (n,), v.dtype)
     count = A.empty(a, (1,), np.dtype(np.int64))  # one uint64_t; int64 because torch lacks uint64 in places
-    desc = ffi.new("pscan_select_desc *", [tid, value_bytes, flags_p, pred_id,
-                                           ffi.from_buffer(opnd) if opnd is not None else ffi.NULL,
-                                           ALGO_AUTO])
+    desc = _select_desc(tid, value_bytes, flags_p, pred_id, opnd)
     vp = v.ptr if v is not None else ffi.NULL
     vop = vo.ptr if vo is not None else ffi.NULL
     ctx, lock = _context.get(a.device, a.stream)
@@ -373,6 +383,38 @@ def select(x: ArrayLike, pred: Optional[str] = None, operand: Any = None, *, fla
 
 
 compact = select
+
+
+def select_host(x: ArrayLike, pred: Optional[str] = None, operand: Any = None, *, flags: Any = None,
+                values: Any = None, device: Optional[int] = None) -> Any:
+    """select for a host array (flattened) through a GPU, in pieces: pscan_select_host, for arrays far larger
+    than the device's memory. Arguments and result as for select (x, flags and values numpy arrays or CPU
+    tensors); device as for scan_host (None: device 0 where there is one, else the CPU backend, where it is
+    pscan.select). Returns numpy arrays.
+
+    Example::
+
+        >>> pscan.select_host(numpy.array([3, 1, 7, 0, 4, 1, 6, 3]), "gt", 2)
+        array([3, 7, 4, 6, 3])
+    """
+    a, tid, n, flags_p, pred_id, opnd, v, value_bytes = _select_args(x, pred, operand, flags, values)
+    if a.device != A.HOST:
+        raise error("PSCAN_ERROR_INVALID_VALUE", "select_host selects host memory: x is on a CUDA device (use select)")
+    o = np.empty(n, a.dtype)
+    vo = np.empty(n, v.dtype) if v is not None else None
+    count = np.zeros(1, np.uint64)
+    desc = _select_desc(tid, value_bytes, flags_p, pred_id, opnd)
+    if device is None:
+        ctx, lock = _host_scan_context()
+    else:
+        ctx, lock = _context.get(A.HOST if int(device) < 0 else int(device), 0)
+    with lock:
+        check(lib.pscan_select_host(ctx, desc, a.ptr, v.ptr if v is not None else ffi.NULL, n,
+                                    ffi.cast("void *", o.ctypes.data),
+                                    ffi.cast("void *", vo.ctypes.data) if vo is not None else ffi.NULL,
+                                    ffi.cast("uint64_t *", count.ctypes.data)), "pscan_select_host")
+    k = int(count[0])
+    return o[:k] if vo is None else (o[:k], vo[:k])
 
 
 def partition(x: ArrayLike, pred: Optional[str] = None, operand: Any = None, *, flags: Any = None,

@@ -140,6 +140,9 @@ pscan_status pscan_scan_host(pscan_context *ctx, const pscan_scan_desc *desc, co
                              uint64_t n);
 pscan_status pscan_reduce_host(pscan_context *ctx, const pscan_reduce_desc *desc, const void *in, uint64_t n,
                                void *result);
+pscan_status pscan_context_set_host_chunk_bytes(pscan_context *ctx, size_t bytes);
+pscan_status pscan_select_host(pscan_context *ctx, const pscan_select_desc *desc, const void *keys_in,
+                               const void *values_in, uint64_t n, void *keys_out, void *values_out, uint64_t *count);
 
 typedef struct pscan_scan_by_key_desc {
     pscan_type key_type;

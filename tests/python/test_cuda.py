@@ -479,3 +479,23 @@ def test_user_operator_12_bytes_on_device():
             want = np.cumsum(x[::-1], axis=0, dtype=np.float32)[::-1] - x + np.float32([1, 2, 3])
             assert_same(back(got), want.astype(np.float32))
             assert_same(back(pscan.reduce(d, op=op)), x.sum(axis=0, dtype=np.float32))
+
+
+@pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch (a device)")
+def test_select_host_through_the_gpu():
+    """select_host in pieces through device 0 (64 KiB pieces: many of them), unique across piece edges too."""
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 3, 300001).astype(np.int64)
+    vals = np.arange(x.size, dtype=np.uint32)
+    ctx, lock = pscan._api._context.get(0, 0)
+    with lock:
+        pscan._api.lib.pscan_context_set_host_chunk_bytes(ctx, 65536)
+    try:
+        np.testing.assert_array_equal(pscan.select_host(x, "gt", 0, device=0), x[x > 0])
+        keep = np.concatenate([[True], x[1:] != x[:-1]])
+        k, v = pscan.select_host(x, "unique", values=vals, device=0)
+        np.testing.assert_array_equal(k, x[keep])
+        np.testing.assert_array_equal(v, vals[keep])
+    finally:
+        with lock:
+            pscan._api.lib.pscan_context_set_host_chunk_bytes(ctx, 0)

@@ -290,3 +290,13 @@ def test_reduce_host_on_the_cpu_backend():
     assert pscan.reduce_host(np.arange(10, dtype=np.int8), dtype=np.int64, init=5, device=-1) == 50
     assert int(pscan.reduce_host([3, 1, 7, 0, 4, 1, 6, 3])) == 25  # any device
     raises(ValueError, "PSCAN_ERROR_INVALID_VALUE", lambda: pscan.reduce_host(np.arange(3), op="mean"))
+
+
+def test_select_host_on_the_cpu_backend():
+    """select_host on the CPU backend (pscan_select); test_cuda.py checks it through a GPU in pieces."""
+    x = np.array([3, 1, 7, 0, 4, 1, 6, 3], np.int32)
+    np.testing.assert_array_equal(pscan.select_host(x, "gt", 2, device=-1), [3, 7, 4, 6, 3])
+    keys, vals = pscan.select_host(x, flags=np.array([1, 0, 1, 1, 0, 0, 0, 1], bool), values=np.arange(8),
+                                   device=-1)
+    np.testing.assert_array_equal(keys, [3, 7, 0, 3])
+    np.testing.assert_array_equal(vals, [0, 2, 3, 7])
