@@ -64,12 +64,14 @@ static double now_s(void) {
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+#ifdef TUNE_USEROP_CUDA /* the compile timings: CUDA only */
 /* CPU seconds of the whole process (every thread): the compile's work, apart from the machine's load. */
 static double cpu_s(void) {
     struct timespec t;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
+#endif
 
 static int cmp_double(const void *a, const void *b) {
     const double x = *(const double *)a, y = *(const double *)b;
@@ -101,12 +103,14 @@ static const char matrix_src[] =
 static const char sum_src[] = "typedef float f32;\nf32 add(f32 x, f32 y) { return x + y; }\n";
 static const float affine_id[2] = {1, 0}, matrix_id[4] = {1, 0, 0, 1}, sum_id[1] = {0};
 
-/* The host combines of the checks (the same expressions as the sources). */
+#ifdef TUNE_USEROP_CUDA
+/* The host combines of the variants' checks (the same expressions as the sources). */
 static void matrix_mul(const float *x, const float *y, float *r) {
     r[0] = x[0] * y[0] + x[1] * y[2], r[1] = x[0] * y[1] + x[1] * y[3];
     r[2] = x[2] * y[0] + x[3] * y[2], r[3] = x[2] * y[1] + x[3] * y[3];
 }
 static void affine_combine(const float *x, const float *y, float *r) { r[0] = y[0] * x[0], r[1] = y[0] * x[1] + y[1]; }
+#endif
 
 /* Median seconds of reps calls: a scan with op (or the built-in f32 sum when op is NULL), or a copy. */
 static double time_median(const pscan_operator *op, int copy, void *in, void *out, uint64_t n, size_t es, int reps) {
@@ -137,6 +141,7 @@ static void report(const char *name, const pscan_operator *op, void *in, void *o
            __builtin_ctzll(n), 1e3 * scan, gb / scan, 1e3 * copy, gb / copy, copy / scan);
 }
 
+#ifdef TUNE_USEROP_CUDA /* the variants and their checks: CUDA only */
 /* ---- the variants of the vector scan program for user elements ------------------------------------------- */
 
 struct variant {
@@ -158,7 +163,6 @@ static const struct variant variants[] = {
 };
 #define VARIANTS (int)(sizeof variants / sizeof variants[0])
 
-#ifdef TUNE_USEROP_CUDA
 /* --compile ARCH: every variant's program compiled by NVRTC with -Xptxas=-v (no GPU); times and ptxas lines. */
 static int compile_only(int arch) {
     static const unsigned char ident[16] = {0};
@@ -208,7 +212,6 @@ static int compile_only(int arch) {
     }
     return 0;
 }
-#endif
 
 /* Inputs of exact products: the 8 symmetries of the square (16 bytes) or maps x -> +-x + {-1, 0, 1} (8 bytes). */
 static void make_inputs(float *h, uint64_t n, int bytes) {
@@ -248,7 +251,6 @@ static uint64_t first_difference(const float *got, const float *ref, uint64_t n,
  * element off the 16-byte alignment: the partial tile, the mirrored tile and the element-by-element path, which
  * the timed full tiles do not reach. h holds at least 2^20 + 4 inputs. The failures. */
 static int check_variant(const struct variant *v, const pscan_operator *op, const float *h, void *in, void *out) {
-#ifdef TUNE_USEROP_CUDA
     const uint64_t tile = (uint64_t)(16 / v->bytes) * (uint64_t)v->vecs * 256u;
     const uint64_t sizes[] = {1, tile - 1, tile, tile + 1, 5 * tile + 7, (1u << 20) + 3};
     const int w = v->bytes / 4;
@@ -289,11 +291,8 @@ static int check_variant(const struct variant *v, const pscan_operator *op, cons
             }
     free(ref), free(got);
     return failures;
-#else
-    (void)v, (void)op, (void)h, (void)in, (void)out;
-    return 0;
-#endif
 }
+#endif
 
 static int run_variants(uint64_t n, int reps) {
 #ifdef TUNE_USEROP_CUDA
