@@ -384,14 +384,9 @@ static int run_reduce(patterns_options *o, device *d, const void *keys, uint64_t
         ps_cli_error("reduce: operator %s needs an integer type, not %s", pscan_op_name(o->op), pscan_type_name(type));
         return PS_CLI_USAGE;
     }
-    const size_t esize = pscan_type_size(type);
-    void *d_in = NULL, *d_result = NULL;
-    int r = device_buffer(d, (size_t)n * esize, keys, &d_in);
-    if (r == PS_CLI_OK) r = device_buffer(d, esize, NULL, &d_result);
-    if (r != PS_CLI_OK) return r;
-    pscan_status s = pscan_reduce(d->ctx, &desc, d_in, n, d_result, NULL, 0);
+    /* host memory through the device in pieces (pscan_reduce_host): files larger than the device reduce too */
+    pscan_status s = pscan_reduce_host(d->ctx, &desc, keys, n, result);
     if (s != PSCAN_SUCCESS) return call_error(d, "reduce", s);
-    if ((r = device_download(d, result, d_result, esize)) != PS_CLI_OK) return r;
     char text[64];
     ps_io_number_format(type, result, text, sizeof text);
     printf("%s\n", text);
@@ -429,6 +424,19 @@ static int parse_keep(const char *text, pscan_type type, pscan_pred *pred, unsig
     return PS_CLI_USAGE;
 }
 
+/* Writes the written items of compact or split (and their payloads), reports, frees the host buffers. */
+static int finish_select(patterns_options *o, int r, pscan_type type, size_t vb, unsigned char *keys_out,
+                         unsigned char *values_out, uint64_t written, uint64_t n, uint64_t kept, void *flags,
+                         void *values) {
+    if (r == PS_CLI_OK) r = write_all(o->paths[1], o->out_format, o->in.in_format, type, keys_out, written);
+    if (r == PS_CLI_OK && vb) r = write_all(o->values_out, o->out_format, o->in.in_format, o->value_type, values_out, written);
+    if (r == PS_CLI_OK && !o->quiet)
+        fprintf(stderr, "pscan %s: kept %" PRIu64 " of %" PRIu64 " %s elements\n", o->command, kept, n,
+                pscan_type_name(type));
+    free(flags), free(values), free(keys_out), free(values_out);
+    return r;
+}
+
 static int run_select(patterns_options *o, device *d, const void *keys, uint64_t n) {
     const int split = strcmp(o->command, "split") == 0;
     const pscan_type type = o->in.type;
@@ -441,35 +449,36 @@ static int run_select(patterns_options *o, device *d, const void *keys, uint64_t
     int r = o->keep_text ? parse_keep(o->keep_text, type, &desc.pred, operand) : PS_CLI_OK;
     if (r == PS_CLI_OK && o->flags_path) r = read_companion(o, "flags file", o->flags_path, PSCAN_TYPE_U8, n, &flags);
     if (r == PS_CLI_OK && o->values_in) r = read_companion(o, "values file", o->values_in, o->value_type, n, &values);
+    if (r == PS_CLI_OK && (!(keys_out = (unsigned char *)malloc((size_t)n * esize + 1)) ||
+                           !(values_out = (unsigned char *)malloc((size_t)n * vb + 1)))) {
+        ps_cli_error("out of memory");
+        r = PS_CLI_FAILURE;
+    }
+    uint64_t kept = 0;
+    if (!split) { /* host memory through the device in pieces (pscan_select_host): any file that fits in memory */
+        if (r == PS_CLI_OK) {
+            desc.flags = flags;
+            pscan_status s = pscan_select_host(d->ctx, &desc, keys, values, n, keys_out, values_out, &kept);
+            if (s != PSCAN_SUCCESS) r = call_error(d, o->command, s);
+        }
+        return finish_select(o, r, type, vb, keys_out, values_out, kept, n, kept, flags, values);
+    }
     if (r == PS_CLI_OK) r = device_buffer(d, (size_t)n * esize, keys, &d_keys);
     if (r == PS_CLI_OK && flags) r = device_buffer(d, (size_t)n, flags, &d_flags);
     if (r == PS_CLI_OK && vb) r = device_buffer(d, (size_t)n * vb, values, &d_values);
     if (r == PS_CLI_OK) r = device_buffer(d, (size_t)n * esize, NULL, &d_keys_out);
     if (r == PS_CLI_OK && vb) r = device_buffer(d, (size_t)n * vb, NULL, &d_values_out);
     if (r == PS_CLI_OK) r = device_buffer(d, sizeof(uint64_t), NULL, &d_count);
-    uint64_t kept = 0;
     if (r == PS_CLI_OK) {
         desc.flags = d_flags;
-        pscan_status s = (split ? pscan_partition : pscan_select)(d->ctx, &desc, d_keys, d_values, n, d_keys_out,
-                                                                   d_values_out, (uint64_t *)d_count, NULL, 0);
+        pscan_status s = pscan_partition(d->ctx, &desc, d_keys, d_values, n, d_keys_out, d_values_out,
+                                         (uint64_t *)d_count, NULL, 0);
         if (s != PSCAN_SUCCESS) r = call_error(d, o->command, s);
     }
     if (r == PS_CLI_OK) r = device_download(d, &kept, d_count, sizeof kept);
-    const uint64_t written = split ? n : kept;
-    if (r == PS_CLI_OK && (!(keys_out = (unsigned char *)malloc((size_t)n * esize + 1)) ||
-                           !(values_out = (unsigned char *)malloc((size_t)n * vb + 1)))) {
-        ps_cli_error("out of memory");
-        r = PS_CLI_FAILURE;
-    }
-    if (r == PS_CLI_OK) r = device_download(d, keys_out, d_keys_out, (size_t)written * esize);
-    if (r == PS_CLI_OK && vb) r = device_download(d, values_out, d_values_out, (size_t)written * vb);
-    if (r == PS_CLI_OK) r = write_all(o->paths[1], o->out_format, o->in.in_format, type, keys_out, written);
-    if (r == PS_CLI_OK && vb) r = write_all(o->values_out, o->out_format, o->in.in_format, o->value_type, values_out, written);
-    if (r == PS_CLI_OK && !o->quiet)
-        fprintf(stderr, "pscan %s: kept %" PRIu64 " of %" PRIu64 " %s elements\n", o->command, kept, n,
-                pscan_type_name(type));
-    free(flags), free(values), free(keys_out), free(values_out);
-    return r;
+    if (r == PS_CLI_OK) r = device_download(d, keys_out, d_keys_out, (size_t)n * esize);
+    if (r == PS_CLI_OK && vb) r = device_download(d, values_out, d_values_out, (size_t)n * vb);
+    return finish_select(o, r, type, vb, keys_out, values_out, n, n, kept, flags, values);
 }
 
 /* ---- expand ------------------------------------------------------------------------------------------ */
