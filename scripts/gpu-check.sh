@@ -27,7 +27,8 @@
 #             nvidia-nccl wheel) and bench_nccl's scaling at 2^30 i32 per GPU into <gpu>-x<G>-nccl.csv; the
 #             out-of-core scan of 16 GiB pinned host memory against a copy up and down (docs/scale-out.md)
 #   primtune  (not in the default set) tools/tune/tune_sort.cu and tune_histogram.cu beside CUB's DeviceRadixSort and
-#             DeviceHistogram, into <gpu>-sort-tune.csv and <gpu>-histogram-tune.csv
+#             DeviceHistogram, tune_expand.cu beside a copy, into <gpu>-sort-tune.csv, <gpu>-histogram-tune.csv and
+#             <gpu>-expand-tune.csv
 #   tune      (not in the default set) tools/tune/tune_scan.cu: the tile-program variants beside copy and CUB
 # GPU_CHECK_TESTS_EXCLUDE: a ctest -E regex (e.g. '^large\.|hillis' when only other code changed).
 # GPU_CHECK_SAN_ALGOS: the scan algorithms the sanitizers cover (default: all; --quick: decoupled-lookback).
@@ -321,19 +322,23 @@ if want multigpu; then
     say "out of core: $(grep -E 'bench|FAIL' "$DEST/host-bench.txt" | head -3)"
 fi
 
-# ---- sort and histogram beside CUB (only when asked: --only primtune) ------------------------------------------
+# ---- sort and histogram beside CUB, expand beside copy (only when asked: --only primtune) ------------------------
 if want primtune; then
     NVCC_TUNE=(nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -I"$ROOT/src/cuda" -I"$ROOT/src/core" -I"$ROOT/include")
-    note "tools/tune/tune_sort.cu and tune_histogram.cu: build (in parallel) and run"
+    note "tools/tune/tune_sort.cu, tune_histogram.cu and tune_expand.cu: build (in parallel) and run"
     "${NVCC_TUNE[@]}" -o "$BUILD/tune_sort" "$ROOT/tools/tune/tune_sort.cu" >>"$LOG" 2>&1 &
     p1=$!
     "${NVCC_TUNE[@]}" -o "$BUILD/tune_histogram" "$ROOT/tools/tune/tune_histogram.cu" >>"$LOG" 2>&1 &
     p2=$!
+    "${NVCC_TUNE[@]}" -o "$BUILD/tune_expand" "$ROOT/tools/tune/tune_expand.cu" >>"$LOG" 2>&1 &
+    p3=$!
     wait $p1 && timeout 200 "$BUILD/tune_sort" --min-log2 12 --max-log2 28 --step 4 --reps 20 \
         >"$DEST/$GPU_TAG-sort-tune.csv" 2>>"$LOG" || { say "tune_sort: FAILED (see log)"; STATUS=1; }
     wait $p2 && timeout 120 "$BUILD/tune_histogram" --log2 28 --reps 20 \
         >"$DEST/$GPU_TAG-histogram-tune.csv" 2>>"$LOG" || { say "tune_histogram: FAILED (see log)"; STATUS=1; }
-    for f in "$DEST/$GPU_TAG-sort-tune.csv" "$DEST/$GPU_TAG-histogram-tune.csv"; do
+    wait $p3 && timeout 120 "$BUILD/tune_expand" --min-log2 16 --max-log2 26 --reps 20 \
+        >"$DEST/$GPU_TAG-expand-tune.csv" 2>>"$LOG" || { say "tune_expand: FAILED (see log)"; STATUS=1; }
+    for f in "$DEST/$GPU_TAG-sort-tune.csv" "$DEST/$GPU_TAG-histogram-tune.csv" "$DEST/$GPU_TAG-expand-tune.csv"; do
         [ -s "$f" ] && { say "$(basename "$f"):"; sed 's/^/  /' "$f" >>"$SUMMARY"; }
     done
 fi
