@@ -1,23 +1,27 @@
 /*
  * reduce.cu - the reduce primitive: one result, init (+) in[0] (+) ... (+) in[n-1], written to device memory,
- * as a tile program on the single-pass chain driver (chain/single_pass.cuh).
+ * as a tile program. The library runs it on the even-share driver (chain/even_share.cuh: no look-back, each
+ * block folds a contiguous run of tiles); user operators (user_op.cu) on the single-pass driver.
  *
- * The tile program: reduce loads 256 threads x VECS 16-byte vectors (warp-striped, as the scan) and folds
- * them in element order: each vector serially, the vector totals of a warp by an in-order shuffle tree, the
- * warp's k-th totals one after another, the warp totals in order. consume does nothing but in the last
- * tile, where thread 0 writes prefix (+) aggregate to the result. Nothing is ever assumed commutative, and
- * every combination follows a fixed tree, so float sums repeat bit for bit (the driver's look-back is fixed
- * too). n == 0 runs one empty tile: the result is init.
+ * The tile program: reduce loads 256 threads x VECS 16-byte vectors (warp-striped, as the scan). With an operator
+ * that commutes bit for bit on T (every built-in one but float min and max) each lane folds its own vectors and
+ * one shuffle tree folds the lanes; otherwise it folds in element order: each vector serially, the vector totals
+ * of a warp by an in-order shuffle tree, the warp's k-th totals one after another. The warp totals in order.
+ * consume does nothing but in the last tile, where thread 0 writes prefix (+) aggregate to the result. Every
+ * combination follows a fixed tree, so float sums repeat bit for bit on the same device (the even-share driver's
+ * grouping depends on the device's SM count). n == 0 runs one empty tile: the result is init.
  *
- * Global memory: n reads and one write; 32 bytes of status per tile. Depth: one tile plus n / (tile * 64)
- * look-back rounds. Measured (tools/tune/tune_scan.cu, 2026-11-22), speed against CUB's DeviceReduce::Sum:
- * NVIDIA H100 1.2-1.3x at 2^16-2^20, 0.95-1.00x at 2^24-2^30; NVIDIA H200 1.1-1.3x, and 0.88-0.96x from 2^24.
+ * Global memory: n reads and one write; 16 bytes of status per block. Depth: a block's run of tiles plus one
+ * fold of the blocks' partials. Measured on an NVIDIA H200 (tools/tune/tune_scan.cu --types reduce, 2026-11-26,
+ * x CUB's DeviceReduce::Sum): i32 0.99x at 2^28, 0.99-1.02x at 2^24, 1.1-1.2x at 2^16-2^22; i64 0.98-0.99x
+ * at 2^28-2^30; u8 1.02x at 2^28-2^30. The single-pass driver ran the same program at 0.82-0.87x from 2^26.
  */
 #include <stdint.h>
 #include <string.h>
 
 #include "chain/single_pass.cuh"
 #ifndef __CUDACC_RTC__ /* NVRTC compiles the tile program alone, for user operators (user_op.cu) */
+#include "chain/even_share.cuh"
 #include "block/ops.cuh"
 #include "cuda_backend.h"
 #include "cuda_ops.cuh"
@@ -29,6 +33,15 @@
 #ifndef PS_REDUCE_VECS
 #define PS_REDUCE_VECS 16
 #endif
+
+/* Whether Op says it commutes bit for bit on T: the built-in operators do, but for float min and max
+ * (block/ops.cuh); a user's operator, which has no commutes(), is never assumed to. */
+template <class Op, class T, class = void> struct ps_reduce_commutative {
+    enum { value = 0 };
+};
+template <class Op, class T> struct ps_reduce_commutative<Op, T, decltype((void)Op::template commutes<T>())> {
+    enum { value = Op::template commutes<T>() };
+};
 
 template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_program {
     typedef T carry;
@@ -80,8 +93,26 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_pr
             }
         }
 
-        /* ---- fold in element order: vectors, lanes, k, warps ---- */
         T running = e;
+        if (ps_reduce_commutative<Op, T>::value) {
+            /* ---- a commutative operator: each lane folds its own vectors, then one shuffle tree (16 times fewer
+             * shuffles; a fixed order still, so float sums repeat bit for bit) ---- */
+            T acc[VECS];
+#pragma unroll
+            for (int k = 0; k < VECS; k++) {
+                T x[VEC];
+                memcpy(x, &raw[k], sizeof raw[k]);
+                acc[k] = x[0];
+#pragma unroll
+                for (int i = 1; i < VEC; i++) acc[k] = combine(acc[k], x[i]);
+            }
+#pragma unroll
+            for (int d = 1; d < VECS; d <<= 1) /* pairwise: log2(VECS) dependent steps */
+#pragma unroll
+                for (int k = 0; k + d < VECS; k += 2 * d) acc[k] = combine(acc[k], acc[k + d]);
+            running = ps_warp_reduce_to_lane0(acc[0], lane, ps_chain_combine<ps_reduce_program>());
+        } else {
+        /* ---- fold in element order: vectors, lanes, k, warps ---- */
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
             T x[VEC];
@@ -91,6 +122,7 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_pr
             for (int i = 1; i < VEC; i++) acc = combine(acc, x[i]);
             acc = ps_warp_reduce_to_lane0(acc, lane, ps_chain_combine<ps_reduce_program>());
             running = combine(running, acc); /* meaningful in lane 0 */
+        }
         }
         if (lane == 0) s.warp_totals[warp] = running;
         __syncthreads();
@@ -108,15 +140,17 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_pr
 
 #ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_scan.cu and user_op.cu include the program alone */
 
-template <class T> struct reduce_policy {
-    enum { TILE = 16 / sizeof(T) * PS_REDUCE_VECS * 256 };
-};
+/* Two tiers: up to PS_REDUCE_SMALL_BYTES, 4 vectors a thread at 8 blocks/SM (16 KiB tiles: a small call spreads
+ * over more SMs, and a 1-byte call is not one 64 KiB tile of mostly idle loads); beyond, PS_REDUCE_VECS at 3. */
+#define PS_REDUCE_SMALL_BYTES (256u * 1024u)
+#define PS_REDUCE_SMALL_VECS 4
+#define PS_REDUCE_SMALL_MIN_BLOCKS 8
+
+static bool reduce_small(uint64_t n, size_t elem_bytes) { return n * elem_bytes <= PS_REDUCE_SMALL_BYTES; }
 
 static uint64_t reduce_tiles(uint64_t n, size_t elem_bytes) {
-    const uint64_t tile = elem_bytes == 1   ? (uint64_t)reduce_policy<uint8_t>::TILE
-                          : elem_bytes == 2 ? (uint64_t)reduce_policy<uint16_t>::TILE
-                          : elem_bytes == 4 ? (uint64_t)reduce_policy<uint32_t>::TILE
-                                            : (uint64_t)reduce_policy<uint64_t>::TILE;
+    const uint64_t vecs = reduce_small(n, elem_bytes) ? PS_REDUCE_SMALL_VECS : PS_REDUCE_VECS;
+    const uint64_t tile = 16 / elem_bytes * vecs * 256;
     return n == 0 ? 1 : ps_cuda_div_up(n, tile);
 }
 
@@ -126,22 +160,27 @@ pscan_status ps_cuda_reduce_plan(const ps_request *req, const ps_cuda_device *de
     if (req->algo != PSCAN_ALGO_DECOUPLED_LOOKBACK) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
     const uint64_t tiles = reduce_tiles(req->n, req->elem_bytes);
     if (tiles > PS_CHAIN_MAX_TILES) return PSCAN_ERROR_TOO_LARGE;
-    *bytes = ps_chain_temp_bytes<uint64_t>(tiles);
+    *bytes = ps_even_share_temp_bytes<uint64_t>(tiles);
     return PSCAN_SUCCESS;
 }
 
 template <class T, class Op> struct reduce_launch {
     static cudaError_t run(const ps_request *req, const ps_cuda_device *dev) {
-        typedef ps_reduce_program<T, Op, PS_REDUCE_VECS> P;
+        if (reduce_small(req->n, sizeof(T)))
+            return go<ps_reduce_program<T, Op, PS_REDUCE_SMALL_VECS, PS_REDUCE_SMALL_MIN_BLOCKS> >(req, dev);
+        return go<ps_reduce_program<T, Op, PS_REDUCE_VECS> >(req, dev);
+    }
+    template <class P> static cudaError_t go(const ps_request *req, const ps_cuda_device *dev) {
         typename P::params p;
         memset(&p, 0, sizeof p);
         p.in = (const T *)req->in;
         p.result = (T *)req->out;
         p.n = req->n;
         p.tiles = (uint32_t)reduce_tiles(req->n, sizeof(T));
+        static_assert(P::TILE == 16 / sizeof(T) * P::VECS * 256, "reduce_tiles counts the program's tiles");
         p.aligned = ((uintptr_t)req->in & 15u) == 0;
         memcpy(&p.init, req->init.bytes, sizeof(T));
-        return ps_chain_single_pass<P>(p, p.tiles, req->temp, dev->stream);
+        return ps_even_share<P>(p, p.tiles, dev->sm_count, req->temp, dev->stream);
     }
 };
 

@@ -25,6 +25,9 @@
 #define PS_TUNE_NO_LIBRARY_ENTRY
 #include "../../src/cuda/5_decoupled_lookback.cu"
 #include "../../src/cuda/reduce.cu"
+#include "chain/even_share.cuh"
+
+static int g_sms = 132;
 
 
 
@@ -179,6 +182,8 @@ template <class T, class... Vs> static void bench_type(int min_log2, int max_log
 
 /* ---- reduce: the second tile program on the same driver, beside CUB's DeviceReduce::Sum ---- */
 
+/* E = 0: the even-share driver (chain/even_share.cuh, what the library runs); else the single-pass driver with
+ * E look-back entries per lane. */
 template <class T, int VECS, int MINB, int E = 2> struct rvariant {
     typedef ps_reduce_program<T, ps_cuda_op_sum, VECS, MINB> P;
     static void run(const T *in, T *out, uint64_t n, void *temp) {
@@ -189,11 +194,15 @@ template <class T, int VECS, int MINB, int E = 2> struct rvariant {
         p.n = n;
         p.tiles = (uint32_t)((n + P::TILE - 1) / P::TILE);
         p.aligned = 1;
-        CK(ps_chain_single_pass<P, E>(p, p.tiles, temp, 0));
+        if (E == 0)
+            CK(ps_even_share<P>(p, p.tiles, g_sms, temp, 0));
+        else
+            CK(ps_chain_single_pass<P, E ? E : 1>(p, p.tiles, temp, 0));
     }
     static const char *name() {
         static char buf[64];
-        snprintf(buf, sizeof buf, "reduce.v%d.b%d.e%d", VECS, MINB, E);
+        if (E == 0) snprintf(buf, sizeof buf, "reduce.v%d.b%d.even", VECS, MINB);
+        else snprintf(buf, sizeof buf, "reduce.v%d.b%d.e%d", VECS, MINB, E);
         return buf;
     }
 };
@@ -247,6 +256,7 @@ int main(int argc, char **argv) {
     CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev));
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, dev));
+    g_sms = prop.multiProcessorCount;
     tune_flush_init();
     printf("# %s, L2 %d MB, CUDA runtime %d, reps %d\n", prop.name, l2 >> 20, CUDART_VERSION, g_reps);
     printf("type,variant,n,us,frac_copy,vs_cub,spread,check\n");
@@ -266,6 +276,16 @@ int main(int argc, char **argv) {
      * look-back windows (W = 32 E tiles per round trip) and more blocks per SM for the control; earlier sweeps
      * (docs/performance.md) also tried 24 KiB tiles at 7 blocks/SM, 6 blocks of 32 KiB and loads without
      * cp.async */
+    /* the chain's cost at the library's tiles (the 32 KiB tier, the large tier) beside the no-look-back control;
+     * build it several times through variants.sh to compare driver knobs (-DPS_CHAIN_LANE_ENTRIES=...) */
+    if (strstr(types, "chain")) {
+        bench_type<int32_t, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 11, 4, 2, true>,
+                   variant<int32_t, 11, 4, 0, true>>(min_log2, max_log2);
+        bench_type<int64_t, variant<int64_t, 8, 5, 2, true>, variant<int64_t, 11, 4, 2, true>>(min_log2, max_log2);
+        bench_type<uint16_t, variant<uint16_t, 8, 5, 2, true>, variant<uint16_t, 10, 5, 2, true>>(min_log2, max_log2);
+        bench_type<uint8_t, variant<uint8_t, 8, 5, 2, true>, variant<uint8_t, 10, 5, 2, true>>(min_log2, max_log2);
+        return 0;
+    }
     if (strstr(types, "i32"))
         bench_type<int32_t, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 10, 5, 2, true>, variant<int32_t, 11, 4, 2, true>,
                    variant<int32_t, 12, 4, 2, true>, variant<int32_t, 13, 4, 2, true>, variant<int32_t, 14, 3, 2, true>,
@@ -280,11 +300,13 @@ int main(int argc, char **argv) {
     if (strstr(types, "u8"))
         bench_type<uint8_t, variant<uint8_t, 8, 5, 2, true>, variant<uint8_t, 10, 5, 2, true>,
                    variant<uint8_t, 12, 4, 2, true>, variant<uint8_t, 16, 3, 2, true>>(min_log2, max_log2);
-    if (strstr(types, "reduce")) {
-        bench_reduce<int32_t, rvariant<int32_t, 8, 5>, rvariant<int32_t, 16, 3>, rvariant<int32_t, 16, 4>,
-                     rvariant<int32_t, 16, 3, 4>, rvariant<int32_t, 16, 4, 4>>(min_log2, max_log2);
-        bench_reduce<int64_t, rvariant<int64_t, 16, 3>, rvariant<int64_t, 16, 4>, rvariant<int64_t, 16, 4, 4>>(min_log2, max_log2);
-        bench_reduce<uint8_t, rvariant<uint8_t, 16, 3>, rvariant<uint8_t, 16, 4>>(min_log2, max_log2);
+    if (strstr(types, "reduce")) { /* the single-pass driver (e2) beside the even-share one (even) */
+        bench_reduce<int32_t, rvariant<int32_t, 16, 3>, rvariant<int32_t, 16, 3, 0>, rvariant<int32_t, 8, 4, 0>,
+                     rvariant<int32_t, 8, 6, 0>, rvariant<int32_t, 4, 8, 0>, rvariant<int32_t, 2, 8, 0>>(min_log2, max_log2);
+        bench_reduce<int64_t, rvariant<int64_t, 16, 3>, rvariant<int64_t, 16, 3, 0>, rvariant<int64_t, 8, 4, 0>,
+                     rvariant<int64_t, 8, 6, 0>, rvariant<int64_t, 4, 8, 0>, rvariant<int64_t, 2, 8, 0>>(min_log2, max_log2);
+        bench_reduce<uint8_t, rvariant<uint8_t, 16, 3>, rvariant<uint8_t, 16, 3, 0>, rvariant<uint8_t, 8, 4, 0>,
+                     rvariant<uint8_t, 8, 6, 0>, rvariant<uint8_t, 4, 8, 0>, rvariant<uint8_t, 2, 8, 0>>(min_log2, max_log2);
     }
     return 0;
 }

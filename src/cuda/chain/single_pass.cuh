@@ -61,6 +61,12 @@
 #define PS_CHAIN_BACKOFF_NS 0
 #endif
 
+/* Tuning only (tools/tune): 1 gives every tile the initial carry without looking back, so a harness built with it
+ * times what the tile program costs without the chain. Results are wrong past the first tile. */
+#ifndef PS_CHAIN_CONTROL
+#define PS_CHAIN_CONTROL 0
+#endif
+
 template <class P> struct ps_chain_combine {
     __device__ __forceinline__ typename P::carry operator()(const typename P::carry &a, const typename P::carry &b) const {
         return P::combine(a, b);
@@ -154,7 +160,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     /* ---- look-back: warp 0 publishes and finds the carry of everything before this tile ---- */
     if (threadIdx.x < PS_WARP_LANES) {
         if (threadIdx.x == 0 && id + 1 < tiles) ts.publish(ps_chain_aggregate_entry(id), PS_TILE_AGGREGATE, aggregate);
-        const C prefix = id == 0 ? P::initial(p) : ps_chain_look_back<P, E>(p, ts, id);
+        const C prefix = id == 0 || PS_CHAIN_CONTROL ? P::initial(p) : ps_chain_look_back<P, E>(p, ts, id);
         if (threadIdx.x == 0) {
             if ((uint64_t)id + W < tiles) ts.publish(ps_chain_inclusive_entry(id), PS_TILE_INCLUSIVE, P::combine(prefix, aggregate));
             prefix_sh = prefix;

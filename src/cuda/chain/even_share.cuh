@@ -1,0 +1,146 @@
+/*
+ * chain/even_share.cuh - the even-share driver: runs the reduce half of any tile program in one launch of G
+ * blocks, G = the blocks that fit on the device at once (capped by the tile count), for programs whose only
+ * output is the total (reduce). Device code and its launcher; it includes no host dispatch header. Internal.
+ *
+ * Why a second driver: a reduction's tiles need nothing from each other, but on the single-pass driver every
+ * tile still waits for one look-back round trip before its block may exit and the next tile's loads start. On
+ * an H200 that held the reduce at 0.85-0.88x CUB from 2^24 on (docs/performance.md, 2026-11-26), with the
+ * program itself able to read at copy speed. Here block b folds the contiguous tiles [b T / G, (b + 1) T / G) in
+ * order, one after another, with nothing between them but the program's own barrier.
+ *
+ * The blocks' partials meet without a second launch and without state kept between calls: blocks 0 .. G - 2
+ * publish theirs as self-tagged entries (chain/tile_state.cuh, a fresh epoch per launch, so nothing is zeroed),
+ * and block G - 1, which starts last (blocks start in index order), waits for them: every block it waits for
+ * has started and waits for nothing, so it finishes. Warp 0 of the last block folds the G - 1 partials in order
+ * (each lane a contiguous run of them, then an in-order shuffle tree) and calls the program's consume for the
+ * last tile with prefix = init (+) partials and the last block's own aggregate.
+ *
+ * Order and bits: tiles are folded in index order inside a block, blocks in index order, so a non-commutative
+ * operator is safe; the grouping depends on G (the device's SM count and the kernel's occupancy), so float
+ * results repeat bit for bit on the same device and may differ between GPU models (as CUB's reduce).
+ *
+ * The program's contract is the single-pass driver's (chain/single_pass.cuh); reduce is called once per tile
+ * with the same local and smem, so the program must leave smem reusable after its own barriers (the driver adds
+ * one between tiles). Work O(n); global memory: n reads and one 16-byte entry per block.
+ */
+#ifndef PSCAN_CHAIN_EVEN_SHARE_CUH
+#define PSCAN_CHAIN_EVEN_SHARE_CUH
+
+#include <stdint.h>
+
+#include "block/warp.cuh"
+#include "chain/single_pass.cuh"
+#include "chain/tile_state.cuh"
+
+template <class P>
+__global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
+    ps_even_share_kernel(const typename P::params p, const ps_tile_state<typename P::carry> ts, uint32_t tiles,
+                         uint32_t blocks) {
+    typedef typename P::carry C;
+    __shared__ typename ps_chain_smem<P>::static_type s_static;
+    extern __shared__ uint4 ps_chain_dynamic[];
+    typename P::smem &s = *reinterpret_cast<typename P::smem *>(ps_chain_smem<P>::DYNAMIC ? (void *)ps_chain_dynamic
+                                                                                          : (void *)&s_static);
+    __shared__ C prefix_sh;
+    typename P::local l;
+    const uint32_t b = blockIdx.x;
+    const uint32_t lo = (uint32_t)((uint64_t)tiles * b / blocks), hi = (uint32_t)((uint64_t)tiles * (b + 1) / blocks);
+
+    /* ---- this block's tiles, folded in order (the first one's aggregate as it is: no identity combined in) ---- */
+    C acc = P::reduce(p, lo, l, s);
+    for (uint32_t t = lo + 1; t < hi; t++) {
+        __syncthreads(); /* the previous tile's reads of smem are done */
+        acc = P::combine(acc, P::reduce(p, t, l, s));
+    }
+    if (b + 1 < blocks) {
+        if (threadIdx.x == 0) ts.publish(b, PS_TILE_AGGREGATE, acc);
+        return;
+    }
+
+    /* ---- the last block: init (+) the partials of blocks 0 .. G - 2, in order. Thread i folds its contiguous run
+     * of them (all its reads issued before any wait), the warps fold their threads' runs in lane order, thread 0
+     * the warps' in order. A thread with no run holds the identity. ---- */
+    __shared__ C warp_sh[P::THREADS / PS_WARP_LANES];
+    const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+    const uint32_t others = blocks - 1, per = (others + P::THREADS - 1) / P::THREADS;
+    const uint32_t first = threadIdx.x * per < others ? threadIdx.x * per : others;
+    const uint32_t last = first + per < others ? first + per : others;
+    C part = P::identity();
+    for (uint32_t j0 = first; j0 < last; j0 += 4) {
+        C v[4];
+        unsigned st[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++) st[k] = j0 + k < last ? ts.read(j0 + k, &v[k]) : PS_TILE_INVALID;
+#pragma unroll
+        for (int k = 0; k < 4; k++) {
+            if (j0 + k < last) {
+                while (st[k] != PS_TILE_AGGREGATE) st[k] = ts.read(j0 + k, &v[k]);
+                part = j0 + k == first ? v[k] : P::combine(part, v[k]);
+            }
+        }
+    }
+    part = ps_warp_reduce_to_lane0(part, lane, ps_chain_combine<P>());
+    if (lane == 0) warp_sh[warp] = part;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        C r = warp_sh[0];
+#pragma unroll
+        for (int w = 1; w < P::THREADS / PS_WARP_LANES; w++) r = P::combine(r, warp_sh[w]);
+        prefix_sh = others ? P::combine(P::initial(p), r) : P::initial(p);
+    }
+    __syncthreads();
+    P::consume(p, tiles - 1, prefix_sh, acc, l, s);
+}
+
+#ifndef __CUDACC_RTC__
+
+/* The blocks of one even-share launch of P over tiles tiles: as many as fit on the device at once. */
+template <class P> static inline uint32_t ps_even_share_blocks(uint64_t tiles, int sm_count) {
+    static int per_sm = 0;
+    if (per_sm == 0) {
+        const size_t dynamic = sizeof(typename P::smem) > PS_CHAIN_STATIC_SMEM_MAX ? sizeof(typename P::smem) : 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ps_even_share_kernel<P>, P::THREADS, dynamic) !=
+                cudaSuccess ||
+            per_sm < 1)
+            per_sm = P::MIN_BLOCKS;
+    }
+    const uint64_t g = (uint64_t)per_sm * (uint64_t)(sm_count > 0 ? sm_count : 1);
+    return (uint32_t)(tiles < g ? tiles : g);
+}
+
+/* Temp bytes for an even-share launch over tiles tiles (an upper bound on the blocks' entries). */
+template <class C> static inline size_t ps_even_share_temp_bytes(uint64_t tiles) {
+    return tiles > 1 ? ps_tile_state<C>::bytes(tiles) : 0;
+}
+
+/* Launches P over tiles tiles on stream in ps_even_share_blocks(tiles) blocks; temp holds
+ * ps_even_share_temp_bytes<carry>(tiles), 16-byte aligned. */
+template <class P>
+static cudaError_t ps_even_share(const typename P::params &p, uint32_t tiles, int sm_count, void *temp,
+                                 cudaStream_t stream) {
+    ps_tile_state<typename P::carry> ts;
+    const unsigned long long epoch = ps_chain_next_epoch();
+    ts.entries = (typename ps_tile_state<typename P::carry>::entry *)temp;
+    ts.tag_lo = (uint32_t)(epoch & 0x3fffffffull) << 2;
+    ts.tag_hi = (uint32_t)((epoch >> 30) & 0x3fffffffull) << 2;
+    /* the single-pass driver's attributes (the same carveout, so that alternating calls do not reconfigure the
+     * SMs), set before the occupancy query, which needs them */
+    const size_t dynamic = sizeof(typename P::smem) > PS_CHAIN_STATIC_SMEM_MAX ? sizeof(typename P::smem) : 0;
+    static bool attributes_set = false;
+    if (!attributes_set) {
+        cudaError_t err = cudaFuncSetAttribute(ps_even_share_kernel<P>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                               (int)cudaSharedmemCarveoutMaxShared);
+        if (err == cudaSuccess && dynamic)
+            err = cudaFuncSetAttribute(ps_even_share_kernel<P>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dynamic);
+        if (err != cudaSuccess) return err;
+        attributes_set = true;
+    }
+    const uint32_t blocks = ps_even_share_blocks<P>(tiles, sm_count);
+    ps_even_share_kernel<P><<<blocks, P::THREADS, dynamic, stream>>>(p, ts, tiles, blocks);
+    return cudaGetLastError();
+}
+
+#endif /* __CUDACC_RTC__ */
+
+#endif /* PSCAN_CHAIN_EVEN_SHARE_CUH */
