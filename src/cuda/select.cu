@@ -94,6 +94,25 @@ template <class K> __device__ __forceinline__ bool ps_select_pass(const ps_selec
     }
 }
 
+/* The decision of one item, with the predicate (or the flags: PS_SELECT_BY_FLAGS) fixed at compile time: the row
+ * tile dispatches once per tile on the call's predicate, so an item costs one comparison, not a switch. */
+#define PS_SELECT_BY_FLAGS (-1)
+template <int MODE, class K>
+__device__ __forceinline__ bool ps_select_test(const ps_select_params<K> &p, K k, uint8_t flag, uint64_t i) {
+    const K c = p.operand;
+    switch (MODE) {
+    case PS_SELECT_BY_FLAGS: return flag != 0;
+    case PSCAN_PRED_UNIQUE: return i == 0 || !ps_select_same_bits(k, p.keys[i - 1]);
+    case PSCAN_PRED_NONZERO: return k != K(0);
+    case PSCAN_PRED_EQ: return k == c;
+    case PSCAN_PRED_NE: return k != c;
+    case PSCAN_PRED_LT: return k < c;
+    case PSCAN_PRED_LE: return k <= c;
+    case PSCAN_PRED_GT: return k > c;
+    default: return k >= c;
+    }
+}
+
 /* The last tile's count: total items kept, at any address of *count. */
 __device__ __forceinline__ void ps_select_store_count(uint64_t *count, uint64_t total) {
     if (((uintptr_t)count & 7u) == 0) {
@@ -137,7 +156,18 @@ template <class K, int ROWS_ = PS_SELECT_ROWS, int MINB = 4> struct ps_select_pr
     static __device__ __forceinline__ uint64_t identity() { return 0; }
     static __device__ __forceinline__ uint64_t initial(const params &) { return 0; }
 
-    static __device__ __forceinline__ bool pass(const params &p, K k, uint64_t i) { return ps_select_pass(p, k, i); }
+    /* One ballot per row and warp of the decisions (items past the end of the last tile are never kept). */
+    template <int MODE>
+    static __device__ __forceinline__ void ballots(const params &p, const local &l, smem &s, const uint8_t (&flag)[ROWS]) {
+        const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+#pragma unroll
+        for (int k = 0; k < ROWS; k++) {
+            const uint32_t o = k * THREADS + threadIdx.x;
+            const bool keep = o < l.valid && ps_select_test<MODE>(p, l.key[k], flag[k], l.base + o);
+            const unsigned mask = __ballot_sync(PS_WARP_ALL, keep);
+            if (lane == 0) s.masks[k][warp] = mask;
+        }
+    }
 
     static __device__ __forceinline__ uint64_t reduce(const params &p, uint32_t id, local &l, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
@@ -149,19 +179,34 @@ template <class K, int ROWS_ = PS_SELECT_ROWS, int MINB = 4> struct ps_select_pr
          * loop let the compiler issue each row's load only after the previous row's ballot: one memory
          * latency per row, and select ran at 0.35 of copy.) ---- */
         uint8_t flag[ROWS];
+        if (l.valid == (uint32_t)TILE) { /* a full tile: no bounds to check */
+            const K *src = p.keys + l.base + threadIdx.x;
 #pragma unroll
-        for (int k = 0; k < ROWS; k++) {
-            const uint32_t o = k * THREADS + threadIdx.x;
-            const bool in = o < l.valid;
-            l.key[k] = in ? p.keys[l.base + o] : K(0);
-            flag[k] = in && p.flags ? p.flags[l.base + o] : 0;
+            for (int k = 0; k < ROWS; k++) l.key[k] = src[k * THREADS];
+            if (p.flags) {
+                const uint8_t *f = p.flags + l.base + threadIdx.x;
+#pragma unroll
+                for (int k = 0; k < ROWS; k++) flag[k] = f[k * THREADS];
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < ROWS; k++) {
+                const uint32_t o = k * THREADS + threadIdx.x;
+                const bool in = o < l.valid;
+                l.key[k] = in ? p.keys[l.base + o] : K(0);
+                flag[k] = in && p.flags ? p.flags[l.base + o] : 0;
+            }
         }
-#pragma unroll
-        for (int k = 0; k < ROWS; k++) {
-            const bool in = k * THREADS + threadIdx.x < l.valid;
-            const bool keep = in && (p.flags ? flag[k] != 0 : pass(p, l.key[k], l.base + k * THREADS + threadIdx.x));
-            const unsigned mask = __ballot_sync(PS_WARP_ALL, keep);
-            if (lane == 0) s.masks[k][warp] = mask;
+        switch (p.flags ? PS_SELECT_BY_FLAGS : p.pred) { /* once per tile: each item then costs one test */
+        case PS_SELECT_BY_FLAGS: ballots<PS_SELECT_BY_FLAGS>(p, l, s, flag); break;
+        case PSCAN_PRED_UNIQUE: ballots<PSCAN_PRED_UNIQUE>(p, l, s, flag); break;
+        case PSCAN_PRED_NONZERO: ballots<PSCAN_PRED_NONZERO>(p, l, s, flag); break;
+        case PSCAN_PRED_EQ: ballots<PSCAN_PRED_EQ>(p, l, s, flag); break;
+        case PSCAN_PRED_NE: ballots<PSCAN_PRED_NE>(p, l, s, flag); break;
+        case PSCAN_PRED_LT: ballots<PSCAN_PRED_LT>(p, l, s, flag); break;
+        case PSCAN_PRED_LE: ballots<PSCAN_PRED_LE>(p, l, s, flag); break;
+        case PSCAN_PRED_GT: ballots<PSCAN_PRED_GT>(p, l, s, flag); break;
+        default: ballots<PSCAN_PRED_GE>(p, l, s, flag); break;
         }
         __syncthreads();
 
@@ -238,6 +283,24 @@ template <class K, int ROWS_ = PS_SELECT_ROWS, int MINB = 4> struct ps_select_pr
     static __device__ __forceinline__ void consume(const params &p, uint32_t id, uint64_t prefix, uint64_t aggregate,
                                                    local &l, smem &s) {
         const uint32_t kept = (uint32_t)aggregate;
+        if (!p.partition && p.value_bytes == 0 && (size_t)TILE * sizeof(K) <= PS_SELECT_STAGE_BYTES) {
+            /* the common case, a select of keys alone: every kept key of the tile fits the staging buffer at once,
+             * so no pass loop, no second group and no payload; about 8 instructions an item fewer than move() */
+            const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+            const unsigned below = (1u << lane) - 1u;
+            K *staged = reinterpret_cast<K *>(s.staging);
+#pragma unroll
+            for (int k = 0; k < ROWS; k++) {
+                const unsigned mask = s.masks[k][warp];
+                if ((mask >> lane) & 1u) staged[s.offsets[k][warp] + __popc(mask & below)] = l.key[k];
+            }
+            __syncthreads();
+            K *out = p.keys_out + prefix;
+#pragma unroll 4
+            for (uint32_t j = threadIdx.x; j < kept; j += THREADS) out[j] = staged[j];
+            if (id == p.tiles - 1 && threadIdx.x == 0) ps_select_store_count(p.count, prefix + aggregate);
+            return;
+        }
         /* the first slot of this tile's rejected items: after every kept item, and the tiles' rejected before */
         const uint64_t rejected_at =
             p.partition && kept < l.valid ? (uint64_t)*p.kept_total + (l.base - prefix) : 0;
@@ -527,16 +590,53 @@ template <class K, int VECS_, int MINB> struct ps_select_vec_program {
     }
 };
 
-/* ---- the partition's first pass: how many items are kept, into *p.kept_total (zeroed before) ---- */
-template <class P> __global__ void __launch_bounds__(256) ps_select_count_kernel(const typename P::params p) {
+/* ---- the partition's first pass: how many items are kept, into *p.kept_total (zeroed before). The predicate
+ * is a template argument (as in the row tile's ballots) and UNROLL items a thread are in flight at once. ---- */
+template <class P, int MODE> __global__ void __launch_bounds__(256) ps_select_count_kernel(const typename P::params p) {
     typedef typename P::key K;
+    enum { UNROLL = 8 };
     uint32_t c = 0;
     const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
-    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < p.n; i += stride)
-        c += (p.flags ? p.flags[i] != 0 : P::pass(p, p.keys[i], i)) ? 1u : 0u;
+    for (uint64_t i0 = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i0 < p.n; i0 += UNROLL * stride) {
+        K k[UNROLL];
+        uint8_t f[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const uint64_t i = i0 + u * stride;
+            k[u] = K(0), f[u] = 0;
+            if (i < p.n) {
+                if (MODE == PS_SELECT_BY_FLAGS) f[u] = p.flags[i];
+                else k[u] = p.keys[i];
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const uint64_t i = i0 + u * stride;
+            c += i < p.n && ps_select_test<MODE>(p, k[u], f[u], i) ? 1u : 0u;
+        }
+    }
 #pragma unroll
     for (unsigned d = PS_WARP_LANES / 2; d > 0; d >>= 1) c += __shfl_down_sync(PS_WARP_ALL, c, d);
     if (threadIdx.x % PS_WARP_LANES == 0 && c) atomicAdd(p.kept_total, (unsigned long long)c);
+}
+
+template <class P>
+static void ps_select_count(const typename P::params &p, unsigned grid, cudaStream_t stream) {
+    switch (p.flags ? PS_SELECT_BY_FLAGS : p.pred) {
+#define PS_SELECT_COUNT_(MODE)                                                                                  \
+    ps_select_count_kernel<P, MODE><<<grid, 256, 0, stream>>>(p);                                              \
+    break;
+    case PS_SELECT_BY_FLAGS: PS_SELECT_COUNT_(PS_SELECT_BY_FLAGS)
+    case PSCAN_PRED_UNIQUE: PS_SELECT_COUNT_(PSCAN_PRED_UNIQUE)
+    case PSCAN_PRED_NONZERO: PS_SELECT_COUNT_(PSCAN_PRED_NONZERO)
+    case PSCAN_PRED_EQ: PS_SELECT_COUNT_(PSCAN_PRED_EQ)
+    case PSCAN_PRED_NE: PS_SELECT_COUNT_(PSCAN_PRED_NE)
+    case PSCAN_PRED_LT: PS_SELECT_COUNT_(PSCAN_PRED_LT)
+    case PSCAN_PRED_LE: PS_SELECT_COUNT_(PSCAN_PRED_LE)
+    case PSCAN_PRED_GT: PS_SELECT_COUNT_(PSCAN_PRED_GT)
+    default: PS_SELECT_COUNT_(PSCAN_PRED_GE)
+#undef PS_SELECT_COUNT_
+    }
 }
 
 /* How many bytes of w are nonzero: bit 7 of each byte ends up set exactly when the byte is nonzero (its low
@@ -609,7 +709,7 @@ static cudaError_t ps_select_launch(typename P::params p, void *temp, cudaStream
         if constexpr (P::VECTOR)
             ps_select_count_vec_kernel<P><<<grid, 256, 0, stream>>>(p);
         else
-            ps_select_count_kernel<P><<<grid, 256, 0, stream>>>(p);
+            ps_select_count<P>(p, grid, stream);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
     }
     return ps_chain_single_pass<P, E>(p, p.tiles, temp, stream);
