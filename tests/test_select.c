@@ -8,8 +8,8 @@
  * library's): the kept items in input order, and for a partition the others after them in input order.
  * Payloads hold the item's index (truncated to 1, 2, 4 or 8 bytes), so any reordering inside a group shows.
  *  - run_table(): every key type x {select, partition} x {flags, and each of the 8 predicates, unique included}, at sizes 0, 1,
- *    1000 and around the CUDA tile (16 rows x 256 threads = 4096 items: tile-1, tile, tile+1; built with
- *    -DPS_SELECT_VEC=1, the vector tile of each key size, see tile_items()), payload size
+ *    1000 and around the CUDA tile of each key size (32 KiB of keys: 8192 items of 4 bytes, 4096 of 8; tile-1,
+ *    tile, tile+1, see tile_items()), payload size
  *    cycling through 0, 1, 2, 4, 8; inputs and outputs at their allocation's start or one element in
  *    (alternating); temp from the workspace or a caller buffer at +1 byte; the count at an 8-byte boundary
  *    or 3 bytes past one.
@@ -41,8 +41,7 @@
 #include "test_common.h"
 
 #define MAX_REPORTS 20
-/* The CUDA tile (src/cuda/select_tile.h: the row tile, or with -DPS_SELECT_VEC=1 in the C and CUDA flags alike the
- * vector tile of each key size): the sizes follow it. */
+/* The CUDA tile of each key size (src/cuda/select_tile.h): the sizes follow it. */
 #include "select_tile.h"
 #define TILE ((size_t)PS_SELECT_ROWS * PS_SELECT_THREADS) /* the row tile: OpenCL's sizes and the API checks */
 #define POISON 0xA5u

@@ -1,19 +1,16 @@
 /*
  * tune_select.cu - the tuning harness of select (compact) and partition: variants of the row tile program (rows
- * per tile, blocks per SM, look-back entries per lane) and of the vector tile (PS_SELECT_VEC's program: vectors
- * per thread, blocks per SM) timed side by side with a device copy and CUB's DeviceSelect::If /
- * DevicePartition::If in one run, each checked against CUB's result first (on the device). Not part of the
- * library.
+ * per tile, blocks per SM, look-back entries per lane) timed side by side with a device copy and CUB's
+ * DeviceSelect::If / DevicePartition::If in one run, each checked against CUB's result first (on the device).
+ * Not part of the library.
  *
  *   tune_select [--reps 25] [--min-log2 16] [--max-log2 28] [--step 4] [--types i32,i64,u8] [--ops sel,part]
  *
  * One CSV row per (type, variant, n): time, of copy, x CUB (CUB's time / the variant's, against CUB's select
- * or partition), spread. Variant names: sel. or part. (the operation), then r16.b4.e2 (the row tile: 16 rows, 4
- * blocks per SM, 2 look-back entries per lane; what the library runs without PS_SELECT_VEC) or v8.b3 (the vector
- * tile: 8 16-byte vectors per thread, 3 blocks per SM, 2 entries per lane). of copy counts the bytes a select
- * must move (n read + kept written), and for a partition n read + n written, against the copy's 2n; the
- * partition's counting pass reads n more, which the figure does not count.
- * The variants are templates here, so the default build times all of them whatever PS_SELECT_VEC says:
+ * or partition), spread. Variant names: sel. or part. (the operation), then r32.b5.e2 (32 rows, 5 blocks per
+ * SM, 2 look-back entries per lane). of copy counts the bytes a select must move (n read + kept written), and
+ * for a partition n read + n written, against the copy's 2n; the partition's counting pass reads n more, which
+ * the figure does not count. Build:
  *   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Isrc/cuda -Isrc/core -Iinclude \
  *        -o tune_select tools/tune/tune_select.cu
  * Method as tune_scan.cu: keys from a hash of the index (about half kept: x > 0 for signed keys, x > 127 for
@@ -56,24 +53,13 @@ static void launch(bool partition, const typename P::key *in, typename P::key *o
     CK(ps_select_launch<P, E>(p, temp, 0, g_sms));
 }
 
-/* The row tile (what the library runs with PS_SELECT_VEC 0). */
+/* The row tile: ROWS rows, MINB blocks per SM, E look-back entries per lane. */
 template <class K, int ROWS, int MINB, int E> struct rows {
     typedef ps_select_program<K, ROWS, MINB> P;
     static void run(bool part, const K *in, K *out, uint64_t *count, uint64_t n, K operand, void *temp) {
         launch<P, E>(part, in, out, count, n, operand, temp);
     }
     static std::string name() { return "r" + std::to_string(ROWS) + ".b" + std::to_string(MINB) + ".e" + std::to_string(E); }
-};
-
-/* The vector tile (PS_SELECT_VEC 1). */
-template <class K, int VECS, int MINB, int E = 2> struct vecs {
-    typedef ps_select_vec_program<K, VECS, MINB> P;
-    static void run(bool part, const K *in, K *out, uint64_t *count, uint64_t n, K operand, void *temp) {
-        launch<P, E>(part, in, out, count, n, operand, temp);
-    }
-    static std::string name() {
-        return "v" + std::to_string(VECS) + ".b" + std::to_string(MINB) + (E == 2 ? "" : ".e" + std::to_string(E));
-    }
 };
 
 template <class K> static const char *tname() { return sizeof(K) == 1 ? "u8" : sizeof(K) == 4 ? "i32" : "i64"; }
@@ -202,13 +188,10 @@ int main(int argc, char **argv) {
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, dev));
     printf("# tune_select on %s, median of %d; type,variant,n,time_us,of_copy,x_cub,spread,check\n", prop.name, g_reps);
-    /* the row tile as shipped first, then the vector tile: the library's default (PS_SELECT_VECS, 3 blocks) and
-     * its neighbours */
-    bench_type<int32_t, rows<int32_t, 16, 4, 2>, vecs<int32_t, 8, 3>, vecs<int32_t, 8, 4>, vecs<int32_t, 4, 4>,
-               vecs<int32_t, 4, 5>, vecs<int32_t, 8, 3, 4>>(o);
-    bench_type<int64_t, rows<int64_t, 16, 4, 2>, vecs<int64_t, 8, 3>, vecs<int64_t, 8, 4>, vecs<int64_t, 4, 4>,
-               vecs<int64_t, 4, 5>>(o);
-    bench_type<uint8_t, rows<uint8_t, 16, 4, 2>, vecs<uint8_t, 2, 3>, vecs<uint8_t, 2, 4>, vecs<uint8_t, 4, 3>,
-               vecs<uint8_t, 1, 5>>(o);
+    /* the library's tile (r32.b5 for 1- to 4-byte keys, r16.b5 for 8-byte ones) and its neighbours; 2026-11-26 also
+     * measured 128 rows of u8 (spills), 8 rows of i64 at 6 blocks and 3 look-back entries (all slower) */
+    bench_type<int32_t, rows<int32_t, 32, 5, 2>, rows<int32_t, 32, 4, 2>, rows<int32_t, 16, 5, 2>>(o);
+    bench_type<int64_t, rows<int64_t, 16, 5, 2>, rows<int64_t, 16, 4, 2>>(o);
+    bench_type<uint8_t, rows<uint8_t, 32, 5, 2>, rows<uint8_t, 32, 4, 2>, rows<uint8_t, 64, 4, 2>>(o);
     return 0;
 }
