@@ -52,7 +52,11 @@
  * payloads) once, plus 2 KiB of status words written per 4096-key tile (about 12% of a u32 pass) and the
  * look-back's reads of them. Passes ping-pong between keys_out and one buffer in temp, the parity chosen so
  * that the last pass writes keys_out. Depth: passes x (one tile + the look-back chain).
- * Measured (H100, CUDA 13.0, CUB 3.0.1; tools/tune/tune_sort.cu, median of 20, every result equal to CUB's;
+ * Measured on an H200 (tools/tune/tune_sort.cu, 2026-11-26, median of 15, every result equal to CUB's), CUB's
+ * time over pscan's at 2^20 / 2^28: u32 keys 1.24x / 0.82x, u32 pairs 1.21x / 0.84x, u64 keys 1.22x / 1.03x,
+ * u64 keys with u32 payloads 1.24x / 0.84x, after the rank's ballots took a predicated not (ps_sort_peers: a
+ * pass 125 -> 99 instructions a key, CUB's 80; 2^28 u32 keys were 0.71x).
+ * Earlier (H100, CUDA 13.0, CUB 3.0.1; tools/tune/tune_sort.cu, median of 20, every result equal to CUB's;
  * docs/bench/h100-sort-policy.csv, 2026-11-24), CUB's time over pscan's at 2^20 / 2^28: u32 keys 1.08x / 0.71x
  * (34.7 Gkeys/s against 48.7 at 2^28), u32 pairs 1.19x / 0.73x, u64 keys 1.14x / 0.96x, u64 keys with u32
  * payloads 1.15x / 0.88x; at 2^16 1.06-1.20x. History: the first version ran u32 keys at 0.40x CUB at 2^28;
@@ -187,6 +191,28 @@ __device__ __forceinline__ uint32_t ps_sort_slot(int i) { return ps_sort_slot_of
 
 /* Ranks the tile's digits stably: rank[i] becomes item i's place in the tile sorted by digit (ties in slot
  * order). Returns the count of digit threadIdx.x in the tile; s.start holds each digit's first place. */
+/* The lanes of the warp whose 8 digit bits (bits shift .. shift + 7 of word; unrolled callers pass a constant) all equal this lane's: one ballot per
+ * bit, each lane inverting the ballot where its own bit is clear, under the bit's predicate (a predicated not
+ * where a select would cost two more instructions: the pass ran 125 instructions a key against CUB's 80, on an
+ * H200 in ncu, 2026-11-26). A third of __match_any_sync's time (measured: the whole sort 1.33x faster on an
+ * H100). */
+__device__ __forceinline__ uint32_t ps_sort_peers(uint32_t word, int shift) {
+    uint32_t peers = PS_WARP_ALL;
+#pragma unroll
+    for (int b = 0; b < 8; b++) {
+        uint32_t m;
+        asm("{\n\t.reg .pred p;\n\t"
+            "and.b32 %0, %1, %2;\n\t"
+            "setp.ne.u32 p, %0, 0;\n\t"
+            "vote.sync.ballot.b32 %0, p, 0xffffffff;\n\t"
+            "@!p not.b32 %0, %0;\n\t}"
+            : "=r"(m)
+            : "r"(word), "r"(1u << (shift + b)));
+        peers &= m;
+    }
+    return peers;
+}
+
 __device__ __forceinline__ uint32_t ps_sort_block_rank(const uint32_t (&digit)[PS_SORT_ITEMS],
                                                        uint32_t (&rank)[PS_SORT_ITEMS], ps_sort_rank_smem &s) {
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -199,14 +225,7 @@ __device__ __forceinline__ uint32_t ps_sort_block_rank(const uint32_t (&digit)[P
 #pragma unroll
     for (int i = 0; i < PS_SORT_ITEMS; i++) {
         const uint32_t d = digit[i];
-        /* the lanes whose 8 digit bits all equal ours: 8 ballots, which cost a third of __match_any_sync's time
-         * here (measured: the whole sort 1.33x faster on an H100, tools/tune/variants.sh) */
-        uint32_t peers = PS_WARP_ALL;
-#pragma unroll
-        for (int b = 0; b < 8; b++) {
-            const uint32_t bit = (d >> b) & 1u, set = __ballot_sync(PS_WARP_ALL, bit);
-            peers &= bit ? set : ~set;
-        }
+        const uint32_t peers = ps_sort_peers(d, 0);
         const uint32_t below = __popc(peers & below_mask);
         const uint32_t c = counts[d];
         rank[i] = c + below;
@@ -310,12 +329,7 @@ __device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digits)[PS_SO
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const uint32_t d = ps_sort_digit_at<ITEMS>(digits, i);
-        uint32_t peers = PS_WARP_ALL;
-#pragma unroll
-        for (int b = 0; b < 8; b++) {
-            const uint32_t bit = (d >> b) & 1u, set = __ballot_sync(PS_WARP_ALL, bit);
-            peers &= bit ? set : ~set;
-        }
+        const uint32_t peers = ps_sort_peers(digits[i / 4], 8 * (i % 4)); /* the bits in place: no extraction */
         const int leader = __ffs(peers) - 1;
         uint32_t place = 0;
         if ((int)lane == leader) place = atomicAdd(&mine[d], (uint32_t)__popc(peers));
