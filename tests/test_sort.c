@@ -404,10 +404,11 @@ static one_case make_case(const type_info *t, int descending, size_t vb, size_t 
 /* Every type x direction at the small and tile sizes, random keys. */
 static void run_table(harness *h) {
     /* the edges of the CUDA pass tiles (radix_sort.cu's ps_sort_pass_policy): 256 x 16 keys with payloads,
-     * 384 x 20 (7680) keys of up to 4 bytes alone, 384 x 15 (5760) 8-byte keys alone; 3 TILE / 2 and 5 TILE
-     * for tuning builds with 24 and 20 keys a thread */
+     * 256 x 20 (5120) keys of up to 4 bytes alone, 384 x 15 (5760) 8-byte keys alone; 7680 (384 x 20, an
+     * earlier policy), 3 TILE / 2 and 5 TILE for tuning builds with 24 and 20 keys a thread */
     const size_t sizes[] = {0,     1,    2,    100,  TILE - 1, TILE,  TILE + 1, 3 * TILE / 2, 3 * TILE / 2 + 1,
-                            5760,  5761, 7680, 7681, 2 * TILE + 5, 3 * 5760 - 1, 2 * 7680 + 1, 5 * TILE + 1,
+                            5120,  5121, 5760, 5761, 7680, 7681, 2 * TILE + 5, 3 * 5120 - 1, 3 * 5760 - 1,
+                            2 * 7680 + 1, 5 * TILE + 1,
                             64 * TILE + 3};
     unsigned index = 0;
     for (size_t ti = 0; ti < TYPE_COUNT; ti++)

@@ -14,7 +14,7 @@
  *  - spine: each pass block scans that pass's 256 global counts itself (one block-wide exclusive scan of 256
  *    values, cheaper than a launch): the first slot of each digit in the output.
  *  - one pass per digit (ps_sort_pass_kernel), tiles of THREADS x ITEMS keys per case (ps_sort_pass_policy:
- *    384 x 20 u32 keys alone, 384 x 15 u64 keys alone, 256 x 16 with payloads), tile id = blockIdx.x:
+ *    256 x 20 u32 keys alone, 384 x 15 u64 keys alone, 256 x 16 with payloads), tile id = blockIdx.x:
  *      load:      warp w loads its ITEMS rows of the tile, warp-striped (coalesced), and maps them; each
  *                 thread keeps its digits four to a register;
  *      counts:    each warp counts its own digits (shared atomics into its own row); thread d publishes digit
@@ -402,7 +402,10 @@ __device__ __forceinline__ void ps_sort_publish_count(unsigned long long *status
 /* The pass policy per case. Measured on an H100 (tools/tune/variants.sh tools/tune/tune_sort.cu,
  * docs/bench/h100-sort-rank.csv, CUB's time over pscan's at 2^24 / 2^28; the pass before this policy, 256 threads x
  * 16 keys at 3 blocks/SM with ps_sort_block_rank, in brackets):
- *   keys alone, u32:          384 threads x 20 keys, 2 blocks/SM: 0.808 / 0.716 (0.570 / 0.485)
+ *   keys alone, u32:          256 threads x 20 keys, 4 blocks/SM (H200, 2026-11-26, with ps_sort_peers:
+ *                             0.987 / 0.897; 384 x 20 at 3 blocks 0.971 / 0.883; at 2 blocks, 80 registers,
+ *                             0.914 / 0.816). On the H100 before ps_sort_peers, 384 x 20 at 2: 0.808 / 0.716
+ *                             (0.570 / 0.485)
  *   keys alone, u64:          384 threads x 15 keys, 2 blocks/SM: 0.998 / 0.955 (0.742 / 0.692)
  *   u32 keys, u32 payloads:   256 threads x 16 keys, 3 blocks/SM: 0.867 / 0.738 (0.727 / 0.692)
  *   u64 keys, u32 payloads:   256 threads x 16 keys, 2 blocks/SM: 0.909 / 0.876 (0.812 / 0.826)
@@ -414,7 +417,7 @@ template <class U, class V> struct ps_sort_pass_policy {
 #ifdef PS_SORT_PASS_THREADS
     static constexpr int THREADS = PS_SORT_PASS_THREADS;
 #else
-    static constexpr int THREADS = KEYS_ONLY ? 384 : 256;
+    static constexpr int THREADS = KEYS_ONLY && WIDE ? 384 : 256;
 #endif
 #if defined(PS_SORT_PASS_ITEMS) && defined(PS_SORT_PASS_ITEMS8)
     static constexpr int ITEMS = WIDE ? PS_SORT_PASS_ITEMS8 : PS_SORT_PASS_ITEMS;
@@ -426,7 +429,7 @@ template <class U, class V> struct ps_sort_pass_policy {
 #ifdef PS_SORT_MIN_BLOCKS
     static constexpr int MIN_BLOCKS = PS_SORT_MIN_BLOCKS;
 #else
-    static constexpr int MIN_BLOCKS = KEYS_ONLY || WIDE ? 2 : 3;
+    static constexpr int MIN_BLOCKS = KEYS_ONLY && !WIDE ? 4 : KEYS_ONLY || WIDE ? 2 : 3;
 #endif
     static constexpr uint32_t TILE = (uint32_t)THREADS * ITEMS;
     static_assert(ITEMS >= 1 && THREADS % 32 == 0 && THREADS >= PS_SORT_RADIX && THREADS <= 1024,
