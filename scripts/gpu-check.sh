@@ -176,8 +176,10 @@ if want sanitize; then
     # kernel shares memory between threads in new ways; in parallel, one line per run: "tool program args"
     extras=$SAN_DIR/extras
     {
-        echo "memcheck test_reduce --backend cuda --algo decoupled-lookback --quick"
-        echo "memcheck test_select --backend cuda --algo decoupled-lookback --quick"
+        for tool in memcheck racecheck; do # racecheck: the even-share fold and select's parked tile
+            echo "$tool test_reduce --backend cuda --algo decoupled-lookback --quick"
+            echo "$tool test_select --backend cuda --algo decoupled-lookback --quick"
+        done
         echo "memcheck test_cuda_stress --backend cuda --algo mixed --iters 60"
         for prog in test_sort test_histogram test_userop test_segscan test_expand; do
             [ -x "$BUILD/tests/$prog" ] || continue
