@@ -76,7 +76,10 @@
  * LANE_ENTRIES: the chain's look-back entries per lane (window 32 x E tiles). VEC_LOADS: full, aligned, forward
  * tiles by head flags load values and flags as vectors (16 bytes of values and the matching flag bytes per access),
  * every load of the tile issued before any shared-memory store, and store results as 16-byte vectors. PARK: the
- * thread's scanned values wait for the look-back in shared memory (their own slots) instead of registers. */
+ * thread's scanned values wait for the look-back in shared memory (their own slots) instead of registers.
+ * The fast tile's own loops (scan_fast, results_fast; 2026-11-26, H200, tools/tune/tune_segscan.cu,
+ * docs/bench/h200-segscan-fast.csv): 0.94x -> 1.00x CUB at 2^28 (0.62 -> 0.66 of copy), 0.98x -> 1.05x at 2^24,
+ * 1.24x -> 1.42x at 2^20. */
 #ifndef PS_SEGSCAN_ITEMS
 #define PS_SEGSCAN_ITEMS 16
 #endif
@@ -193,6 +196,56 @@ template <class T, class Op> struct ps_segscan_program {
         }
     }
 
+    /* The fast tile's scan in registers (Nsight Compute, H200, 2026-11-26: the general loop below cost 65
+     * instructions an item, bounds, mirror and a 64-bit first-item test on each). The thread's ITEMS head bytes
+     * are read as words and turned into hmask four at a time: bit 7 of each byte of bits is set when the byte is
+     * nonzero, and the multiply gathers bits 7, 15, 23, 31 into bits 21-24 (the products land on distinct bits,
+     * so nothing carries). */
+    static __device__ __forceinline__ void scan_fast(local &l, smem &s, carry &run) {
+        static_assert(ITEMS % 4 == 0, "a thread's head bytes are whole words");
+        const uint32_t o0 = threadIdx.x * ITEMS;
+#pragma unroll
+        for (int w = 0; w < ITEMS / 4; w++) {
+            const uint32_t word = *reinterpret_cast<const uint32_t *>(&s.heads[o0 + 4 * w]);
+            const uint32_t bits = (((word & 0x7f7f7f7fu) + 0x7f7f7f7fu) | word) & 0x80808080u;
+            l.hmask |= ((((bits >> 7) * 0x204081u) >> 21) & 0xfu) << (4 * w);
+        }
+        if (l.pbase == 0 && threadIdx.x == 0) l.hmask |= 1u; /* item 0 of the input starts a segment */
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            const uint32_t slot = ps_segscan_pad(o0 + j);
+            const T x = s.items[slot];
+            run.v = (l.hmask >> j) & 1u ? x : Op::combine(run.v, x);
+            if (PS_SEGSCAN_PARK)
+                s.items[slot] = run.v; /* back into the slot this thread just read */
+            else
+                l.x[j] = run.v;
+        }
+        run.f = l.hmask != 0;
+    }
+
+    /* The fast tile's results: item j restarted at the thread's first head at or before it. */
+    template <bool EXCLUSIVE>
+    static __device__ __forceinline__ void results_fast(const params &p, const carry &before, const local &l, smem &s) {
+        const T init = init_of(p);
+        const uint32_t o0 = threadIdx.x * ITEMS;
+        const int first_head = l.hmask ? __ffs(l.hmask) - 1 : ITEMS;
+        T prev = before.v;
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            const uint32_t slot = ps_segscan_pad(o0 + j);
+            const T xj = PS_SEGSCAN_PARK ? s.items[slot] : l.x[j];
+            const T v = j >= first_head ? xj : Op::combine(before.v, xj);
+            T y;
+            if (EXCLUSIVE)
+                y = (l.hmask >> j) & 1u ? init : Op::combine(init, prev);
+            else
+                y = Op::combine(init, v);
+            prev = v;
+            s.items[slot] = y;
+        }
+    }
+
     static __device__ __forceinline__ carry reduce(const params &p, uint32_t id, local &l, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         const T e = Op::template identity<T>();
@@ -257,6 +310,12 @@ template <class T, class Op> struct ps_segscan_program {
         const uint64_t first_item = p.reverse ? p.n - 1 : 0; /* the scan's first item always starts a segment */
         carry run = identity();
         l.hmask = 0;
+        if constexpr (VEC_LOADS) {
+            if (l.fast) { /* a full forward tile by head flags: no bounds, no mirror, no per-item head test */
+                scan_fast(l, s, run);
+                goto scanned;
+            }
+        }
 #pragma unroll
         for (int j = 0; j < ITEMS; j++) {
             const uint32_t L = threadIdx.x * ITEMS + j; /* logical position in the tile */
@@ -278,6 +337,7 @@ template <class T, class Op> struct ps_segscan_program {
             }
         }
 
+    scanned:
         /* ---- across the warp, then across the block ---- */
         const carry inclusive = ps_warp_inclusive(run, lane, ps_chain_combine<ps_segscan_program>());
         carry before = ps_shfl_up(inclusive, 1);
@@ -302,6 +362,16 @@ template <class T, class Op> struct ps_segscan_program {
         const carry before = combine(prefix, l.thread_prefix);
 
         /* ---- results in scan order, back to shared memory by physical offset ---- */
+        if constexpr (VEC_LOADS) {
+            if (l.fast) {
+                if (p.exclusive)
+                    results_fast<true>(p, before, l, s);
+                else
+                    results_fast<false>(p, before, l, s);
+                goto stage;
+            }
+        }
+        {
         T prev = before.v; /* the running value of the item before, in scan order */
 #pragma unroll
         for (int j = 0; j < ITEMS; j++) {
@@ -315,6 +385,8 @@ template <class T, class Op> struct ps_segscan_program {
             prev = v;
             if (L < l.valid) s.items[slot] = y;
         }
+        }
+    stage:
         __syncthreads();
 
         /* ---- store, coalesced ---- */
