@@ -285,7 +285,8 @@ pscan_status pscan_reduce_temp_bytes(pscan_context *ctx, const pscan_reduce_desc
 /* Reduces n elements of in into *result, one element of desc->type in device memory (a host pointer on the
  * CPU backend, a cl_mem of at least one element on OpenCL), on the context's stream or queue. n == 0 writes
  * init (the identity without one). result must not overlap in (PSCAN_ERROR_OVERLAP). temp as for pscan_scan.
- * Float results repeat bit for bit for the same input, n and device. OpenCL: AUTO or REDUCE_THEN_SCAN (three
+ * Float results repeat bit for bit for the same input, n and device (CUDA groups by the GPU's SM count: another
+ * GPU model may round differently). OpenCL: AUTO or REDUCE_THEN_SCAN (three
  * passes over tiles, docs/opencl.md). Example: in = [3 1 7 0 4 1 6 3], PSCAN_OP_SUM -> *result = 25; PSCAN_OP_MAX -> 7. */
 pscan_status pscan_reduce(pscan_context *ctx, const pscan_reduce_desc *desc, const void *in, uint64_t n,
                           void *result, void *temp, size_t temp_bytes);
