@@ -11,8 +11,8 @@
  * against init (+) in[0] (+) ... (+) in[n-1] computed here by a plain serial loop (integers as raw bits in a
  * uint64 with the type's wraparound, floats in long double), never by the library. Sizes: 0, 1, 2, 31, 1000;
  * around the CUDA reduce tile (256 threads x 4 16-byte vectors: 16384 u8, 8192 u16, 4096 32-bit, 2048 64-bit
- * elements): tile-1, tile, tile+1, and around its look-back groups of 128 tiles: 127*tile+5, 128*tile,
- * 129*tile+3; and one random size up to 2^22 (2^20 with --quick; 2^18 on OpenCL, whose CPU runtime is slow). Each (type, operator, size) runs five ways:
+ * elements, the small tier's tile): tile-1, tile, tile+1, 16*tile and 16*tile+1 (the last call of the small tier,
+ * 256 KiB, and the first of the 64 KiB tiles), and 127*tile+5, 128*tile, 129*tile+3 (tens of 64 KiB tiles); and one random size up to 2^22 (2^20 with --quick; 2^18 on OpenCL, whose CPU runtime is slow). Each (type, operator, size) runs five ways:
  * identity or a given init, the input at its allocation's start or one element in (misaligned for the vector
  * loads), the temporary storage from the context's workspace or a caller buffer at +0, +1 or +3 bytes (the
  * core aligns it), and once more with PSCAN_ALGO_AUTO. The result goes to device memory from
@@ -61,7 +61,8 @@
  * spec, not a copy of the library's lists) ---- */
 #include "test_reference.h"
 
-/* The CUDA reduce tile in elements: 256 threads x 4 vectors of 16 bytes (src/cuda/reduce.cu). */
+/* The CUDA reduce tile of calls up to 256 KiB, in elements: 256 threads x 4 vectors of 16 bytes (src/cuda/reduce.cu;
+ * larger calls use 16 vectors). */
 static size_t cuda_reduce_tile(const type_info *t) { return 256u * 4u * (16u / t->bytes); }
 /* The OpenCL reduce tile: 256 work-items x 16 elements (8 for 8-byte types) (src/opencl/opencl_backend.c). */
 static size_t opencl_reduce_tile(const type_info *t) { return 256u * (t->bytes <= 4 ? 16u : 8u); }
@@ -865,7 +866,8 @@ int main(int argc, char **argv) {
     run_determinism(&h);
 
     static const size_t small_sizes[] = {0, 1, 2, 31, 1000};
-    static const long tile_sizes[][2] = {{1, -1}, {1, 0}, {1, 1}, {127, 5}, {128, 0}, {129, 3}};
+    /* 16 tiles: the CUDA small tier's last size (256 KiB) and the first of the 64 KiB tiles */
+    static const long tile_sizes[][2] = {{1, -1}, {1, 0}, {1, 1}, {16, 0}, {16, 1}, {127, 5}, {128, 0}, {129, 3}};
     unsigned size_index = 0;
     for (size_t k = 0; k < sizeof small_sizes / sizeof small_sizes[0]; k++)
         run_size(&h, small_sizes[k], -1, 0, size_index++);
