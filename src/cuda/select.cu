@@ -250,8 +250,9 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
 
     /* Stages this thread's items at their ranks (KEYS: the keys it holds; else payloads, read from in), then
      * writes the staged items out in item order, consecutive threads to consecutive addresses. The items to
-     * write (slots 0 .. written of the tile's output order) go through the buffer STAGE at a time: one pass
-     * when they fit (4-byte keys of a 8192-item tile), more otherwise; each item is loaded once. */
+     * write (slots 0 .. written of the tile's output order) go through the buffer STAGE at a time: one pass for
+     * keys (a tile's keys are at most the buffer's 32 KiB), two for 8-byte payloads of smaller keys; each item is
+     * loaded once. */
     template <class V, bool KEYS>
     static __device__ __forceinline__ void move(const params &p, const V *in, V *out, const local &l, smem &s,
                                                 uint64_t prefix, uint32_t kept, uint64_t rejected_at) {
@@ -301,7 +302,7 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
         __syncthreads();
         if (!p.partition && p.value_bytes == 0) {
             /* the common case, a select of keys alone: every kept key of the tile fits the staging buffer at once,
-             * so no pass loop, no second group and no payload; about 8 instructions an item fewer than move() */
+             * so no pass loop, no second group, no payload and no bounds (items past the end are never kept) */
             const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
             const unsigned below = (1u << lane) - 1u;
             K *staged = reinterpret_cast<K *>(s.staging);
