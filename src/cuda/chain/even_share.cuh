@@ -5,7 +5,7 @@
  *
  * Why a second driver: a reduction's tiles need nothing from each other, but on the single-pass driver every
  * tile still waits for one look-back round trip before its block may exit and the next tile's loads start. On
- * an H200 that held the reduce at 0.85-0.88x CUB from 2^24 on (docs/performance.md, 2026-11-26), with the
+ * an H200 that held the reduce at 0.82-0.87x CUB from 2^26 on (docs/performance.md, 2026-11-26), with the
  * program itself able to read at copy speed. Here block b folds the contiguous tiles [b T / G, (b + 1) T / G) in
  * order, one after another, with nothing between them but the program's own barrier.
  *
