@@ -34,7 +34,8 @@
  * OpenCL runs the same table around its own tile (256 work-items x 16 elements up to 4 bytes, x 8 for 8-byte
  * types: src/opencl/kernels/pattern_reduce.cl) instead of CUDA's, plus one size whose tile totals span several
  * of the final work-group's tiles (4097 tiles + 3); device buffers there are cl_mem handles, so inputs,
- * results and caller temp sit at their buffers' start.
+ * results and caller temp sit at their buffers' start. CUDA adds one size of 2112 of its 64 KiB tiles + 3 (u8
+ * sum, i32 min, f64 product), more tiles than its even-share driver has blocks, so blocks fold runs of tiles.
  *
  * Exit status: 0 all passed, 1 any failure, 77 (skip) when the backend is not compiled in or has no device.
  * The closing line reads "test_reduce: P passed, F failed".
@@ -736,17 +737,22 @@ static void run_bad_inputs(harness *h) {
     EXPECT_STATUS(h, PSCAN_ERROR_TOO_LARGE, pscan_reduce(ctx, &ok, in, 8, (void *)(UINTPTR_MAX - 1), NULL, 0));
 }
 
-/* ---- OpenCL: tile totals beyond one tile of the final work-group ---------------------------------------- */
+/* ---- many tiles: OpenCL's final work-group, CUDA's even-share blocks ------------------------------------ */
 
-/* 4097 tiles + 3 elements: the final work-group folds its tiles of totals in order, one after another. */
-static void run_many_tiles(harness *h, unsigned size_index) {
+/* OpenCL: 4097 tiles + 3 elements: the final work-group folds its tiles of totals in order, one after another. */
+static size_t opencl_many_tiles_n(const type_info *t) { return 4097 * opencl_reduce_tile(t) + 3; }
+/* CUDA: 2112 of the 64 KiB tiles + 3 elements, twice the even-share driver's blocks on a GPU of 132 SMs at 8
+ * blocks each (src/cuda/chain/even_share.cuh), so every block folds a run of two tiles or more. */
+static size_t cuda_many_tiles_n(const type_info *t) { return (size_t)2112 * (65536u / t->bytes) + 3; }
+
+static void run_many_tiles(harness *h, unsigned size_index, size_t (*size_of)(const type_info *)) {
     static const struct {
         pscan_type type;
         pscan_op op;
     } cases[] = {{PSCAN_TYPE_U8, PSCAN_OP_SUM}, {PSCAN_TYPE_I32, PSCAN_OP_MIN}, {PSCAN_TYPE_F64, PSCAN_OP_PRODUCT}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const type_info *t = &types[cases[k].type];
-        const size_t n = 4097 * opencl_reduce_tile(t) + 3;
+        const size_t n = size_of(t);
         unsigned char init[8], want_identity[8], want_init[8];
         make_input(h, t, cases[k].op, n, init, want_identity, want_init);
         reduce_case c = {t, cases[k].op, n, (int)(k & 1), 0, (int)((size_index + k) % 4), h->opt.algo};
@@ -834,9 +840,12 @@ int main(int argc, char **argv) {
     const int opencl = h.opt.backend == PSCAN_BACKEND_OPENCL;
     const size_t random_cap = opencl ? (1u << 18) : h.opt.quick ? (1u << 20) : (1u << 22);
     const size_t random_n = 1 + (size_t)(test_rng_next(&size_rng) % random_cap);
-    /* the largest n of any case: 129 tiles of u8 + 3, the random size, the determinism check */
+    /* the largest n of any case: 129 tiles of u8 + 3 (OpenCL, CUDA: their many-tiles size), the random size, the
+     * determinism check */
+    const int cuda = h.opt.backend == PSCAN_BACKEND_CUDA;
     h.max_n = 129 * cuda_reduce_tile(&types[PSCAN_TYPE_U8]) + 3;
-    if (opencl) h.max_n = 4097 * opencl_reduce_tile(&types[PSCAN_TYPE_U8]) + 3;
+    if (opencl) h.max_n = opencl_many_tiles_n(&types[PSCAN_TYPE_U8]);
+    if (cuda) h.max_n = cuda_many_tiles_n(&types[PSCAN_TYPE_U8]);
     if (random_n > h.max_n) h.max_n = random_n;
     if ((1u << 20) + 1 > h.max_n) h.max_n = (1u << 20) + 1;
     h.h_in = (unsigned char *)malloc((h.max_n + 1) * 8);
@@ -875,7 +884,8 @@ int main(int argc, char **argv) {
         run_size(&h, 0, tile_sizes[k][0], tile_sizes[k][1], size_index++);
     printf("test_reduce: random size %zu\n", random_n);
     run_size(&h, random_n, -1, 0, size_index++);
-    if (opencl) run_many_tiles(&h, size_index++);
+    if (opencl) run_many_tiles(&h, size_index++, opencl_many_tiles_n);
+    if (cuda) run_many_tiles(&h, size_index++, cuda_many_tiles_n);
 
     finish(&h);
     return h.failed ? 1 : 0;
