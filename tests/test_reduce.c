@@ -27,9 +27,9 @@
  *     exact) gives the same bits in 5 runs, through the workspace and caller temps at different offsets;
  *   - NaN: min and max return NaN when any element (or the init) is NaN;
  *   - with --strict-order, the rest of pscan.h's promise for min and max: the first NaN's bits, and of equal
- *     elements (-0.0 and +0.0) the earlier one (operators are never assumed commutative). Off by default for
- *     now: the CPU backend's reduce folds 8 interleaved lanes (src/cpu/cpu_kernels.c), which meets a later
- *     NaN or zero first; ctest lists it as reduce.cpu.strict-order, disabled until that is fixed;
+ *     elements (-0.0 and +0.0) the earlier one (operators are never assumed commutative). ctest runs it as
+ *     reduce.cpu.strict-order, reduce.cpu.threads-strict-order (the CPU's lanes are contiguous blocks folded in
+ *     order), reduce.cuda.strict-order and on OpenCL;
  *   - bad inputs return their exact status and leave the result untouched (run_bad_inputs()).
  * OpenCL runs the same table around its own tile (256 work-items x 16 elements up to 4 bytes, x 8 for 8-byte
  * types: src/opencl/kernels/pattern_reduce.cl) instead of CUDA's, plus one size whose tile totals span several
