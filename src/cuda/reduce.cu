@@ -93,36 +93,31 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_pr
             }
         }
 
-        T running = e;
-        if (ps_reduce_commutative<Op, T>::value) {
-            /* ---- a commutative operator: each lane folds its own vectors, then one shuffle tree (16 times fewer
-             * shuffles; a fixed order still, so float sums repeat bit for bit) ---- */
-            T acc[VECS];
-#pragma unroll
-            for (int k = 0; k < VECS; k++) {
-                T x[VEC];
-                memcpy(x, &raw[k], sizeof raw[k]);
-                acc[k] = x[0];
-#pragma unroll
-                for (int i = 1; i < VEC; i++) acc[k] = combine(acc[k], x[i]);
-            }
-#pragma unroll
-            for (int d = 1; d < VECS; d <<= 1) /* pairwise: log2(VECS) dependent steps */
-#pragma unroll
-                for (int k = 0; k + d < VECS; k += 2 * d) acc[k] = combine(acc[k], acc[k + d]);
-            running = ps_warp_reduce_to_lane0(acc[0], lane, ps_chain_combine<ps_reduce_program>());
-        } else {
-        /* ---- fold in element order: vectors, lanes, k, warps ---- */
+        /* each vector's elements in order */
+        T acc[VECS];
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
             T x[VEC];
             memcpy(x, &raw[k], sizeof raw[k]);
-            T acc = x[0];
+            acc[k] = x[0];
 #pragma unroll
-            for (int i = 1; i < VEC; i++) acc = combine(acc, x[i]);
-            acc = ps_warp_reduce_to_lane0(acc, lane, ps_chain_combine<ps_reduce_program>());
-            running = combine(running, acc); /* meaningful in lane 0 */
+            for (int i = 1; i < VEC; i++) acc[k] = combine(acc[k], x[i]);
         }
+        T running = e;
+        if (ps_reduce_commutative<Op, T>::value) {
+            /* ---- a commutative operator: each lane folds its own vectors pairwise, then one shuffle tree (16
+             * times fewer shuffles; a fixed order still, so float sums repeat bit for bit) ---- */
+#pragma unroll
+            for (int d = 1; d < VECS; d <<= 1) /* log2(VECS) dependent steps */
+#pragma unroll
+                for (int k = 0; k + d < VECS; k += 2 * d) acc[k] = combine(acc[k], acc[k + d]);
+            running = ps_warp_reduce_to_lane0(acc[0], lane, ps_chain_combine<ps_reduce_program>());
+        } else {
+            /* ---- element order: the lanes' k-th vectors by an in-order shuffle tree, k after k ---- */
+#pragma unroll
+            for (int k = 0; k < VECS; k++)
+                running = combine(running, ps_warp_reduce_to_lane0(acc[k], lane, ps_chain_combine<ps_reduce_program>()));
+            /* running is meaningful in lane 0 */
         }
         if (lane == 0) s.warp_totals[warp] = running;
         __syncthreads();

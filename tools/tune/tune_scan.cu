@@ -39,8 +39,7 @@ template <class P>
 __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) tune_nolb_kernel(const typename P::params p) {
     __shared__ typename ps_chain_smem<P>::static_type s_static;
     extern __shared__ uint4 ps_chain_dynamic[];
-    typename P::smem &s = *reinterpret_cast<typename P::smem *>(ps_chain_smem<P>::DYNAMIC ? (void *)ps_chain_dynamic
-                                                                                          : (void *)&s_static);
+    typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
     typename P::local l;
     const typename P::carry aggregate = P::reduce(p, blockIdx.x, l, s);
     __syncthreads();
@@ -60,14 +59,9 @@ template <class T, int VECS, int MINB, int E, bool ASYNC = false> struct variant
         p.tiles = (uint32_t)((n + P::TILE - 1) / P::TILE);
         p.aligned = 1;
         if (E == 0) {
-            const size_t dynamic = sizeof(typename P::smem) > PS_CHAIN_STATIC_SMEM_MAX ? sizeof(typename P::smem) : 0;
+            const size_t dynamic = ps_chain_dynamic_bytes<P>();
             static bool attributes = false;
-            if (!attributes) {
-                CK(cudaFuncSetAttribute(tune_nolb_kernel<P>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        (int)cudaSharedmemCarveoutMaxShared));
-                if (dynamic)
-                    CK(cudaFuncSetAttribute(tune_nolb_kernel<P>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dynamic));
-            }
+            if (!attributes) CK(ps_chain_kernel_attributes(tune_nolb_kernel<P>, dynamic));
             attributes = true;
             tune_nolb_kernel<P><<<p.tiles, P::THREADS, dynamic>>>(p);
             CK(cudaGetLastError());

@@ -40,8 +40,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     typedef typename P::carry C;
     __shared__ typename ps_chain_smem<P>::static_type s_static;
     extern __shared__ uint4 ps_chain_dynamic[];
-    typename P::smem &s = *reinterpret_cast<typename P::smem *>(ps_chain_smem<P>::DYNAMIC ? (void *)ps_chain_dynamic
-                                                                                          : (void *)&s_static);
+    typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
     __shared__ C prefix_sh;
     typename P::local l;
     const uint32_t b = blockIdx.x;
@@ -99,8 +98,8 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
 template <class P> static inline uint32_t ps_even_share_blocks(uint64_t tiles, int sm_count) {
     static int per_sm = 0;
     if (per_sm == 0) {
-        const size_t dynamic = sizeof(typename P::smem) > PS_CHAIN_STATIC_SMEM_MAX ? sizeof(typename P::smem) : 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ps_even_share_kernel<P>, P::THREADS, dynamic) !=
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ps_even_share_kernel<P>, P::THREADS,
+                                                          ps_chain_dynamic_bytes<P>()) !=
                 cudaSuccess ||
             per_sm < 1)
             per_sm = P::MIN_BLOCKS;
@@ -119,20 +118,11 @@ template <class C> static inline size_t ps_even_share_temp_bytes(uint64_t tiles)
 template <class P>
 static cudaError_t ps_even_share(const typename P::params &p, uint32_t tiles, int sm_count, void *temp,
                                  cudaStream_t stream) {
-    ps_tile_state<typename P::carry> ts;
-    const unsigned long long epoch = ps_chain_next_epoch();
-    ts.entries = (typename ps_tile_state<typename P::carry>::entry *)temp;
-    ts.tag_lo = (uint32_t)(epoch & 0x3fffffffull) << 2;
-    ts.tag_hi = (uint32_t)((epoch >> 30) & 0x3fffffffull) << 2;
-    /* the single-pass driver's attributes (the same carveout, so that alternating calls do not reconfigure the
-     * SMs), set before the occupancy query, which needs them */
-    const size_t dynamic = sizeof(typename P::smem) > PS_CHAIN_STATIC_SMEM_MAX ? sizeof(typename P::smem) : 0;
+    const ps_tile_state<typename P::carry> ts = ps_chain_fresh_state<typename P::carry>(temp);
+    const size_t dynamic = ps_chain_dynamic_bytes<P>();
     static bool attributes_set = false;
-    if (!attributes_set) {
-        cudaError_t err = cudaFuncSetAttribute(ps_even_share_kernel<P>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                               (int)cudaSharedmemCarveoutMaxShared);
-        if (err == cudaSuccess && dynamic)
-            err = cudaFuncSetAttribute(ps_even_share_kernel<P>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dynamic);
+    if (!attributes_set) { /* before the occupancy query, which needs them */
+        const cudaError_t err = ps_chain_kernel_attributes(ps_even_share_kernel<P>, dynamic);
         if (err != cudaSuccess) return err;
         attributes_set = true;
     }

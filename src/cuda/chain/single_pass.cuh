@@ -140,6 +140,12 @@ template <class P> struct ps_chain_smem {
     enum { DYNAMIC = sizeof(typename P::smem) > PS_CHAIN_STATIC_SMEM_MAX };
     typedef typename ps_chain_static_smem<typename P::smem, DYNAMIC>::type static_type;
 };
+/* The program's shared memory from a driver kernel's own declarations (the static one, or the dynamic array). */
+template <class P>
+__device__ __forceinline__ typename P::smem &ps_chain_program_smem(typename ps_chain_smem<P>::static_type &s_static,
+                                                                   uint4 *dynamic) {
+    return *reinterpret_cast<typename P::smem *>(ps_chain_smem<P>::DYNAMIC ? (void *)dynamic : (void *)&s_static);
+}
 
 template <class P, int E>
 __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
@@ -147,8 +153,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     typedef typename P::carry C;
     __shared__ typename ps_chain_smem<P>::static_type s_static;
     extern __shared__ uint4 ps_chain_dynamic[];
-    typename P::smem &s = *reinterpret_cast<typename P::smem *>(ps_chain_smem<P>::DYNAMIC ? (void *)ps_chain_dynamic
-                                                                                          : (void *)&s_static);
+    typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
     __shared__ C prefix_sh;
     typename P::local l;
     const uint32_t id = blockIdx.x;
@@ -197,25 +202,40 @@ template <class C> static inline size_t ps_chain_temp_bytes(uint64_t tiles) {
 /* The most tiles one launch can run (the grid's x limit). */
 #define PS_CHAIN_MAX_TILES 0x7fffffffull
 
+/* The entries in temp, tagged with a fresh epoch: one per launch of any driver. */
+template <class C> static inline ps_tile_state<C> ps_chain_fresh_state(void *temp) {
+    ps_tile_state<C> ts;
+    const unsigned long long epoch = ps_chain_next_epoch();
+    ts.entries = (typename ps_tile_state<C>::entry *)temp;
+    ts.tag_lo = (uint32_t)(epoch & 0x3fffffffull) << 2;
+    ts.tag_hi = (uint32_t)((epoch >> 30) & 0x3fffffffull) << 2;
+    return ts;
+}
+
+/* The dynamic shared memory a driver kernel of P launches with: the program's, past 48 KiB; else none. */
+template <class P> static inline size_t ps_chain_dynamic_bytes(void) {
+    return ps_chain_smem<P>::DYNAMIC ? sizeof(typename P::smem) : 0;
+}
+
+/* Once per kernel (the caller keeps the flag): the largest shared-memory carveout, since programs that park
+ * tiles in shared memory are bounded by it, not by registers (and every driver asks the same, so alternating
+ * calls do not reconfigure the SMs); and the dynamic shared memory of a program past 48 KiB. */
+template <class F> static inline cudaError_t ps_chain_kernel_attributes(F *kernel, size_t dynamic) {
+    cudaError_t err =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, (int)cudaSharedmemCarveoutMaxShared);
+    if (err == cudaSuccess && dynamic)
+        err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)dynamic);
+    return err;
+}
+
 /* Launches P over tiles tiles on stream; temp holds ps_chain_temp_bytes<carry>(tiles), 16-byte aligned. */
 template <class P, int E = PS_CHAIN_LANE_ENTRIES>
 static cudaError_t ps_chain_single_pass(const typename P::params &p, uint32_t tiles, void *temp, cudaStream_t stream) {
-    ps_tile_state<typename P::carry> ts;
-    const unsigned long long epoch = ps_chain_next_epoch();
-    ts.entries = (typename ps_tile_state<typename P::carry>::entry *)temp;
-    ts.tag_lo = (uint32_t)(epoch & 0x3fffffffull) << 2;
-    ts.tag_hi = (uint32_t)((epoch >> 30) & 0x3fffffffull) << 2;
-    /* ask for the largest shared-memory carveout once per kernel: programs that park tiles in shared memory
-     * are bounded by it, not by registers; and for the dynamic shared memory of a program past 48 KiB */
-    const size_t dynamic = sizeof(typename P::smem) > PS_CHAIN_STATIC_SMEM_MAX ? sizeof(typename P::smem) : 0;
+    const ps_tile_state<typename P::carry> ts = ps_chain_fresh_state<typename P::carry>(temp);
+    const size_t dynamic = ps_chain_dynamic_bytes<P>();
     static bool attributes_set = false;
     if (!attributes_set) {
-        cudaError_t err = cudaFuncSetAttribute(ps_chain_single_pass_kernel<P, E>,
-                                               cudaFuncAttributePreferredSharedMemoryCarveout,
-                                               (int)cudaSharedmemCarveoutMaxShared);
-        if (err == cudaSuccess && dynamic)
-            err = cudaFuncSetAttribute(ps_chain_single_pass_kernel<P, E>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                       (int)dynamic);
+        const cudaError_t err = ps_chain_kernel_attributes(ps_chain_single_pass_kernel<P, E>, dynamic);
         if (err != cudaSuccess) return err;
         attributes_set = true;
     }
