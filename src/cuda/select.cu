@@ -98,6 +98,18 @@ __device__ __forceinline__ bool ps_select_test(const ps_select_params<K> &p, K k
     }
 }
 
+/* One switch over every mode of a call, flags or a predicate of the public list (PSCAN_PRED_LIST), each case
+ * expanding PS_SELECT_CALL_(MODE), which the site defines: the tile's ballots and the partition's count kernel
+ * pick their compile-time mode from the same list. */
+#define PS_SELECT_MODE_CASE_(NAME, name)                                                                       \
+    case PSCAN_PRED_##NAME: PS_SELECT_CALL_(PSCAN_PRED_##NAME); break;
+#define PS_SELECT_SWITCH_(mode)                                                                                \
+    switch (mode) {                                                                                            \
+    case PS_SELECT_BY_FLAGS: PS_SELECT_CALL_(PS_SELECT_BY_FLAGS); break;                                       \
+        PSCAN_PRED_LIST(PS_SELECT_MODE_CASE_)                                                                  \
+    default: break; /* the core refuses any other predicate */                                                 \
+    }
+
 /* The last tile's count: total items kept, at any address of *count. */
 __device__ __forceinline__ void ps_select_store_count(uint64_t *count, uint64_t total) {
     if (((uintptr_t)count & 7u) == 0) {
@@ -209,17 +221,10 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
         }
         asm volatile("cp.async.wait_group 0;" ::: "memory");
         __syncthreads(); /* every thread's copies: a row's keys were copied by other threads */
-        switch (p.flags ? PS_SELECT_BY_FLAGS : p.pred) { /* once per tile: each item then costs one test */
-        case PS_SELECT_BY_FLAGS: ballots<PS_SELECT_BY_FLAGS>(p, l, s); break;
-        case PSCAN_PRED_UNIQUE: ballots<PSCAN_PRED_UNIQUE>(p, l, s); break;
-        case PSCAN_PRED_NONZERO: ballots<PSCAN_PRED_NONZERO>(p, l, s); break;
-        case PSCAN_PRED_EQ: ballots<PSCAN_PRED_EQ>(p, l, s); break;
-        case PSCAN_PRED_NE: ballots<PSCAN_PRED_NE>(p, l, s); break;
-        case PSCAN_PRED_LT: ballots<PSCAN_PRED_LT>(p, l, s); break;
-        case PSCAN_PRED_LE: ballots<PSCAN_PRED_LE>(p, l, s); break;
-        case PSCAN_PRED_GT: ballots<PSCAN_PRED_GT>(p, l, s); break;
-        default: ballots<PSCAN_PRED_GE>(p, l, s); break;
-        }
+        /* once per tile: each item then costs one test */
+#define PS_SELECT_CALL_(MODE) ballots<MODE>(p, l, s)
+        PS_SELECT_SWITCH_(p.flags ? PS_SELECT_BY_FLAGS : p.pred)
+#undef PS_SELECT_CALL_
         __syncthreads();
 
         /* ---- warp 0: exclusive scan of the slices' counts in item order ---- */
@@ -368,21 +373,9 @@ template <class P, int MODE> __global__ void __launch_bounds__(256) ps_select_co
 
 template <class P>
 static void ps_select_count(const typename P::params &p, unsigned grid, cudaStream_t stream) {
-    switch (p.flags ? PS_SELECT_BY_FLAGS : p.pred) {
-#define PS_SELECT_COUNT_(MODE)                                                                                  \
-    ps_select_count_kernel<P, MODE><<<grid, 256, 0, stream>>>(p);                                              \
-    break;
-    case PS_SELECT_BY_FLAGS: PS_SELECT_COUNT_(PS_SELECT_BY_FLAGS)
-    case PSCAN_PRED_UNIQUE: PS_SELECT_COUNT_(PSCAN_PRED_UNIQUE)
-    case PSCAN_PRED_NONZERO: PS_SELECT_COUNT_(PSCAN_PRED_NONZERO)
-    case PSCAN_PRED_EQ: PS_SELECT_COUNT_(PSCAN_PRED_EQ)
-    case PSCAN_PRED_NE: PS_SELECT_COUNT_(PSCAN_PRED_NE)
-    case PSCAN_PRED_LT: PS_SELECT_COUNT_(PSCAN_PRED_LT)
-    case PSCAN_PRED_LE: PS_SELECT_COUNT_(PSCAN_PRED_LE)
-    case PSCAN_PRED_GT: PS_SELECT_COUNT_(PSCAN_PRED_GT)
-    default: PS_SELECT_COUNT_(PSCAN_PRED_GE)
-#undef PS_SELECT_COUNT_
-    }
+#define PS_SELECT_CALL_(MODE) ps_select_count_kernel<P, MODE><<<grid, 256, 0, stream>>>(p)
+    PS_SELECT_SWITCH_(p.flags ? PS_SELECT_BY_FLAGS : p.pred)
+#undef PS_SELECT_CALL_
 }
 
 /* The look-back entries, then (partition) the kept total at a 16-byte boundary. */
