@@ -8,12 +8,14 @@
  * the total (saturating at UINT64_MAX); and that nothing else was written (outputs are poisoned first, and
  * everything past the written slots, up to capacity and beyond, must still hold the poison).
  *  - run_table(): count type {u32, u64} x index type {u32, u64} x count pattern, at item counts 0, 1, 1000 and
- *    around the CUDA tiles (4096 items per scan tile, 2048 items + slots per expand tile), cycling the value
+ *    around the CUDA tiles (2048 items per tile of the counts' scan), cycling the value
  *    size (0, 1, 2, 4, 8), which of indices / ranks is wanted, the capacity (exact, total + 5, total - 1, half,
  *    0), data at their allocation's start or one element in, temp from the workspace or a caller buffer at
  *    +1 byte, the total at an 8-byte boundary or 3 bytes past one.
  *  - Patterns: random small counts (half of them 0), all zero, all one, one huge count (2^20 + 3 slots at a
- *    random item, the rest small), random counts around 64, and zeros with rare large counts.
+ *    random item, the rest small), random counts around 64, zeros with rare large counts, and tiles of 2048
+ *    items alternating between a few slots and more than the 16384 a CUDA tile writes itself (the others go to
+ *    expand's second pass), so that both passes write parts of one output.
  *  - run_large(): 64 scan tiles + 3 items and one random size up to 2^20 (2^18 with --quick).
  *  - run_saturating(): u64 counts whose sum passes 2^64: the total is UINT64_MAX and the first slots right.
  *  - run_bad_inputs(): each bad argument returns its exact status and leaves every output as it was.
@@ -32,14 +34,22 @@
 #include "test_common.h"
 
 #define MAX_REPORTS 20
-#define SCAN_TILE 4096u   /* the CUDA counts-scan tile (src/cuda/expand.cu) */
-#define EXPAND_TILE 2048u /* the CUDA expand tile: items + slots per block */
+#define SCAN_TILE 2048u /* the CUDA counts-scan tile (src/cuda/expand.cu): items per tile */
 #define POISON 0xA5u
 #define GUARD_ITEMS 8
 #define HUGE_COUNT ((1u << 20) + 3)
 
-enum { PATTERN_RANDOM, PATTERN_ZEROS, PATTERN_ONES, PATTERN_HUGE, PATTERN_AROUND_64, PATTERN_SPARSE, PATTERN_COUNT };
-static const char *const pattern_names[] = {"random", "zeros", "ones", "huge", "around-64", "sparse"};
+enum {
+    PATTERN_RANDOM,
+    PATTERN_ZEROS,
+    PATTERN_ONES,
+    PATTERN_HUGE,
+    PATTERN_AROUND_64,
+    PATTERN_SPARSE,
+    PATTERN_TILES,
+    PATTERN_COUNT
+};
+static const char *const pattern_names[] = {"random", "zeros", "ones", "huge", "around-64", "sparse", "tiles"};
 /* capacity relative to the total */
 enum { CAP_EXACT, CAP_MORE, CAP_LESS_ONE, CAP_HALF, CAP_ZERO, CAP_COUNT };
 static const char *const cap_names[] = {"exact", "total+5", "total-1", "half", "zero"};
@@ -129,6 +139,9 @@ static uint64_t random_count(test_rng *rng, int pattern, size_t i, size_t huge_a
     case PATTERN_HUGE: return i == huge_at ? HUGE_COUNT : r % 3;
     case PATTERN_AROUND_64: return 32 + r % 65;
     case PATTERN_SPARSE: return r % 97 == 0 ? 1000 + r % 5000 : 0;
+    /* every third CUDA tile past its budget of slots (16384 per 2048 items: left to the second pass), the others
+     * written by the scan's own tiles */
+    case PATTERN_TILES: return i / SCAN_TILE % 3 == 1 ? 16 + r % 17 : r % 3;
     default: return r % 2 ? 0 : r % 9;
     }
 }
@@ -305,14 +318,14 @@ static const size_t value_cycle[] = {0, 1, 2, 4, 8};
 
 /* Every count type x index type x pattern, at the small and tile sizes. */
 static void run_table(harness *h) {
-    const size_t sizes[] = {0, 1, 1000, EXPAND_TILE - 1, EXPAND_TILE + 1, SCAN_TILE - 1, SCAN_TILE, SCAN_TILE + 1};
+    const size_t sizes[] = {0, 1, 1000, SCAN_TILE - 1, SCAN_TILE, SCAN_TILE + 1, 2 * SCAN_TILE + 1, 4 * SCAN_TILE - 1};
     unsigned index = 0;
     for (int cu = 0; cu < 2; cu++)
         for (int iu = 0; iu < 2; iu++)
             for (int pattern = 0; pattern < PATTERN_COUNT; pattern++)
                 for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++, index++) {
                     /* big patterns at the small sizes only: their slots grow with n */
-                    if ((pattern == PATTERN_AROUND_64 || pattern == PATTERN_HUGE) && sizes[si] > SCAN_TILE + 1) continue;
+                    if ((pattern == PATTERN_AROUND_64 || pattern == PATTERN_HUGE) && sizes[si] > 2 * SCAN_TILE + 1) continue;
                     const int which = (int)(index % 4); /* indices and ranks, indices, ranks, neither (values) */
                     one_case c = {cu, iu, pattern, value_cycle[index % 5], which != 2 && which != 3, which != 1,
                                   (int)(index / 3 % CAP_COUNT), sizes[si], (int)(index % 2), (int)(index / 2 % 2),
@@ -462,9 +475,9 @@ int main(int argc, char **argv) {
     test_rng size_rng = {test_mix64(h.opt.seed ^ 0xE2BAu)};
     const size_t random_n = 1 + (size_t)(test_rng_next(&size_rng) % (h.opt.quick ? (1u << 18) : (1u << 20)));
     h.max_n = 64 * SCAN_TILE + 3 > random_n ? 64 * SCAN_TILE + 3 : random_n;
-    /* the most slots any case asks for: sparse counts average 32, around-64 at SCAN_TILE + 1 items, huge */
+    /* the most slots any case asks for: sparse counts average 32, around-64 at 2 x SCAN_TILE + 1 items, huge */
     h.max_slots = h.max_n * 40;
-    if (h.max_slots < (size_t)(SCAN_TILE + 1) * 96 + 5) h.max_slots = (size_t)(SCAN_TILE + 1) * 96 + 5;
+    if (h.max_slots < (size_t)(2 * SCAN_TILE + 1) * 96 + 5) h.max_slots = (size_t)(2 * SCAN_TILE + 1) * 96 + 5;
     h.max_slots += HUGE_COUNT;
     h.h_counts = (uint64_t *)calloc(h.max_n + 1, 8);
     h.h_in = (unsigned char *)malloc(in_bytes(&h));

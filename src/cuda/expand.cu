@@ -1,59 +1,84 @@
 /*
- * expand.cu - expand on CUDA: a load-balancing search over the scanned counts (the merge-path formulation of
- * Baxter's moderngpu), in three launches.
+ * expand.cu - expand on CUDA: the counts' scan expands its own tile, and tiles with many slots are left to a
+ * second, balanced pass.
  *
- * The idea. Item i owns the output slots [start(i), start(i) + counts[i]), start being the exclusive sum of
- * the counts. Picture two sorted lists merged into one: the items' starts A = start(0), start(1), ... and the
- * slot numbers B = 0, 1, ..., out - 1 (out = min(total, capacity)), an item going before a slot when
- * start(i) <= slot. Walking the merge, each slot meets the item it belongs to just before it: the last item
- * taken. The merged list has n + out entries whichever way they are spread, so cutting it into equal tiles of
- * NV = 256 threads x VT entries gives every block the same work, whether one item owns a million slots (its
- * slots spread over many blocks) or a million items own one slot each (their starts spread the same way).
+ * The idea. Item i owns the output slots [start(i), start(i) + counts[i]), start being the exclusive sum of the
+ * counts, and slot j belongs to the last item whose start is at most j (that item's count is never 0: the next
+ * start lies past j). A tile of the counts' scan knows its items' starts in shared memory the moment its
+ * look-back returns, so it can write its own slots at once, without the starts ever going through global memory:
+ * per chunk of CHUNK slots, every item that starts inside the chunk (with a nonzero count) marks its first slot
+ * with its index, the item owning the chunk's first slot marks slot 0, and an inclusive max-scan over the chunk
+ * hands every slot its item (marks increase with the slot, so the max is the last mark at or before it). Then the
+ * block writes the chunk in order, coalesced: index, rank = slot - start, and the gathered value.
  *
- *   1. scan:      the counts' exclusive sum into temp (64-bit, saturating at UINT64_MAX so that a sum past
- *                 2^64 cannot wrap onto small slot numbers), a tile program on the single-pass chain driver
- *                 (chain/single_pass.cuh); its last tile writes the total, to the caller and to temp.
- *   2. partition: where each tile's diagonal crosses the merge path: a binary search over the starts per tile
- *                 boundary (one thread each), into temp.
- *   3. expand:    each block takes tiles in turn (a grid sized to the device, the tile count read from the
- *                 total in temp, so a generous capacity costs no idle blocks): it loads the starts of its
- *                 items into shared memory, each thread finds its own diagonal inside the tile by a binary
- *                 search there and walks VT steps of the merge, recording each slot's item in shared memory;
- *                 then the block writes the slots out in order (coalesced): index, rank = slot - start, and
- *                 the gathered value.
- * The grid of steps 2 and 3 cannot depend on the total (it is on the device), so both loop over the tiles the
- * total implies, and their temp is sized for n + capacity.
+ * Balance. One tile with a huge count (or 2048 items of 64 each) would keep one block busy while the others
+ * idle, so a tile whose slots pass BUDGET leaves them to the second pass: it writes its starts to temp and
+ * counts its slots as "deferred". The chain carries (slots, deferred slots), so every tile also knows how many
+ * deferred slots come before it (written per tile, the total after the last). The second pass cuts the deferred
+ * slots (those below the capacity) evenly over a grid that fills the GPU: each block finds the tile of its first
+ * slot by a galloping search over the per-tile counts, loads that tile's starts into shared memory and expands
+ * its share chunk by chunk through the same routine, moving to the next deferred tile as needed. No block ever
+ * has more than BUDGET slots plus its even share of the deferred ones.
  *
- * Work O(n + out); depth: the scan's chain plus log n for the searches. Global memory: the counts read once
- * (4 or 8 bytes per item), the starts written once and read about once (8 + 8 bytes per item), the slots
- * written once (4 or 8 bytes per index and per rank, value_bytes per value) and the values gathered (mostly
- * from cache, runs of one item being adjacent). Temp: 8 bytes per item, 8 per tile of n + capacity, the scan's
- * look-back entries. Not tuned yet (figures to come from the GPU machine); the starts' round trip through
- * memory is the obvious cost: a fused variant would expand inside the scan's own tile when its slots fit.
+ *   1. scan + expand (single-pass chain, chain/single_pass.cuh): counts -> starts (64-bit, saturating at
+ *      UINT64_MAX, so a sum past 2^64 cannot wrap onto small slot numbers); tiles with at most BUDGET slots
+ *      write them; the last tile writes the total to the caller.
+ *   2. deferred (a grid sized to the device): the deferred tiles' slots, evenly shared.
+ * Slots at or past the capacity are never written (each chunk is cut at it; the second pass shares only the
+ * deferred slots below it, so a small capacity under a huge total costs nothing).
+ *
+ * Work O(n + out); depth: the chain plus a search of log(tiles) per deferred tile a block enters. Global memory:
+ * counts read once (4 or 8 bytes per item), the slots written once (index, rank, value: as asked), the values
+ * gathered (adjacent slots share items, so mostly from cache); for deferred tiles only, the starts written and
+ * read once (16 bytes per item: small beside the BUDGET or more slots such a tile writes). Temp: 8 bytes per
+ * item, 8 per tile, the chain's entries (32 bytes per tile, two per tile).
+ *
+ * Measured (NVIDIA H200, tools/tune/tune_expand.cu, u32 counts uniform in 0..8 / 0..128, u32 indices, median of
+ * 21, L2 written over before each call; docs/bench/h200-expand-tune.csv): average count 4 at 2^28 items 0.41 of
+ * a copy of the same bytes, average 64 at 2^24 items 0.60 (a memset of the output alone: 0.30 / 0.55 of its
+ * speed). The earlier three-launch merge-path version (scan, partition, expand, every start through global
+ * memory, a binary search and a serial merge per thread) reached 0.22 / 0.35. Chunks of 4096 slots: 0.40 / 0.56;
+ * a budget of 32768: the same. What is left (Nsight Compute, 2^22 items of average 4): the scan's kernel issues
+ * on 58% of its cycles and waits mostly at barriers (five per chunk) and on shared-memory loads; it executes
+ * 1.9 warp instructions per slot written (scan, look-back and chunks together), where the store needs 1/32.
  */
 #include <stdint.h>
 #include <string.h>
 
+#include "block/warp.cuh"
 #include "chain/single_pass.cuh"
 #include "cuda_backend.h"
 #include "cuda_ops.cuh"
 #include "scan_problem.cuh"
 
-#ifndef PS_EXPAND_SCAN_ITEMS
-#define PS_EXPAND_SCAN_ITEMS 16 /* counts per thread in the scan: 4096-item tiles */
+#ifndef PS_EXPAND_ITEMS
+#define PS_EXPAND_ITEMS 8 /* counts per thread: 2048-item tiles */
 #endif
-#ifndef PS_EXPAND_VT
-#define PS_EXPAND_VT 8 /* merge steps per thread: 2048 items + slots per expand tile */
+#ifndef PS_EXPAND_CHUNK_VT
+#define PS_EXPAND_CHUNK_VT 32 /* slots per thread in a chunk's scan: 8192-slot chunks (16: 0.56 / 0.40 of copy) */
+#endif
+#ifndef PS_EXPAND_BUDGET
+#define PS_EXPAND_BUDGET 16384 /* the most slots a tile of the scan writes itself */
+#endif
+#ifndef PS_EXPAND_MIN_BLOCKS
+#define PS_EXPAND_MIN_BLOCKS 4
 #endif
 #define PS_EXPAND_THREADS 256
-#define PS_EXPAND_SCAN_TILE (PS_EXPAND_SCAN_ITEMS * PS_EXPAND_THREADS)
-#define PS_EXPAND_NV (PS_EXPAND_VT * PS_EXPAND_THREADS)
+#define PS_EXPAND_WARPS (PS_EXPAND_THREADS / PS_WARP_LANES)
+#define PS_EXPAND_TILE (PS_EXPAND_ITEMS * PS_EXPAND_THREADS)
+#define PS_EXPAND_CHUNK (PS_EXPAND_CHUNK_VT * PS_EXPAND_THREADS)
 
 /* a + b, or UINT64_MAX when that overflows: still associative, so the chain may group sums any way. */
 static __device__ __forceinline__ uint64_t ps_add_saturating(uint64_t a, uint64_t b) {
     const uint64_t s = a + b;
     return s < a ? ~0ull : s;
 }
+struct ps_expand_sum {
+    __device__ __forceinline__ uint64_t operator()(uint64_t a, uint64_t b) const { return ps_add_saturating(a, b); }
+};
+struct ps_expand_max {
+    __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const { return a > b ? a : b; }
+};
 
 /* Writes a uint64_t at any address (the caller's total need not be 8-byte aligned). */
 static __device__ __forceinline__ void ps_store_u64_anywhere(uint64_t *p, uint64_t v) {
@@ -66,207 +91,297 @@ static __device__ __forceinline__ void ps_store_u64_anywhere(uint64_t *p, uint64
     }
 }
 
-/* ---- 1. the counts' exclusive sum: a tile program on the chain ------------------------------------------ */
+/* ---- the chunk: a tile's slots [j0, j1), at most CHUNK of them ----------------------------------------- */
 
-template <class C> struct ps_expand_scan_program {
-    typedef uint64_t carry;
+/* Shared by both passes. starts: the tile's counts, then its starts, with entry `valid` the tile's end, padded
+ * one word per thread's run (at()) so the scan's runs and the rows read without bank conflicts; owner: per slot
+ * of the chunk, its item in the tile, padded one word per 32 (mark_at()) so that a thread's run of CHUNK_VT
+ * slots and a row of the block are both conflict-free, and at constant offsets from one base per thread. */
+struct ps_expand_smem {
+    uint64_t starts[PS_EXPAND_TILE + PS_EXPAND_TILE / PS_EXPAND_ITEMS + 1];
+    uint32_t owner[PS_EXPAND_CHUNK + PS_EXPAND_CHUNK / 32];
+    uint64_t warp_sums[PS_EXPAND_WARPS];
+    uint32_t warp_max[PS_EXPAND_WARPS];
+    uint32_t range[2]; /* the chunk's items: first owns its first slot, first + 1 .. last - 1 start inside */
+};
+static __device__ __forceinline__ uint32_t ps_expand_at(uint32_t i) { return i + i / PS_EXPAND_ITEMS; }
+static __device__ __forceinline__ uint32_t ps_expand_mark_at(uint32_t q) { return q + q / 32; }
+static_assert(32 % PS_EXPAND_CHUNK_VT == 0, "a thread's run of a chunk lies within one padded row of 32");
+
+/* Where the slots go. */
+struct ps_expand_out {
+    const void *values;
+    void *indices, *ranks, *values_out;
+    uint32_t value_bytes;
+};
+
+template <int B> struct ps_expand_value { typedef uint8_t type; }; /* B = 0: no values (never stored) */
+template <> struct ps_expand_value<2> { typedef uint16_t type; };
+template <> struct ps_expand_value<4> { typedef uint32_t type; };
+template <> struct ps_expand_value<8> { typedef uint64_t type; };
+
+/* The chunk's slots in order, each row of the block one coalesced store per output; 32-bit offsets from
+ * pointers moved to the chunk once, since the per-slot instructions are what this kernel spends. */
+template <class I, int B>
+static __device__ __forceinline__ void ps_expand_store(const ps_expand_out &o, const ps_expand_smem &s, uint64_t item0,
+                                                       uint64_t j0, uint32_t len) {
+    typedef typename ps_expand_value<B>::type V;
+    I *const indices = o.indices ? (I *)o.indices + j0 : (I *)0;
+    I *const ranks = o.ranks ? (I *)o.ranks + j0 : (I *)0;
+    V *const values_out = B ? (V *)o.values_out + j0 : (V *)0;
+    const V *const values = B ? (const V *)o.values + item0 : (const V *)0;
+#pragma unroll 8
+    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) {
+        const uint32_t q = threadIdx.x + k * PS_EXPAND_THREADS;
+        if (q < len) {
+            const uint32_t owner = s.owner[ps_expand_mark_at(q)];
+            if (indices) indices[q] = (I)item0 + (I)owner;
+            if (ranks) ranks[q] = (I)(j0 + q - s.starts[ps_expand_at(owner)]);
+            if (B) values_out[q] = values[owner];
+        }
+    }
+}
+
+/* How many of the tile's items start at or below x (all 32 lanes of a warp call): a 32-way search, each round
+ * one probe per lane and a ballot, so 3 rounds of shared-memory latency for 2048 items instead of 11. */
+static __device__ __forceinline__ uint32_t ps_expand_rank(const ps_expand_smem &s, uint32_t valid, uint64_t x,
+                                                          uint32_t lane) {
+    uint32_t lo = 0, hi = valid; /* items below lo start at or below x; items from hi on start past it */
+    while (lo < hi) {
+        const uint32_t step = (hi - lo + PS_WARP_LANES - 1) / PS_WARP_LANES, probe = lo + lane * step;
+        const bool below = probe < hi && s.starts[ps_expand_at(probe)] <= x;
+        const uint32_t c = __popc(__ballot_sync(PS_WARP_ALL, below)); /* the probes below x come first */
+        if (c == 0) break;
+        const uint32_t next = lo + c * step;
+        lo += (c - 1) * step + 1;
+        if (next < hi) hi = next;
+    }
+    return lo;
+}
+
+/* Writes slots [j0, j1) of the tile whose first item is item0 and whose `valid` starts (and end) are in
+ * s.starts; start(0) <= j0 < j1 <= end, j1 - j0 <= CHUNK. Called by the whole block; leaves s.starts as it was. */
+template <class I>
+static __device__ __forceinline__ void ps_expand_chunk(const ps_expand_out &o, ps_expand_smem &s, uint32_t valid,
+                                                       uint64_t item0, uint64_t j0, uint64_t j1) {
+    const uint32_t len = (uint32_t)(j1 - j0), lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+
+    /* ---- warps 0 and 1 find the chunk's items while the block clears the marks ---- */
+    if (warp < 2) {
+        const uint32_t r = ps_expand_rank(s, valid, warp ? j1 - 1 : j0, lane);
+        if (lane == 0) s.range[warp] = warp ? r : r - 1;
+    }
+#pragma unroll 8
+    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) s.owner[ps_expand_mark_at(threadIdx.x + k * PS_EXPAND_THREADS)] = 0;
+    __syncthreads();
+
+    /* ---- mark: each item's first slot gets its index + 1 (items with no slots mark nothing) ---- */
+    const uint32_t first = s.range[0], last = s.range[1];
+    if (threadIdx.x == 0) s.owner[0] = first + 1;
+    for (uint32_t i = first + 1 + threadIdx.x; i < last; i += PS_EXPAND_THREADS) {
+        const uint64_t start = s.starts[ps_expand_at(i)];
+        if (s.starts[ps_expand_at(i + 1)] > start) s.owner[ps_expand_mark_at((uint32_t)(start - j0))] = i + 1;
+    }
+    __syncthreads();
+
+    /* ---- scan: inclusive max over the whole chunk (marks past len are 0), a run of CHUNK_VT per thread ---- */
+    const uint32_t base = ps_expand_mark_at(threadIdx.x * PS_EXPAND_CHUNK_VT);
+    uint32_t run = 0;
+#pragma unroll 8
+    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) run = max(run, s.owner[base + k]);
+    const uint32_t inclusive = ps_warp_inclusive(run, lane, ps_expand_max());
+    if (lane == PS_WARP_LANES - 1) s.warp_max[warp] = inclusive;
+    __syncthreads();
+    run = __shfl_up_sync(PS_WARP_ALL, inclusive, 1);
+    if (lane == 0) run = 0;
+#pragma unroll
+    for (int w = 0; w < PS_EXPAND_WARPS; w++)
+        if (w < (int)warp) run = max(run, s.warp_max[w]);
+#pragma unroll 8
+    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) {
+        run = max(run, s.owner[base + k]);
+        s.owner[base + k] = run - 1;
+    }
+    __syncthreads();
+
+    /* ---- store ---- */
+    switch (o.value_bytes) {
+    case 1: ps_expand_store<I, 1>(o, s, item0, j0, len); break;
+    case 2: ps_expand_store<I, 2>(o, s, item0, j0, len); break;
+    case 4: ps_expand_store<I, 4>(o, s, item0, j0, len); break;
+    case 8: ps_expand_store<I, 8>(o, s, item0, j0, len); break;
+    default: ps_expand_store<I, 0>(o, s, item0, j0, len); break;
+    }
+    __syncthreads(); /* owner, range (and, in the second pass, starts) are refilled next */
+}
+
+/* ---- 1. the counts' scan, expanding its own tiles: a tile program on the chain ------------------------- */
+
+struct ps_expand_carry {
+    uint64_t slots, deferred; /* every slot before; those of them in deferred tiles */
+};
+
+template <class C, class I> struct ps_expand_scan_program {
+    typedef ps_expand_carry carry;
+    typedef ps_expand_smem smem;
     enum {
         THREADS = PS_EXPAND_THREADS,
-        MIN_BLOCKS = 4,
-        ITEMS = PS_EXPAND_SCAN_ITEMS,
-        TILE = PS_EXPAND_SCAN_TILE,
-        WARPS = THREADS / PS_WARP_LANES,
-        PADDED = TILE + TILE / ITEMS /* one spare word per thread's run: conflict-free both ways */
+        MIN_BLOCKS = PS_EXPAND_MIN_BLOCKS,
+        ITEMS = PS_EXPAND_ITEMS,
+        TILE = PS_EXPAND_TILE,
+        WARPS = PS_EXPAND_WARPS
     };
     struct params {
         const C *counts;
-        uint64_t *starts;
-        uint64_t *total;      /* the caller's, any address */
-        uint64_t *total_copy; /* in temp, for steps 2 and 3 */
-        uint64_t n;
+        uint64_t *starts;  /* deferred tiles' starts and end, TILE + 1 per tile */
+        uint64_t *dprefix; /* per tile the deferred slots before it; entry tiles: all of them */
+        uint64_t *total;   /* the caller's, any address */
+        ps_expand_out out;
+        uint64_t n, capacity;
         uint32_t tiles;
     };
-    struct smem {
-        uint64_t staged[PADDED]; /* the tile's counts, then its starts, in item order (padded) */
-        uint64_t warp_totals[WARPS];
-    };
     struct local {
-        uint64_t base, offset; /* the tile's first item; this thread's sum before its run, in the tile */
+        uint64_t offset; /* this thread's sum before its run, in the tile */
         uint32_t valid;
     };
 
-    static __device__ __forceinline__ uint64_t combine(uint64_t a, uint64_t b) { return ps_add_saturating(a, b); }
-    static __device__ __forceinline__ uint64_t identity() { return 0; }
-    static __device__ __forceinline__ uint64_t initial(const params &) { return 0; }
-    static __device__ __forceinline__ uint32_t slot(uint32_t i) { return i + i / ITEMS; }
+    static __device__ __forceinline__ carry combine(carry a, carry b) {
+        carry c = {ps_add_saturating(a.slots, b.slots), ps_add_saturating(a.deferred, b.deferred)};
+        return c;
+    }
+    static __device__ __forceinline__ carry identity() {
+        carry c = {0, 0};
+        return c;
+    }
+    static __device__ __forceinline__ carry initial(const params &) { return identity(); }
 
-    static __device__ __forceinline__ uint64_t reduce(const params &p, uint32_t id, local &l, smem &s) {
+    static __device__ __forceinline__ carry reduce(const params &p, uint32_t id, local &l, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
-        l.base = (uint64_t)id * TILE;
-        const uint64_t left = p.n - l.base;
+        const uint64_t base = (uint64_t)id * TILE, left = p.n - base;
         l.valid = left < (uint64_t)TILE ? (uint32_t)left : (uint32_t)TILE;
 
-        /* ---- load: coalesced rows into shared memory ---- */
+        /* ---- load: coalesced rows into shared memory (zeros past the end) ---- */
 #pragma unroll
         for (int k = 0; k < ITEMS; k++) {
             const uint32_t i = k * THREADS + threadIdx.x;
-            s.staged[slot(i)] = i < l.valid ? (uint64_t)p.counts[l.base + i] : 0;
+            s.starts[ps_expand_at(i)] = i < l.valid ? (uint64_t)p.counts[base + i] : 0;
         }
         __syncthreads();
 
         /* ---- reduce: each thread its run of ITEMS consecutive counts, then the block in thread order ---- */
         uint64_t sum = 0;
 #pragma unroll
-        for (int k = 0; k < ITEMS; k++) sum = combine(sum, s.staged[slot(threadIdx.x * ITEMS + k)]);
-        const uint64_t inclusive = ps_warp_inclusive(sum, lane, ps_chain_combine<ps_expand_scan_program>());
+        for (int k = 0; k < ITEMS; k++) sum = ps_add_saturating(sum, s.starts[ps_expand_at(threadIdx.x * ITEMS + k)]);
+        const uint64_t inclusive = ps_warp_inclusive(sum, lane, ps_expand_sum());
         const uint64_t before = ps_shfl_up(inclusive, 1);
-        if (lane == PS_WARP_LANES - 1) s.warp_totals[warp] = inclusive;
+        if (lane == PS_WARP_LANES - 1) s.warp_sums[warp] = inclusive;
         __syncthreads();
         uint64_t warp_before = 0, aggregate = 0;
 #pragma unroll
         for (int w = 0; w < WARPS; w++) {
-            if (w < (int)warp) warp_before = combine(warp_before, s.warp_totals[w]);
-            aggregate = combine(aggregate, s.warp_totals[w]);
+            if (w < (int)warp) warp_before = ps_add_saturating(warp_before, s.warp_sums[w]);
+            aggregate = ps_add_saturating(aggregate, s.warp_sums[w]);
         }
-        l.offset = combine(warp_before, lane ? before : 0);
-        return aggregate;
+        l.offset = ps_add_saturating(warp_before, lane ? before : 0);
+        carry c = {aggregate, aggregate > (uint64_t)PS_EXPAND_BUDGET ? aggregate : 0};
+        return c;
     }
 
-    static __device__ __forceinline__ void consume(const params &p, uint32_t id, uint64_t prefix, uint64_t aggregate,
+    static __device__ __forceinline__ void consume(const params &p, uint32_t id, carry prefix, carry aggregate,
                                                    local &l, smem &s) {
-        /* ---- scan: each thread's run, from the carry of every item before it ---- */
-        uint64_t running = combine(prefix, l.offset);
+        /* ---- scan: each thread's run, from the slots before it; entry `valid` ends up the tile's end ---- */
+        uint64_t running = ps_add_saturating(prefix.slots, l.offset);
 #pragma unroll
         for (int k = 0; k < ITEMS; k++) {
-            const uint32_t at = slot(threadIdx.x * ITEMS + k);
-            const uint64_t count = s.staged[at];
-            s.staged[at] = running;
-            running = combine(running, count);
+            const uint32_t at = ps_expand_at(threadIdx.x * ITEMS + k);
+            const uint64_t count = s.starts[at];
+            s.starts[at] = running;
+            running = ps_add_saturating(running, count);
+        }
+        const uint64_t end = ps_add_saturating(prefix.slots, aggregate.slots);
+        if (l.valid == TILE && threadIdx.x == 0) s.starts[ps_expand_at(TILE)] = end; /* no thread's run has it */
+        if (threadIdx.x == 0) {
+            p.dprefix[id] = prefix.deferred;
+            if (id == p.tiles - 1) {
+                p.dprefix[p.tiles] = ps_add_saturating(prefix.deferred, aggregate.deferred);
+                ps_store_u64_anywhere(p.total, end);
+            }
         }
         __syncthreads();
 
-        /* ---- store: coalesced rows ---- */
-#pragma unroll
-        for (int k = 0; k < ITEMS; k++) {
-            const uint32_t i = k * THREADS + threadIdx.x;
-            if (i < l.valid) p.starts[l.base + i] = s.staged[slot(i)];
+        if (aggregate.deferred) { /* the second pass writes this tile's slots: leave it the starts */
+            uint64_t *g = p.starts + (uint64_t)id * (TILE + 1);
+            for (uint32_t i = threadIdx.x; i <= l.valid; i += THREADS) g[i] = s.starts[ps_expand_at(i)];
+            return;
         }
-        if (id == p.tiles - 1 && threadIdx.x == 0) {
-            const uint64_t total = combine(prefix, aggregate);
-            *p.total_copy = total;
-            ps_store_u64_anywhere(p.total, total);
-        }
+        const uint64_t stop = end < p.capacity ? end : p.capacity;
+        for (uint64_t j0 = prefix.slots; j0 < stop; j0 += PS_EXPAND_CHUNK)
+            ps_expand_chunk<I>(p.out, s, l.valid, (uint64_t)id * TILE, j0,
+                               stop - j0 > PS_EXPAND_CHUNK ? j0 + PS_EXPAND_CHUNK : stop);
     }
 };
 
-/* ---- 2. partition: where each tile boundary crosses the merge path ------------------------------------- */
+/* ---- 2. the deferred tiles' slots, shared evenly ------------------------------------------------------- */
 
-/* How many items come before the slots among the first d entries of the merge of starts[0 .. n) with the
- * slots 0 .. out - 1 (an item goes first when its start is at most the slot). */
-static __device__ __forceinline__ uint64_t ps_merge_path(const uint64_t *starts, uint64_t n, uint64_t out, uint64_t d) {
-    uint64_t lo = d > out ? d - out : 0, hi = d < n ? d : n;
-    while (lo < hi) {
-        const uint64_t mid = lo + (hi - lo) / 2;
-        if (starts[mid] <= d - 1 - mid)
-            lo = mid + 1;
+struct ps_expand_params {
+    const uint64_t *starts, *dprefix; /* as the scan program's */
+    ps_expand_out out;
+    uint64_t n, capacity;
+    uint32_t tiles;
+};
+
+/* The last tile t in [from, tiles) with dprefix[t] <= d, given dprefix[from] <= d: galloping, since the next
+ * deferred tile is usually the next tile, and a binary search when it is far. */
+static __device__ __forceinline__ uint32_t ps_expand_find_tile(const uint64_t *dprefix, uint32_t from, uint32_t tiles,
+                                                               uint64_t d) {
+    uint32_t lo = from, step = 1;
+    while (step < tiles - lo && dprefix[lo + step] <= d) lo += step, step *= 2;
+    uint32_t hi = step < tiles - lo ? lo + step : tiles;
+    while (hi - lo > 1) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (dprefix[mid] <= d)
+            lo = mid;
         else
             hi = mid;
     }
     return lo;
 }
 
-struct ps_expand_params {
-    const uint64_t *starts;
-    const uint64_t *total; /* the copy in temp */
-    uint64_t *parts;       /* the item count at each tile boundary */
-    const void *values;
-    void *indices, *ranks, *values_out;
-    uint64_t n, capacity;
-    uint32_t value_bytes;
+/* The chunk's shared memory as the chain driver sees a program's: static up to 48 KiB, dynamic past it. */
+struct ps_expand_smem_of {
+    typedef ps_expand_smem smem;
 };
 
-/* Expand tiles of the merge of n items with out slots. */
-static __device__ __forceinline__ uint64_t ps_expand_tiles(uint64_t merged) {
-    return (merged + PS_EXPAND_NV - 1) / PS_EXPAND_NV;
-}
-
-static __device__ __forceinline__ uint64_t ps_expand_slots(const ps_expand_params &p) {
-    const uint64_t total = *p.total;
-    return total < p.capacity ? total : p.capacity;
-}
-
-__global__ void __launch_bounds__(256) ps_expand_partition_kernel(const ps_expand_params p) {
-    const uint64_t out = ps_expand_slots(p);
-    if (out == 0) return;
-    const uint64_t merged = p.n + out, tiles = ps_expand_tiles(merged);
-    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
-    for (uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; t <= tiles; t += stride) {
-        const uint64_t d = t * PS_EXPAND_NV < merged ? t * PS_EXPAND_NV : merged;
-        p.parts[t] = ps_merge_path(p.starts, p.n, out, d);
-    }
-}
-
-/* ---- 3. expand: each tile's part of the merge, then its slots written in order -------------------------- */
-
-template <class V> static __device__ __forceinline__ void ps_expand_gather(const ps_expand_params &p, uint64_t item,
-                                                                           uint64_t slot) {
-    ((V *)p.values_out)[slot] = ((const V *)p.values)[item];
-}
-
-template <class I> __global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expand_kernel(const ps_expand_params p) {
-    __shared__ uint64_t s_starts[PS_EXPAND_NV + 1]; /* the starts of items a0 - 1 ... a1 - 1 */
-    __shared__ uint32_t s_item[PS_EXPAND_NV];       /* per slot of the tile: its item, as an index into s_starts */
-    const uint64_t out = ps_expand_slots(p);
-    if (out == 0) return;
-    const uint64_t merged = p.n + out, tiles = ps_expand_tiles(merged);
-
-    for (uint64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-        /* ---- load: the tile's part of both lists ---- */
-        const uint64_t d0 = t * PS_EXPAND_NV, d1 = d0 + PS_EXPAND_NV < merged ? d0 + PS_EXPAND_NV : merged;
-        const uint64_t a0 = p.parts[t], a1 = p.parts[t + 1], b0 = d0 - a0;
-        const uint32_t na = (uint32_t)(a1 - a0), nb = (uint32_t)(d1 - a1 - b0);
-        for (uint32_t k = threadIdx.x; k <= na; k += PS_EXPAND_THREADS)
-            s_starts[k] = a0 + k >= 1 ? p.starts[a0 + k - 1] : 0;
+template <class I> __global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expand_deferred_kernel(const ps_expand_params p) {
+    __shared__ typename ps_chain_smem<ps_expand_smem_of>::static_type s_static;
+    extern __shared__ uint4 ps_expand_dynamic[];
+    ps_expand_smem &s = ps_chain_program_smem<ps_expand_smem_of>(s_static, ps_expand_dynamic);
+    __shared__ uint32_t s_tile;
+    /* deferred slot d of tile t is slot start(t) + d - dprefix[t]: the mapping only grows, so those below the
+     * capacity are the first min(total, capacity) or fewer */
+    const uint64_t total = p.dprefix[p.tiles], useful = total < p.capacity ? total : p.capacity;
+    const uint64_t share = (useful + gridDim.x - 1) / gridDim.x;
+    uint64_t d = (uint64_t)blockIdx.x * share;
+    const uint64_t d_end = d + share < useful ? d + share : useful;
+    uint32_t t = 0;
+    while (d < d_end) {
+        if (threadIdx.x == 0) s_tile = ps_expand_find_tile(p.dprefix, t, p.tiles, d);
         __syncthreads();
-
-        /* ---- search: this thread's diagonal inside the tile ---- */
-        const uint32_t dt = threadIdx.x * PS_EXPAND_VT < na + nb ? threadIdx.x * PS_EXPAND_VT : na + nb;
-        uint32_t lo = dt > nb ? dt - nb : 0, hi = dt < na ? dt : na;
-        while (lo < hi) {
-            const uint32_t mid = (lo + hi) / 2;
-            if (s_starts[1 + mid] <= b0 + (dt - 1 - mid))
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-
-        /* ---- merge: VT steps; a slot belongs to the last item taken ---- */
-        uint32_t a = lo, b = dt - lo;
-#pragma unroll
-        for (int step = 0; step < PS_EXPAND_VT; step++) {
-            if (a + b >= na + nb) break;
-            if (a < na && (b >= nb || s_starts[1 + a] <= b0 + b))
-                a++;
-            else
-                s_item[b++] = a;
-        }
+        t = s_tile;
+        const uint64_t item0 = (uint64_t)t * PS_EXPAND_TILE, left = p.n - item0;
+        const uint32_t valid = left < PS_EXPAND_TILE ? (uint32_t)left : PS_EXPAND_TILE;
+        const uint64_t *g = p.starts + (uint64_t)t * (PS_EXPAND_TILE + 1);
+        for (uint32_t i = threadIdx.x; i <= valid; i += PS_EXPAND_THREADS) s.starts[ps_expand_at(i)] = g[i];
         __syncthreads();
-
-        /* ---- store: the tile's slots in order ---- */
-        for (uint32_t k = threadIdx.x; k < nb; k += PS_EXPAND_THREADS) {
-            const uint32_t rel = s_item[k];
-            const uint64_t item = a0 + rel - 1, slot = b0 + k;
-            if (p.indices) ((I *)p.indices)[slot] = (I)item;
-            if (p.ranks) ((I *)p.ranks)[slot] = (I)(slot - s_starts[rel]);
-            switch (p.value_bytes) {
-            case 1: ps_expand_gather<uint8_t>(p, item, slot); break;
-            case 2: ps_expand_gather<uint16_t>(p, item, slot); break;
-            case 4: ps_expand_gather<uint32_t>(p, item, slot); break;
-            case 8: ps_expand_gather<uint64_t>(p, item, slot); break;
-            default: break;
-            }
+        const uint64_t t_first = p.dprefix[t], t_end = p.dprefix[t + 1], start = s.starts[0];
+        const uint64_t stop = d_end < t_end ? d_end : t_end;
+        while (d < stop) { /* at least once: t holds d, so d < t_end */
+            const uint64_t j0 = start + (d - t_first), len = stop - d < PS_EXPAND_CHUNK ? stop - d : PS_EXPAND_CHUNK;
+            if (j0 >= p.capacity) return;
+            ps_expand_chunk<I>(p.out, s, valid, item0, j0, j0 + len < p.capacity ? j0 + len : p.capacity);
+            d += len;
         }
-        __syncthreads(); /* the shared arrays are refilled for the next tile */
+        t++;
     }
 }
 
@@ -274,19 +389,17 @@ template <class I> __global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expan
 
 /* Where each piece lives in temp, every piece 256-byte aligned. */
 typedef struct expand_layout {
-    uint64_t scan_tiles, expand_tiles;
-    size_t chain, starts, parts, total, bytes;
+    uint64_t tiles;
+    size_t chain, starts, dprefix, bytes;
 } expand_layout;
 
-static expand_layout expand_layout_of(uint64_t n, uint64_t capacity) {
+static expand_layout expand_layout_of(uint64_t n) {
     expand_layout L;
-    L.scan_tiles = ps_cuda_div_up(n, PS_EXPAND_SCAN_TILE);
-    L.expand_tiles = ps_cuda_div_up(n + capacity, PS_EXPAND_NV);
+    L.tiles = ps_cuda_div_up(n, PS_EXPAND_TILE);
     L.chain = 0;
-    L.starts = L.chain + ps_cuda_align(ps_chain_temp_bytes<uint64_t>(L.scan_tiles));
-    L.parts = L.starts + ps_cuda_align((size_t)n * 8);
-    L.total = L.parts + ps_cuda_align((size_t)(L.expand_tiles + 1) * 8);
-    L.bytes = L.total + 8;
+    L.starts = L.chain + ps_cuda_align(ps_chain_temp_bytes<ps_expand_carry>(L.tiles));
+    L.dprefix = L.starts + ps_cuda_align((size_t)L.tiles * (PS_EXPAND_TILE + 1) * 8);
+    L.bytes = L.dprefix + (size_t)(L.tiles + 1) * 8;
     return L;
 }
 
@@ -294,65 +407,72 @@ pscan_status ps_cuda_expand_plan(const ps_request *req, const ps_cuda_device *de
     (void)dev;
     if (req->algo == PSCAN_ALGO_AUTO) return PSCAN_ERROR_INVALID_VALUE; /* resolved by the backend first */
     if (req->algo != PSCAN_ALGO_DECOUPLED_LOOKBACK) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
-    const expand_layout L = expand_layout_of(req->n, req->capacity);
-    if (L.scan_tiles > PS_CHAIN_MAX_TILES) return PSCAN_ERROR_TOO_LARGE;
+    const expand_layout L = expand_layout_of(req->n);
+    if (L.tiles > PS_CHAIN_MAX_TILES) return PSCAN_ERROR_TOO_LARGE;
     *bytes = req->n > 0 ? L.bytes : 0;
     return PSCAN_SUCCESS;
 }
 
-template <class C> static cudaError_t expand_scan(const ps_request *req, const expand_layout &L, const ps_cuda_device *dev) {
-    typedef ps_expand_scan_program<C> P;
+template <class C, class I>
+static cudaError_t expand_scan(const ps_request *req, const expand_layout &L, const ps_expand_out &out,
+                               const ps_cuda_device *dev) {
+    typedef ps_expand_scan_program<C, I> P;
     typename P::params p;
     memset(&p, 0, sizeof p);
     p.counts = (const C *)req->in;
     p.starts = (uint64_t *)((char *)req->temp + L.starts);
+    p.dprefix = (uint64_t *)((char *)req->temp + L.dprefix);
     p.total = (uint64_t *)req->count;
-    p.total_copy = (uint64_t *)((char *)req->temp + L.total);
+    p.out = out;
     p.n = req->n;
-    p.tiles = (uint32_t)L.scan_tiles;
+    p.capacity = req->capacity;
+    p.tiles = (uint32_t)L.tiles;
     return ps_chain_single_pass<P>(p, p.tiles, (char *)req->temp + L.chain, dev->stream);
 }
 
-template <class I> static cudaError_t expand_launch(const ps_expand_params &p, const expand_layout &L,
-                                                     const ps_cuda_device *dev) {
-    /* enough blocks to fill the device; each loops over the tiles the total implies */
+template <class I> static cudaError_t expand_deferred(const ps_expand_params &p, const ps_cuda_device *dev) {
+    /* enough blocks to fill the device, each taking an even share of the deferred slots */
+    const size_t dynamic = ps_chain_dynamic_bytes<ps_expand_smem_of>();
     static int per_sm = 0;
     if (per_sm == 0) {
-        cudaError_t err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ps_expand_kernel<I>, PS_EXPAND_THREADS, 0);
+        cudaError_t err = ps_chain_kernel_attributes(ps_expand_deferred_kernel<I>, dynamic);
+        if (err == cudaSuccess)
+            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ps_expand_deferred_kernel<I>, PS_EXPAND_THREADS,
+                                                                dynamic);
         if (err != cudaSuccess) return err;
         if (per_sm < 1) per_sm = 1;
     }
-    const uint64_t most = (uint64_t)dev->sm_count * (uint64_t)per_sm;
-    const unsigned grid = (unsigned)(L.expand_tiles < most ? L.expand_tiles : most);
-    ps_expand_kernel<I><<<grid, PS_EXPAND_THREADS, 0, dev->stream>>>(p);
+    ps_expand_deferred_kernel<I><<<(unsigned)(dev->sm_count * per_sm), PS_EXPAND_THREADS, dynamic, dev->stream>>>(p);
     return cudaGetLastError();
 }
 
 cudaError_t ps_cuda_expand_run(const ps_request *req, const ps_cuda_device *dev) {
     if (req->n == 0) return cudaMemsetAsync(req->count, 0, sizeof(uint64_t), dev->stream);
-    const expand_layout L = expand_layout_of(req->n, req->capacity);
+    const expand_layout L = expand_layout_of(req->n);
+    ps_expand_out out;
+    memset(&out, 0, sizeof out);
+    out.values = req->in2;
+    out.indices = req->out;
+    out.ranks = req->ranks;
+    out.values_out = req->out2;
+    out.value_bytes = (uint32_t)req->value_bytes;
+    const bool u32_counts = req->type == PSCAN_TYPE_U32, u32_indices = req->index_type == PSCAN_TYPE_U32;
 
-    /* ---- 1. scan ---- */
-    PS_CUDA_TRY(req->type == PSCAN_TYPE_U32 ? expand_scan<uint32_t>(req, L, dev) : expand_scan<uint64_t>(req, L, dev));
+    /* ---- 1. scan + expand ---- */
+    PS_CUDA_TRY(u32_counts ? (u32_indices ? expand_scan<uint32_t, uint32_t>(req, L, out, dev)
+                                          : expand_scan<uint32_t, uint64_t>(req, L, out, dev))
+                           : (u32_indices ? expand_scan<uint64_t, uint32_t>(req, L, out, dev)
+                                          : expand_scan<uint64_t, uint64_t>(req, L, out, dev)));
     if (req->capacity == 0) return cudaSuccess;
 
-    /* ---- 2. partition ---- */
+    /* ---- 2. deferred ---- */
     ps_expand_params p;
     memset(&p, 0, sizeof p);
     p.starts = (const uint64_t *)((char *)req->temp + L.starts);
-    p.total = (const uint64_t *)((char *)req->temp + L.total);
-    p.parts = (uint64_t *)((char *)req->temp + L.parts);
-    p.values = req->in2;
-    p.indices = req->out;
-    p.ranks = req->ranks;
-    p.values_out = req->out2;
+    p.dprefix = (const uint64_t *)((char *)req->temp + L.dprefix);
+    p.out = out;
     p.n = req->n;
     p.capacity = req->capacity;
-    p.value_bytes = (uint32_t)req->value_bytes;
-    const uint64_t bounds = ps_cuda_div_up(L.expand_tiles + 1, 256), most = (uint64_t)dev->sm_count * 8;
-    ps_expand_partition_kernel<<<(unsigned)(bounds < most ? bounds : most), 256, 0, dev->stream>>>(p);
-    PS_CUDA_CHECK_LAUNCH();
-
-    /* ---- 3. expand ---- */
-    return req->index_type == PSCAN_TYPE_U32 ? expand_launch<uint32_t>(p, L, dev) : expand_launch<uint64_t>(p, L, dev);
+    p.tiles = (uint32_t)L.tiles;
+    return u32_indices ? expand_deferred<uint32_t>(p, dev) : expand_deferred<uint64_t>(p, dev);
 }

@@ -1,16 +1,18 @@
 /*
- * tune_expand.cu - the timing harness of expand (src/cuda/expand.cu, included as source): its three launches
- * (scan of the counts, merge-path partition, the expand kernel) at knob settings given with -D through
- * tools/tune/variants.sh (PS_EXPAND_VT: merge steps per thread, the expand tile being 256 x VT items + slots),
- * beside a device copy of the bytes expand must move (counts in, indices out), each result checked on the host.
- * Not part of the library.
+ * tune_expand.cu - the timing harness of expand (src/cuda/expand.cu, included as source): its two launches
+ * (the counts' scan expanding its own tiles, the deferred tiles' pass) at knob settings given with -D through
+ * tools/tune/variants.sh (PS_EXPAND_ITEMS: counts per thread of a tile; PS_EXPAND_CHUNK_VT: slots per thread of
+ * a chunk; PS_EXPAND_BUDGET: the most slots a tile writes itself; PS_EXPAND_MIN_BLOCKS), beside a device copy
+ * of the bytes expand must move (counts in, indices out), each result checked on the host. Not part of the
+ * library.
  *
- *   tools/tune/variants.sh tools/tune/tune_expand.cu OUT.csv "vt8=" "vt12=-DPS_EXPAND_VT=12" -- [--reps 21]
- *   tune_expand [--min-log2 16] [--max-log2 26] [--reps 21]
+ *   tools/tune/variants.sh tools/tune/tune_expand.cu OUT.csv "base=" "b64k=-DPS_EXPAND_BUDGET=65536" -- [--reps 21]
+ *   tune_expand [--min-log2 16] [--max-log2 26] [--reps 21] [--cases 1.5,4,64]
  *
  * Counts uniform in 0..M for M = 3, 8 and 128 (averages 1.5, 4 and 64), u32 counts, u32 indices out. Method as
  * tune_scan.cu: 2x L2 written before each timed call, CUDA events around the call, median of reps after two
- * warm-ups; of_copy = the copy's time over expand's, the copy moving counts + indices bytes (read + write).
+ * warm-ups; of_copy = the copy's time over expand's, the copy moving counts + indices bytes (read + write);
+ * of_memset = a cudaMemsetAsync of the indices' bytes (the write alone) over expand's time.
  */
 #include <algorithm>
 #include <cstdio>
@@ -39,7 +41,7 @@ static void bench(uint64_t n, uint32_t most, const ps_cuda_device &dev) {
     CK(cudaMalloc(&indices, out_bytes + 4));
     CK(cudaMalloc(&count, 8));
     CK(cudaMalloc(&copy_src, move / 2 + 16));
-    CK(cudaMalloc(&copy_dst, move / 2 + 16));
+    CK(cudaMalloc(&copy_dst, std::max(move / 2, out_bytes) + 16));
     CK(cudaMemcpy(counts, h.data(), n * 4, cudaMemcpyHostToDevice));
     ps_request req;
     memset(&req, 0, sizeof req);
@@ -67,9 +69,12 @@ static void bench(uint64_t n, uint32_t most, const ps_cuda_device &dev) {
         for (uint32_t k = 0; k < h[i]; k++, slot++) ok = ok && got[slot] == (uint32_t)i;
     /* the copy moves counts + indices bytes: read half, write half */
     const timing copy = time_it([&] { CK(cudaMemcpyAsync(copy_dst, copy_src, move / 2, cudaMemcpyDeviceToDevice)); });
+    /* the write alone: a memset of the indices' bytes (expand writes them, and reads only the counts) */
+    const timing fill = time_it([&] { CK(cudaMemsetAsync(copy_dst, 0, out_bytes)); });
     const timing t = time_it([&] { CK(ps_cuda_expand_run(&req, &dev)); });
-    printf("avg-%g,%llu,%.2f,%.2f,%.3f,%.1f,%.3f,%s\n", most / 2.0, (unsigned long long)n, t.median_us, copy.median_us,
-           copy.median_us / t.median_us, move / t.median_us * 1e-3, t.spread, ok ? "ok" : "WRONG");
+    printf("avg-%g,%llu,%.2f,%.2f,%.3f,%.2f,%.3f,%.1f,%.3f,%s\n", most / 2.0, (unsigned long long)n, t.median_us,
+           copy.median_us, copy.median_us / t.median_us, fill.median_us, fill.median_us / t.median_us,
+           move / t.median_us * 1e-3, t.spread, ok ? "ok" : "WRONG");
     fflush(stdout);
     CK(cudaFree(counts));
     CK(cudaFree(indices));
@@ -81,19 +86,23 @@ static void bench(uint64_t n, uint32_t most, const ps_cuda_device &dev) {
 
 int main(int argc, char **argv) {
     int min_log2 = 16, max_log2 = 26;
+    const char *wanted = "1.5,4,64"; /* average counts: 1.5, 4, 64 */
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--min-log2")) min_log2 = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--max-log2")) max_log2 = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--reps")) g_reps = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--cases")) wanted = argv[i + 1];
     }
     ps_cuda_device dev;
     cudaDeviceProp prop;
     tune_device_init(dev, &prop);
-    printf("# %s, PS_EXPAND_VT %d, reps %d\n", prop.name, PS_EXPAND_VT, g_reps);
-    printf("case,n,us,copy_us,of_copy,gbps,spread,check\n");
+    printf("# %s, PS_EXPAND_ITEMS %d, PS_EXPAND_CHUNK_VT %d, PS_EXPAND_BUDGET %d, PS_EXPAND_MIN_BLOCKS %d, reps %d\n",
+           prop.name, PS_EXPAND_ITEMS, PS_EXPAND_CHUNK_VT, PS_EXPAND_BUDGET, PS_EXPAND_MIN_BLOCKS, g_reps);
+    printf("case,n,us,copy_us,of_copy,memset_us,of_memset,gbps,spread,check\n");
     const uint32_t cases[] = {3, 8, 128};
     for (uint32_t m : cases)
         for (int lg = min_log2; lg <= max_log2; lg += 2) {
+            if (!strstr(wanted, m == 3 ? "1.5" : m == 8 ? "4" : "64")) continue;
             if (m == 128 && lg > 24) continue; /* 2^24 x 64 slots of 4 bytes: 4 GiB */
             bench(1ull << lg, m, dev);
         }
