@@ -51,6 +51,7 @@
 #define POISON 0xA5u
 #define GUARD_ITEMS 8
 #define LARGE_SEGMENT ((1u << 24) + 3u)
+#define RLE_TIER_N (1023u * 24u * 256u) /* the most items CUDA run-length encoding runs in its small tiles */
 
 typedef struct type_info {
     pscan_type type;
@@ -709,8 +710,10 @@ static void run_by_key(harness *h, size_t random_n) {
                           fixed[fi], 0, (int)(index % 2), (int)(index / 2 % 2), (int)(index % 8)};
             run_by_key_case(h, &c, rle, h->opt.seed ^ (0x4000u + index));
         }
-    const size_t more[] = {64 * TILE + 3, random_n};
-    for (size_t mi = 0; mi < 2; mi++)
+    /* and on both sides of CUDA run-length encoding's switch from its small tiles to its large ones
+     * (src/cuda/reduce_by_key.cu: up to 1023 tiles of 6144 items run small) */
+    const size_t more[] = {64 * TILE + 3, random_n, RLE_TIER_N, RLE_TIER_N + 1};
+    for (size_t mi = 0; mi < sizeof more / sizeof more[0]; mi++)
         for (int rle = 0; rle < 2; rle++, index++) {
             one_case c = {&types[index % TYPE_COUNT], 0, FORM_KEYS, 0, 0, 1, more[mi], 8, 0, 0, (int)(index % 2), 1,
                           (int)(index % 8)};

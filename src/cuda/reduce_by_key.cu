@@ -42,6 +42,8 @@
  * own instance: no values kept, 77-80 registers), STAGE=1 (runs gathered in shared memory and written out
  * contiguously; with RLE_COUNTS only the end positions are staged, the lengths are their differences: 12.4 KB of
  * shared memory), MIN_BLOCKS=4 (64 registers, a few spilled bytes), RLE_ITEMS=32 (32 KiB of keys per tile).
+ * Small n: run-length encoding has a second tier, the same program with smaller tiles (RLE_SMALL_*), for inputs
+ * whose large tiles would leave most SMs idle; plan and launch take the tier from one function of n.
  */
 #include <stdint.h>
 #include <string.h>
@@ -97,6 +99,22 @@
 #ifndef PS_RBK_RLE_MIN_BLOCKS
 #define PS_RBK_RLE_MIN_BLOCKS 3
 #endif
+/* RLE_SMALL_*: the small tier of that instance, the same program with RLE_SMALL_ITEMS items per thread at
+ * RLE_SMALL_MIN_BLOCKS blocks per SM, run when RLE_ITEMS tiles would be fewer than RLE_SMALL_TILES (0: never;
+ * 1024: n up to 6,285,312 at the defaults). At 2^20 items the large tiles are 171 for 132 SMs x 3 blocks: most
+ * SMs idle. Measured (NVIDIA H200, tools/tune/tune_segscan.cu --prims rle, i32 in runs of 8, x CUB's
+ * DeviceRunLengthEncode::Encode, docs/bench/h200-rle-small-tune.csv), 2^16 / 2^18 / 2^20 / 2^22: without the tier
+ * 0.58 / 0.70 / 0.82 / 0.98x; 8 items 1.22 / 1.21 / 0.95 / 0.88x; 12 items (the default) 1.11 / 1.20 / 1.08 /
+ * 1.10x; the large tiles stay from 2^24 (1.19x; 8-item tiles there 0.84x). */
+#ifndef PS_RBK_RLE_SMALL_TILES
+#define PS_RBK_RLE_SMALL_TILES 1024
+#endif
+#ifndef PS_RBK_RLE_SMALL_ITEMS
+#define PS_RBK_RLE_SMALL_ITEMS 12
+#endif
+#ifndef PS_RBK_RLE_SMALL_MIN_BLOCKS
+#define PS_RBK_RLE_SMALL_MIN_BLOCKS 4
+#endif
 #define PS_RBK_THREADS 256
 #define PS_RBK_TILE (PS_RBK_ITEMS * PS_RBK_THREADS)
 
@@ -145,21 +163,23 @@ __device__ __forceinline__ void ps_rbk_copy_key(const ps_rbk_params &p, uint64_t
     }
 }
 
-/* ONES: every item counts 1 (run-length encoding with RLE_COUNTS; T is u64 and Op the sum). */
-template <class T, class Op, bool ONES = false> struct ps_rbk_program {
+/* ONES: every item counts 1 (run-length encoding with RLE_COUNTS; T is u64 and Op the sum). SMALL: its small
+ * tier (RLE_SMALL_ITEMS, RLE_SMALL_MIN_BLOCKS). */
+template <class T, class Op, bool ONES = false, bool SMALL = false> struct ps_rbk_program {
     typedef ps_rbk_pair<T> carry;
     typedef ps_rbk_params params;
     enum {
         THREADS = PS_RBK_THREADS,
-        MIN_BLOCKS = ONES ? PS_RBK_RLE_MIN_BLOCKS : PS_RBK_MIN_BLOCKS,
+        MIN_BLOCKS = SMALL ? PS_RBK_RLE_SMALL_MIN_BLOCKS : ONES ? PS_RBK_RLE_MIN_BLOCKS : PS_RBK_MIN_BLOCKS,
         WARPS = THREADS / PS_WARP_LANES,
-        ITEMS = ONES ? PS_RBK_RLE_ITEMS : PS_RBK_ITEMS,
+        ITEMS = SMALL ? PS_RBK_RLE_SMALL_ITEMS : ONES ? PS_RBK_RLE_ITEMS : PS_RBK_ITEMS,
         TILE = ITEMS * PS_RBK_THREADS,
         VEC = 16 / sizeof(T), /* values per 16-byte vector */
         VEC_VALUES = PS_RBK_VEC_LOADS && ITEMS % VEC == 0,
         VECS = VEC_VALUES ? ITEMS / VEC : 1
     };
     static_assert(ITEMS >= 1 && ITEMS <= 32, "a thread's head and end bits are one word each");
+    static_assert(ONES || !SMALL, "the small tier is run-length encoding's");
     static_assert(!PS_RBK_STAGE || TILE <= 65536, "staged positions are 16-bit");
     struct smem {
         /* loaded values; with STAGE, the tile's results in run order after the scan */
@@ -383,10 +403,16 @@ template <class T, class Op, bool ONES = false> struct ps_rbk_program {
 
 /* ---- host side ----------------------------------------------------------------------------------------- */
 
-/* Items per tile of the program a request runs (run-length encoding has its own with RLE_COUNTS). */
+/* Whether run-length encoding of n items (with RLE_COUNTS) runs the small tier: the one choice that both the
+ * plan (temp for its tiles) and the launch follow. */
+static bool rbk_rle_small(uint64_t n) {
+    return (int64_t)ps_cuda_div_up(n, (uint64_t)PS_RBK_RLE_ITEMS * PS_RBK_THREADS) < (int64_t)PS_RBK_RLE_SMALL_TILES;
+}
+
+/* Items per tile of the program a request runs (run-length encoding has its own with RLE_COUNTS, in two tiers). */
 static uint64_t rbk_tile_items(const ps_request *req) {
-    return PS_RBK_RLE_COUNTS && req->prim == PS_PRIM_RUN_LENGTH_ENCODE ? (uint64_t)PS_RBK_RLE_ITEMS * PS_RBK_THREADS
-                                                                        : (uint64_t)PS_RBK_TILE;
+    if (!PS_RBK_RLE_COUNTS || req->prim != PS_PRIM_RUN_LENGTH_ENCODE) return (uint64_t)PS_RBK_TILE;
+    return (uint64_t)(rbk_rle_small(req->n) ? PS_RBK_RLE_SMALL_ITEMS : PS_RBK_RLE_ITEMS) * PS_RBK_THREADS;
 }
 static uint64_t rbk_tiles(const ps_request *req) { return ps_cuda_div_up(req->n, rbk_tile_items(req)); }
 
@@ -403,8 +429,14 @@ pscan_status ps_cuda_rbk_plan(const ps_request *req, const ps_cuda_device *dev, 
 template <class T, class Op> struct rbk_launch {
     static cudaError_t run(const ps_request *req, const ps_cuda_device *dev) {
         if constexpr (PS_RBK_RLE_COUNTS && std::is_same<T, uint64_t>::value && std::is_same<Op, ps_cuda_op_sum>::value)
-            if (req->prim == PS_PRIM_RUN_LENGTH_ENCODE) return launch<ps_rbk_program<T, Op, true>>(req, dev);
+            if (req->prim == PS_PRIM_RUN_LENGTH_ENCODE) return rle(req, dev);
         return launch<ps_rbk_program<T, Op>>(req, dev);
+    }
+    /* Run-length encoding's own instance (RLE_COUNTS; u64 sums), in the tier rbk_rle_small picks. */
+    static cudaError_t rle(const ps_request *req, const ps_cuda_device *dev) {
+        if constexpr (PS_RBK_RLE_SMALL_TILES > 0)
+            if (rbk_rle_small(req->n)) return launch<ps_rbk_program<T, Op, true, true>>(req, dev);
+        return launch<ps_rbk_program<T, Op, true>>(req, dev);
     }
     template <class P> static cudaError_t launch(const ps_request *req, const ps_cuda_device *dev) {
         if ((uint64_t)P::TILE != rbk_tile_items(req)) return cudaErrorInvalidValue; /* plan and launch agree */

@@ -16,6 +16,8 @@
  *   rle      i32 elements in runs of 8 on average; unique elements and u64 lengths out. CUB:
  *            DeviceRunLengthEncode::Encode (u64 lengths, i64 count). Copy: the 4n input bytes; traffic 4n read +
  *            12 bytes per run + 8 written.
+ * Run-length encoding runs in the tier the library picks for n (reduce_by_key.cu's RLE_SMALL_*): its rows read
+ * "pscan-small" in the small one, "pscan" in the large one.
  * One CSV row per (prim, impl, n): time, of_copy (traffic / time against the copy's 2 x input bytes / time), x CUB
  * (CUB's time / this one's), spread, check. Method as tune_common.cuh: 2x L2 written before each timed call, CUDA
  * events around the call alone, the median of reps after two warm-ups; temp allocated once, outside the timing.
@@ -40,6 +42,16 @@
  * CUB at 2^28, 1.03x at 2^24); RLE took i24's knobs (1.33x at 2^28, 1.18x at 2^24), at RLE_MIN_BLOCKS 3 for its
  * own instance only. Those are the defaults now, so "base=" above means them, and the rows before it no longer
  * step from the first version.
+ *
+ * RLE's small tier (sizes on both sides of the threshold; "off" is the large tier alone, "all" the small tier at
+ * every size, which shows where the two cross):
+ *   tools/tune/variants.sh tools/tune/tune_segscan.cu $OUT/rle-small.csv "off=-DPS_RBK_RLE_SMALL_TILES=0" "base=" \
+ *     "b6=-DPS_RBK_RLE_SMALL_MIN_BLOCKS=6" "i12=-DPS_RBK_RLE_SMALL_ITEMS=12" \
+ *     "i16=-DPS_RBK_RLE_SMALL_ITEMS=16" "all=-DPS_RBK_RLE_SMALL_TILES=0x40000000" \
+ *     -- --prims rle --min-log2 16 --max-log2 28 --step 2
+ * (ptxas -v, sm_90, the small instance: 56 registers at 8 items and 4 blocks per SM, no spills; 40 at 6 blocks
+ * with 24 bytes spilled; 64 at 12 items, no spills; 64 at 16 items with 14 bytes spilled. The large one: 80
+ * registers, 24 bytes spilled, as before.)
  */
 #include <cub/cub.cuh>
 
@@ -202,10 +214,17 @@ static void bench_rle(uint64_t n, const ps_cuda_device &dev) {
     }
     CK(cudaMalloc(&req.temp, ps_bytes ? ps_bytes : 1));
     req.temp_bytes = ps_bytes;
-    /* the program run-length encoding runs (not rbk_launch::run, which also instantiates reduce by key's u64
-     * program: its shared memory does not fit at the RLE_ITEMS the RLE_COUNTS instance allows) */
-    typedef ps_rbk_program<uint64_t, ps_cuda_op_sum, PS_RBK_RLE_COUNTS != 0> rle_program;
-    auto ps_call = [&] { CK(rbk_launch<uint64_t, ps_cuda_op_sum>::launch<rle_program>(&req, &dev)); };
+    /* the program run-length encoding runs, in the tier the library picks for n (not rbk_launch::run, which also
+     * instantiates reduce by key's u64 program: its shared memory does not fit at the RLE_ITEMS the RLE_COUNTS
+     * instance allows) */
+    typedef rbk_launch<uint64_t, ps_cuda_op_sum> rle_launch;
+    auto ps_call = [&] {
+#if PS_RBK_RLE_COUNTS
+        CK(rle_launch::rle(&req, &dev));
+#else
+        CK(rle_launch::launch<ps_rbk_program<uint64_t, ps_cuda_op_sum>>(&req, &dev));
+#endif
+    };
 
     cub_call();
     CK(cudaMemset(uniq, 0x5a, n * 4));
@@ -232,7 +251,8 @@ static void bench_rle(uint64_t n, const ps_cuda_device &dev) {
     const double copy_bw = 2.0 * 4 * n / copy.median_us, traffic = 4.0 * n + 12.0 * (double)runs + 8;
     row("rle", "copy", n, copy, 1.0, cub.median_us / copy.median_us, true);
     row("rle", "cub", n, cub, traffic / cub.median_us / copy_bw, 1.0, true);
-    row("rle", "pscan", n, ps, traffic / ps.median_us / copy_bw, cub.median_us / ps.median_us, ok);
+    row("rle", PS_RBK_RLE_COUNTS && rbk_rle_small(n) ? "pscan-small" : "pscan", n, ps, traffic / ps.median_us / copy_bw,
+        cub.median_us / ps.median_us, ok);
 
     CK(cudaFree(in));
     CK(cudaFree(uniq));
@@ -261,11 +281,12 @@ int main(int argc, char **argv) {
     tune_device_init(dev, &prop);
     printf("# tune_segscan on %s, CUDA runtime %d, CUB %d.%d.%d, median of %d; segscan: ITEMS %d MIN_BLOCKS %d E %d "
            "VEC_LOADS %d PARK %d; rle: ITEMS %d MIN_BLOCKS %d E %d VEC_LOADS %d STAGE %d RLE_COUNTS %d RLE_ITEMS %d "
-           "RLE_MIN_BLOCKS %d\n",
+           "RLE_MIN_BLOCKS %d RLE_SMALL_TILES %d RLE_SMALL_ITEMS %d RLE_SMALL_MIN_BLOCKS %d\n",
            prop.name, CUDART_VERSION, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, g_reps,
            PS_SEGSCAN_ITEMS, PS_SEGSCAN_MIN_BLOCKS, PS_SEGSCAN_LANE_ENTRIES, PS_SEGSCAN_VEC_LOADS, PS_SEGSCAN_PARK,
            PS_RBK_ITEMS, PS_RBK_MIN_BLOCKS, PS_RBK_LANE_ENTRIES, PS_RBK_VEC_LOADS, PS_RBK_STAGE, PS_RBK_RLE_COUNTS,
-           PS_RBK_RLE_ITEMS, PS_RBK_RLE_MIN_BLOCKS);
+           PS_RBK_RLE_ITEMS, PS_RBK_RLE_MIN_BLOCKS, PS_RBK_RLE_SMALL_TILES, PS_RBK_RLE_SMALL_ITEMS,
+           PS_RBK_RLE_SMALL_MIN_BLOCKS);
     printf("prim,impl,n,time_us,of_copy,x_cub,spread,check\n");
     for (int l = min_log2; l <= max_log2; l += step) {
         const uint64_t n = 1ull << l;
