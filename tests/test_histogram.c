@@ -15,6 +15,8 @@
  *    accumulates onto random counts instead of overwriting.
  *  - run_large(): every type at 64 tiles + 3 and one random size up to 2^22 (2^20 with --quick), uniform and
  *    all-equal (one bin gets every sample: the contention case), 256 and 65536 bins.
+ *  - run_wraps(): 2^25 u16 samples in 65536 bins, nearly all in two bins, so that a block counts past 16 bits
+ *    in both halves of one of the CUDA kernel's packed counters (u32 and u64 counts, accumulating near 2^32).
  *  - run_bad_inputs(): each bad argument returns its exact status and leaves counts as they were.
  * After each call: the status, every count, and that the counts' neighbours still hold poison.
  *
@@ -464,6 +466,63 @@ static void run_large(harness *h, size_t random_n) {
     }
 }
 
+/* Counts past 16 bits in one block: u16 samples in 65536 bins, 2^25 of them, nearly all in bins 5 and 32773 (on
+ * CUDA the low and high halves of one shared-memory word, whose wraps and carries the kernel corrects in the
+ * output; with up to 256 blocks each still counts over 65535 of each), u32 and u64 counts, overwritten and
+ * accumulated onto counts near their wrap. Bin v holds value v, so the reference is a tally. */
+static void run_wraps(harness *h) {
+    const size_t n = (size_t)1 << 25;
+    uint16_t *x = (uint16_t *)malloc(n * sizeof *x);
+    uint64_t *want = (uint64_t *)calloc(MAX_BINS, sizeof *want), *start = (uint64_t *)malloc(MAX_BINS * 8);
+    void *d_x = NULL;
+    if (!x || !want || !start || pscan_memory_alloc(h->ctx, n * sizeof *x, &d_x) != PSCAN_SUCCESS) {
+        fail_report(h, "wraps: out of memory");
+        free(x), free(want), free(start);
+        return;
+    }
+    test_rng rng = {test_mix64(h->opt.seed ^ 0x3a3au)};
+    for (size_t i = 0; i < n; i++) {
+        const uint64_t r = test_rng_next(&rng);
+        x[i] = (uint16_t)(r % 64 == 0 ? r >> 48 : r % 2 ? 5u : 32773u);
+        want[x[i]]++;
+    }
+    const uint64_t lo = 0, hi = 65536;
+    int ok = pscan_memory_upload(h->ctx, d_x, x, n * sizeof *x) == PSCAN_SUCCESS;
+    for (int k = 0; k < 4 && ok; k++) {
+        const size_t cb = k % 2 ? 8 : 4;
+        const int accumulate = k >= 2;
+        memset(h->h_start, POISON, COUNTS_BYTES);
+        for (uint32_t b = 0; b < MAX_BINS; b++) {
+            start[b] = accumulate ? (cb == 4 ? 0xFFFFFF00u : 0xFFFFFFFFFFFFFF00ull) + test_rng_next(&rng) % 512 : 0;
+            if (accumulate) store_raw(h->h_start, b, cb, start[b]);
+        }
+        pscan_histogram_desc d = {PSCAN_TYPE_U16, cb == 4 ? PSCAN_TYPE_U32 : PSCAN_TYPE_U64, MAX_BINS, &lo, &hi,
+                                  NULL, accumulate ? PSCAN_HISTOGRAM_ACCUMULATE : 0u, h->opt.algo};
+        if (pscan_memory_upload(h->ctx, h->d_counts, h->h_start, COUNTS_BYTES) != PSCAN_SUCCESS ||
+            pscan_histogram(h->ctx, &d, d_x, n, h->d_counts, NULL, 0) != PSCAN_SUCCESS ||
+            pscan_memory_download(h->ctx, h->h_got, h->d_counts, COUNTS_BYTES) != PSCAN_SUCCESS ||
+            pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS) {
+            fail_report(h, "wraps: a call failed");
+            ok = 0;
+            break;
+        }
+        const uint64_t mask = cb == 8 ? ~0ull : 0xFFFFFFFFull;
+        uint32_t b = 0;
+        while (b < MAX_BINS && load_raw(h->h_got, b, cb) == ((start[b] + want[b]) & mask)) b++;
+        if (b < MAX_BINS) {
+            char what[300];
+            snprintf(what, sizeof what, "wraps: u16 65536 bins n=%zu counts=u%zu%s: counts[%u] = %" PRIu64
+                     ", expected %" PRIu64, n, 8 * cb, accumulate ? " accumulate" : "", b, load_raw(h->h_got, b, cb),
+                     (start[b] + want[b]) & mask);
+            fail_report(h, what);
+        } else {
+            h->passed++;
+        }
+    }
+    pscan_memory_free(h->ctx, d_x);
+    free(x), free(want), free(start);
+}
+
 /* Expects counts (u32) to equal want after a call on host-side samples. */
 static void expect_counts_u32(harness *h, const pscan_histogram_desc *d, const void *samples, size_t n,
                               size_t sample_bytes, const uint32_t *want, const char *what) {
@@ -690,6 +749,7 @@ int main(int argc, char **argv) {
     run_table(&h);
     printf("test_histogram: random size %zu\n", random_n);
     run_large(&h, random_n);
+    run_wraps(&h);
     finish(&h);
     return h.failed ? 1 : 0;
 }

@@ -5,31 +5,51 @@
  *
  * The kernel. A persistent grid (as many blocks as fit on the GPU at once) walks the tiles of the samples
  * (256 threads x 4 vectors of 16 bytes = 16 KiB per tile, each vector loaded by consecutive threads, so every
- * load is coalesced; the last tile and misaligned calls element by element through the same body). Each block
- * keeps its own u32 histogram in shared memory, so the atomics of a sample never leave the SM, and adds it to the
- * output once at the end (one global atomic per nonzero bin per block: bins x blocks, independent of n).
- *  - Bins that do not fit in shared memory: the bin range is cut into windows of at most 32768 counters
- *    (128 KiB; fewer where the GPU has less shared memory per block) and the grid gets one row of blocks per
- *    window (blockIdx.y). Every row reads every sample and counts those of its own window: 65536 bins read the
- *    samples twice, but no sample ever needs a global atomic.
- *  - Skew: a sample's bin is added through a warp-level aggregation (PS_HISTOGRAM_AGG). The default, adaptive,
- *    asks its neighbour lane (one shuffle and a vote): when the whole warp holds one bin (all-equal data) lane 0
- *    adds 32 at once; when some neighbours agree (sorted or few-valued data), __match_any_sync groups equal bins
- *    and each group's leader adds the group's size; when none do (uniform data over many bins) each lane adds
- *    its own 1, without paying for the match. So one hot bin costs one shared atomic per warp, not 32
- *    serialised ones. tools/tune/tune_histogram.cu times the four variants (plain, uniform, match, adaptive).
+ * load is coalesced; full tiles check nothing per sample, and the last tile and misaligned calls go element by
+ * element through the same body, ps_hist_tile<FULL>). Each block keeps its own histogram in shared memory, so
+ * the atomics of a sample never leave the SM, and adds it to the output once at the end (one global atomic per
+ * nonzero bin per block: bins x blocks, independent of n). The counters have one of three layouts (hist_plan):
+ *  - WORDS: one u32 per bin, up to 32768 bins (128 KiB; fewer where the GPU has less shared memory per block).
+ *    A sample that does not count adds to a spare counter past the bins, so that no atomic sits behind a branch
+ *    (with a branch per sample the u8 kernel ran about 30 instructions a sample; now about 10).
+ *  - LANES (1-byte samples, up to 256 bins): 32 copies of each counter, lane l's in bank l, summed at the merge.
+ *    A warp's 32 atomics then hit 32 banks whatever the data: no bank conflicts on uniform data and no
+ *    same-address atomics on all-equal data (32 KiB a block).
+ *  - PACKED (more bins than WORDS holds): two 16-bit counters per u32 word, so 65536 bins fit one 128 KiB window
+ *    and the samples are read once; a half that wraps is corrected in the output by the thread whose atomic saw
+ *    it (the argument is at ps_hist_packed_word). Only one such block fits on an SM, so it has 1024 threads.
+ *    A vector's atomics are issued before their returned values are tested, so they do not wait on each other.
+ *    Without PACKED (PS_HISTOGRAM_PACKED 0) the bins are cut into windows of WORDS, one grid row each
+ *    (blockIdx.y), every row reading every sample.
+ *  - Skew: a sample's bin may be added through a warp-level aggregation (PS_HISTOGRAM_AGG; plain by default).
+ *    Adaptive asks its neighbour lane (one shuffle and a vote): when the whole warp holds one bin (all-equal
+ *    data) lane 0 adds 32 at once; when some neighbours agree (sorted or few-valued data), __match_any_sync
+ *    groups equal bins and each group's leader adds the group's size; when none do (uniform data over many bins)
+ *    each lane adds its own 1, without paying for the match. tools/tune/tune_histogram.cu times the four
+ *    variants (plain, uniform, match, adaptive).
  *  - Which bin: histogram_bin.h, the same code as the CPU's (exact integer bins, in 32-bit arithmetic when the
  *    bounds allow; floats in their own rounding; edges by binary search, staged in shared memory when they fit beside the counters, else read through L1).
  * Without PSCAN_HISTOGRAM_ACCUMULATE the output is zeroed first (cudaMemsetAsync), then the blocks add to it.
  *
- * Work O(n + blocks x bins). Global memory: the samples are read once per window (once up to 32768 bins), the
- * counts written by bins x blocks atomics (plus the memset); no temp.
- * Measured (H100, tools/tune/tune_histogram.cu, 2^28 samples, median of 20, x CUB's HistogramEven): plain shared
- * atomics (variant 0) beat the three aggregating variants in every case, all-equal data included (Hopper's
- * shared-memory atomics on one address cost less than a vote or a match), so plain is the default. Plain, uniform
- * / all-equal data: u8 in 256 bins 0.65x / 0.55x CUB (the gap: one sample per byte, 4x the atomics per byte of
- * u32); u32 in 256 bins 1.61x / 1.43x (0.99 of copy bandwidth); f32 in 1024 bins 10.5x / 1.64x; f32 in 65536
- * bins 9.1x / 0.54x (two windows: the samples read twice). docs/bench/h100-histogram-tune.csv.
+ * Work O(n + blocks x bins). Global memory: the samples are read once per window (once up to 65536 bins, or
+ * 32768 without PACKED), the counts written by bins x blocks atomics (plus the memset); no temp.
+ * Measured (H100, tools/tune/tune_histogram.cu, 2^28 samples, median of 20, x CUB's HistogramEven), before the
+ * layouts above: plain shared atomics (variant 0) beat the three aggregating variants in every case, all-equal
+ * data included (Hopper's shared-memory atomics on one address cost less than a vote or a match), so plain is
+ * the default. Plain, uniform / all-equal data: u8 in 256 bins 0.65x / 0.55x CUB (then one u32 per bin and a
+ * branch per sample); u32 in 256 bins 1.61x / 1.43x (0.99 of copy bandwidth); f32 in 1024 bins 10.5x / 1.64x;
+ * f32 in 65536 bins 9.1x / 0.54x (then two windows of 256-thread blocks: the samples read twice, one block an
+ * SM). docs/bench/h100-histogram-tune.csv.
+ * Measured since (NVIDIA H200, tools/tune/variants.sh over tune_histogram.cu, 2^28 samples, median of 10, x CUB;
+ * docs/bench/h200-histogram-variants.csv), uniform / all-equal data:
+ *  - branch-free WORDS (the default): u8 in 256 bins 0.99x / 0.70x CUB (CUB's all-equal u8 runs at 0.74 of
+ *    copy); u32 in 256 bins 2.29x / 2.04x (1.00 of copy); f32 in 1024 bins 13.2x / 2.18x; u32 in 65536 bins
+ *    (two windows) 16.5x / 1.11x, f32 16.5x / 0.99x.
+ *  - LANES for u8: 0.89x / 0.61x, slower both ways, so off (PS_HISTOGRAM_LANES 0).
+ *  - PACKED for 65536 bins: u32 38.8x / 0.70x (0.90 / 0.24 of copy), f32 35.9x / 0.69x: one read of the samples
+ *    more than pays on spread data, but 1024 threads' atomics on one word (each returning its value, for the
+ *    wrap) serialise on all-equal data, below CUB, so off (PS_HISTOGRAM_PACKED 0) until the hot word is
+ *    aggregated first. Its results were exact in every run (all-equal 2^28 wraps each half 4096 times).
  */
 #include <stdint.h>
 #include <string.h>
@@ -48,13 +68,45 @@
 #ifndef PS_HISTOGRAM_VECS
 #define PS_HISTOGRAM_VECS 4
 #endif
+/* Vectors per thread for 1-byte samples (16 samples a vector; at 4 some u8 kernels spill under the 64-register
+ * bound: -Xptxas -v). */
+#ifndef PS_HISTOGRAM_VECS_U8
+#define PS_HISTOGRAM_VECS_U8 4
+#endif
+#ifndef PS_HISTOGRAM_THREADS
 #define PS_HISTOGRAM_THREADS 256
+#endif
+/* Bins beyond one window of u32 counters: 1 two 16-bit counters per word (one window up to 65536 bins), 0 more
+ * windows of u32 counters. */
+#ifndef PS_HISTOGRAM_PACKED
+#define PS_HISTOGRAM_PACKED 0 /* 1: 2.3x faster on uniform data, 1.6x slower on all-equal (header) */
+#endif
+/* Threads of a packed block: only one 128 KiB block fits on an SM, so it is a large one. */
+#ifndef PS_HISTOGRAM_PACKED_THREADS
+#define PS_HISTOGRAM_PACKED_THREADS 1024
+#endif
+/* Samples of at most this many bytes, in at most PS_HISTOGRAM_LANE_BINS bins, count in a copy of the counters per
+ * lane (0: never). */
+#ifndef PS_HISTOGRAM_LANES
+#define PS_HISTOGRAM_LANES 0 /* 1: slower for u8 on uniform and all-equal data alike (header) */
+#endif
+#define PS_HISTOGRAM_LANE_BINS 256u
 /* The most u32 counters one block keeps in shared memory (128 KiB). */
 #define PS_HISTOGRAM_WINDOW_MAX 32768u
 /* Edges are staged in shared memory when they and the counters fit in this much (keeps several blocks per SM). */
 #define PS_HISTOGRAM_STAGE_BYTES (48u * 1024u)
 
 enum { PS_HIST_AGG_PLAIN, PS_HIST_AGG_UNIFORM, PS_HIST_AGG_MATCH, PS_HIST_AGG_ADAPTIVE };
+/* How a block keeps its counters in shared memory (hist_plan picks one per call):
+ *  WORDS  one u32 per bin: counter[s]
+ *  LANES  32 u32 copies per bin, lane l's in bank l: counter[s * 32 + l]; conflict-free whatever the data
+ *  PACKED two 16-bit counters per u32 word, the window's first half in the low halves and the second half in
+ *         the high halves; each half's wraps are added to the output as they happen (ps_hist_packed_fix) */
+enum { PS_HIST_WORDS, PS_HIST_LANES, PS_HIST_PACKED };
+
+static constexpr int ps_hist_threads(int layout) {
+    return layout == PS_HIST_PACKED ? PS_HISTOGRAM_PACKED_THREADS : PS_HISTOGRAM_THREADS;
+}
 
 /* The per-type functions of histogram_bin.h behind one template. */
 template <class T> struct ps_hist_type;
@@ -76,133 +128,251 @@ template <class T> struct ps_hist_params {
     uint64_t n;
     uint64_t tiles;
     ps_histogram_spec h;
-    uint32_t window;     /* counters per block; blockIdx.y picks the window */
+    uint32_t window;     /* bins per window; blockIdx.y picks the window */
     uint32_t edges_at;   /* byte offset of the staged edges in shared memory; 0: not staged */
     int aligned;         /* in is 16-byte aligned */
 };
 
-/* ---- warp level: add one sample's slot (PS_HISTOGRAM_NONE: nothing) to the block's histogram ---------------- */
+/* One block's counters: the window of bins [lo, lo + bins) in shared memory. A slot is a bin less lo; it counts
+ * iff it is below bins (PS_HISTOGRAM_NONE, and a sample of another window, wrap past every window). */
+struct ps_hist_block {
+    uint32_t *hist;
+    uint32_t *mine; /* LANES: hist + this lane, so that slot s's copy is mine[s * 32] */
+    uint32_t lo, bins;
+    uint32_t half;  /* PACKED: words, (bins + 1) / 2; slot s < half is word s's low half, else word s - half's high */
+    void *counts;   /* the output, for PACKED's wraps */
+    int wide;       /* u64 counts */
+};
+
+/* ---- block level: add to one slot's counter ------------------------------------------------------------------ */
+
+/* Adds delta (mod 2^32 or 2^64, so that -1 subtracts) to the output's count of bin b. */
+static __device__ __forceinline__ void ps_hist_global_add(const ps_hist_block &blk, uint32_t b, int64_t delta) {
+    if (blk.wide)
+        atomicAdd((unsigned long long *)blk.counts + b, (unsigned long long)delta);
+    else
+        atomicAdd((unsigned int *)blk.counts + b, (unsigned int)delta);
+}
+
+/* PACKED: slot s's counter is the low half of word s when s < half, else the high half of word s - half. Adding
+ * k (0 <= k <= 32) to it adds k or k << 16 to the word, and the add wrapped the half iff the half's old value + k
+ * passes 0xFFFF. The count stays exact whatever the interleaving, because every wrap of a half is seen by exactly
+ * one atomic, the one whose returned old value it follows, and that atomic's thread corrects the output:
+ *  - a low half that wrapped holds its true count - 65536 and carried 1 into the high half: add 65536 to the low
+ *    bin's output and take 1 from the high bin's; the carry itself wraps the high half iff old high == 0xFFFF,
+ *    so then add 65536 to the high bin too (65535 in all);
+ *  - a high half that wrapped lost 65536 out of the word's top: add 65536 to the high bin.
+ * So each half ends as (its adds + carries into it) mod 65536, the 65536s it lost went to the output, the carries
+ * were taken back, and the merge adds what is left: per bin, final half + 65536 x wraps - carries = its true
+ * count. The output's adds commute, so their order does not matter (a count may dip below zero mid-kernel, modulo
+ * its width, but nothing reads it before the kernel ends). When bins is odd the last word's high half is no bin:
+ * only carries land there, and it is neither corrected nor merged. Wraps are rare (one per 65536 counts of a bin
+ * in a block), so their global atomics cost nothing measurable. */
+static __device__ __forceinline__ uint32_t ps_hist_packed_word(const ps_hist_block &blk, uint32_t s) {
+    return s < blk.half ? s : s - blk.half;
+}
+static __device__ __forceinline__ uint32_t ps_hist_packed_delta(const ps_hist_block &blk, uint32_t s, uint32_t k) {
+    return s < blk.half ? k : k << 16;
+}
+static __device__ __forceinline__ bool ps_hist_packed_wrapped(const ps_hist_block &blk, uint32_t s, uint32_t old,
+                                                              uint32_t k) {
+    return (s < blk.half ? old & 0xFFFFu : old >> 16) + k > 0xFFFFu;
+}
+/* The corrections of an add of k to slot s that returned old, if it wrapped. */
+static __device__ void ps_hist_packed_fix(const ps_hist_block &blk, uint32_t s, uint32_t old, uint32_t k) {
+    if (!ps_hist_packed_wrapped(blk, s, old, k)) return;
+    ps_hist_global_add(blk, blk.lo + s, 65536);
+    if (s < blk.half && s + blk.half < blk.bins)
+        ps_hist_global_add(blk, blk.lo + s + blk.half, old >> 16 == 0xFFFFu ? 65535 : -1);
+}
+
+/* PACKED, plain: adds 1 to each counting slot of N, every atomic first and then one test for a wrap among them, so
+ * that no atomic waits for the value the one before returned. A slot that does not count adds 0 to word 0. */
+template <int N>
+static __device__ __forceinline__ void ps_hist_packed_add_n(const ps_hist_block &blk, const uint32_t (&slot)[N]) {
+    uint32_t s[N], k[N], old[N];
+    bool wrapped = false;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        k[i] = slot[i] < blk.bins;
+        s[i] = k[i] ? slot[i] : 0;
+        old[i] = atomicAdd(&blk.hist[ps_hist_packed_word(blk, s[i])], ps_hist_packed_delta(blk, s[i], k[i]));
+        wrapped |= ps_hist_packed_wrapped(blk, s[i], old[i], k[i]);
+    }
+    if (wrapped)
+        for (int i = 0; i < N; i++) ps_hist_packed_fix(blk, s[i], old[i], k[i]);
+}
+
+/* Adds k (1 <= k <= 32) to slot s (< bins). */
+template <int LAYOUT>
+static __device__ __forceinline__ void ps_hist_counter_add(const ps_hist_block &blk, uint32_t s, uint32_t k) {
+    if (LAYOUT == PS_HIST_WORDS) atomicAdd(&blk.hist[s], k);
+    if (LAYOUT == PS_HIST_LANES) atomicAdd(&blk.mine[s * PS_WARP_LANES], k);
+    if (LAYOUT == PS_HIST_PACKED) {
+        const uint32_t old = atomicAdd(&blk.hist[ps_hist_packed_word(blk, s)], ps_hist_packed_delta(blk, s, k));
+        ps_hist_packed_fix(blk, s, old, k);
+    }
+}
+
+/* The block's final count of slot s (after a barrier). LANES reads the 32 copies from 32 banks: copy (s + j) %
+ * 32 at step j, so that the neighbouring slots of a warp's lanes fall in different banks. */
+template <int LAYOUT>
+static __device__ __forceinline__ uint32_t ps_hist_counter_read(const ps_hist_block &blk, uint32_t s) {
+    if (LAYOUT == PS_HIST_WORDS) return blk.hist[s];
+    if (LAYOUT == PS_HIST_PACKED) return s < blk.half ? blk.hist[s] & 0xFFFFu : blk.hist[s - blk.half] >> 16;
+    uint32_t c = 0;
+    for (uint32_t j = 0; j < PS_WARP_LANES; j++) c += blk.hist[s * PS_WARP_LANES + (s + j) % PS_WARP_LANES];
+    return c;
+}
+
+/* The u32 words of a block's counters. WORDS and LANES keep a spare slot past the window, never merged, where
+ * plain atomics put the samples that do not count, so that the atomic need not sit behind a branch. */
+static constexpr uint32_t ps_hist_words(int layout, uint32_t bins) {
+    return layout == PS_HIST_LANES ? (bins + 1) * PS_WARP_LANES : layout == PS_HIST_PACKED ? (bins + 1) / 2 : bins + 1;
+}
+
+/* ---- warp level: add one sample's slot to the block's histogram ----------------------------------------------- */
 
 /* Every lane of the warp calls this together, each with its own slot. */
-template <int AGG> static __device__ __forceinline__ void ps_hist_warp_add(uint32_t *hist, uint32_t slot) {
+template <int AGG, int LAYOUT>
+static __device__ __forceinline__ void ps_hist_warp_add(const ps_hist_block &blk, uint32_t slot) {
     const unsigned lane = threadIdx.x % PS_WARP_LANES;
-    if (AGG == PS_HIST_AGG_PLAIN) {
-        if (slot != PS_HISTOGRAM_NONE) atomicAdd(&hist[slot], 1u);
+    const bool counts = slot < blk.bins;
+    if (AGG == PS_HIST_AGG_PLAIN) { /* (PACKED goes through ps_hist_packed_add_n) */
+        ps_hist_counter_add<LAYOUT>(blk, counts ? slot : blk.bins, 1u); /* the spare slot: no branch */
         return;
     }
     if (AGG == PS_HIST_AGG_MATCH) {
         const unsigned peers = __match_any_sync(PS_WARP_ALL, slot);
-        if (slot != PS_HISTOGRAM_NONE && lane == (unsigned)(__ffs(peers) - 1)) atomicAdd(&hist[slot], (uint32_t)__popc(peers));
+        if (counts && lane == (unsigned)(__ffs(peers) - 1))
+            ps_hist_counter_add<LAYOUT>(blk, slot, (uint32_t)__popc(peers));
         return;
     }
     /* UNIFORM and ADAPTIVE: does the whole warp hold one slot? (lane 31's neighbour is itself) */
     const uint32_t next = __shfl_down_sync(PS_WARP_ALL, slot, 1);
     if (__all_sync(PS_WARP_ALL, next == slot)) {
-        if (lane == 0 && slot != PS_HISTOGRAM_NONE) atomicAdd(&hist[slot], 32u);
+        if (lane == 0 && counts) ps_hist_counter_add<LAYOUT>(blk, slot, 32u);
         return;
     }
     if (AGG == PS_HIST_AGG_ADAPTIVE && __any_sync(PS_WARP_ALL, lane < PS_WARP_LANES - 1 && next == slot)) {
         const unsigned peers = __match_any_sync(PS_WARP_ALL, slot);
-        if (slot != PS_HISTOGRAM_NONE && lane == (unsigned)(__ffs(peers) - 1)) atomicAdd(&hist[slot], (uint32_t)__popc(peers));
+        if (counts && lane == (unsigned)(__ffs(peers) - 1))
+            ps_hist_counter_add<LAYOUT>(blk, slot, (uint32_t)__popc(peers));
         return;
     }
-    if (slot != PS_HISTOGRAM_NONE) atomicAdd(&hist[slot], 1u);
+    if (counts) ps_hist_counter_add<LAYOUT>(blk, slot, 1u);
 }
 
 /* ---- the kernel --------------------------------------------------------------------------------------------- */
 
-template <class T, int FORM, int AGG, int VECS>
-__global__ void __launch_bounds__(PS_HISTOGRAM_THREADS) ps_histogram_kernel(const ps_hist_params<T> p) {
-    enum { VEC = 16 / sizeof(T), TILE = PS_HISTOGRAM_THREADS * VECS * VEC };
+/* One tile: FULL (every sample valid and the samples 16-byte aligned) loads vectors and checks nothing per
+ * sample; the last tile and misaligned calls load element by element and drop what lies past valid. */
+template <class T, int FORM, int AGG, int VECS, int LAYOUT, bool FULL>
+static __device__ __forceinline__ void ps_hist_tile(const ps_hist_params<T> &p, const ps_hist_block &blk,
+                                                    const T *edges, uint64_t base, uint32_t valid) {
+    enum { THREADS = ps_hist_threads(LAYOUT), VEC = 16 / sizeof(T) };
+    uint4 raw[VECS];
+#pragma unroll
+    for (int k = 0; k < VECS; k++) {
+        const uint32_t pv = k * THREADS + threadIdx.x;
+        if (FULL) {
+            raw[k] = reinterpret_cast<const uint4 *>(p.in + base)[pv];
+        } else {
+            T t[VEC];
+#pragma unroll
+            for (int i = 0; i < VEC; i++) t[i] = pv * VEC + i < valid ? p.in[base + pv * VEC + i] : T(0);
+            memcpy(&raw[k], t, sizeof raw[k]);
+        }
+    }
+#pragma unroll
+    for (int k = 0; k < VECS; k++) {
+        T x[VEC];
+        memcpy(x, &raw[k], sizeof raw[k]);
+        const uint32_t pv = k * THREADS + threadIdx.x;
+        uint32_t slot[VEC];
+#pragma unroll
+        for (int i = 0; i < VEC; i++) {
+            const uint32_t b = FORM == PS_HISTOGRAM_EDGES ? ps_hist_type<T>::search(edges, p.h.bins, x[i])
+                                                          : ps_hist_type<T>::even(&p.h, (ps_histogram_form)FORM, x[i]);
+            slot[i] = FULL || pv * VEC + i < valid ? b - blk.lo : PS_HISTOGRAM_NONE;
+        }
+        if (LAYOUT == PS_HIST_PACKED && AGG == PS_HIST_AGG_PLAIN) {
+            ps_hist_packed_add_n(blk, slot);
+        } else {
+#pragma unroll
+            for (int i = 0; i < VEC; i++) ps_hist_warp_add<AGG, LAYOUT>(blk, slot[i]);
+        }
+    }
+}
+
+/* At most 64 registers a thread, so that 1024 threads fit on an SM (unbounded, the u8 kernels took 128). */
+template <class T, int FORM, int AGG, int VECS, int LAYOUT>
+__global__ void __launch_bounds__(ps_hist_threads(LAYOUT), 1024 / ps_hist_threads(LAYOUT))
+    ps_histogram_kernel(const ps_hist_params<T> p) {
+    enum { THREADS = ps_hist_threads(LAYOUT), TILE = THREADS * VECS * (16 / sizeof(T)) };
     extern __shared__ __align__(16) unsigned char ps_hist_smem[];
-    uint32_t *hist = reinterpret_cast<uint32_t *>(ps_hist_smem);
-    const uint32_t w_lo = blockIdx.y * p.window;
-    const uint32_t w_bins = p.h.bins - w_lo < p.window ? p.h.bins - w_lo : p.window;
+    ps_hist_block blk;
+    blk.hist = reinterpret_cast<uint32_t *>(ps_hist_smem);
+    blk.mine = blk.hist + threadIdx.x % PS_WARP_LANES;
+    blk.lo = blockIdx.y * p.window;
+    blk.bins = p.h.bins - blk.lo < p.window ? p.h.bins - blk.lo : p.window;
+    blk.half = (blk.bins + 1) / 2;
+    blk.counts = p.counts;
+    blk.wide = p.h.count_bytes == 8;
 
     /* ---- setup: zero the counters; stage the edges ---- */
     const T *edges = (const T *)p.h.edges;
     if (FORM == PS_HISTOGRAM_EDGES && p.edges_at) {
         T *staged = reinterpret_cast<T *>(ps_hist_smem + p.edges_at);
-        for (uint32_t i = threadIdx.x; i <= p.h.bins; i += PS_HISTOGRAM_THREADS) staged[i] = edges[i];
+        for (uint32_t i = threadIdx.x; i <= p.h.bins; i += THREADS) staged[i] = edges[i];
         edges = staged;
     }
-    for (uint32_t i = threadIdx.x; i < w_bins; i += PS_HISTOGRAM_THREADS) hist[i] = 0;
+    for (uint32_t i = threadIdx.x; i < ps_hist_words(LAYOUT, blk.bins); i += THREADS) blk.hist[i] = 0;
     __syncthreads();
 
     /* ---- count: tile by tile, every lane of a warp through the same iterations ---- */
     for (uint64_t tile = blockIdx.x; tile < p.tiles; tile += gridDim.x) {
         const uint64_t base = tile * TILE;
         const uint32_t valid = p.n - base < (uint64_t)TILE ? (uint32_t)(p.n - base) : (uint32_t)TILE;
-        const bool fast = p.aligned && valid == (uint32_t)TILE;
-        uint4 raw[VECS];
-#pragma unroll
-        for (int k = 0; k < VECS; k++) {
-            const uint32_t pv = k * PS_HISTOGRAM_THREADS + threadIdx.x;
-            if (fast) {
-                raw[k] = reinterpret_cast<const uint4 *>(p.in + base)[pv];
-            } else {
-                T t[VEC];
-#pragma unroll
-                for (int i = 0; i < VEC; i++) t[i] = pv * VEC + i < valid ? p.in[base + pv * VEC + i] : T(0);
-                memcpy(&raw[k], t, sizeof raw[k]);
-            }
-        }
-#pragma unroll
-        for (int k = 0; k < VECS; k++) {
-            T x[VEC];
-            memcpy(x, &raw[k], sizeof raw[k]);
-            const uint32_t pv = k * PS_HISTOGRAM_THREADS + threadIdx.x;
-#pragma unroll
-            for (int i = 0; i < VEC; i++) {
-                uint32_t slot = PS_HISTOGRAM_NONE;
-                if (fast || pv * VEC + i < valid) {
-                    const uint32_t b = FORM == PS_HISTOGRAM_EDGES
-                                           ? ps_hist_type<T>::search(edges, p.h.bins, x[i])
-                                           : ps_hist_type<T>::even(&p.h, (ps_histogram_form)FORM, x[i]);
-                    if (b - w_lo < w_bins) slot = b - w_lo; /* NONE wraps past every window */
-                }
-                ps_hist_warp_add<AGG>(hist, slot);
-            }
-        }
+        if (p.aligned && valid == (uint32_t)TILE)
+            ps_hist_tile<T, FORM, AGG, VECS, LAYOUT, true>(p, blk, edges, base, valid);
+        else
+            ps_hist_tile<T, FORM, AGG, VECS, LAYOUT, false>(p, blk, edges, base, valid);
     }
     __syncthreads();
 
-    /* ---- merge: this block's nonzero counters into the output ---- */
-    for (uint32_t i = threadIdx.x; i < w_bins; i += PS_HISTOGRAM_THREADS) {
-        const uint32_t c = hist[i];
-        if (c == 0) continue;
-        if (p.h.count_bytes == 8)
-            atomicAdd((unsigned long long *)p.counts + w_lo + i, (unsigned long long)c);
-        else
-            atomicAdd((unsigned int *)p.counts + w_lo + i, c);
+    /* ---- merge: this block's nonzero counts into the output ---- */
+    for (uint32_t s = threadIdx.x; s < blk.bins; s += THREADS) {
+        const uint32_t c = ps_hist_counter_read<LAYOUT>(blk, s);
+        if (c != 0) ps_hist_global_add(blk, blk.lo + s, c);
     }
 }
 
 /* ---- host side ---------------------------------------------------------------------------------------------- */
 
-/* The counters one block keeps: every bin when they fit, else the bins split evenly over the fewest windows. */
-static uint32_t hist_window(uint32_t bins, const ps_cuda_device *dev) {
-    uint32_t most = (uint32_t)dev->max_shared_per_block_optin / 4u;
-    most = (most < PS_HISTOGRAM_WINDOW_MAX ? most : PS_HISTOGRAM_WINDOW_MAX) & ~31u;
-    if (bins <= most) return bins;
-    const uint32_t windows = (bins + most - 1) / most;
-    return ((bins + windows - 1) / windows + 31u) & ~31u;
+/* How a block keeps the counters: per lane for narrow samples in few bins, one u32 each when they fit, else packed
+ * (or u32 windows), the bins split evenly over the fewest windows. */
+struct ps_hist_plan {
+    int layout;
+    uint32_t window; /* bins per window */
+};
+static ps_hist_plan hist_plan(uint32_t bins, size_t sample_bytes, const ps_cuda_device *dev) {
+    uint32_t most = (uint32_t)dev->max_shared_per_block_optin / 4u - PS_WARP_LANES; /* u32 words, less the spare */
+    most =
+        (most < PS_HISTOGRAM_WINDOW_MAX ? most : PS_HISTOGRAM_WINDOW_MAX) & ~63u; /* a packed window is 64 bins x k */
+    if (sample_bytes <= PS_HISTOGRAM_LANES && bins <= PS_HISTOGRAM_LANE_BINS && bins * PS_WARP_LANES <= most)
+        return {PS_HIST_LANES, bins};
+    if (bins <= most) return {PS_HIST_WORDS, bins};
+    const uint32_t per = PS_HISTOGRAM_PACKED ? 2 * most : most, windows = (bins + per - 1) / per;
+    return {PS_HISTOGRAM_PACKED ? PS_HIST_PACKED : PS_HIST_WORDS, ((bins + windows - 1) / windows + 63u) & ~63u};
 }
 
-template <class T, int FORM, int AGG = PS_HISTOGRAM_AGG, int VECS = PS_HISTOGRAM_VECS>
-static cudaError_t ps_histogram_launch(const ps_request *req, const ps_cuda_device *dev) {
-    enum { TILE = PS_HISTOGRAM_THREADS * VECS * (16 / sizeof(T)) };
-    ps_hist_params<T> p;
-    memset(&p, 0, sizeof p);
-    p.in = (const T *)req->in;
-    p.counts = req->out;
-    p.n = req->n;
-    p.tiles = ps_cuda_div_up(req->n, TILE);
-    p.h = req->hist;
-    p.window = hist_window(p.h.bins, dev);
-    p.aligned = ((uintptr_t)req->in & 15u) == 0;
+template <class T, int FORM, int AGG, int VECS, int LAYOUT>
+static cudaError_t ps_histogram_start(ps_hist_params<T> p, const ps_cuda_device *dev) {
+    enum { THREADS = ps_hist_threads(LAYOUT), TILE = THREADS * VECS * (16 / sizeof(T)) };
+    p.tiles = ps_cuda_div_up(p.n, TILE);
     const uint32_t windows = (p.h.bins + p.window - 1) / p.window;
-    size_t smem = (size_t)p.window * 4u;
+    size_t smem = (size_t)ps_hist_words(LAYOUT, p.window) * 4u;
     if (FORM == PS_HISTOGRAM_EDGES) {
         const size_t at = (smem + 15u) & ~(size_t)15u, edge_bytes = ((size_t)p.h.bins + 1) * sizeof(T);
         if (at + edge_bytes <= PS_HISTOGRAM_STAGE_BYTES) {
@@ -211,10 +381,10 @@ static cudaError_t ps_histogram_launch(const ps_request *req, const ps_cuda_devi
         }
     }
 
-    auto kernel = ps_histogram_kernel<T, FORM, AGG, VECS>;
+    auto kernel = ps_histogram_kernel<T, FORM, AGG, VECS, LAYOUT>;
     PS_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
     int per_sm = 0;
-    PS_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, PS_HISTOGRAM_THREADS, smem));
+    PS_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, THREADS, smem));
     if (per_sm < 1) per_sm = 1;
     /* a persistent grid over the windows; no block counts more than 2^31 samples, so no u32 counter overflows */
     uint64_t blocks = (uint64_t)per_sm * (uint64_t)dev->sm_count / windows;
@@ -222,10 +392,28 @@ static cudaError_t ps_histogram_launch(const ps_request *req, const ps_cuda_devi
     if (blocks < fewest) blocks = fewest;
     if (blocks > p.tiles) blocks = p.tiles;
     if (blocks < 1) blocks = 1;
-    if (!p.h.accumulate) PS_CUDA_TRY(cudaMemsetAsync(req->out, 0, (size_t)p.h.bins * p.h.count_bytes, dev->stream));
     dim3 grid((unsigned)blocks, windows);
-    kernel<<<grid, PS_HISTOGRAM_THREADS, smem, dev->stream>>>(p);
+    kernel<<<grid, THREADS, smem, dev->stream>>>(p);
     return cudaGetLastError();
+}
+
+template <class T, int FORM, int AGG = PS_HISTOGRAM_AGG,
+          int VECS = sizeof(T) == 1 ? PS_HISTOGRAM_VECS_U8 : PS_HISTOGRAM_VECS>
+static cudaError_t ps_histogram_launch(const ps_request *req, const ps_cuda_device *dev) {
+    ps_hist_params<T> p;
+    memset(&p, 0, sizeof p);
+    p.in = (const T *)req->in;
+    p.counts = req->out;
+    p.n = req->n;
+    p.h = req->hist;
+    const ps_hist_plan plan = hist_plan(p.h.bins, sizeof(T), dev);
+    p.window = plan.window;
+    p.aligned = ((uintptr_t)req->in & 15u) == 0;
+    if (!p.h.accumulate) PS_CUDA_TRY(cudaMemsetAsync(req->out, 0, (size_t)p.h.bins * p.h.count_bytes, dev->stream));
+    if (plan.layout == PS_HIST_PACKED) return ps_histogram_start<T, FORM, AGG, VECS, PS_HIST_PACKED>(p, dev);
+    if constexpr (sizeof(T) <= PS_HISTOGRAM_LANES)
+        if (plan.layout == PS_HIST_LANES) return ps_histogram_start<T, FORM, AGG, VECS, PS_HIST_LANES>(p, dev);
+    return ps_histogram_start<T, FORM, AGG, VECS, PS_HIST_WORDS>(p, dev);
 }
 
 #ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_histogram.cu includes the kernel alone */

@@ -3,17 +3,20 @@
  * as a header) in each warp-aggregation variant, timed beside a device copy of the same bytes and CUB's
  * DeviceHistogram::HistogramEven in one run, each checked against CUB's counts first. Not part of the library.
  *
- *   tune_histogram [--log2 28] [--reps 20]      prints one CSV row per (case, implementation)
+ *   tune_histogram [--log2 28[,24...]] [--reps 20] [--agg K]    prints one CSV row per (n, case, implementation)
  *
  * Cases: u8 samples in 256 bins over [0, 256); u32 samples in 256 bins over [0, 1024) (the issue's target
- * case); f32 samples in 1024 and in 65536 bins over [0, 1); each with uniform data and with all-equal data
- * (every sample in one bin: the contention case).
+ * case); f32 samples in 1024 bins over [0, 1); u32 samples in 65536 bins over [0, 65536) and f32 samples in
+ * 65536 bins over [0, 1) (packed counters: the all-equal u32 data wraps a low half, bin 7, the f32 data a high
+ * half, bin 32768); each with uniform data and with all-equal data (every sample in one bin: the contention
+ * case). --log2 takes a list of sizes (2^24 and 2^28: --log2 24,28); --agg K times only aggregation variant K.
  * Method: each timed call is preceded by a write of 2x the L2 size (outside the timed region); CUDA events
  * around the call alone; the median of reps calls after two warm-ups; the spread as (p90 - p10) / median.
  * Columns: input_gbs = sample bytes / time; frac_copy = input_gbs / the copy's bandwidth (a copy of the same
  * bytes reads and writes them: 2 x bytes / its time), so 1.0 reads the samples as fast as a copy moves bytes;
  * vs_cub = CUB's time / this time (above 1: faster than CUB). pscan's rows: agg0 plain atomics, agg1 whole-warp
- * check, agg2 __match_any_sync always, agg3 adaptive (the library's default unless PS_HISTOGRAM_AGG says).
+ * check, agg2 __match_any_sync always, agg3 adaptive (PS_HISTOGRAM_AGG says which is the library's default).
+ * The comment line names the layout knobs the build had (tools/tune/variants.sh builds several).
  *
  * Build and run on the GPU machine (from the repository root):
  *   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Isrc/cuda -Isrc/core -Iinclude \
@@ -34,6 +37,7 @@
 
 
 static ps_cuda_device g_dev;
+static int g_agg = -1; /* --agg: the one aggregation variant to time; -1 all four */
 
 
 /* The request the library's core would build for evenly spaced bins (api.c's hist_bounds, for these cases). */
@@ -142,10 +146,10 @@ static void bench_case(uint64_t n, uint32_t bins, Level lo, Level hi, bool equal
         const timing t = time_it([&] { CK(run(r)); });
         row(name, t, check);
     };
-    variant("pscan.agg0", run_pscan<T, PS_HIST_AGG_PLAIN>);
-    variant("pscan.agg1", run_pscan<T, PS_HIST_AGG_UNIFORM>);
-    variant("pscan.agg2", run_pscan<T, PS_HIST_AGG_MATCH>);
-    variant("pscan.agg3", run_pscan<T, PS_HIST_AGG_ADAPTIVE>);
+    if (g_agg < 0 || g_agg == 0) variant("pscan.agg0", run_pscan<T, PS_HIST_AGG_PLAIN>);
+    if (g_agg < 0 || g_agg == 1) variant("pscan.agg1", run_pscan<T, PS_HIST_AGG_UNIFORM>);
+    if (g_agg < 0 || g_agg == 2) variant("pscan.agg2", run_pscan<T, PS_HIST_AGG_MATCH>);
+    if (g_agg < 0 || g_agg == 3) variant("pscan.agg3", run_pscan<T, PS_HIST_AGG_ADAPTIVE>);
 
     CK(cudaFree(in));
     CK(cudaFree(counts));
@@ -155,28 +159,41 @@ static void bench_case(uint64_t n, uint32_t bins, Level lo, Level hi, bool equal
 }
 
 int main(int argc, char **argv) {
-    int log2n = 28;
+    std::vector<int> sizes;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--log2") && i + 1 < argc)
-            log2n = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--reps") && i + 1 < argc)
+        if (!strcmp(argv[i], "--log2") && i + 1 < argc) {
+            for (char *at = argv[++i]; *at;) {
+                sizes.push_back((int)strtol(at, &at, 10));
+                if (*at == ',') at++;
+                else if (*at) break;
+            }
+        } else if (!strcmp(argv[i], "--reps") && i + 1 < argc) {
             g_reps = atoi(argv[++i]);
-        else {
-            fprintf(stderr, "usage: tune_histogram [--log2 28] [--reps 20]\n");
+        } else if (!strcmp(argv[i], "--agg") && i + 1 < argc) {
+            g_agg = atoi(argv[++i]);
+        } else {
+            fprintf(stderr, "usage: tune_histogram [--log2 28[,24...]] [--reps 20] [--agg K]\n");
             return 2;
         }
     }
+    if (sizes.empty()) sizes.push_back(28);
     cudaDeviceProp prop;
     tune_device_init(g_dev, &prop);
-    printf("# %s, %d SMs, CUB %d.%d.%d, default aggregation %d, median of %d\n", prop.name, prop.multiProcessorCount,
-           CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, PS_HISTOGRAM_AGG, g_reps);
+    printf("# %s, %d SMs, CUB %d.%d.%d, default aggregation %d, vecs %d, threads %d, packed %d (%d threads), lanes "
+           "%d, median of %d\n",
+           prop.name, prop.multiProcessorCount, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION,
+           PS_HISTOGRAM_AGG, PS_HISTOGRAM_VECS, PS_HISTOGRAM_THREADS, PS_HISTOGRAM_PACKED,
+           PS_HISTOGRAM_PACKED_THREADS, PS_HISTOGRAM_LANES, g_reps);
     printf("type,bins,data,impl,n,median_us,input_gbs,frac_copy,vs_cub,spread,check\n");
-    const uint64_t n = 1ull << log2n;
-    for (int equal = 0; equal < 2; equal++) {
-        bench_case<uint8_t, int>(n, 256, 0, 256, equal);
-        bench_case<uint32_t, unsigned>(n, 256, 0u, 1024u, equal);
-        bench_case<float, float>(n, 1024, 0.0f, 1.0f, equal);
-        bench_case<float, float>(n, 65536, 0.0f, 1.0f, equal);
+    for (int log2n : sizes) {
+        const uint64_t n = 1ull << log2n;
+        for (int equal = 0; equal < 2; equal++) {
+            bench_case<uint8_t, int>(n, 256, 0, 256, equal);
+            bench_case<uint32_t, unsigned>(n, 256, 0u, 1024u, equal);
+            bench_case<float, float>(n, 1024, 0.0f, 1.0f, equal);
+            bench_case<uint32_t, unsigned>(n, 65536, 0u, 65536u, equal);
+            bench_case<float, float>(n, 65536, 0.0f, 1.0f, equal);
+        }
     }
     CK(cudaFree(g_flush));
     return 0;
