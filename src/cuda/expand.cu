@@ -34,9 +34,10 @@
  * item, 8 per tile, the chain's entries (32 bytes per tile, two per tile).
  *
  * Measured (NVIDIA H200, tools/tune/tune_expand.cu, u32 counts uniform in 0..8 / 0..128, u32 indices, median of
- * 21, L2 written over before each call; docs/bench/h200-expand-tune.csv): average count 4 at 2^28 items 0.41 of
- * a copy of the same bytes, average 64 at 2^24 items 0.60 (a memset of the output alone: 0.30 / 0.55 of its
- * speed). The earlier three-launch merge-path version (scan, partition, expand, every start through global
+ * 21, L2 written over before each call; docs/bench/h200-expand-tune.csv): average count 4 at 2^28 items 0.42 of
+ * a copy of the same bytes, average 64 at 2^24 items 0.61 (a memset of the output alone: 0.31 / 0.55 of its
+ * speed). Chunks done by single warps (no block barriers) measured 0.41 / 0.55: the barriers are not the limit;
+ * nor are the store's instructions (a full chunk's rows at constant offsets, 3 instructions a slot, gained 3%). The earlier three-launch merge-path version (scan, partition, expand, every start through global
  * memory, a binary search and a serial merge per thread) reached 0.22 / 0.35. Chunks of 4096 slots: 0.40 / 0.56;
  * a budget of 32768: the same. What is left (Nsight Compute, 2^22 items of average 4): the scan's kernel issues
  * on 58% of its cycles and waits mostly at barriers (five per chunk) and on shared-memory loads; it executes
@@ -115,30 +116,49 @@ struct ps_expand_out {
     uint32_t value_bytes;
 };
 
-template <int B> struct ps_expand_value { typedef uint8_t type; }; /* B = 0: no values (never stored) */
-template <> struct ps_expand_value<2> { typedef uint16_t type; };
-template <> struct ps_expand_value<4> { typedef uint32_t type; };
-template <> struct ps_expand_value<8> { typedef uint64_t type; };
+/* Calls f(k, owner) for the thread's slot of each row k of the chunk (slot threadIdx.x + k x THREADS). A full
+ * chunk tests nothing, and f's addresses are constant offsets from the thread's base: the per-slot instructions
+ * are what this kernel spends, so each output is its own pass over the rows (a NULL one costs nothing). */
+template <bool FULL, class F>
+static __device__ __forceinline__ void ps_expand_rows(const ps_expand_smem &s, uint32_t len, F f) {
+    enum { ROW = PS_EXPAND_THREADS + PS_EXPAND_THREADS / 32 }; /* a row of owners, padded */
+    const uint32_t *const owners = s.owner + ps_expand_mark_at(threadIdx.x);
+#pragma unroll 8
+    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++)
+        if (FULL || threadIdx.x + k * PS_EXPAND_THREADS < len) f(k * PS_EXPAND_THREADS, owners[k * ROW]);
+}
 
-/* The chunk's slots in order, each row of the block one coalesced store per output; 32-bit offsets from
- * pointers moved to the chunk once, since the per-slot instructions are what this kernel spends. */
-template <class I, int B>
+/* Each slot's item's value. */
+template <class V, bool FULL>
+static __device__ __forceinline__ void ps_expand_gather(const ps_expand_out &o, const ps_expand_smem &s, uint64_t item0,
+                                                        uint64_t j0, uint32_t len) {
+    V *const out = (V *)o.values_out + j0 + threadIdx.x;
+    const V *const values = (const V *)o.values + item0;
+    ps_expand_rows<FULL>(s, len, [&](int k, uint32_t owner) { out[k] = values[owner]; });
+}
+
+/* The chunk's slots in order, each row of the block one coalesced store per output. */
+template <class I, bool FULL>
 static __device__ __forceinline__ void ps_expand_store(const ps_expand_out &o, const ps_expand_smem &s, uint64_t item0,
                                                        uint64_t j0, uint32_t len) {
-    typedef typename ps_expand_value<B>::type V;
-    I *const indices = o.indices ? (I *)o.indices + j0 : (I *)0;
-    I *const ranks = o.ranks ? (I *)o.ranks + j0 : (I *)0;
-    V *const values_out = B ? (V *)o.values_out + j0 : (V *)0;
-    const V *const values = B ? (const V *)o.values + item0 : (const V *)0;
-#pragma unroll 8
-    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) {
-        const uint32_t q = threadIdx.x + k * PS_EXPAND_THREADS;
-        if (q < len) {
-            const uint32_t owner = s.owner[ps_expand_mark_at(q)];
-            if (indices) indices[q] = (I)item0 + (I)owner;
-            if (ranks) ranks[q] = (I)(j0 + q - s.starts[ps_expand_at(owner)]);
-            if (B) values_out[q] = values[owner];
-        }
+    if (o.indices) {
+        I *const out = (I *)o.indices + j0 + threadIdx.x;
+        const I first = (I)item0;
+        ps_expand_rows<FULL>(s, len, [&](int k, uint32_t owner) { out[k] = first + (I)owner; });
+    }
+    if (o.ranks) {
+        I *const out = (I *)o.ranks + j0 + threadIdx.x;
+        const uint64_t slot = j0 + threadIdx.x;
+        ps_expand_rows<FULL>(s, len, [&](int k, uint32_t owner) {
+            out[k] = (I)(slot + k - s.starts[ps_expand_at(owner)]);
+        });
+    }
+    switch (o.value_bytes) {
+    case 1: ps_expand_gather<uint8_t, FULL>(o, s, item0, j0, len); break;
+    case 2: ps_expand_gather<uint16_t, FULL>(o, s, item0, j0, len); break;
+    case 4: ps_expand_gather<uint32_t, FULL>(o, s, item0, j0, len); break;
+    case 8: ps_expand_gather<uint64_t, FULL>(o, s, item0, j0, len); break;
+    default: break;
     }
 }
 
@@ -205,13 +225,10 @@ static __device__ __forceinline__ void ps_expand_chunk(const ps_expand_out &o, p
     __syncthreads();
 
     /* ---- store ---- */
-    switch (o.value_bytes) {
-    case 1: ps_expand_store<I, 1>(o, s, item0, j0, len); break;
-    case 2: ps_expand_store<I, 2>(o, s, item0, j0, len); break;
-    case 4: ps_expand_store<I, 4>(o, s, item0, j0, len); break;
-    case 8: ps_expand_store<I, 8>(o, s, item0, j0, len); break;
-    default: ps_expand_store<I, 0>(o, s, item0, j0, len); break;
-    }
+    if (len == PS_EXPAND_CHUNK)
+        ps_expand_store<I, true>(o, s, item0, j0, len);
+    else
+        ps_expand_store<I, false>(o, s, item0, j0, len);
     __syncthreads(); /* owner, range (and, in the second pass, starts) are refilled next */
 }
 
