@@ -19,6 +19,9 @@
  *    and the samples are read once; a half that wraps is corrected in the output by the thread whose atomic saw
  *    it (the argument is at ps_hist_packed_word). Only one such block fits on an SM, so it has 1024 threads.
  *    A vector's atomics are issued before their returned values are tested, so they do not wait on each other.
+ *    Those atomics return values, so a warp's atomics on one word take turns: PS_HISTOGRAM_PACKED_AGG first
+ *    checks whether the warp's vector lies in one slot (lane 0 then adds 32 x 4 at once) and, adaptive, whether
+ *    some neighbours agree (then __match_any_sync groups equal slots), as ps_hist_packed_add_n says.
  *    Without PACKED (PS_HISTOGRAM_PACKED 0) the bins are cut into windows of WORDS, one grid row each
  *    (blockIdx.y), every row reading every sample.
  *  - Skew: a sample's bin may be added through a warp-level aggregation (PS_HISTOGRAM_AGG; plain by default).
@@ -48,8 +51,14 @@
  *  - LANES for u8: 0.89x / 0.61x, slower both ways, so off (PS_HISTOGRAM_LANES 0).
  *  - PACKED for 65536 bins: u32 38.8x / 0.70x (0.90 / 0.24 of copy), f32 35.9x / 0.69x: one read of the samples
  *    more than pays on spread data, but 1024 threads' atomics on one word (each returning its value, for the
- *    wrap) serialise on all-equal data, below CUB, so off (PS_HISTOGRAM_PACKED 0) until the hot word is
- *    aggregated first. Its results were exact in every run (all-equal 2^28 wraps each half 4096 times).
+ *    wrap) serialise on all-equal data, below CUB, unless the hot word is aggregated first. Its results were
+ *    exact in every run (all-equal 2^28 wraps each half 4096 times).
+ *  - PACKED with PS_HISTOGRAM_PACKED_AGG (docs/bench/h200-histogram-packed-agg.csv, 65536 bins, x CUB at 2^28,
+ *    uniform / all-equal / half the samples in one bin), u32: two windows (no PACKED) 16.4x / 1.26x / 10.7x;
+ *    packed, plain atomics 38.6x / 0.82x / 11.9x; whole-warp check (AGG 1, the default) 36.0x / 3.43x / 12.1x
+ *    (0.84 / 0.98 of copy); match always (2) 4.9x / 2.4x / 5.7x; adaptive (3) 34.2x / 3.2x / 5.7x. f32 alike
+ *    (AGG 1: 34.2x / 2.79x / 9.27x). At 2^24 AGG 1 is 17.0x / 4.26x / 9.57x against two windows' 11.3x / 2.3x /
+ *    8.5x. So PACKED with the whole-warp check is the default for 32769..65536 bins.
  */
 #include <stdint.h>
 #include <string.h>
@@ -79,7 +88,12 @@
 /* Bins beyond one window of u32 counters: 1 two 16-bit counters per word (one window up to 65536 bins), 0 more
  * windows of u32 counters. */
 #ifndef PS_HISTOGRAM_PACKED
-#define PS_HISTOGRAM_PACKED 0 /* 1: 2.3x faster on uniform data, 1.6x slower on all-equal (header) */
+#define PS_HISTOGRAM_PACKED 1 /* with PACKED_AGG 1: faster than two windows on every data measured (header) */
+#endif
+/* Warp aggregation before PACKED's atomics (with plain PS_HISTOGRAM_AGG), a PS_HIST_AGG_* value: 0 none, 1 a
+ * vector's samples all in one slot across the warp, 2 __match_any_sync always, 3 adaptive (ps_hist_packed_add_n). */
+#ifndef PS_HISTOGRAM_PACKED_AGG
+#define PS_HISTOGRAM_PACKED_AGG 1 /* the whole-warp check: the best of the four measured (header) */
 #endif
 /* Threads of a packed block: only one 128 KiB block fits on an SM, so it is a large one. */
 #ifndef PS_HISTOGRAM_PACKED_THREADS
@@ -155,19 +169,22 @@ static __device__ __forceinline__ void ps_hist_global_add(const ps_hist_block &b
 }
 
 /* PACKED: slot s's counter is the low half of word s when s < half, else the high half of word s - half. Adding
- * k (0 <= k <= 32) to it adds k or k << 16 to the word, and the add wrapped the half iff the half's old value + k
- * passes 0xFFFF. The count stays exact whatever the interleaving, because every wrap of a half is seen by exactly
- * one atomic, the one whose returned old value it follows, and that atomic's thread corrects the output:
- *  - a low half that wrapped holds its true count - 65536 and carried 1 into the high half: add 65536 to the low
- *    bin's output and take 1 from the high bin's; the carry itself wraps the high half iff old high == 0xFFFF,
- *    so then add 65536 to the high bin too (65535 in all);
- *  - a high half that wrapped lost 65536 out of the word's top: add 65536 to the high bin.
+ * k (0 <= k < 65536; at most 32 x 16 = 512 here) to it adds k or k << 16 to the word, and the add wrapped the half
+ * iff the half's old value + k passes 0xFFFF; as k < 65536, one add wraps a half at most once. The count stays
+ * exact whatever the interleaving, because the atomics on a word take effect one at a time, so every wrap of a
+ * half is seen by exactly one atomic, the one whose returned old value it follows, and that atomic's thread
+ * corrects the output:
+ *  - a low half that wrapped (old low + k > 0xFFFF) holds its true count - 65536 and carried exactly 1 into the
+ *    high half (old low + k < 2 x 65536): add 65536 to the low bin's output and take 1 from the high bin's; the
+ *    carry itself wraps the high half iff old high == 0xFFFF, so then add 65536 to the high bin too (65535 in all);
+ *  - a high half that wrapped (old high + k > 0xFFFF) lost 65536 out of the word's top: add 65536 to the high bin.
  * So each half ends as (its adds + carries into it) mod 65536, the 65536s it lost went to the output, the carries
  * were taken back, and the merge adds what is left: per bin, final half + 65536 x wraps - carries = its true
  * count. The output's adds commute, so their order does not matter (a count may dip below zero mid-kernel, modulo
  * its width, but nothing reads it before the kernel ends). When bins is odd the last word's high half is no bin:
  * only carries land there, and it is neither corrected nor merged. Wraps are rare (one per 65536 counts of a bin
- * in a block), so their global atomics cost nothing measurable. */
+ * in a block), so their global atomics cost nothing measurable. An aggregated add (k > 1) is one such add: the
+ * argument holds for any k below 65536, whichever lanes' samples it stands for. */
 static __device__ __forceinline__ uint32_t ps_hist_packed_word(const ps_hist_block &blk, uint32_t s) {
     return s < blk.half ? s : s - blk.half;
 }
@@ -186,21 +203,76 @@ static __device__ void ps_hist_packed_fix(const ps_hist_block &blk, uint32_t s, 
         ps_hist_global_add(blk, blk.lo + s + blk.half, old >> 16 == 0xFFFFu ? 65535 : -1);
 }
 
-/* PACKED, plain: adds 1 to each counting slot of N, every atomic first and then one test for a wrap among them, so
- * that no atomic waits for the value the one before returned. A slot that does not count adds 0 to word 0. */
-template <int N>
-static __device__ __forceinline__ void ps_hist_packed_add_n(const ps_hist_block &blk, const uint32_t (&slot)[N]) {
-    uint32_t s[N], k[N], old[N];
+/* PACKED: adds k[i] to slot s[i] for each i, every atomic first and then one test for a wrap among them, so that
+ * no atomic waits for the value the one before returned. SKIP: a k of 0 adds nothing (a branch); else it adds 0
+ * to word 0 (no branch, for the few samples of a last tile that do not count). */
+template <bool SKIP, int N>
+static __device__ __forceinline__ void ps_hist_packed_add_k(const ps_hist_block &blk, const uint32_t (&s)[N],
+                                                            const uint32_t (&k)[N]) {
+    uint32_t old[N];
     bool wrapped = false;
 #pragma unroll
     for (int i = 0; i < N; i++) {
-        k[i] = slot[i] < blk.bins;
-        s[i] = k[i] ? slot[i] : 0;
-        old[i] = atomicAdd(&blk.hist[ps_hist_packed_word(blk, s[i])], ps_hist_packed_delta(blk, s[i], k[i]));
+        old[i] = 0;
+        if (!SKIP || k[i])
+            old[i] = atomicAdd(&blk.hist[ps_hist_packed_word(blk, s[i])], ps_hist_packed_delta(blk, s[i], k[i]));
         wrapped |= ps_hist_packed_wrapped(blk, s[i], old[i], k[i]);
     }
     if (wrapped)
         for (int i = 0; i < N; i++) ps_hist_packed_fix(blk, s[i], old[i], k[i]);
+}
+
+/* PACKED: adds 1 to each counting slot of a thread's vector of N samples; every lane of the warp calls this
+ * together. The atomics return their old values (for the wraps), so the atomics of a warp on one word take turns:
+ * with all-equal data, 1024 threads on one word ran at 0.24 of copy (header). PS_HISTOGRAM_PACKED_AGG first
+ * looks for the warp's equal slots, at the cost of N - 1 compares, a shuffle and a vote a vector:
+ *  - the whole warp's vector in one slot (all-equal data): lane 0 adds 32 x N with one atomic;
+ *  - else, adaptive, when some thread's neighbouring samples (or a lane's first and its neighbour lane's) share a
+ *    slot (sorted, few-valued or skewed data), or always, with MATCH: sample by sample, __match_any_sync groups
+ *    the lanes of equal slots and each group's first lane adds the group's size (at most 32);
+ *  - else (spread data) each sample adds its own 1, without paying for the match.
+ * Each aggregated add is one add of k < 65536 to one slot, corrected as ps_hist_packed_fix says. */
+template <int N>
+static __device__ __forceinline__ void ps_hist_packed_add_n(const ps_hist_block &blk, const uint32_t (&slot)[N]) {
+    enum { AGG = PS_HISTOGRAM_PACKED_AGG };
+    static_assert(PS_WARP_LANES * N < 65536, "an aggregated add must wrap a half at most once");
+    const unsigned lane = threadIdx.x % PS_WARP_LANES;
+    uint32_t s[N], k[N];
+    bool match = AGG == PS_HIST_AGG_MATCH;
+    if (AGG == PS_HIST_AGG_UNIFORM || AGG == PS_HIST_AGG_ADAPTIVE) {
+        const uint32_t next = __shfl_down_sync(PS_WARP_ALL, slot[0], 1); /* lane 31's is its own */
+        bool same = next == slot[0], pair = lane < PS_WARP_LANES - 1 && next == slot[0];
+#pragma unroll
+        for (int i = 1; i < N; i++) {
+            same &= slot[i] == slot[0];
+            pair |= slot[i] == slot[i - 1];
+        }
+        if (__all_sync(PS_WARP_ALL, same)) {
+            if (lane == 0 && slot[0] < blk.bins) {
+                const uint32_t old = atomicAdd(&blk.hist[ps_hist_packed_word(blk, slot[0])],
+                                               ps_hist_packed_delta(blk, slot[0], PS_WARP_LANES * N));
+                ps_hist_packed_fix(blk, slot[0], old, PS_WARP_LANES * N);
+            }
+            return;
+        }
+        match = AGG == PS_HIST_AGG_ADAPTIVE && __any_sync(PS_WARP_ALL, pair);
+    }
+    if (match) {
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            const unsigned peers = __match_any_sync(PS_WARP_ALL, slot[i]);
+            k[i] = slot[i] < blk.bins && lane == (unsigned)(__ffs(peers) - 1) ? (uint32_t)__popc(peers) : 0u;
+            s[i] = k[i] ? slot[i] : 0;
+        }
+        ps_hist_packed_add_k<true>(blk, s, k);
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        k[i] = slot[i] < blk.bins;
+        s[i] = k[i] ? slot[i] : 0;
+    }
+    ps_hist_packed_add_k<false>(blk, s, k);
 }
 
 /* Adds k (1 <= k <= 32) to slot s (< bins). */

@@ -3,13 +3,16 @@
  * as a header) in each warp-aggregation variant, timed beside a device copy of the same bytes and CUB's
  * DeviceHistogram::HistogramEven in one run, each checked against CUB's counts first. Not part of the library.
  *
- *   tune_histogram [--log2 28[,24...]] [--reps 20] [--agg K]    prints one CSV row per (n, case, implementation)
+ *   tune_histogram [--log2 28[,24...]] [--reps 20] [--agg K] [--bins B] [--data uniform,all-equal[,half]]
+ *                                                                 prints one CSV row per (n, case, implementation)
  *
  * Cases: u8 samples in 256 bins over [0, 256); u32 samples in 256 bins over [0, 1024) (the issue's target
  * case); f32 samples in 1024 bins over [0, 1); u32 samples in 65536 bins over [0, 65536) and f32 samples in
  * 65536 bins over [0, 1) (packed counters: the all-equal u32 data wraps a low half, bin 7, the f32 data a high
  * half, bin 32768); each with uniform data and with all-equal data (every sample in one bin: the contention
- * case). --log2 takes a list of sizes (2^24 and 2^28: --log2 24,28); --agg K times only aggregation variant K.
+ * case), and on request half data (each sample, with probability 1/2, in the all-equal data's bin, else uniform:
+ * skew that no whole-warp check sees). --log2 takes a list of sizes (2^24 and 2^28: --log2 24,28); --agg K times
+ * only aggregation variant K; --bins B only the cases of B bins; --data the kinds of data, in that order.
  * Method: each timed call is preceded by a write of 2x the L2 size (outside the timed region); CUDA events
  * around the call alone; the median of reps calls after two warm-ups; the spread as (p90 - p10) / median.
  * Columns: input_gbs = sample bytes / time; frac_copy = input_gbs / the copy's bandwidth (a copy of the same
@@ -38,6 +41,9 @@
 
 static ps_cuda_device g_dev;
 static int g_agg = -1; /* --agg: the one aggregation variant to time; -1 all four */
+static uint32_t g_bins;  /* --bins: the one bin count to time; 0 all */
+enum { DATA_UNIFORM, DATA_EQUAL, DATA_HALF };
+static const char *const g_data_names[] = {"uniform", "all-equal", "half"};
 
 
 /* The request the library's core would build for evenly spaced bins (api.c's hist_bounds, for these cases). */
@@ -80,12 +86,13 @@ template <class T, int AGG> static cudaError_t run_pscan(const ps_request &r) {
     }
 }
 
-/* Host data: uniform over the bins' range (floats in [0, 1), integers in [0, hi)), or every sample equal. */
-template <class T> static void fill(std::vector<T> &h, bool equal, double hi, uint64_t seed) {
+/* Host data: uniform over the bins' range (floats in [0, 1), integers in [0, hi)), every sample equal, or half
+ * (each sample equal with probability 1/2, from the generator's top bit, else uniform). */
+template <class T> static void fill(std::vector<T> &h, int data, double hi, uint64_t seed) {
     uint64_t x = 0x9e3779b97f4a7c15ull ^ seed;
     for (size_t i = 0; i < h.size(); i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        if (equal)
+        if (data == DATA_EQUAL || (data == DATA_HALF && (x >> 63)))
             h[i] = (T)((T)0.5 != (T)0 ? 0.5 : 7);
         else if ((T)0.5 != (T)0)
             h[i] = (T)((double)(x >> 11) * 0x1.0p-53);
@@ -97,8 +104,9 @@ template <class T> static void fill(std::vector<T> &h, bool equal, double hi, ui
 template <class T> static const char *tname() { return (T)0.5 != (T)0 ? "f32" : sizeof(T) == 1 ? "u8" : "u32"; }
 
 template <class T, class Level>
-static void bench_case(uint64_t n, uint32_t bins, Level lo, Level hi, bool equal) {
-    const char *data = equal ? "all-equal" : "uniform";
+static void bench_case(uint64_t n, uint32_t bins, Level lo, Level hi, int kind) {
+    if (g_bins && bins != g_bins) return;
+    const char *data = g_data_names[kind];
     T *in;
     uint32_t *counts, *ref;
     CK(cudaMalloc(&in, n * sizeof(T)));
@@ -106,7 +114,7 @@ static void bench_case(uint64_t n, uint32_t bins, Level lo, Level hi, bool equal
     CK(cudaMalloc(&ref, bins * sizeof(uint32_t)));
     {
         std::vector<T> h(n);
-        fill(h, equal, (double)hi, n ^ bins);
+        fill(h, kind, (double)hi, n ^ bins);
         CK(cudaMemcpy(in, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
     }
     void *copy_dst;
@@ -159,7 +167,7 @@ static void bench_case(uint64_t n, uint32_t bins, Level lo, Level hi, bool equal
 }
 
 int main(int argc, char **argv) {
-    std::vector<int> sizes;
+    std::vector<int> sizes, kinds;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--log2") && i + 1 < argc) {
             for (char *at = argv[++i]; *at;) {
@@ -171,28 +179,42 @@ int main(int argc, char **argv) {
             g_reps = atoi(argv[++i]);
         } else if (!strcmp(argv[i], "--agg") && i + 1 < argc) {
             g_agg = atoi(argv[++i]);
+        } else if (!strcmp(argv[i], "--bins") && i + 1 < argc) {
+            g_bins = (uint32_t)strtoul(argv[++i], nullptr, 10);
+        } else if (!strcmp(argv[i], "--data") && i + 1 < argc) {
+            for (char *at = strtok(argv[++i], ","); at; at = strtok(nullptr, ",")) {
+                int k = 0;
+                while (k < 3 && strcmp(at, g_data_names[k])) k++;
+                if (k == 3) {
+                    fprintf(stderr, "tune_histogram: unknown data %s\n", at);
+                    return 2;
+                }
+                kinds.push_back(k);
+            }
         } else {
-            fprintf(stderr, "usage: tune_histogram [--log2 28[,24...]] [--reps 20] [--agg K]\n");
+            fprintf(stderr, "usage: tune_histogram [--log2 28[,24...]] [--reps 20] [--agg K] [--bins B] "
+                            "[--data uniform,all-equal[,half]]\n");
             return 2;
         }
     }
     if (sizes.empty()) sizes.push_back(28);
+    if (kinds.empty()) kinds = {DATA_UNIFORM, DATA_EQUAL};
     cudaDeviceProp prop;
     tune_device_init(g_dev, &prop);
-    printf("# %s, %d SMs, CUB %d.%d.%d, default aggregation %d, vecs %d, threads %d, packed %d (%d threads), lanes "
-           "%d, median of %d\n",
+    printf("# %s, %d SMs, CUB %d.%d.%d, default aggregation %d, vecs %d, threads %d, packed %d (%d threads, "
+           "aggregation %d), lanes %d, median of %d\n",
            prop.name, prop.multiProcessorCount, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION,
            PS_HISTOGRAM_AGG, PS_HISTOGRAM_VECS, PS_HISTOGRAM_THREADS, PS_HISTOGRAM_PACKED,
-           PS_HISTOGRAM_PACKED_THREADS, PS_HISTOGRAM_LANES, g_reps);
+           PS_HISTOGRAM_PACKED_THREADS, PS_HISTOGRAM_PACKED_AGG, PS_HISTOGRAM_LANES, g_reps);
     printf("type,bins,data,impl,n,median_us,input_gbs,frac_copy,vs_cub,spread,check\n");
     for (int log2n : sizes) {
         const uint64_t n = 1ull << log2n;
-        for (int equal = 0; equal < 2; equal++) {
-            bench_case<uint8_t, int>(n, 256, 0, 256, equal);
-            bench_case<uint32_t, unsigned>(n, 256, 0u, 1024u, equal);
-            bench_case<float, float>(n, 1024, 0.0f, 1.0f, equal);
-            bench_case<uint32_t, unsigned>(n, 65536, 0u, 65536u, equal);
-            bench_case<float, float>(n, 65536, 0.0f, 1.0f, equal);
+        for (int kind : kinds) {
+            bench_case<uint8_t, int>(n, 256, 0, 256, kind);
+            bench_case<uint32_t, unsigned>(n, 256, 0u, 1024u, kind);
+            bench_case<float, float>(n, 1024, 0.0f, 1.0f, kind);
+            bench_case<uint32_t, unsigned>(n, 65536, 0u, 65536u, kind);
+            bench_case<float, float>(n, 65536, 0.0f, 1.0f, kind);
         }
     }
     CK(cudaFree(g_flush));
