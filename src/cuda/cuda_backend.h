@@ -46,7 +46,7 @@ cudaError_t ps_cuda_reduce_run(const ps_request *req, const ps_cuda_device *dev)
 /* select.cu: select and partition (req->prim tells which). */
 pscan_status ps_cuda_select_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
 cudaError_t ps_cuda_select_run(const ps_request *req, const ps_cuda_device *dev);
-/* expand.cu: the counts' scan, the merge-path partition, the load-balanced expand. */
+/* expand.cu: the counts' scan writing its own tiles' slots, and a balanced pass for tiles with many. */
 pscan_status ps_cuda_expand_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes);
 cudaError_t ps_cuda_expand_run(const ps_request *req, const ps_cuda_device *dev);
 /* radix_sort.cu: the Onesweep-style radix sort. */

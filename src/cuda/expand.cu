@@ -36,12 +36,14 @@
  * Measured (NVIDIA H200, tools/tune/tune_expand.cu, u32 counts uniform in 0..8 / 0..128, u32 indices, median of
  * 21, L2 written over before each call; docs/bench/h200-expand-tune.csv): average count 4 at 2^28 items 0.42 of
  * a copy of the same bytes, average 64 at 2^24 items 0.61 (a memset of the output alone: 0.31 / 0.55 of its
- * speed). Chunks done by single warps (no block barriers) measured 0.41 / 0.55: the barriers are not the limit;
- * nor are the store's instructions (a full chunk's rows at constant offsets, 3 instructions a slot, gained 3%). The earlier three-launch merge-path version (scan, partition, expand, every start through global
- * memory, a binary search and a serial merge per thread) reached 0.22 / 0.35. Chunks of 4096 slots: 0.40 / 0.56;
- * a budget of 32768: the same. What is left (Nsight Compute, 2^22 items of average 4): the scan's kernel issues
- * on 58% of its cycles and waits mostly at barriers (five per chunk) and on shared-memory loads; it executes
- * 1.9 warp instructions per slot written (scan, look-back and chunks together), where the store needs 1/32.
+ * speed); H100 80GB HBM3: 0.58 / 0.73. The earlier three-launch merge-path version (scan, partition, expand,
+ * every start through global memory, a binary search and a serial merge per thread) reached 0.22 / 0.35 on the
+ * H200. Measured and not kept: chunks of 4096 slots (0.40 / 0.56), a budget of 32768 (the same), chunks done by
+ * single warps without block barriers (0.41 / 0.55), 16-byte vector stores from registers (0.29 / 0.14). A full
+ * chunk's rows at constant offsets (3 instructions a slot) gained 3%. What is left (Nsight Compute, 2^22): the
+ * scan kernel (average 4) issues on 58% of its cycles and 22% of its warps wait behind the look-back's barrier;
+ * the second pass (average 64) reaches 56% of DRAM throughput, stalled at barriers, on the MIO queue and on
+ * shared-memory loads: latency per chunk more than any one instruction (docs/performance.md).
  */
 #include <stdint.h>
 #include <string.h>
