@@ -203,6 +203,17 @@ static __device__ void ps_hist_packed_fix(const ps_hist_block &blk, uint32_t s, 
         ps_hist_global_add(blk, blk.lo + s + blk.half, old >> 16 == 0xFFFFu ? 65535 : -1);
 }
 
+/* Adds k (1 <= k <= 32, or a warp's 32 x N for PACKED) to slot s (< bins). */
+template <int LAYOUT>
+static __device__ __forceinline__ void ps_hist_counter_add(const ps_hist_block &blk, uint32_t s, uint32_t k) {
+    if (LAYOUT == PS_HIST_WORDS) atomicAdd(&blk.hist[s], k);
+    if (LAYOUT == PS_HIST_LANES) atomicAdd(&blk.mine[s * PS_WARP_LANES], k);
+    if (LAYOUT == PS_HIST_PACKED) {
+        const uint32_t old = atomicAdd(&blk.hist[ps_hist_packed_word(blk, s)], ps_hist_packed_delta(blk, s, k));
+        ps_hist_packed_fix(blk, s, old, k);
+    }
+}
+
 /* PACKED: adds k[i] to slot s[i] for each i, every atomic first and then one test for a wrap among them, so that
  * no atomic waits for the value the one before returned. SKIP: a k of 0 adds nothing (a branch); else it adds 0
  * to word 0 (no branch, for the few samples of a last tile that do not count). */
@@ -248,11 +259,7 @@ static __device__ __forceinline__ void ps_hist_packed_add_n(const ps_hist_block 
             pair |= slot[i] == slot[i - 1];
         }
         if (__all_sync(PS_WARP_ALL, same)) {
-            if (lane == 0 && slot[0] < blk.bins) {
-                const uint32_t old = atomicAdd(&blk.hist[ps_hist_packed_word(blk, slot[0])],
-                                               ps_hist_packed_delta(blk, slot[0], PS_WARP_LANES * N));
-                ps_hist_packed_fix(blk, slot[0], old, PS_WARP_LANES * N);
-            }
+            if (lane == 0 && slot[0] < blk.bins) ps_hist_counter_add<PS_HIST_PACKED>(blk, slot[0], PS_WARP_LANES * N);
             return;
         }
         match = AGG == PS_HIST_AGG_ADAPTIVE && __any_sync(PS_WARP_ALL, pair);
@@ -273,17 +280,6 @@ static __device__ __forceinline__ void ps_hist_packed_add_n(const ps_hist_block 
         s[i] = k[i] ? slot[i] : 0;
     }
     ps_hist_packed_add_k<false>(blk, s, k);
-}
-
-/* Adds k (1 <= k <= 32) to slot s (< bins). */
-template <int LAYOUT>
-static __device__ __forceinline__ void ps_hist_counter_add(const ps_hist_block &blk, uint32_t s, uint32_t k) {
-    if (LAYOUT == PS_HIST_WORDS) atomicAdd(&blk.hist[s], k);
-    if (LAYOUT == PS_HIST_LANES) atomicAdd(&blk.mine[s * PS_WARP_LANES], k);
-    if (LAYOUT == PS_HIST_PACKED) {
-        const uint32_t old = atomicAdd(&blk.hist[ps_hist_packed_word(blk, s)], ps_hist_packed_delta(blk, s, k));
-        ps_hist_packed_fix(blk, s, old, k);
-    }
 }
 
 /* The block's final count of slot s (after a barrier). LANES reads the 32 copies from 32 banks: copy (s + j) %
