@@ -47,7 +47,9 @@
 #include "test_common.h"
 
 #define MAX_REPORTS 20
-#define TILE 4096u /* the CUDA segmented-scan tile: 16 items x 256 threads (src/cuda/segmented_scan.cu) */
+/* the CUDA segmented-scan tile: 16 items x 256 threads (src/cuda/segmented_scan.cu); elements of up to 4 bytes
+ * may take 32 items (PS_SEGSCAN_ITEMS4), so the table also runs around 2 x TILE */
+#define TILE 4096u
 #define POISON 0xA5u
 #define GUARD_ITEMS 8
 #define LARGE_SEGMENT ((1u << 24) + 3u)
@@ -368,7 +370,7 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
 }
 
 static void run_table(harness *h) {
-    const size_t sizes[] = {0, 1, 1000, TILE - 1, TILE, TILE + 1};
+    const size_t sizes[] = {0, 1, 1000, TILE - 1, TILE, TILE + 1, 2 * TILE - 1, 2 * TILE, 2 * TILE + 1};
     const size_t means[] = {1, 3, 30, 1000};
     unsigned index = 0;
     for (size_t ti = 0; ti < TYPE_COUNT; ti++)

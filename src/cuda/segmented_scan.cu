@@ -80,12 +80,36 @@
  * The fast tile's own loops (scan_fast, results_fast; 2026-11-26, H200, tools/tune/tune_segscan.cu,
  * docs/bench/h200-segscan-fast.csv): 0.94x -> 1.00x CUB at 2^28 (0.62 -> 0.66 of copy), 0.98x -> 1.05x at 2^24,
  * 1.24x -> 1.42x at 2^20. */
-#ifndef PS_SEGSCAN_ITEMS
-#define PS_SEGSCAN_ITEMS 16
+#ifdef PS_SEGSCAN_ITEMS /* one value for every element size (tools/tune) */
+#define PS_SEGSCAN_ITEMS4 PS_SEGSCAN_ITEMS
+#define PS_SEGSCAN_ITEMS8 PS_SEGSCAN_ITEMS
 #endif
-#ifndef PS_SEGSCAN_MIN_BLOCKS
-#define PS_SEGSCAN_MIN_BLOCKS 2
+#ifndef PS_SEGSCAN_ITEMS4
+#define PS_SEGSCAN_ITEMS4 16 /* elements of up to 4 bytes */
 #endif
+#ifndef PS_SEGSCAN_ITEMS8
+#define PS_SEGSCAN_ITEMS8 16 /* 8-byte elements: 32 would not fit 48 KiB of static shared memory */
+#endif
+#ifdef PS_SEGSCAN_MIN_BLOCKS
+#define PS_SEGSCAN_MIN_BLOCKS4 PS_SEGSCAN_MIN_BLOCKS
+#define PS_SEGSCAN_MIN_BLOCKS8 PS_SEGSCAN_MIN_BLOCKS
+#endif
+#ifndef PS_SEGSCAN_MIN_BLOCKS4
+#define PS_SEGSCAN_MIN_BLOCKS4 2
+#endif
+#ifndef PS_SEGSCAN_MIN_BLOCKS8
+#define PS_SEGSCAN_MIN_BLOCKS8 2
+#endif
+/* ASYNC: a fast tile (VEC_LOADS' case, with flags 16-byte aligned and 16 or 32 items a thread) is copied into
+ * shared memory with cp.async, values as 16-byte vectors and head bytes as 16-byte chunks, in a swizzled layout
+ * (ps_segscan_swz) that is conflict-free both for the coalesced copies and for each thread's reads of its own
+ * consecutive items. No register holds data in flight, so the blocks per SM are bounded by shared memory and the
+ * tile can grow (the plain scan's cp.async tiles: docs/performance.md). */
+#ifndef PS_SEGSCAN_ASYNC
+#define PS_SEGSCAN_ASYNC 0
+#endif
+#define PS_SEGSCAN_ITEMS_OF(bytes) ((bytes) <= 4 ? PS_SEGSCAN_ITEMS4 : PS_SEGSCAN_ITEMS8)
+#define PS_SEGSCAN_MIN_BLOCKS_OF(bytes) ((bytes) <= 4 ? PS_SEGSCAN_MIN_BLOCKS4 : PS_SEGSCAN_MIN_BLOCKS8)
 #ifndef PS_SEGSCAN_LANE_ENTRIES
 #define PS_SEGSCAN_LANE_ENTRIES PS_CHAIN_LANE_ENTRIES
 #endif
@@ -96,7 +120,7 @@
 #define PS_SEGSCAN_PARK 1
 #endif
 #define PS_SEGSCAN_THREADS 256
-#define PS_SEGSCAN_TILE (PS_SEGSCAN_ITEMS * PS_SEGSCAN_THREADS)
+#define PS_SEGSCAN_TILE_OF(bytes) (PS_SEGSCAN_ITEMS_OF(bytes) * PS_SEGSCAN_THREADS)
 
 /* N bytes as one load or store (N = 1, 2, 4, 8, 16). */
 template <int N> struct ps_segscan_word;
@@ -117,6 +141,7 @@ struct ps_segscan_params {
     void *out;
     uint64_t n;
     uint32_t tiles;
+    uint32_t tile; /* items per tile (by element size) */
     int exclusive, reverse;
     int form;              /* ps_segment_form */
     uint32_t key_bytes;
@@ -133,25 +158,42 @@ struct ps_segscan_params {
  * different banks. */
 __device__ __forceinline__ uint32_t ps_segscan_pad(uint32_t o) { return o + o / 32; }
 
+/* ASYNC's layout: 16-byte unit u of a tile (a vector of values, or 16 head bytes) sits in slot u ^ ((u >> 3) & 7)
+ * of its array. Only the low three bits move, by bits above them: a permutation. A 16-byte access is served 8
+ * lanes at a time, and the 8 units in one 128-byte row fill the 32 banks once: the coalesced copy (8 consecutive
+ * units, one row) is conflict-free, and so is a thread's read of its own k-th unit when threads own 1, 2, 4 or 8
+ * consecutive units each (8 consecutive threads then land on 8 different slots of the row mod 8). */
+__device__ __forceinline__ uint32_t ps_segscan_swz(uint32_t u) { return u ^ ((u >> 3) & 7u); }
+
+/* Four head bytes to four head bits: bit 7 of each byte of bits is set when the byte is nonzero, and the multiply
+ * gathers bits 7, 15, 23, 31 into bits 21-24 (the products land on distinct bits, so nothing carries). */
+__device__ __forceinline__ uint32_t ps_segscan_head_bits(uint32_t word) {
+    const uint32_t bits = (((word & 0x7f7f7f7fu) + 0x7f7f7f7fu) | word) & 0x80808080u;
+    return (((bits >> 7) * 0x204081u) >> 21) & 0xfu;
+}
+
 template <class T, class Op> struct ps_segscan_program {
     typedef ps_seg_pair<T> carry;
     typedef ps_segscan_params params;
     enum {
         THREADS = PS_SEGSCAN_THREADS,
-        MIN_BLOCKS = PS_SEGSCAN_MIN_BLOCKS,
+        MIN_BLOCKS = PS_SEGSCAN_MIN_BLOCKS_OF(sizeof(T)),
         WARPS = THREADS / PS_WARP_LANES,
-        ITEMS = PS_SEGSCAN_ITEMS,
-        TILE = PS_SEGSCAN_TILE,
+        ITEMS = PS_SEGSCAN_ITEMS_OF(sizeof(T)),
+        TILE = ITEMS * THREADS,
         VEC = 16 / sizeof(T), /* items per 16-byte vector */
         /* the vector path: a thread's vectors divide the tile evenly */
         VEC_LOADS = PS_SEGSCAN_VEC_LOADS && ITEMS % VEC == 0,
-        VECS = VEC_LOADS ? ITEMS / VEC : 1 /* vectors per thread */
+        VECS = VEC_LOADS ? ITEMS / VEC : 1, /* vectors per thread */
+        /* the cp.async path: head bytes in whole 16-byte chunks per thread (see ps_segscan_swz for 1-8 units) */
+        ASYNC = PS_SEGSCAN_ASYNC && VEC_LOADS && (ITEMS == 16 || ITEMS == 32) && VECS <= 8,
+        CHUNKS = ITEMS / 16 /* ASYNC: 16-byte chunks of head bytes per thread */
     };
     static_assert(ITEMS >= 1 && ITEMS <= 32, "a thread's head bits are one word");
     typedef typename ps_segscan_word<16>::type vec_t;
     typedef typename ps_segscan_word<VEC>::type flags_t; /* the flag bytes of one vector of values */
     struct smem {
-        T items[TILE + TILE / 32];
+        alignas(16) T items[TILE + TILE / 32]; /* padded (ps_segscan_pad), or swizzled vectors (ASYNC, fast) */
         alignas(16) uint8_t heads[TILE]; /* b() of the tile's window, by physical offset */
         carry warp_totals[WARPS];
     };
@@ -198,18 +240,13 @@ template <class T, class Op> struct ps_segscan_program {
 
     /* The fast tile's scan in registers (Nsight Compute, H200, 2026-11-26: the general loop below cost 65
      * instructions an item, bounds, mirror and a 64-bit first-item test on each). The thread's ITEMS head bytes
-     * are read as words and turned into hmask four at a time: bit 7 of each byte of bits is set when the byte is
-     * nonzero, and the multiply gathers bits 7, 15, 23, 31 into bits 21-24 (the products land on distinct bits,
-     * so nothing carries). */
+     * are read as words and turned into hmask four at a time (ps_segscan_head_bits). */
     static __device__ __forceinline__ void scan_fast(local &l, smem &s, carry &run) {
         static_assert(ITEMS % 4 == 0, "a thread's head bytes are whole words");
         const uint32_t o0 = threadIdx.x * ITEMS;
 #pragma unroll
-        for (int w = 0; w < ITEMS / 4; w++) {
-            const uint32_t word = *reinterpret_cast<const uint32_t *>(&s.heads[o0 + 4 * w]);
-            const uint32_t bits = (((word & 0x7f7f7f7fu) + 0x7f7f7f7fu) | word) & 0x80808080u;
-            l.hmask |= ((((bits >> 7) * 0x204081u) >> 21) & 0xfu) << (4 * w);
-        }
+        for (int w = 0; w < ITEMS / 4; w++)
+            l.hmask |= ps_segscan_head_bits(*reinterpret_cast<const uint32_t *>(&s.heads[o0 + 4 * w])) << (4 * w);
         if (l.pbase == 0 && threadIdx.x == 0) l.hmask |= 1u; /* item 0 of the input starts a segment */
 #pragma unroll
         for (int j = 0; j < ITEMS; j++) {
@@ -246,6 +283,78 @@ template <class T, class Op> struct ps_segscan_program {
         }
     }
 
+    /* ---- ASYNC: the fast tile in the swizzled layout; unit u of the tile is 16 bytes (VEC values or 16 heads) */
+    static __device__ __forceinline__ vec_t *vecs(smem &s) { return reinterpret_cast<vec_t *>(s.items); }
+
+    /* The copies of a fast tile, one cp.async group per thread: vector v = k * THREADS + thread (coalesced). */
+    static __device__ __forceinline__ void copy_async(const params &p, const local &l, smem &s) {
+        const vec_t *in = reinterpret_cast<const vec_t *>((const T *)p.in + l.pbase);
+        const vec_t *fl = reinterpret_cast<const vec_t *>(p.flags + l.pbase);
+        const uint32_t items = (uint32_t)__cvta_generic_to_shared(s.items);
+        const uint32_t heads = (uint32_t)__cvta_generic_to_shared(s.heads);
+#pragma unroll
+        for (int k = 0; k < VECS; k++) {
+            const uint32_t v = k * THREADS + threadIdx.x;
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(items + 16 * ps_segscan_swz(v)), "l"(in + v)
+                         : "memory");
+        }
+#pragma unroll
+        for (int k = 0; k < CHUNKS; k++) {
+            const uint32_t c = k * THREADS + threadIdx.x;
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(heads + 16 * ps_segscan_swz(c)), "l"(fl + c)
+                         : "memory");
+        }
+        asm volatile("cp.async.commit_group;" ::: "memory");
+        asm volatile("cp.async.wait_group 0;" ::: "memory"); /* the barrier after it shows every thread's copies */
+    }
+
+    /* scan_fast in the swizzled layout: the thread's CHUNKS head chunks, then its VECS vectors, scanned in place. */
+    static __device__ __forceinline__ void scan_async(local &l, smem &s, carry &run) {
+#pragma unroll
+        for (int c = 0; c < CHUNKS; c++) {
+            const uint4 h = reinterpret_cast<const uint4 *>(s.heads)[ps_segscan_swz(threadIdx.x * CHUNKS + c)];
+            l.hmask |= (ps_segscan_head_bits(h.x) | ps_segscan_head_bits(h.y) << 4 | ps_segscan_head_bits(h.z) << 8 |
+                        ps_segscan_head_bits(h.w) << 12)
+                       << (16 * c);
+        }
+        if (l.pbase == 0 && threadIdx.x == 0) l.hmask |= 1u; /* item 0 of the input starts a segment */
+#pragma unroll
+        for (int q = 0; q < VECS; q++) {
+            vec_t &slot = vecs(s)[ps_segscan_swz(threadIdx.x * VECS + q)];
+            T x[VEC];
+            memcpy(x, &slot, sizeof x);
+#pragma unroll
+            for (int i = 0; i < VEC; i++) {
+                run.v = (l.hmask >> (q * VEC + i)) & 1u ? x[i] : Op::combine(run.v, x[i]);
+                x[i] = run.v;
+            }
+            memcpy(&slot, x, sizeof x);
+        }
+        run.f = l.hmask != 0;
+    }
+
+    /* results_fast in the swizzled layout. */
+    template <bool EXCLUSIVE>
+    static __device__ __forceinline__ void results_async(const params &p, const carry &before, const local &l, smem &s) {
+        const T init = init_of(p);
+        const int first_head = l.hmask ? __ffs(l.hmask) - 1 : ITEMS;
+        T prev = before.v;
+#pragma unroll
+        for (int q = 0; q < VECS; q++) {
+            vec_t &slot = vecs(s)[ps_segscan_swz(threadIdx.x * VECS + q)];
+            T x[VEC];
+            memcpy(x, &slot, sizeof x);
+#pragma unroll
+            for (int i = 0; i < VEC; i++) {
+                const int j = q * VEC + i;
+                const T v = j >= first_head ? x[i] : Op::combine(before.v, x[i]);
+                x[i] = EXCLUSIVE ? ((l.hmask >> j) & 1u ? init : Op::combine(init, prev)) : Op::combine(init, v);
+                prev = v;
+            }
+            memcpy(&slot, x, sizeof x);
+        }
+    }
+
     static __device__ __forceinline__ carry reduce(const params &p, uint32_t id, local &l, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         const T e = Op::template identity<T>();
@@ -271,8 +380,10 @@ template <class T, class Op> struct ps_segscan_program {
         }
         l.fast = VEC_LOADS && p.form == PS_SEGMENTS_FLAGS && !p.reverse && l.valid == (uint32_t)TILE &&
                  (((uintptr_t)(in + l.pbase) | (uintptr_t)((T *)p.out + l.pbase)) & 15u) == 0 &&
-                 ((uintptr_t)(p.flags + l.pbase) & (VEC - 1u)) == 0;
-        if (VEC_LOADS && l.fast) {
+                 ((uintptr_t)(p.flags + l.pbase) & (ASYNC ? 15u : VEC - 1u)) == 0;
+        if (ASYNC && l.fast) {
+            copy_async(p, l, s);
+        } else if (VEC_LOADS && l.fast) {
             /* every load first (vector v = k * 256 + thread, coalesced), then the stores to shared memory. The
              * flag bytes go in as they are: b(i) = flags[i] != 0 is read as heads[o] != 0, and the one item
              * where the flag does not count (i = 0) is the scan's first item, a head anyway. */
@@ -312,7 +423,10 @@ template <class T, class Op> struct ps_segscan_program {
         l.hmask = 0;
         if constexpr (VEC_LOADS) {
             if (l.fast) { /* a full forward tile by head flags: no bounds, no mirror, no per-item head test */
-                scan_fast(l, s, run);
+                if constexpr (ASYNC)
+                    scan_async(l, s, run);
+                else
+                    scan_fast(l, s, run);
                 goto scanned;
             }
         }
@@ -364,10 +478,17 @@ template <class T, class Op> struct ps_segscan_program {
         /* ---- results in scan order, back to shared memory by physical offset ---- */
         if constexpr (VEC_LOADS) {
             if (l.fast) {
-                if (p.exclusive)
-                    results_fast<true>(p, before, l, s);
-                else
-                    results_fast<false>(p, before, l, s);
+                if constexpr (ASYNC) {
+                    if (p.exclusive)
+                        results_async<true>(p, before, l, s);
+                    else
+                        results_async<false>(p, before, l, s);
+                } else {
+                    if (p.exclusive)
+                        results_fast<true>(p, before, l, s);
+                    else
+                        results_fast<false>(p, before, l, s);
+                }
                 goto stage;
             }
         }
@@ -391,6 +512,14 @@ template <class T, class Op> struct ps_segscan_program {
 
         /* ---- store, coalesced ---- */
         T *out = (T *)p.out;
+        if (ASYNC && l.fast) {
+#pragma unroll
+            for (int k = 0; k < VECS; k++) {
+                const uint32_t v = k * THREADS + threadIdx.x;
+                reinterpret_cast<vec_t *>(out + l.pbase)[v] = vecs(s)[ps_segscan_swz(v)];
+            }
+            return;
+        }
         if (VEC_LOADS && l.fast) {
 #pragma unroll
             for (int k = 0; k < VECS; k++) {
@@ -437,8 +566,8 @@ __global__ void __launch_bounds__(256) ps_segscan_offsets_kernel(ps_segscan_para
     }
     /* tile t's window of b() is [w, w + valid) with w = pbase + (reverse ? 1 : 0) */
     for (uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; t < p.tiles; t += stride) {
-        const uint64_t start = t * PS_SEGSCAN_TILE, left = p.n - start;
-        const uint64_t valid = left < PS_SEGSCAN_TILE ? left : PS_SEGSCAN_TILE;
+        const uint64_t start = t * p.tile, left = p.n - start;
+        const uint64_t valid = left < p.tile ? left : p.tile;
         const uint64_t w = (p.reverse ? p.n - start - valid : start) + (p.reverse ? 1 : 0);
         ranges[2 * t] = ps_segscan_lower_bound(p.offsets, count, w);
         ranges[2 * t + 1] = ps_segscan_lower_bound(p.offsets, count, w + valid);
@@ -447,7 +576,9 @@ __global__ void __launch_bounds__(256) ps_segscan_offsets_kernel(ps_segscan_para
 
 /* ---- host side ----------------------------------------------------------------------------------------- */
 
-static uint64_t segscan_tiles(uint64_t n) { return ps_cuda_div_up(n, PS_SEGSCAN_TILE); }
+static uint64_t segscan_tiles(uint64_t n, size_t elem_bytes) {
+    return ps_cuda_div_up(n, PS_SEGSCAN_TILE_OF(elem_bytes));
+}
 
 /* temp: the chain's entries (carries up to 16 bytes, as for the widest type), then for offsets each tile's
  * range of offsets and the bad word. */
@@ -458,7 +589,7 @@ pscan_status ps_cuda_segscan_plan(const ps_request *req, const ps_cuda_device *d
     (void)dev;
     if (req->algo == PSCAN_ALGO_AUTO) return PSCAN_ERROR_INVALID_VALUE; /* resolved by the backend first */
     if (req->algo != PSCAN_ALGO_DECOUPLED_LOOKBACK) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
-    const uint64_t tiles = segscan_tiles(req->n);
+    const uint64_t tiles = segscan_tiles(req->n, req->elem_bytes);
     if (tiles > PS_CHAIN_MAX_TILES) return PSCAN_ERROR_TOO_LARGE;
     *bytes = 0;
     if (req->seg_form == PS_SEGMENTS_OFFSETS)
@@ -471,14 +602,15 @@ pscan_status ps_cuda_segscan_plan(const ps_request *req, const ps_cuda_device *d
 template <class T, class Op> struct segscan_launch {
     static cudaError_t run(const ps_request *req, const ps_cuda_device *dev) {
         typedef ps_segscan_program<T, Op> P;
-        static_assert((unsigned)P::TILE == PS_SEGSCAN_TILE, "one tile size for plan and launch");
+        static_assert((unsigned)P::TILE == PS_SEGSCAN_TILE_OF(sizeof(T)), "one tile size for plan and launch");
         static_assert(sizeof(typename P::carry) <= sizeof(ps_seg_pair<uint64_t>), "temp is sized for the widest pair");
         ps_segscan_params p;
         memset(&p, 0, sizeof p);
         p.in = req->in;
         p.out = req->out;
         p.n = req->n;
-        p.tiles = (uint32_t)segscan_tiles(req->n);
+        p.tiles = (uint32_t)segscan_tiles(req->n, sizeof(T));
+        p.tile = P::TILE;
         p.exclusive = req->exclusive;
         p.reverse = req->reverse;
         p.form = (int)req->seg_form;
