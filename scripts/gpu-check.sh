@@ -19,10 +19,11 @@
 #             reduce (i32 i64 u8), compact (select: i32 i64), split (partition: i32 i64), expand (u32 counts
 #             averaging 1.5, 4 and 64 (to 2^26), beside the
 #             copy alone), segscan, scan-by-key, reduce-by-key, rle (i32), all n = 2^10..2^30; histogram (u32:
-#             uniform-256, equal-256, uniform-65536) to 2^28; sort (u32 keys to 2^30; u64 keys, u32 pairs to
-#             2^28); the case in the kind column. GPU_CHECK_PATTERNS="sort rle" runs only those CSVs (names as
-#             in the file names; to split the step over calls). The summary gives of copy and x CUB at 2^16,
-#             2^24, 2^28 and 2^30 (sort: of copy = copy time / sort time, its gbps column is Gkeys/s)
+#             uniform-256, equal-256, uniform-65536) to 2^28; sort (u32 and u64 keys to 2^30; u32 pairs to
+#             2^28) and its plot <gpu>-sort.png (plot_bench.py --sort-png); the case in the kind column.
+#             GPU_CHECK_PATTERNS="sort rle" runs only those CSVs (names as in the file names; to split the step
+#             over calls). The summary gives of copy and x CUB at 2^16, 2^24, 2^28 and 2^30 (sort: of copy =
+#             copy time / sort time, its gbps column is Gkeys/s)
 #   multigpu  the NCCL scan's test over every GPU (built when NCCL is found: beside the toolkit, or PyTorch's
 #             nvidia-nccl wheel) and bench_nccl's scaling at 2^30 i32 per GPU into <gpu>-x<G>-nccl.csv; the
 #             out-of-core scan of 16 GiB pinned host memory against a copy up and down (docs/scale-out.md)
@@ -272,7 +273,7 @@ if want patterns; then
         expand:expand:u32:avg-64:26 segscan:segscan:i32 scan-by-key:scan_by_key:i32
         reduce-by-key:reduce_by_key:i32 rle:rle:i32 histogram:histogram:u32:uniform-256:28
         histogram:histogram:u32:equal-256:28 histogram:histogram:u32:uniform-65536:28 sort:sort:u32:keys:30
-        sort:sort:u64:keys:28 sort:sort:u32:pairs:28"
+        sort:sort:u64:keys:30 sort:sort:u32:pairs:28"
     PAT_NAMES=${GPU_CHECK_PATTERNS:-reduce compact split expand segscan scan-by-key reduce-by-key rle histogram sort}
     PAT_CSVS=()
     for spec in $PAT_SPECS; do
@@ -282,6 +283,9 @@ if want patterns; then
         args=(--primitive "$prim" --type "$t")
         [ -n "$case" ] && args+=(--case "$case")
         note "bench ${args[*]}, 2^10..2^${max:-30} -> $(basename "$csv")"
+        # 120 s is ample for the longest row too, sort u64 keys to 2^30: at 2^30 about 68 ms a sort (4x the 2^28
+        # time), 27 timed copies + 28 pscan + 27 CUB calls (25 reps) ~ 4 s, every size below half that, so ~8 s
+        # on the GPU, plus filling and uploading 2^31 keys in all (~5-10 s)
         timeout 120 "$PSCAN" bench --backend cuda "${args[@]}" --min-log2 10 --max-log2 "${max:-30}" \
             --reps $REPS --csv "$PAT_TMP/p.csv" >>"$LOG" 2>&1 || { note "bench ${args[*]} FAILED"; STATUS=1; }
         [ -s "$PAT_TMP/p.csv" ] || continue
@@ -292,6 +296,12 @@ if want patterns; then
         tail -n +2 "$PAT_TMP/p.csv" >>"$csv"
         rm -f "$PAT_TMP/p.csv"
     done
+    sort_csv=$DEST/$GPU_TAG-sort.csv
+    case " ${PAT_CSVS[*]:-} " in
+    *" $sort_csv "*)
+        python3 "$ROOT/scripts/plot_bench.py" --sort-png "$DEST/$GPU_TAG-sort.png" "$sort_csv" >>"$LOG" 2>&1 ||
+            note "no $GPU_TAG-sort.png (matplotlib missing? see log)" ;;
+    esac
     say "primitives beside CUB (pscan's default algorithm; GB/s counts the bytes each must move; sort: keys):"
     [ ${#PAT_CSVS[@]} -gt 0 ] && awk -F, 'FNR > 1 && $3 == "decoupled-lookback" && ($8 == 65536 || $8 == 16777216 || $8 == 268435456 || $8 == 1073741824) {
         printf "  %-13s %-3s %-13s n=2^%d: %.3f of copy, %.2fx CUB (spread %.3f)\n", $16, $4, $6, log($8) / log(2) + 0.5, $11, $12, $15 }' \

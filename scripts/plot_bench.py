@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
-"""plot_bench.py - turn `pscan bench --csv` files into the plot, the table and the target check of
+"""plot_bench.py - turn `pscan bench --csv` files into the plots, the table and the target check of
 docs/performance.md.
 
   plot_bench.py --png performance.png bench_i32.csv bench_i64.csv      GB/s against n, one panel per type
   plot_bench.py --markdown table.md bench_i32.csv bench_i64.csv        the GB/s and fraction-of-copy table
   plot_bench.py --summary [--spot bench_spot.csv] bench_i32.csv ...    per algorithm at 2^28 (of copy, of CUB),
                                                                        and issue 4's targets, PASS/MISS
+  plot_bench.py --sort-png sort.png h100-sort.csv h200-sort.csv        radix sort: Gkeys/s against n per case
+                                                                       (pscan solid, CUB dashed), one column per
+                                                                       file, and below it pscan / CUB against n
 
 The CSV columns are those `pscan bench --csv` writes (backend,device,algo,type,op,kind,direction,n,time_us,gbps,
 of_copy,of_cub,cub_time_us); a spot file has one more column in front, `spot`, naming the variant (sum, min,
-exclusive, ...). matplotlib is needed for --png only.
+exclusive, ...). A sort file (`pscan bench --primitive sort`) has the cases in its type and kind columns (u32
+keys, u64 keys, u32 pairs) and Gkeys/s in its gbps column; --sort-png reads each file on its own (a column each,
+titled with its device) and leaves the copy rows out. matplotlib is needed for --png and --sort-png only.
 """
 import argparse
 import csv
+import io
 import math
 import sys
 
@@ -77,6 +83,82 @@ def cmd_png(rows, path):
         ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+
+
+SORT_COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown"]
+SORT_TARGET = 1.2  # issue 12: pscan at 1.2x CUB for u32 keys at 2^28
+SORT_RATIO_TOP = 1.6  # the ratio panel's top; a ratio above it is drawn on the edge with its value
+
+
+def sort_cases(rows):
+    out = []
+    for r in rows:
+        case = (r["type"], r["kind"])
+        if case not in out:
+            out.append(case)
+    return out
+
+
+def sort_series(rows, t, kind, algo, key):
+    return sorted((r["log2n"], r[key]) for r in rows
+                  if (r["type"], r["kind"], r["algo"]) == (t, kind, algo) and r[key] > 0)
+
+
+def cmd_sort_png(paths, path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    files = [read_rows([p]) for p in paths]
+    fig, axes = plt.subplots(2, len(files), figsize=(6.5 * len(files), 8), squeeze=False, sharex=True,
+                             gridspec_kw=dict(height_ratios=[3, 2]))
+    ticks = list(range(10, 31, 2))
+    for col, rows in enumerate(files):
+        top, bottom = axes[0][col], axes[1][col]
+        low = 0.6  # the ratio panel's bottom, lower when a ratio is
+        for i, (t, kind) in enumerate(sort_cases(rows)):
+            colour = SORT_COLOURS[i % len(SORT_COLOURS)]
+            label = "%s %s" % (t, kind)
+            for algo, name, style in ((FLAGSHIP, "pscan", "-"), ("cub", "CUB", "--")):
+                pts = sort_series(rows, t, kind, algo, "gbps")
+                top.plot([p[0] for p in pts], [p[1] for p in pts], linestyle=style, color=colour, marker="o",
+                         markersize=2.5, linewidth=2 if algo == FLAGSHIP else 1.5, label="%s, %s" % (label, name))
+            ratio = sort_series(rows, t, kind, FLAGSHIP, "of_cub")  # CUB's time / pscan's = pscan / CUB in Gkeys/s
+            shown = [(k, min(v, SORT_RATIO_TOP)) for k, v in ratio]
+            low = min([low] + [v - 0.05 for k, v in ratio])
+            bottom.plot([p[0] for p in shown], [p[1] for p in shown], color=colour, marker="o", markersize=2.5,
+                        linewidth=2, label=label)
+            for k, v in ratio:
+                if v > SORT_RATIO_TOP:  # off the panel: on its edge, with the value
+                    bottom.plot([k], [SORT_RATIO_TOP], marker="^", color=colour, markersize=7)
+                    bottom.annotate("%.1fx" % v, (k, SORT_RATIO_TOP), textcoords="offset points", xytext=(6, -10),
+                                    fontsize=8, color=colour)
+        device = rows[0]["device"] if rows else ""
+        top.set_title("radix sort, %s" % device)
+        top.set_yscale("log")
+        top.set_ylabel("Gkeys/s (pscan solid, CUB dashed)")
+        top.grid(True, alpha=0.3)
+        top.legend(fontsize=8, loc="upper left")
+        bottom.axhline(1.0, color="black", linewidth=1)
+        bottom.axhline(SORT_TARGET, color="grey", linewidth=1, linestyle=":",
+                       label="%.1fx: the target for u32 keys at 2^28" % SORT_TARGET)
+        bottom.set_ylim(low, SORT_RATIO_TOP + 0.05)
+        bottom.set_ylabel("pscan / CUB (Gkeys/s)")
+        bottom.set_xlabel("n = 2^k keys")
+        bottom.grid(True, alpha=0.3)
+        bottom.legend(fontsize=8, loc="upper right")
+        bottom.set_xlim(9.5, 30.5)
+        bottom.set_xticks(ticks)
+        bottom.set_xticklabels(["$2^{%d}$" % k for k in ticks])
+    fig.tight_layout()
+    # dpi 100 and a palette of 128 colours (Pillow comes with matplotlib) keep the PNG under 200 KB for the docs
+    from PIL import Image
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    buf.seek(0)
+    Image.open(buf).convert("RGB").quantize(colors=128).save(path, format="PNG", optimize=True)
 
 
 def cmd_markdown(rows, out):
@@ -158,6 +240,7 @@ def main():
     p.add_argument("--markdown")
     p.add_argument("--summary", action="store_true")
     p.add_argument("--spot")
+    p.add_argument("--sort-png", metavar="OUT.png", help="the radix sort's plot, one column per CSV")
     a = p.parse_args()
     rows = read_rows(a.csv)
     status = 0
@@ -166,6 +249,12 @@ def main():
             cmd_png(rows, a.png)
         except ImportError as e:
             print("plot_bench: no plot (%s)" % e, file=sys.stderr)
+            status = 1
+    if a.sort_png:
+        try:
+            cmd_sort_png(a.csv, a.sort_png)
+        except ImportError as e:
+            print("plot_bench: no sort plot (%s)" % e, file=sys.stderr)
             status = 1
     if a.markdown:
         with open(a.markdown, "w") as f:
