@@ -220,6 +220,9 @@ template <class T, class Op> struct ps_segscan_program {
         return r;
     }
     static __device__ __forceinline__ carry initial(const params &) { return identity(); }
+    /* A tile with a head: combine(x, a) = (x.f | 1, a.v) = a, bit for bit, so its inclusive prefix is published
+     * with its aggregate and the chain does not wait for its look-back (chain/single_pass.cuh). */
+    static __device__ __forceinline__ bool absorbs(const carry &a) { return a.f != 0; }
 
     static __device__ __forceinline__ T init_of(const params &p) {
         T v;

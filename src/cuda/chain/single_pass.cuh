@@ -14,6 +14,10 @@
  *                                      load the tile, keep what consume needs, return its aggregate (all threads)
  *   static void consume(const params &, uint32_t tile, carry prefix, carry aggregate, local &, smem &)
  *                                      finish the tile from the carry of every tile before it
+ * and, optionally:
+ *   static bool absorbs(const carry &a)  true when combine(x, a) == a for every x, bit for bit (a segmented
+ *                                      scan's carry with a head in it): the tile's inclusive prefix is its
+ *                                      aggregate, published with it before the look-back (see below)
  *
  * Design points, and why:
  *  - Tile ids are blockIdx.x. Blocks start in index order on NVIDIA GPUs (CUB's single-pass primitives rely
@@ -34,6 +38,11 @@
  *    previous group of W, and a Fenwick-tree variant, were measured slower: docs/performance.md.)
  *  - Carries of any size: warp shuffles go word by word (block/warp.cuh), entries carry 32 value bits per
  *    64-bit word (tile_state.cuh).
+ *  - Absorbing carries cut the chain. A tile whose aggregate absorbs everything before it (P::absorbs) publishes
+ *    its inclusive prefix together with its aggregate, before its own look-back: I(k) = P(k) (+) A(k) = A(k)
+ *    exactly, so the value and the fixed expression of every later prefix are unchanged, but tile k + W no longer
+ *    waits for tile k's look-back, only for its load. A segmented scan whose tiles each hold a segment head then
+ *    has no chain of waits at all (H200, 2^28 i32, segments of 1000: 0.66 of copy before; docs/performance.md).
  *
  * Work O(n); global memory: what the program moves, plus one entry per tile (16 bytes per 16 KiB tile for
  * carries up to 8 bytes, two per tile). Depth: the tile's own work plus one look-back round per W tiles.
@@ -66,6 +75,19 @@
 #ifndef PS_CHAIN_CONTROL
 #define PS_CHAIN_CONTROL 0
 #endif
+
+/* Whether P declares absorbs() (the optional part of a tile program); no <type_traits> under NVRTC. */
+template <class T> struct ps_chain_void { typedef void type; };
+template <class P, class = void> struct ps_chain_absorbing { enum { value = 0 }; };
+template <class P> struct ps_chain_absorbing<P, typename ps_chain_void<decltype(&P::absorbs)>::type> {
+    enum { value = 1 };
+};
+template <class P, bool = ps_chain_absorbing<P>::value> struct ps_chain_absorbs {
+    static __device__ __forceinline__ bool test(const typename P::carry &) { return false; }
+};
+template <class P> struct ps_chain_absorbs<P, true> {
+    static __device__ __forceinline__ bool test(const typename P::carry &a) { return P::absorbs(a); }
+};
 
 template <class P> struct ps_chain_combine {
     __device__ __forceinline__ typename P::carry operator()(const typename P::carry &a, const typename P::carry &b) const {
@@ -164,10 +186,15 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
 
     /* ---- look-back: warp 0 publishes and finds the carry of everything before this tile ---- */
     if (threadIdx.x < PS_WARP_LANES) {
-        if (threadIdx.x == 0 && id + 1 < tiles) ts.publish(ps_chain_aggregate_entry(id), PS_TILE_AGGREGATE, aggregate);
+        const bool absorbs = ps_chain_absorbs<P>::test(aggregate); /* I(id) = A(id), known now */
+        if (threadIdx.x == 0 && id + 1 < tiles) {
+            ts.publish(ps_chain_aggregate_entry(id), PS_TILE_AGGREGATE, aggregate);
+            if (absorbs && (uint64_t)id + W < tiles) ts.publish(ps_chain_inclusive_entry(id), PS_TILE_INCLUSIVE, aggregate);
+        }
         const C prefix = id == 0 || PS_CHAIN_CONTROL ? P::initial(p) : ps_chain_look_back<P, E>(p, ts, id);
         if (threadIdx.x == 0) {
-            if ((uint64_t)id + W < tiles) ts.publish(ps_chain_inclusive_entry(id), PS_TILE_INCLUSIVE, P::combine(prefix, aggregate));
+            if (!absorbs && (uint64_t)id + W < tiles)
+                ts.publish(ps_chain_inclusive_entry(id), PS_TILE_INCLUSIVE, P::combine(prefix, aggregate));
             prefix_sh = prefix;
         }
     }
