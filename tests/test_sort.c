@@ -7,10 +7,10 @@
  * order-preserving map of pscan.h, itself checked against the keys' numeric order: sorted keys bit for bit,
  * and the payloads, which hold each key's input index (truncated to 1, 2, 4 or 8 bytes), so that any
  * reordering of equal keys shows (stability).
- *  - run_table(): every key type x {ascending, descending} x sizes 0, 1, 2, 100, around the CUDA tile (4096:
- *    tile-1, tile, tile+1), 1.5 tiles (+1), 2 tiles + 5, 5 tiles + 1, 64 tiles + 3; payload size cycling 0, 1,
- *    2, 4, 8; inputs and outputs at their allocation's start or one element in; temp from the workspace or a
- *    caller buffer at +1 byte.
+ *  - run_table(): every key type x {ascending, descending} x sizes 0, 1, 2, 100, around the CUDA one-block
+ *    sizes (1024, 2048 and the tile 4096: each -1, +0, +1), 1.5 tiles (+1), 2 tiles + 5, 5 tiles + 1, 64 tiles
+ *    + 3; payload size cycling 0, 1, 2, 4, 8; inputs and outputs at their allocation's start or one element
+ *    in; temp from the workspace or a caller buffer at +1 byte.
  *  - run_bits(): bit ranges (begin_bit, end_bit) on every key type: one bit, one digit, a digit and a half,
  *    the top bits, a range that ends below the top.
  *  - run_patterns(): all keys equal, sorted, reverse sorted, four distinct values, keys that differ only in
@@ -34,7 +34,7 @@
 #include "test_common.h"
 
 #define MAX_REPORTS 20
-#define TILE 4096u /* the CUDA sort tile: 256 threads x 16 keys (src/cuda/radix_sort.cu), also its small-n limit */
+#define TILE 4096u /* the CUDA one-block sort's limit: 256 threads x 16 keys (src/cuda/radix_sort.cu) */
 #define POISON 0xA5u
 #define GUARD_ITEMS 8
 
@@ -405,8 +405,11 @@ static one_case make_case(const type_info *t, int descending, size_t vb, size_t 
 static void run_table(harness *h) {
     /* the edges of the CUDA pass tiles (radix_sort.cu's ps_sort_pass_policy): 256 x 16 keys with payloads,
      * 256 x 20 (5120) keys of up to 4 bytes alone, 384 x 15 (5760) 8-byte keys alone; 7680 (384 x 20, an
-     * earlier policy), 3 TILE / 2 and 5 TILE for tuning builds with 24 and 20 keys a thread */
-    const size_t sizes[] = {0,     1,    2,    100,  TILE - 1, TILE,  TILE + 1, 3 * TILE / 2, 3 * TILE / 2 + 1,
+     * earlier policy), 3 TILE / 2 and 5 TILE for tuning builds with 24 and 20 keys a thread; below TILE, the
+     * edges of the one-block sort's 4 and 8 keys a thread (with the payload cycle, every key width x payload
+     * width meets each of its 4, 8 and 16) */
+    const size_t sizes[] = {0,     1,    2,    100,  1023, 1024, 1025, 2047, 2048, 2049,
+                            TILE - 1, TILE,  TILE + 1, 3 * TILE / 2, 3 * TILE / 2 + 1,
                             5120,  5121, 5760, 5761, 7680, 7681, 2 * TILE + 5, 3 * 5120 - 1, 3 * 5760 - 1,
                             2 * 7680 + 1, 5 * TILE + 1,
                             64 * TILE + 3};

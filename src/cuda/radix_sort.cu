@@ -31,7 +31,11 @@
  *                 out[digit_start + prefix - start[digit] + j], so each digit's run of the tile lands as one
  *                 contiguous, mostly coalesced, stretch; payloads follow through the same staging buffer.
  *  - small n (n <= 4096, one tile): ps_sort_small_kernel sorts in one block, all passes in shared memory (keys
- *    and a 16-bit index of where each came from), and gathers the payloads once at the end: one launch.
+ *    and a 16-bit index of where each came from); the payloads, read with the keys at the start and held in
+ *    registers, are permuted once at the end through shared memory: one launch. Its 256 threads take 4, 8 or
+ *    16 keys each, the fewest that hold n, since every pass ranks every slot of the block and padding costs as
+ *    much as keys (with 16 for all n, pscan was slower than CUB from 1024 to 4096 keys on an H200; the section
+ *    says by how much).
  *
  * Why a status protocol of its own: the engine's chain (chain/tile_state.cuh, single_pass.cuh) moves one
  * carry of at most 32 bytes per tile, combined in a fixed window. Here the carry is a vector of 256 counts
@@ -88,8 +92,9 @@
 #include "scan_problem.cuh"
 
 #define PS_SORT_THREADS 256
-/* Keys per thread (a tuning knob: tools/tune/tune_sort.cu -DPS_SORT_ITEMS=12); at most 16, which the one-block
- * sort's static shared memory (u64 keys + 16-bit origins) is sized for. */
+/* Keys per thread of the largest one-block sort, which sets the small-n limit PS_SORT_TILE (a tuning knob:
+ * tools/tune/tune_sort.cu -DPS_SORT_ITEMS=12; smaller n take 4 or 8, ps_sort_small_kernel); at most 16, which
+ * its static shared memory (u64 keys or payloads + 16-bit origins, 44 KiB) is sized for. */
 #ifndef PS_SORT_ITEMS
 #define PS_SORT_ITEMS 16
 #endif
@@ -173,9 +178,10 @@ template <class U> struct ps_sort_digit {
 
 /* ---- block level: the stable rank of a tile's digits ----------------------------------------------------- */
 
+/* The one-block sort's rank (ps_sort_block_rank): per warp and digit the warp's count, then its first place in
+ * the tile (the digit's start plus the warps before; at most 4096, so 16 bits hold it). */
 struct ps_sort_rank_smem {
-    uint16_t warp_counts[PS_SORT_WARPS][PS_SORT_RADIX]; /* per warp and digit: counts, then the warps before */
-    uint32_t start[PS_SORT_RADIX];                      /* the tile's first slot of each digit */
+    uint16_t warp_counts[PS_SORT_WARPS][PS_SORT_RADIX];
     uint32_t warp_totals[PS_SORT_WARPS];
 };
 
@@ -207,10 +213,7 @@ __device__ __forceinline__ uint32_t ps_sort_block_exclusive(uint32_t x, uint32_t
 template <int ITEMS> __device__ __forceinline__ uint32_t ps_sort_slot_of(int i) {
     return (threadIdx.x / 32) * (ITEMS * 32) + i * 32 + threadIdx.x % 32;
 }
-__device__ __forceinline__ uint32_t ps_sort_slot(int i) { return ps_sort_slot_of<PS_SORT_ITEMS>(i); }
 
-/* Ranks the tile's digits stably: rank[i] becomes item i's place in the tile sorted by digit (ties in slot
- * order). Returns the count of digit threadIdx.x in the tile; s.start holds each digit's first place. */
 /* The lanes of the warp whose 8 digit bits (bits shift .. shift + 7 of word; unrolled callers pass a constant) all equal this lane's: one ballot per
  * bit, each lane inverting the ballot where its own bit is clear, under the bit's predicate (a predicated not
  * where a select would cost two more instructions: the pass ran 125 instructions a key against CUB's 80, on an
@@ -233,17 +236,23 @@ __device__ __forceinline__ uint32_t ps_sort_peers(uint32_t word, int shift) {
     return peers;
 }
 
-__device__ __forceinline__ uint32_t ps_sort_block_rank(const uint32_t (&digit)[PS_SORT_ITEMS],
-                                                       uint32_t (&rank)[PS_SORT_ITEMS], ps_sort_rank_smem &s) {
+/* Ranks a one-block tile's digits stably: rank[i] becomes item i's place in the tile sorted by digit (ties in
+ * slot order, ps_sort_slot_of<ITEMS>). Each warp walks its ITEMS rows in order, a row's peers placed with one
+ * read and one write of the warp's count; thread d then turns digit d's column of counts into each warp's first
+ * place, so an item's place is one read. Its __syncthreads also order the caller's previous use of shared
+ * memory before its next (see ps_sort_small_kernel). */
+template <int ITEMS>
+__device__ __forceinline__ void ps_sort_block_rank(const uint32_t (&digit)[ITEMS], uint32_t (&rank)[ITEMS],
+                                                   ps_sort_rank_smem &s) {
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const uint32_t below_mask = (1u << lane) - 1u;
     uint16_t *counts = s.warp_counts[warp];
     for (unsigned d = lane; d < PS_SORT_RADIX; d += 32) counts[d] = 0;
     __syncwarp();
 
-    /* ---- per warp: rows in order, peers of one digit by match ---- */
+    /* ---- per warp: rows in order, peers of one digit by ballots ---- */
 #pragma unroll
-    for (int i = 0; i < PS_SORT_ITEMS; i++) {
+    for (int i = 0; i < ITEMS; i++) {
         const uint32_t d = digit[i];
         const uint32_t peers = ps_sort_peers(d, 0);
         const uint32_t below = __popc(peers & below_mask);
@@ -255,21 +264,24 @@ __device__ __forceinline__ uint32_t ps_sort_block_rank(const uint32_t (&digit)[P
     }
     __syncthreads();
 
-    /* ---- per digit: the warps before, then the digits before ---- */
+    /* ---- per digit: the digits before (the block's scan), then the warps before ---- */
     const unsigned d = threadIdx.x;
-    uint32_t total = 0;
+    uint32_t c[PS_SORT_WARPS], total = 0;
 #pragma unroll
     for (unsigned w = 0; w < PS_SORT_WARPS; w++) {
-        const uint32_t c = s.warp_counts[w][d];
-        s.warp_counts[w][d] = (uint16_t)total;
-        total += c;
+        c[w] = s.warp_counts[w][d];
+        total += c[w];
     }
     uint32_t all;
-    s.start[d] = ps_sort_block_exclusive(total, s.warp_totals, &all);
+    uint32_t place = ps_sort_block_exclusive(total, s.warp_totals, &all);
+#pragma unroll
+    for (unsigned w = 0; w < PS_SORT_WARPS; w++) { /* column d is thread d's alone */
+        s.warp_counts[w][d] = (uint16_t)place;
+        place += c[w];
+    }
     __syncthreads();
 #pragma unroll
-    for (int i = 0; i < PS_SORT_ITEMS; i++) rank[i] += s.start[digit[i]] + counts[digit[i]];
-    return total;
+    for (int i = 0; i < ITEMS; i++) rank[i] += counts[digit[i]];
 }
 
 /* ---- block level, the digit passes: counts first, then a rank walk that yields final places ---------------- */
@@ -672,47 +684,77 @@ __global__ void __launch_bounds__(PS_SORT_THREADS, PS_SORT_UP_MIN_BLOCKS) ps_sor
 
 /* ---- small n: one block, every pass in shared memory ------------------------------------------------------ */
 
-template <class U, class V>
-__global__ void __launch_bounds__(PS_SORT_THREADS) ps_sort_small_kernel(const U *keys_in, U *keys_out,
-                                                                        const void *values_in, void *values_out,
-                                                                        uint32_t n, const ps_sort_keys_desc<U> k) {
+/* n <= PS_SORT_TILE: one block of 256 threads (one per digit) x ITEMS keys, the smallest of 4, 8 and
+ * PS_SORT_ITEMS that holds n (ps_sort_launch). Every pass ranks all 256 x ITEMS slots, padding included, and a
+ * warp's rank walks its rows one after another, so the time goes with ITEMS, not n: with 16 for every n, 1024
+ * keys ranked three padding slots per key. On an H200 at 16 (docs/bench/h200-sort.csv, microseconds a call, each
+ * alone, pscan / CUB; a copy call takes 3.4): u64 keys 20.4 / 15.3 at n = 1024 and 21.6 / 16.4 at 2048, u32
+ * pairs 14.5 / 13.0, 15.6 / 13.8 and 17.2 / 15.2 at 1024, 2048 and 4096, u32 keys 12.0 / 11.8 and 13.0 / 12.7
+ * at 2048 and 4096.
+ * Each pass scatters the keys (and a 16-bit index of the slot each came from) to shared memory in rank order and
+ * reads them back by slot. The payloads are loaded with the keys at the start, so one DRAM latency covers both,
+ * and held in registers; after the last pass they go to shared memory at their input slots and each output slot
+ * takes its own by the index. (Before, each thread read its payloads from global memory at the end, each load
+ * behind the previous store, which the compiler cannot tell apart from values_in: ITEMS dependent round trips.) */
+template <class U, class V, int ITEMS> union ps_sort_small_stage {
+    U keys[PS_SORT_THREADS * ITEMS];
+    V values[PS_SORT_THREADS * ITEMS]; /* after the last pass */
+};
+
+/* One block runs, so one block per SM is the bound: without it ptxas kept some cases at 80 or 128 registers
+ * and spilled the held payloads (4 to 32 bytes). */
+template <class U, class V, int ITEMS>
+__global__ void __launch_bounds__(PS_SORT_THREADS, 1) ps_sort_small_kernel(const U *keys_in, U *keys_out,
+                                                                           const void *values_in, void *values_out,
+                                                                           uint32_t n, const ps_sort_keys_desc<U> k) {
     constexpr bool HAS_VALUES = !std::is_same<V, ps_sort_no_value>::value;
-    __shared__ U keys[PS_SORT_TILE];
-    __shared__ uint16_t from[HAS_VALUES ? PS_SORT_TILE : 1];
+    __shared__ ps_sort_small_stage<U, V, ITEMS> stage;
+    __shared__ uint16_t from[HAS_VALUES ? PS_SORT_THREADS * ITEMS : 1];
     __shared__ ps_sort_rank_smem rs;
-    U key[PS_SORT_ITEMS];
-    uint32_t origin[PS_SORT_ITEMS], digit[PS_SORT_ITEMS], rank[PS_SORT_ITEMS];
+    U key[ITEMS];
+    V value[ITEMS];
+    uint32_t origin[ITEMS], digit[ITEMS], rank[ITEMS];
 #pragma unroll
-    for (int i = 0; i < PS_SORT_ITEMS; i++) {
-        const uint32_t slot = ps_sort_slot(i);
+    for (int i = 0; i < ITEMS; i++) {
+        const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
         key[i] = slot < n ? keys_in[slot] : (U)0;
+        if constexpr (HAS_VALUES) value[i] = slot < n ? ((const V *)values_in)[slot] : (V)0;
         origin[i] = slot;
     }
     for (unsigned q = 0; q < k.passes; q++) {
         const ps_sort_digit<U> dg = ps_sort_pass_digit(k, q);
         /* slots past n hold the padding: it takes the last digit in every pass, so it stays last */
 #pragma unroll
-        for (int i = 0; i < PS_SORT_ITEMS; i++) digit[i] = ps_sort_slot(i) < n ? dg(key[i]) : dg.mask;
-        ps_sort_block_rank(digit, rank, rs);
+        for (int i = 0; i < ITEMS; i++) digit[i] = ps_sort_slot_of<ITEMS>(i) < n ? dg(key[i]) : dg.mask;
+        /* no barrier between the previous pass's reads of the stage and this scatter: every thread reaches the
+         * rank's first __syncthreads only after its reads */
+        ps_sort_block_rank<ITEMS>(digit, rank, rs);
 #pragma unroll
-        for (int i = 0; i < PS_SORT_ITEMS; i++) {
-            keys[rank[i]] = key[i];
+        for (int i = 0; i < ITEMS; i++) {
+            stage.keys[rank[i]] = key[i];
             if constexpr (HAS_VALUES) from[rank[i]] = (uint16_t)origin[i];
         }
         __syncthreads();
 #pragma unroll
-        for (int i = 0; i < PS_SORT_ITEMS; i++) {
-            key[i] = keys[ps_sort_slot(i)];
-            if constexpr (HAS_VALUES) origin[i] = from[ps_sort_slot(i)];
+        for (int i = 0; i < ITEMS; i++) {
+            key[i] = stage.keys[ps_sort_slot_of<ITEMS>(i)];
+            if constexpr (HAS_VALUES) origin[i] = from[ps_sort_slot_of<ITEMS>(i)];
         }
+    }
+    if constexpr (HAS_VALUES) {
+        __syncthreads(); /* every thread has read its keys: the stage takes the payloads */
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) stage.values[ps_sort_slot_of<ITEMS>(i)] = value[i];
         __syncthreads();
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) value[i] = stage.values[origin[i]];
     }
 #pragma unroll
-    for (int i = 0; i < PS_SORT_ITEMS; i++) {
-        const uint32_t slot = ps_sort_slot(i);
+    for (int i = 0; i < ITEMS; i++) {
+        const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
         if (slot < n) {
             keys_out[slot] = key[i];
-            if constexpr (HAS_VALUES) ((V *)values_out)[slot] = ((const V *)values_in)[origin[i]];
+            if constexpr (HAS_VALUES) ((V *)values_out)[slot] = value[i];
         }
     }
 }
@@ -774,8 +816,13 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
     const ps_sort_keys_desc<U> k = ps_sort_desc<U>(a);
     if (n == 0) return cudaSuccess;
     if (n <= PS_SORT_TILE) {
-        ps_sort_small_kernel<U, V><<<1, PS_SORT_THREADS, 0, dev->stream>>>(
-            (const U *)a.keys_in, (U *)a.keys_out, a.values_in, a.values_out, n, k);
+        /* the fewest keys a thread that hold n: every pass ranks all of the block's slots */
+        void (*small)(const U *, U *, const void *, void *, uint32_t, ps_sort_keys_desc<U>) =
+            ps_sort_small_kernel<U, V, PS_SORT_ITEMS>;
+        if (PS_SORT_ITEMS > 8 && n <= PS_SORT_THREADS * 8) small = ps_sort_small_kernel<U, V, 8>;
+        if (PS_SORT_ITEMS > 4 && n <= PS_SORT_THREADS * 4) small = ps_sort_small_kernel<U, V, 4>;
+        small<<<1, PS_SORT_THREADS, 0, dev->stream>>>((const U *)a.keys_in, (U *)a.keys_out, a.values_in,
+                                                      a.values_out, n, k);
         return cudaGetLastError();
     }
 
