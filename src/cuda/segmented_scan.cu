@@ -85,7 +85,7 @@
 #define PS_SEGSCAN_ITEMS8 PS_SEGSCAN_ITEMS
 #endif
 #ifndef PS_SEGSCAN_ITEMS4
-#define PS_SEGSCAN_ITEMS4 16 /* elements of up to 4 bytes */
+#define PS_SEGSCAN_ITEMS4 32 /* elements of up to 4 bytes */
 #endif
 #ifndef PS_SEGSCAN_ITEMS8
 #define PS_SEGSCAN_ITEMS8 16 /* 8-byte elements: 32 would not fit 48 KiB of static shared memory */
@@ -95,7 +95,7 @@
 #define PS_SEGSCAN_MIN_BLOCKS8 PS_SEGSCAN_MIN_BLOCKS
 #endif
 #ifndef PS_SEGSCAN_MIN_BLOCKS4
-#define PS_SEGSCAN_MIN_BLOCKS4 2
+#define PS_SEGSCAN_MIN_BLOCKS4 4
 #endif
 #ifndef PS_SEGSCAN_MIN_BLOCKS8
 #define PS_SEGSCAN_MIN_BLOCKS8 2
@@ -106,7 +106,7 @@
  * consecutive items. No register holds data in flight, so the blocks per SM are bounded by shared memory and the
  * tile can grow (the plain scan's cp.async tiles: docs/performance.md). */
 #ifndef PS_SEGSCAN_ASYNC
-#define PS_SEGSCAN_ASYNC 0
+#define PS_SEGSCAN_ASYNC 1
 #endif
 #define PS_SEGSCAN_ITEMS_OF(bytes) ((bytes) <= 4 ? PS_SEGSCAN_ITEMS4 : PS_SEGSCAN_ITEMS8)
 #define PS_SEGSCAN_MIN_BLOCKS_OF(bytes) ((bytes) <= 4 ? PS_SEGSCAN_MIN_BLOCKS4 : PS_SEGSCAN_MIN_BLOCKS8)
