@@ -108,6 +108,10 @@
 #ifndef PS_SEGSCAN_ASYNC
 #define PS_SEGSCAN_ASYNC 1
 #endif
+/* EARLY (ASYNC only): warps with a head before them in the tile finish during the look-back (early() below). */
+#ifndef PS_SEGSCAN_EARLY
+#define PS_SEGSCAN_EARLY 1
+#endif
 #define PS_SEGSCAN_ITEMS_OF(bytes) ((bytes) <= 4 ? PS_SEGSCAN_ITEMS4 : PS_SEGSCAN_ITEMS8)
 #define PS_SEGSCAN_MIN_BLOCKS_OF(bytes) ((bytes) <= 4 ? PS_SEGSCAN_MIN_BLOCKS4 : PS_SEGSCAN_MIN_BLOCKS8)
 #ifndef PS_SEGSCAN_LANE_ENTRIES
@@ -205,6 +209,7 @@ template <class T, class Op> struct ps_segscan_program {
         uint32_t valid;
         bool skip;        /* bad offsets: the tile writes nothing */
         bool fast;        /* VEC_LOADS: a full, forward tile by head flags with in, out and flags aligned */
+        bool done;        /* ASYNC: the warp finished its part in early(), during the look-back */
     };
 
     static __device__ __forceinline__ carry combine(carry a, carry b) {
@@ -358,6 +363,37 @@ template <class T, class Op> struct ps_segscan_program {
         }
     }
 
+    /* A fast tile's warp part, from the carry before each thread: results in place, then the warp's own stretch of
+     * the tile (32 x VECS units, contiguous) stored coalesced, lane l taking units l, l + 32, ... (no block barrier:
+     * each warp reads back only what it wrote). */
+    static __device__ __forceinline__ void finish_async(const params &p, const carry &before, const local &l, smem &s) {
+        if (p.exclusive)
+            results_async<true>(p, before, l, s);
+        else
+            results_async<false>(p, before, l, s);
+        __syncwarp();
+        const uint32_t lane = threadIdx.x % PS_WARP_LANES, u0 = threadIdx.x / PS_WARP_LANES * PS_WARP_LANES * VECS;
+        vec_t *out = reinterpret_cast<vec_t *>((T *)p.out + l.pbase);
+#pragma unroll
+        for (int k = 0; k < VECS; k++) {
+            const uint32_t u = u0 + k * PS_WARP_LANES + lane;
+            out[u] = vecs(s)[ps_segscan_swz(u)];
+        }
+    }
+
+    /* The chain driver's optional early(): warps 1 .. WARPS-1 run it while warp 0 looks back. A warp with a head
+     * before it in the tile (lane 0's pair before it has f set) owes nothing to the tiles before: every thread's
+     * carry in is its in-tile pair bit for bit, whatever the prefix (the pair absorbs it), so the warp finishes and
+     * stores its part now, and the look-back's round trip hides behind those stores. With segments of 1000 and
+     * tiles of 8192 items, warp 0's part is the only one left after the look-back most of the time. */
+    static __device__ __forceinline__ void early(const params &p, uint32_t, const carry &, local &l, smem &s) {
+        if constexpr (ASYNC && PS_SEGSCAN_EARLY) {
+            if (!l.fast || !__shfl_sync(PS_WARP_ALL, l.thread_prefix.f, 0)) return;
+            finish_async(p, l.thread_prefix, l, s);
+            l.done = true;
+        }
+    }
+
     static __device__ __forceinline__ carry reduce(const params &p, uint32_t id, local &l, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         const T e = Op::template identity<T>();
@@ -366,6 +402,7 @@ template <class T, class Op> struct ps_segscan_program {
         l.valid = left < (uint64_t)TILE ? (uint32_t)left : (uint32_t)TILE;
         l.pbase = p.reverse ? p.n - start - l.valid : start;
         l.skip = p.form == PS_SEGMENTS_OFFSETS && *p.bad != 0;
+        l.done = false;
         if (l.skip) return identity(); /* every tile sees the same word: none waits for a tile that writes */
         const T *in = (const T *)p.in;
         /* the window of b(): b(pbase + r + o) for o in the tile, r = 1 for a reverse scan */
@@ -479,19 +516,18 @@ template <class T, class Op> struct ps_segscan_program {
         const carry before = combine(prefix, l.thread_prefix);
 
         /* ---- results in scan order, back to shared memory by physical offset ---- */
+        if constexpr (ASYNC) {
+            if (l.fast) { /* the same branch for the whole block: no barrier below is skipped by some only */
+                if (!l.done) finish_async(p, before, l, s);
+                return;
+            }
+        }
         if constexpr (VEC_LOADS) {
             if (l.fast) {
-                if constexpr (ASYNC) {
-                    if (p.exclusive)
-                        results_async<true>(p, before, l, s);
-                    else
-                        results_async<false>(p, before, l, s);
-                } else {
-                    if (p.exclusive)
-                        results_fast<true>(p, before, l, s);
-                    else
-                        results_fast<false>(p, before, l, s);
-                }
+                if (p.exclusive)
+                    results_fast<true>(p, before, l, s);
+                else
+                    results_fast<false>(p, before, l, s);
                 goto stage;
             }
         }
@@ -515,14 +551,6 @@ template <class T, class Op> struct ps_segscan_program {
 
         /* ---- store, coalesced ---- */
         T *out = (T *)p.out;
-        if (ASYNC && l.fast) {
-#pragma unroll
-            for (int k = 0; k < VECS; k++) {
-                const uint32_t v = k * THREADS + threadIdx.x;
-                reinterpret_cast<vec_t *>(out + l.pbase)[v] = vecs(s)[ps_segscan_swz(v)];
-            }
-            return;
-        }
         if (VEC_LOADS && l.fast) {
 #pragma unroll
             for (int k = 0; k < VECS; k++) {

@@ -18,6 +18,9 @@
  *   static bool absorbs(const carry &a)  true when combine(x, a) == a for every x, bit for bit (a segmented
  *                                      scan's carry with a head in it): the tile's inclusive prefix is its
  *                                      aggregate, published with it before the look-back (see below)
+ *   static void early(const params &, uint32_t tile, carry aggregate, local &, smem &)
+ *                                      run by warps 1 .. THREADS/32 - 1 while warp 0 looks back (no block-wide
+ *                                      barrier inside): the part of the tile that does not need the prefix
  *
  * Design points, and why:
  *  - Tile ids are blockIdx.x. Blocks start in index order on NVIDIA GPUs (CUB's single-pass primitives rely
@@ -87,6 +90,21 @@ template <class P, bool = ps_chain_absorbing<P>::value> struct ps_chain_absorbs 
 };
 template <class P> struct ps_chain_absorbs<P, true> {
     static __device__ __forceinline__ bool test(const typename P::carry &a) { return P::absorbs(a); }
+};
+
+template <class P, class = void> struct ps_chain_has_early { enum { value = 0 }; };
+template <class P> struct ps_chain_has_early<P, typename ps_chain_void<decltype(&P::early)>::type> {
+    enum { value = 1 };
+};
+template <class P, bool = ps_chain_has_early<P>::value> struct ps_chain_early {
+    static __device__ __forceinline__ void run(const typename P::params &, uint32_t, const typename P::carry &,
+                                               typename P::local &, typename P::smem &) {}
+};
+template <class P> struct ps_chain_early<P, true> {
+    static __device__ __forceinline__ void run(const typename P::params &p, uint32_t id, const typename P::carry &a,
+                                               typename P::local &l, typename P::smem &s) {
+        P::early(p, id, a, l, s);
+    }
 };
 
 template <class P> struct ps_chain_combine {
@@ -197,6 +215,8 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
                 ts.publish(ps_chain_inclusive_entry(id), PS_TILE_INCLUSIVE, P::combine(prefix, aggregate));
             prefix_sh = prefix;
         }
+    } else {
+        ps_chain_early<P>::run(p, id, aggregate, l, s); /* the other warps, meanwhile */
     }
     __syncthreads();
 
