@@ -15,49 +15,40 @@
  * tile marks in shared memory from the offsets that fall in its window (found by a short kernel before the
  * chain: one binary search per tile end, and the check of the offsets).
  *
- * The tile program (256 threads x ITEMS items, blocked):
- *  - reduce: the tile is loaded coalesced (item k * 256 + thread of the physical window) into shared memory
- *    with its boundary bits; each thread then takes ITEMS consecutive items in scan order, scans them as pairs
- *    in registers (a head restarts the value), scans its pair across the warp (in-order shuffles) and the warp
- *    totals across the block. The tile's pair is the aggregate.
+ * The tile program (256 threads x ITEMS items, blocked; 32 items for elements of up to 4 bytes, 16 for 8):
+ *  - reduce: the tile goes to shared memory with its boundary bits. A full, aligned, forward tile by head flags
+ *    (the fast tile, nearly every tile of a flags call) is copied with cp.async, values as 16-byte vectors and
+ *    head bytes as 16-byte chunks, in a swizzled layout (ps_segscan_swz), so no register holds data in flight;
+ *    other tiles load item by item into a padded layout (ps_segscan_pad). Each thread then scans its ITEMS
+ *    consecutive items in scan order as pairs (a head restarts the value), in place, scans its pair across the
+ *    warp (in-order shuffles) and the warp totals across the block. The tile's pair is the aggregate.
+ *  - The carry absorbs: a pair with a head in it (f = 1) is its own inclusive prefix whatever came before, bit
+ *    for bit. So such a tile publishes its inclusive prefix with its aggregate (absorbs(), chain/single_pass.cuh):
+ *    no tile waits for another's look-back, only for its load. And during warp 0's look-back the other warps
+ *    whose pair before them in the tile has a head finish and store their part (early()): the look-back's round
+ *    trip hides behind their stores, and after it only the warps before the tile's first head are left.
  *  - consume(prefix): each thread's pair before its first item is prefix . warp prefix . lane prefix; item j
  *    gets v_j = (head in the thread's items up to j) ? local v_j : prefix v (+) local v_j, and writes
- *    init (+) v_j (inclusive) or init / init (+) v_(j-1) (exclusive, init at a head). Results go back through
- *    shared memory and out coalesced. In place is safe: a tile reads all of its input before it writes.
+ *    init (+) v_j (inclusive) or init / init (+) v_(j-1) (exclusive, init at a head). Fast tiles store each
+ *    warp's contiguous stretch coalesced from shared memory (no block barrier); others go back through shared
+ *    memory and out coalesced. In place is safe: a tile reads all of its input before it writes.
  *  - Offsets: the short kernel first checks offsets[0] == 0, ascending, offsets[count] == n into a word in
  *    temp; every tile reads it and, if the offsets are bad, writes nothing (so a bad call leaves out as it
  *    was, and never reads out of bounds). With PSCAN_SEGSCAN_CHECK_OFFSETS the host waits for the word.
  *
- * Work O(n) (+ O(segments) for offsets); depth: one tile plus n / (tile * 64) look-back rounds. Global
- * memory: n values in and out, n flags or n keys (plus one key per tile) in, or each offset read twice;
- * carries of 8-16 bytes: 16- or 32-byte status entries, two per tile.
+ * Work O(n) (+ O(segments) for offsets); depth: one tile plus n / (tile * 32) look-back rounds (none where tiles
+ * hold heads). Global memory: n values in and out, n flags or n keys (plus one key per tile) in, or each offset
+ * read twice; carries of 8-16 bytes: 16- or 32-byte status entries, two per tile.
  *
- * Measured (pscan bench --backend cuda --primitive segscan: i32 sum, u8 head flags, segments of 1000 on average;
- * L2 flushed, median of 20; H100 80GB HBM3, CUDA 13.0, CUB 3.0.1; docs/bench/h100-segscan.csv), of copy / against
- * CUB's InclusiveSumByKey on u8 keys made from the flags: 2^20 0.40 / 0.90x, 2^24 0.49 / 0.69x, 2^28 0.52 / 0.65x,
- * against the plain scan's 0.94 of copy on the same chain. Why (ptxas -v for sm_90, i32 sum instance, defaults):
- *  - Fewer bytes in flight per SM. 48 registers and 21,064 bytes of shared memory per 256-thread block: 5 blocks
- *    per SM by registers (65536 / (48 x 256)), each with a 16 KiB + 4 KiB tile: at most 100 KiB of input in
- *    flight per SM, against the plain scan's 5 x 32 KiB = 160 KiB (32 KiB tiles, cp.async). On a load-latency
- *    bound kernel that alone predicts about 0.6 of the scan, i.e. the 0.52 measured.
- *  - Element-wise loads: per thread and tile 16 four-byte loads of values and 16 one-byte loads of flags (a
- *    warp's flag load moves 32 bytes), each stored to shared memory one by one: 32 load instructions for 80
- *    bytes, against the scan's 8 sixteen-byte copies; the store out is 16 four-byte stores. The kernel also
- *    carries every form's boundary test (flags and four key widths: 96 byte loads in the PTX of the i32 instance).
- *  - Half the scan's tile (16 KiB of values): twice the tiles, status entries and look-backs (65,536 at 2^28),
- *    and the chain moves 64 tiles per look-back round trip, so 64 x 20 KiB instead of 64 x 32 KiB per round.
- *  - The thread's 16 scanned values stay in registers across the look-back (16 of the 48 registers); the scan
- *    parks them in shared memory.
- *  - Head bits are read from shared memory byte by byte in blocked order (4-way bank conflicts); the values
- *    are padded and conflict-free. The (flag, value) carry is 8 bytes for i32: one 16-byte entry, as the scan's
- *    i64; not a cost here. No extra launch or memset for head flags (offsets add a check kernel and a memset).
- * Knobs (defaults = the above; tools/tune/tune_segscan.cu times them against CUB and a copy):
- *    VEC_LOADS=1: 4 sixteen-byte value loads and 4 four-byte flag loads per thread, all issued before the
- *    shared-memory stores, 16-byte stores out (54 registers alone: 4 blocks per SM); with PARK=1 39 registers
- *    (6 blocks per SM). ITEMS=32 with
- *    MIN_BLOCKS=4: 40 KiB tiles, 56 registers, 4 blocks = 160 KiB in flight per SM (the scan's figure); but
- *    ITEMS=32 does not fit 48 KiB of static shared memory for 8-byte types, so as a default it needs a size by
- *    element (e.g. 32 for up to 4 bytes, 16 for 8). LANE_ENTRIES=4: a 128-tile look-back window.
+ * Measured (tools/tune/tune_segscan.cu, i32 sum, u8 head flags, segments of 1000 on average, L2 written over
+ * before each call, median of 21; NVIDIA H200, CUDA 13.0, CUB 3.0.1; 2026-11-26, docs/bench/h200-segscan-*.csv),
+ * of copy (5n bytes in, 4n out) / against CUB's InclusiveSumByKey: 2^20 0.98-1.00 / 1.66-1.69x, 2^24 0.90-0.91 /
+ * 1.40-1.41x, 2^28 0.913 / 1.39-1.40x; the same tiles without the look-back (wrong results, a control): 0.99.
+ * The steps, each measured at 2^28 in the same harness: 16 items held in registers across the look-back 0.66;
+ * with the absorbing carry 0.69; cp.async tiles of 32 items 0.86 (of 16 items: 0.71; 32 items without cp.async:
+ * 0.74); early() 0.84 -> with a window of 32 tiles instead of 64 and 5 blocks per SM 0.91. Before the absorbing
+ * carry, larger tiles did not help at all (0.66 with 16 or 32 items, async or not): every tile waited for the
+ * look-back of the tile 64 before it, so the chain, not the loads, set the pace.
  */
 #include <stdint.h>
 #include <string.h>
@@ -68,18 +59,14 @@
 #include "cuda_ops.cuh"
 #include "scan_problem.cuh"
 
-/* Tuning knobs (tools/tune/tune_segscan.cu). Defaults from one H100 run of every variant (2026-11-23,
- * docs/bench/h100-segscan-variants.csv, segments of 1000 by head flags): VEC_LOADS + PARK took the scan from 0.65x
- * CUB's scan by key to 1.005x at 2^28 (0.52 -> 0.81 of copy), 1.03x at 2^24, 1.28x at 2^20. 24 items at 5 blocks
- * per SM gave 1.04x (0.83 of copy) at 2^28 but 0.90x at 2^20, so it is not the default. ITEMS: items per thread
- * (at most 32: the head bits of a thread's items are one word). MIN_BLOCKS: the launch bounds' blocks per SM.
- * LANE_ENTRIES: the chain's look-back entries per lane (window 32 x E tiles). VEC_LOADS: full, aligned, forward
- * tiles by head flags load values and flags as vectors (16 bytes of values and the matching flag bytes per access),
- * every load of the tile issued before any shared-memory store, and store results as 16-byte vectors. PARK: the
- * thread's scanned values wait for the look-back in shared memory (their own slots) instead of registers.
- * The fast tile's own loops (scan_fast, results_fast; 2026-11-26, H200, tools/tune/tune_segscan.cu,
- * docs/bench/h200-segscan-fast.csv): 0.94x -> 1.00x CUB at 2^28 (0.62 -> 0.66 of copy), 0.98x -> 1.05x at 2^24,
- * 1.24x -> 1.42x at 2^20. */
+/* Tuning knobs (tools/tune/tune_segscan.cu; the header says what each step measured). ITEMS4 / ITEMS8: items per
+ * thread for elements of up to 4 / of 8 bytes (at most 32: a thread's head bits are one word; ASYNC takes 16 or
+ * 32). MIN_BLOCKS4 / 8: the launch bounds' blocks per SM. LANE_ENTRIES: the chain's look-back entries per lane
+ * (window 32 x E tiles; with absorbing carries a wide window buys nothing and costs reads). VEC_LOADS: full,
+ * aligned, forward tiles by head flags take the fast path (vectors, no bounds). PARK: without ASYNC, the thread's
+ * scanned values wait for the look-back in shared memory instead of registers. ASYNC, EARLY: below. History: the
+ * H100 sweep of 2026-11-23 (docs/bench/h100-segscan-variants.csv) chose VEC_LOADS + PARK, 16 items, 2 blocks per SM,
+ * window 64: 0.81 of copy there, 0.66 on the H200. */
 #ifdef PS_SEGSCAN_ITEMS /* one value for every element size (tools/tune) */
 #define PS_SEGSCAN_ITEMS4 PS_SEGSCAN_ITEMS
 #define PS_SEGSCAN_ITEMS8 PS_SEGSCAN_ITEMS
@@ -95,10 +82,10 @@
 #define PS_SEGSCAN_MIN_BLOCKS8 PS_SEGSCAN_MIN_BLOCKS
 #endif
 #ifndef PS_SEGSCAN_MIN_BLOCKS4
-#define PS_SEGSCAN_MIN_BLOCKS4 4
+#define PS_SEGSCAN_MIN_BLOCKS4 5
 #endif
 #ifndef PS_SEGSCAN_MIN_BLOCKS8
-#define PS_SEGSCAN_MIN_BLOCKS8 2
+#define PS_SEGSCAN_MIN_BLOCKS8 5
 #endif
 /* ASYNC: a fast tile (VEC_LOADS' case, with flags 16-byte aligned and 16 or 32 items a thread) is copied into
  * shared memory with cp.async, values as 16-byte vectors and head bytes as 16-byte chunks, in a swizzled layout
@@ -115,7 +102,7 @@
 #define PS_SEGSCAN_ITEMS_OF(bytes) ((bytes) <= 4 ? PS_SEGSCAN_ITEMS4 : PS_SEGSCAN_ITEMS8)
 #define PS_SEGSCAN_MIN_BLOCKS_OF(bytes) ((bytes) <= 4 ? PS_SEGSCAN_MIN_BLOCKS4 : PS_SEGSCAN_MIN_BLOCKS8)
 #ifndef PS_SEGSCAN_LANE_ENTRIES
-#define PS_SEGSCAN_LANE_ENTRIES PS_CHAIN_LANE_ENTRIES
+#define PS_SEGSCAN_LANE_ENTRIES 1
 #endif
 #ifndef PS_SEGSCAN_VEC_LOADS
 #define PS_SEGSCAN_VEC_LOADS 1
