@@ -295,12 +295,38 @@ template <class T, class Op> struct ps_segscan_program {
         }
 #pragma unroll
         for (int k = 0; k < CHUNKS; k++) {
+            if (p.form != PS_SEGMENTS_FLAGS) break; /* keys: key_heads() writes them */
             const uint32_t c = k * THREADS + threadIdx.x;
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(heads + 16 * ps_segscan_swz(c)), "l"(fl + c)
                          : "memory");
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
         asm volatile("cp.async.wait_group 0;" ::: "memory"); /* the barrier after it shows every thread's copies */
+    }
+
+    /* A fast tile by keys: its head bytes in the swizzled layout, b(i) = key[i] != key[i - 1] bit for bit. Each
+     * warp reads 32 consecutive keys a row (coalesced); the key before each comes from the lane before, lane 0's
+     * from memory (the row before, just read by the warp before: a cache hit). Item 0 of the input is a head
+     * whatever its flag (scan_async). */
+    template <class K> static __device__ __forceinline__ void key_heads(const params &p, const local &l, smem &s) {
+        const K *keys = (const K *)p.keys + l.pbase;
+        const unsigned lane = threadIdx.x % PS_WARP_LANES;
+#pragma unroll 8
+        for (int k = 0; k < ITEMS; k++) {
+            const uint32_t o = k * THREADS + threadIdx.x;
+            const K x = keys[o];
+            K before = (K)__shfl_up_sync(PS_WARP_ALL, x, 1);
+            if (lane == 0) before = l.pbase + o > 0 ? keys[(int64_t)o - 1] : x;
+            s.heads[16 * ps_segscan_swz(o / 16) + o % 16] = x != before;
+        }
+    }
+    static __device__ __forceinline__ void key_heads_any(const params &p, const local &l, smem &s) {
+        switch (p.key_bytes) { /* once per tile */
+        case 1: key_heads<uint8_t>(p, l, s); break;
+        case 2: key_heads<uint16_t>(p, l, s); break;
+        case 4: key_heads<uint32_t>(p, l, s); break;
+        default: key_heads<unsigned long long>(p, l, s); break;
+        }
     }
 
     /* scan_fast in the swizzled layout: the thread's CHUNKS head chunks, then its VECS vectors, scanned in place. */
@@ -405,11 +431,14 @@ template <class T, class Op> struct ps_segscan_program {
                 if (o < l.valid) s.heads[o] = 1;
             }
         }
-        l.fast = VEC_LOADS && p.form == PS_SEGMENTS_FLAGS && !p.reverse && l.valid == (uint32_t)TILE &&
+        /* fast: flags (aligned as the vectors need), or keys with ASYNC */
+        l.fast = VEC_LOADS && !p.reverse && l.valid == (uint32_t)TILE &&
                  (((uintptr_t)(in + l.pbase) | (uintptr_t)((T *)p.out + l.pbase)) & 15u) == 0 &&
-                 ((uintptr_t)(p.flags + l.pbase) & (ASYNC ? 15u : VEC - 1u)) == 0;
+                 (p.form == PS_SEGMENTS_FLAGS ? ((uintptr_t)(p.flags + l.pbase) & (ASYNC ? 15u : VEC - 1u)) == 0
+                                              : ASYNC && p.form == PS_SEGMENTS_KEYS);
         if (ASYNC && l.fast) {
             copy_async(p, l, s);
+            if (p.form == PS_SEGMENTS_KEYS) key_heads_any(p, l, s);
         } else if (VEC_LOADS && l.fast) {
             /* every load first (vector v = k * 256 + thread, coalesced), then the stores to shared memory. The
              * flag bytes go in as they are: b(i) = flags[i] != 0 is read as heads[o] != 0, and the one item
@@ -449,7 +478,7 @@ template <class T, class Op> struct ps_segscan_program {
         carry run = identity();
         l.hmask = 0;
         if constexpr (VEC_LOADS) {
-            if (l.fast) { /* a full forward tile by head flags: no bounds, no mirror, no per-item head test */
+            if (l.fast) { /* a full forward tile by flags or keys: no bounds, no mirror, no per-item head test */
                 if constexpr (ASYNC)
                     scan_async(l, s, run);
                 else
