@@ -87,7 +87,7 @@ def cmd_png(rows, path):
 
 SORT_COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown"]
 SORT_TARGET = 1.2  # issue 12: pscan at 1.2x CUB for u32 keys at 2^28
-SORT_RATIO_TOP = 1.6  # the ratio panel's top; a ratio above it is drawn on the edge with its value
+SORT_RATIO_TOP = 2.0  # the ratio panel's top; a ratio above it is drawn on the edge with its value
 
 
 def sort_cases(rows):
