@@ -69,17 +69,18 @@
  * 5.51): the upsweep 0.81 ms (atomic-bound), the look-back's waiting 1.66 ms (timed by a variant that skips it),
  * the passes' load, rank and scatter 8.5 ms, 2.1 ms a pass where a read and a write of the keys take 0.72 ms.
  * Tried without gain: look-back windows of 8 and 16 words, tiles numbered by an atomic counter, counting the
- * next pass's digits inside each pass (PS_SORT_FUSED: the upsweep halves, the passes absorb it).
+ * next pass's digits inside each pass (PS_SORT_FUSED: the upsweep halves, the passes absorb it); the payloads
+ * fetched at the tile's start, by cp.async into shared memory or into registers, instead of after the keys'
+ * scatter (H200, 2026-11-26: u32 pairs 0.842x CUB at 2^28 all three ways, docs/bench/h200-sort-values.csv; the
+ * pass does not wait on that load).
  * Against CUB's Onesweep (CCCL main, 2026-08: agent_radix_sort_onesweep.cuh, block_radix_rank.cuh's
  * match/early-counts rank, agent_radix_sort_histogram.cuh, the sm90 tuning; docs/tuning.md, "sort"): the rank is
  * now CUB's way and the tiles per case near CUB's sm90 ones (ps_sort_pass_policy says what each measured). Left:
  * status words of 32 bits (2 flag bits over a 30-bit count, cleared before every pass): half our look-back
  * traffic; the upsweep at full occupancy (ours: 4 x 256 threads per SM; knobs PS_SORT_UP_BLOCKS,
  * PS_SORT_UP_BOUND); unchecked loads and stores for full tiles, programmatic dependent launch, the
- * one-digit-tile shortcut; the payloads read at the start of a tile instead of after the keys' scatter, where
- * their load's latency is exposed (knobs PS_SORT_VALUES_ASYNC, PS_SORT_VALUES_EARLY: not measured yet). Same as
- * ours: warp-striped loads, direct scatter through shared memory, one look-back thread per digit walking one
- * tile at a time with no backoff, early counts.
+ * one-digit-tile shortcut. Same as ours: warp-striped loads, direct scatter through shared memory, one
+ * look-back thread per digit walking one tile at a time with no backoff, early counts.
  */
 #include <stdint.h>
 #include <string.h>
@@ -112,24 +113,6 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_FUSED
 #define PS_SORT_FUSED 0
 #endif
-/* When a pass reads a tile's payloads (tuning knobs, not measured yet; at most one of them 1). By default
- * (both 0) they are loaded after the keys' scatter, where nothing is left to hide that load's DRAM latency: every
- * tile of a sort with payloads waits for it once, at its end.
- * PS_SORT_VALUES_ASYNC 1: payloads of 4 and 8 bytes are copied by cp.async into a shared buffer of their own
- * (THREADS x ITEMS x sizeof(V) bytes more static shared memory: 16 KiB for u32 pairs) right after the keys'
- * loads, and waited for at the scatter; no registers hold them meanwhile. Cases where the buffer would not fit
- * 48 KiB beside the tile (8-byte keys or payloads with the default policy) and payloads of 1 and 2 bytes keep
- * the default path.
- * PS_SORT_VALUES_EARLY 1: the payloads are loaded into registers right after the keys, so their latency overlaps
- * the rank and the look-back, at ITEMS (2 x ITEMS for 8-byte payloads) more registers held across them. */
-#ifndef PS_SORT_VALUES_ASYNC
-#define PS_SORT_VALUES_ASYNC 0
-#endif
-#ifndef PS_SORT_VALUES_EARLY
-#define PS_SORT_VALUES_EARLY 0
-#endif
-static_assert(!(PS_SORT_VALUES_ASYNC && PS_SORT_VALUES_EARLY),
-              "PS_SORT_VALUES_ASYNC and PS_SORT_VALUES_EARLY: one at most");
 /* The digit passes' tile and occupancy, per case (ps_sort_pass_policy below): threads, keys per thread and
  * blocks per SM. Defining any of these with -D overrides it for every case (tools/tune/variants.sh sweeps them):
  * PS_SORT_PASS_THREADS (a multiple of 32, at least 256: threads past the 256th own no digit), PS_SORT_PASS_ITEMS
@@ -481,17 +464,6 @@ template <class U, class V, int THREADS, int ITEMS> union ps_sort_stage {
     typename ps_sort_wrank<THREADS>::next next; /* the rank's, done before the scatter */
 };
 
-/* PS_SORT_VALUES_ASYNC: one payload of 4 or 8 bytes from global to shared memory, not waited for (cp.async.ca:
- * .cg copies 16 bytes only). */
-template <class V> __device__ __forceinline__ void ps_sort_copy_async(V *dst, const V *src) {
-    static_assert(sizeof(V) == 4 || sizeof(V) == 8, "cp.async copies 4, 8 or 16 bytes");
-    const unsigned s = (unsigned)__cvta_generic_to_shared(dst);
-    if constexpr (sizeof(V) == 4)
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(s), "l"(src) : "memory");
-    else
-        asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(s), "l"(src) : "memory");
-}
-
 /* One digit pass over one tile (the header's phases), shaped by the case's policy. */
 template <class U, class V>
 __global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pass_policy<U, V>::MIN_BLOCKS)
@@ -503,18 +475,9 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pa
     typedef ps_sort_wrank<THREADS> Rank;
     __shared__ ps_sort_stage<U, V, THREADS, ITEMS> stage;
     __shared__ typename Rank::smem rs;
-    constexpr size_t SMEM =
-        sizeof(ps_sort_stage<U, V, THREADS, ITEMS>) + sizeof(typename Rank::smem) + (1 + PS_SORT_FUSED) * 1024;
-    static_assert(SMEM <= 48 * 1024, "a pass tile fits 48 KiB of static shared memory: fewer keys per thread");
-    /* The knobs' payload paths (PS_SORT_VALUES_ASYNC, PS_SORT_VALUES_EARLY); ASYNC where cp.async copies the
-     * payload whole and its buffer fits beside the tile, else the default path. */
-    constexpr bool VALUES_ASYNC = PS_SORT_VALUES_ASYNC && HAS_VALUES && (sizeof(V) == 4 || sizeof(V) == 8) &&
-                                  SMEM + sizeof(V) * TILE <= 48 * 1024;
-    constexpr bool VALUES_EARLY = PS_SORT_VALUES_EARLY && HAS_VALUES;
-    static_assert(!(PS_SORT_VALUES_ASYNC && HAS_VALUES && sizeof(U) <= 4 && sizeof(V) == 4) || VALUES_ASYNC,
-                  "PS_SORT_VALUES_ASYNC: this policy's payload buffer does not fit 48 KiB of static shared memory "
-                  "beside the tile: fewer keys per thread");
-    __shared__ V parked[VALUES_ASYNC ? TILE : 1]; /* PS_SORT_VALUES_ASYNC: the tile's payloads, by slot */
+    static_assert(sizeof(ps_sort_stage<U, V, THREADS, ITEMS>) + sizeof(typename Rank::smem) + (1 + PS_SORT_FUSED) * 1024 <=
+                      48 * 1024,
+                  "a pass tile fits 48 KiB of static shared memory: fewer keys per thread");
     __shared__ uint32_t dest_base[PS_SORT_RADIX];
     const uint32_t tile = blockIdx.x, base = tile * TILE;
     const uint32_t valid = p.n - base < TILE ? p.n - base : TILE;
@@ -530,23 +493,6 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pa
         key[i] = slot < valid ? p.keys_in[base + slot] : (U)0;
         const uint32_t dg = slot < valid ? p.digit(key[i]) : p.digit.mask;
         digits[i / 4] = i % 4 ? digits[i / 4] | dg << (8 * (i % 4)) : dg;
-    }
-    /* the payloads of the same slots, started now where a knob says so (the default loads them at the scatter) */
-    const V *values_in = (const V *)p.values_in;
-    V value[ITEMS];
-    if constexpr (VALUES_ASYNC) { /* as one group, into parked: each thread reads back only its own slots */
-#pragma unroll
-        for (int i = 0; i < ITEMS; i++) {
-            const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
-            if (slot < valid) ps_sort_copy_async<V>(&parked[slot], values_in + base + slot);
-        }
-        asm volatile("cp.async.commit_group;" ::: "memory");
-    } else if constexpr (VALUES_EARLY) {
-#pragma unroll
-        for (int i = 0; i < ITEMS; i++) {
-            const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
-            if (slot < valid) value[i] = values_in[base + slot];
-        }
     }
 
     const unsigned d = threadIdx.x; /* the digit of threads d < 256 */
@@ -600,26 +546,18 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pa
         out_digits[i / 4] = i % 4 ? out_digits[i / 4] | dg << (8 * (i % 4)) : dg;
     }
     if constexpr (HAS_VALUES) {
+        const V *values_in = (const V *)p.values_in;
         V *values_out = (V *)p.values_out;
-        if constexpr (VALUES_ASYNC) {
-            /* this thread's copies are done and visible to it, and it reads no other thread's: no barrier */
-            asm volatile("cp.async.wait_group 0;" ::: "memory");
+        V v[ITEMS];
 #pragma unroll
-            for (int i = 0; i < ITEMS; i++) {
-                const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
-                if (slot < valid) value[i] = parked[slot];
-            }
-        } else if constexpr (!VALUES_EARLY) {
-#pragma unroll
-            for (int i = 0; i < ITEMS; i++) {
-                const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
-                if (slot < valid) value[i] = values_in[base + slot];
-            }
+        for (int i = 0; i < ITEMS; i++) {
+            const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
+            if (slot < valid) v[i] = values_in[base + slot];
         }
         __syncthreads(); /* the keys are out of the staging buffer */
 #pragma unroll
         for (int i = 0; i < ITEMS; i++)
-            if (ps_sort_slot_of<ITEMS>(i) < valid) stage.values[rank[i]] = value[i];
+            if (ps_sort_slot_of<ITEMS>(i) < valid) stage.values[rank[i]] = v[i];
         __syncthreads();
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
