@@ -60,13 +60,13 @@
 #include "scan_problem.cuh"
 
 /* Tuning knobs (tools/tune/tune_segscan.cu; the header says what each step measured). ITEMS4 / ITEMS8: items per
- * thread for elements of up to 4 / of 8 bytes (at most 32: a thread's head bits are one word; ASYNC takes 16 or
- * 32). MIN_BLOCKS4 / 8: the launch bounds' blocks per SM. LANE_ENTRIES: the chain's look-back entries per lane
- * (window 32 x E tiles; with absorbing carries a wide window buys nothing and costs reads). VEC_LOADS: full,
- * aligned, forward tiles by head flags take the fast path (vectors, no bounds). PARK: without ASYNC, the thread's
- * scanned values wait for the look-back in shared memory instead of registers. ASYNC, EARLY: below. History: the
- * H100 sweep of 2026-11-23 (docs/bench/h100-segscan-variants.csv) chose VEC_LOADS + PARK, 16 items, 2 blocks per SM,
- * window 64: 0.81 of copy there, 0.66 on the H200. */
+ * thread for elements of up to 4 / of 8 bytes (at most 32: a thread's head bits are one word; the fast path takes
+ * 16 or 32). MIN_BLOCKS4 / 8: the launch bounds' blocks per SM. LANE_ENTRIES: the chain's look-back entries per
+ * lane (window 32 x E tiles; with absorbing carries a wide window buys nothing and costs reads). VEC_LOADS: the
+ * fast path (below; 0: every tile item by item). PARK: other tiles' scanned values wait for the look-back in
+ * shared memory instead of registers. EARLY: below. History: the H100 sweep of 2026-11-23
+ * (docs/bench/h100-segscan-variants.csv) chose register loads + PARK, 16 items, 2 blocks per SM, window 64: 0.81 of
+ * copy there, 0.66 on the H200. */
 #ifdef PS_SEGSCAN_ITEMS /* one value for every element size (tools/tune) */
 #define PS_SEGSCAN_ITEMS4 PS_SEGSCAN_ITEMS
 #define PS_SEGSCAN_ITEMS8 PS_SEGSCAN_ITEMS
@@ -87,15 +87,13 @@
 #ifndef PS_SEGSCAN_MIN_BLOCKS8
 #define PS_SEGSCAN_MIN_BLOCKS8 5
 #endif
-/* ASYNC: a fast tile (VEC_LOADS' case, with flags 16-byte aligned and 16 or 32 items a thread) is copied into
- * shared memory with cp.async, values as 16-byte vectors and head bytes as 16-byte chunks, in a swizzled layout
- * (ps_segscan_swz) that is conflict-free both for the coalesced copies and for each thread's reads of its own
- * consecutive items. No register holds data in flight, so the blocks per SM are bounded by shared memory and the
- * tile can grow (the plain scan's cp.async tiles: docs/performance.md). */
-#ifndef PS_SEGSCAN_ASYNC
-#define PS_SEGSCAN_ASYNC 1
-#endif
-/* EARLY (ASYNC only): warps with a head before them in the tile finish during the look-back (early() below). */
+/* The fast tile (VEC_LOADS: full, forward, by head flags 16-byte aligned or by keys, values 16-byte aligned, 16 or
+ * 32 items a thread) is copied into shared memory with cp.async, values as 16-byte vectors and head bytes as
+ * 16-byte chunks, in a swizzled layout (ps_segscan_swz) that is conflict-free both for the coalesced copies and for
+ * each thread's reads of its own consecutive items. No register holds data in flight, so the blocks per SM are
+ * bounded by shared memory and the tile can grow. (Loading the same tile through registers, the first fast path,
+ * measured 0.74 of copy against 0.86 at 32 items on the H200, docs/bench/h200-segscan-absorb.csv.) */
+/* EARLY: warps with a head before them in the tile finish during the look-back (early() below). */
 #ifndef PS_SEGSCAN_EARLY
 #define PS_SEGSCAN_EARLY 1
 #endif
@@ -149,7 +147,7 @@ struct ps_segscan_params {
  * different banks. */
 __device__ __forceinline__ uint32_t ps_segscan_pad(uint32_t o) { return o + o / 32; }
 
-/* ASYNC's layout: 16-byte unit u of a tile (a vector of values, or 16 head bytes) sits in slot u ^ ((u >> 3) & 7)
+/* The fast tile's layout: 16-byte unit u of a tile (a vector of values, or 16 head bytes) sits in slot u ^ ((u >> 3) & 7)
  * of its array. Only the low three bits move, by bits above them: a permutation. A 16-byte access is served 8
  * lanes at a time, and the 8 units in one 128-byte row fill the 32 banks once: the coalesced copy (8 consecutive
  * units, one row) is conflict-free, and so is a thread's read of its own k-th unit when threads own 1, 2, 4 or 8
@@ -173,18 +171,15 @@ template <class T, class Op> struct ps_segscan_program {
         ITEMS = PS_SEGSCAN_ITEMS_OF(sizeof(T)),
         TILE = ITEMS * THREADS,
         VEC = 16 / sizeof(T), /* items per 16-byte vector */
-        /* the vector path: a thread's vectors divide the tile evenly */
-        VEC_LOADS = PS_SEGSCAN_VEC_LOADS && ITEMS % VEC == 0,
-        VECS = VEC_LOADS ? ITEMS / VEC : 1, /* vectors per thread */
-        /* the cp.async path: head bytes in whole 16-byte chunks per thread (see ps_segscan_swz for 1-8 units) */
-        ASYNC = PS_SEGSCAN_ASYNC && VEC_LOADS && (ITEMS == 16 || ITEMS == 32) && VECS <= 8,
-        CHUNKS = ITEMS / 16 /* ASYNC: 16-byte chunks of head bytes per thread */
+        VECS = ITEMS / VEC, /* the fast path: vectors per thread */
+        /* the fast path: a thread's vectors and head bytes are whole 16-byte units, 1 to 8 each (ps_segscan_swz) */
+        FAST = PS_SEGSCAN_VEC_LOADS && ITEMS % VEC == 0 && (ITEMS == 16 || ITEMS == 32) && VECS <= 8,
+        CHUNKS = ITEMS / 16 /* the fast path: 16-byte chunks of head bytes per thread */
     };
     static_assert(ITEMS >= 1 && ITEMS <= 32, "a thread's head bits are one word");
     typedef typename ps_segscan_word<16>::type vec_t;
-    typedef typename ps_segscan_word<VEC>::type flags_t; /* the flag bytes of one vector of values */
     struct smem {
-        alignas(16) T items[TILE + TILE / 32]; /* padded (ps_segscan_pad), or swizzled vectors (ASYNC, fast) */
+        alignas(16) T items[TILE + TILE / 32]; /* padded (ps_segscan_pad), or swizzled vectors (fast) */
         alignas(16) uint8_t heads[TILE]; /* b() of the tile's window, by physical offset */
         carry warp_totals[WARPS];
     };
@@ -195,8 +190,8 @@ template <class T, class Op> struct ps_segscan_program {
         uint64_t pbase;   /* first physical element of the tile */
         uint32_t valid;
         bool skip;        /* bad offsets: the tile writes nothing */
-        bool fast;        /* VEC_LOADS: a full, forward tile by head flags with in, out and flags aligned */
-        bool done;        /* ASYNC: the warp finished its part in early(), during the look-back */
+        bool fast;        /* the fast path: a full, forward, aligned tile by flags or keys */
+        bool done;        /* fast: the warp finished its part in early(), during the look-back */
     };
 
     static __device__ __forceinline__ carry combine(carry a, carry b) {
@@ -233,52 +228,7 @@ template <class T, class Op> struct ps_segscan_program {
         }
     }
 
-    /* The fast tile's scan in registers (Nsight Compute, H200, 2026-11-26: the general loop below cost 65
-     * instructions an item, bounds, mirror and a 64-bit first-item test on each). The thread's ITEMS head bytes
-     * are read as words and turned into hmask four at a time (ps_segscan_head_bits). */
-    static __device__ __forceinline__ void scan_fast(local &l, smem &s, carry &run) {
-        static_assert(ITEMS % 4 == 0, "a thread's head bytes are whole words");
-        const uint32_t o0 = threadIdx.x * ITEMS;
-#pragma unroll
-        for (int w = 0; w < ITEMS / 4; w++)
-            l.hmask |= ps_segscan_head_bits(*reinterpret_cast<const uint32_t *>(&s.heads[o0 + 4 * w])) << (4 * w);
-        if (l.pbase == 0 && threadIdx.x == 0) l.hmask |= 1u; /* item 0 of the input starts a segment */
-#pragma unroll
-        for (int j = 0; j < ITEMS; j++) {
-            const uint32_t slot = ps_segscan_pad(o0 + j);
-            const T x = s.items[slot];
-            run.v = (l.hmask >> j) & 1u ? x : Op::combine(run.v, x);
-            if (PS_SEGSCAN_PARK)
-                s.items[slot] = run.v; /* back into the slot this thread just read */
-            else
-                l.x[j] = run.v;
-        }
-        run.f = l.hmask != 0;
-    }
-
-    /* The fast tile's results: item j restarted at the thread's first head at or before it. */
-    template <bool EXCLUSIVE>
-    static __device__ __forceinline__ void results_fast(const params &p, const carry &before, const local &l, smem &s) {
-        const T init = init_of(p);
-        const uint32_t o0 = threadIdx.x * ITEMS;
-        const int first_head = l.hmask ? __ffs(l.hmask) - 1 : ITEMS;
-        T prev = before.v;
-#pragma unroll
-        for (int j = 0; j < ITEMS; j++) {
-            const uint32_t slot = ps_segscan_pad(o0 + j);
-            const T xj = PS_SEGSCAN_PARK ? s.items[slot] : l.x[j];
-            const T v = j >= first_head ? xj : Op::combine(before.v, xj);
-            T y;
-            if (EXCLUSIVE)
-                y = (l.hmask >> j) & 1u ? init : Op::combine(init, prev);
-            else
-                y = Op::combine(init, v);
-            prev = v;
-            s.items[slot] = y;
-        }
-    }
-
-    /* ---- ASYNC: the fast tile in the swizzled layout; unit u of the tile is 16 bytes (VEC values or 16 heads) */
+    /* ---- the fast tile, in the swizzled layout; unit u of the tile is 16 bytes (VEC values or 16 heads) */
     static __device__ __forceinline__ vec_t *vecs(smem &s) { return reinterpret_cast<vec_t *>(s.items); }
 
     /* The copies of a fast tile, one cp.async group per thread: vector v = k * THREADS + thread (coalesced). */
@@ -329,7 +279,8 @@ template <class T, class Op> struct ps_segscan_program {
         }
     }
 
-    /* scan_fast in the swizzled layout: the thread's CHUNKS head chunks, then its VECS vectors, scanned in place. */
+    /* The fast tile's scan (the general loop in reduce costs 65 instructions an item: bounds, mirror and a
+     * 64-bit first-item test on each; Nsight Compute, H200): the thread's CHUNKS head chunks, then its VECS vectors, scanned in place. */
     static __device__ __forceinline__ void scan_async(local &l, smem &s, carry &run) {
 #pragma unroll
         for (int c = 0; c < CHUNKS; c++) {
@@ -354,7 +305,7 @@ template <class T, class Op> struct ps_segscan_program {
         run.f = l.hmask != 0;
     }
 
-    /* results_fast in the swizzled layout. */
+    /* The fast tile's results: item j restarted at the thread's first head at or before it. */
     template <bool EXCLUSIVE>
     static __device__ __forceinline__ void results_async(const params &p, const carry &before, const local &l, smem &s) {
         const T init = init_of(p);
@@ -400,7 +351,7 @@ template <class T, class Op> struct ps_segscan_program {
      * stores its part now, and the look-back's round trip hides behind those stores. With segments of 1000 and
      * tiles of 8192 items, warp 0's part is the only one left after the look-back most of the time. */
     static __device__ __forceinline__ void early(const params &p, uint32_t, const carry &, local &l, smem &s) {
-        if constexpr (ASYNC && PS_SEGSCAN_EARLY) {
+        if constexpr (FAST && PS_SEGSCAN_EARLY) {
             if (!l.fast || !__shfl_sync(PS_WARP_ALL, l.thread_prefix.f, 0)) return;
             finish_async(p, l.thread_prefix, l, s);
             l.done = true;
@@ -431,35 +382,12 @@ template <class T, class Op> struct ps_segscan_program {
                 if (o < l.valid) s.heads[o] = 1;
             }
         }
-        /* fast: flags (aligned as the vectors need), or keys with ASYNC */
-        l.fast = VEC_LOADS && !p.reverse && l.valid == (uint32_t)TILE &&
+        l.fast = FAST && !p.reverse && l.valid == (uint32_t)TILE &&
                  (((uintptr_t)(in + l.pbase) | (uintptr_t)((T *)p.out + l.pbase)) & 15u) == 0 &&
-                 (p.form == PS_SEGMENTS_FLAGS ? ((uintptr_t)(p.flags + l.pbase) & (ASYNC ? 15u : VEC - 1u)) == 0
-                                              : ASYNC && p.form == PS_SEGMENTS_KEYS);
-        if (ASYNC && l.fast) {
+                 (p.form == PS_SEGMENTS_KEYS || (p.form == PS_SEGMENTS_FLAGS && ((uintptr_t)(p.flags + l.pbase) & 15u) == 0));
+        if (FAST && l.fast) {
             copy_async(p, l, s);
             if (p.form == PS_SEGMENTS_KEYS) key_heads_any(p, l, s);
-        } else if (VEC_LOADS && l.fast) {
-            /* every load first (vector v = k * 256 + thread, coalesced), then the stores to shared memory. The
-             * flag bytes go in as they are: b(i) = flags[i] != 0 is read as heads[o] != 0, and the one item
-             * where the flag does not count (i = 0) is the scan's first item, a head anyway. */
-            vec_t raw[VECS];
-            flags_t fl[VECS];
-#pragma unroll
-            for (int k = 0; k < VECS; k++) {
-                const uint32_t v = k * THREADS + threadIdx.x;
-                raw[k] = reinterpret_cast<const vec_t *>(in + l.pbase)[v];
-                fl[k] = reinterpret_cast<const flags_t *>(p.flags + l.pbase)[v];
-            }
-#pragma unroll
-            for (int k = 0; k < VECS; k++) {
-                const uint32_t o = (k * THREADS + threadIdx.x) * VEC;
-                T x[VEC];
-                memcpy(x, &raw[k], sizeof x);
-#pragma unroll
-                for (int i = 0; i < VEC; i++) s.items[ps_segscan_pad(o + i)] = x[i]; /* one pad run: 32 % VEC == 0 */
-                *reinterpret_cast<flags_t *>(&s.heads[o]) = fl[k];
-            }
         } else {
 #pragma unroll
             for (int k = 0; k < ITEMS; k++) {
@@ -477,12 +405,9 @@ template <class T, class Op> struct ps_segscan_program {
         const uint64_t first_item = p.reverse ? p.n - 1 : 0; /* the scan's first item always starts a segment */
         carry run = identity();
         l.hmask = 0;
-        if constexpr (VEC_LOADS) {
+        if constexpr (FAST) {
             if (l.fast) { /* a full forward tile by flags or keys: no bounds, no mirror, no per-item head test */
-                if constexpr (ASYNC)
-                    scan_async(l, s, run);
-                else
-                    scan_fast(l, s, run);
+                scan_async(l, s, run);
                 goto scanned;
             }
         }
@@ -532,19 +457,10 @@ template <class T, class Op> struct ps_segscan_program {
         const carry before = combine(prefix, l.thread_prefix);
 
         /* ---- results in scan order, back to shared memory by physical offset ---- */
-        if constexpr (ASYNC) {
+        if constexpr (FAST) {
             if (l.fast) { /* the same branch for the whole block: no barrier below is skipped by some only */
                 if (!l.done) finish_async(p, before, l, s);
                 return;
-            }
-        }
-        if constexpr (VEC_LOADS) {
-            if (l.fast) {
-                if (p.exclusive)
-                    results_fast<true>(p, before, l, s);
-                else
-                    results_fast<false>(p, before, l, s);
-                goto stage;
             }
         }
         {
@@ -562,24 +478,10 @@ template <class T, class Op> struct ps_segscan_program {
             if (L < l.valid) s.items[slot] = y;
         }
         }
-    stage:
         __syncthreads();
 
         /* ---- store, coalesced ---- */
         T *out = (T *)p.out;
-        if (VEC_LOADS && l.fast) {
-#pragma unroll
-            for (int k = 0; k < VECS; k++) {
-                const uint32_t v = k * THREADS + threadIdx.x, o = v * VEC;
-                T y[VEC];
-#pragma unroll
-                for (int i = 0; i < VEC; i++) y[i] = s.items[ps_segscan_pad(o + i)];
-                vec_t w;
-                memcpy(&w, y, sizeof w);
-                reinterpret_cast<vec_t *>(out + l.pbase)[v] = w;
-            }
-            return;
-        }
 #pragma unroll
         for (int k = 0; k < ITEMS; k++) {
             const uint32_t o = k * THREADS + threadIdx.x;

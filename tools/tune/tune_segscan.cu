@@ -280,11 +280,11 @@ int main(int argc, char **argv) {
     cudaDeviceProp prop;
     tune_device_init(dev, &prop);
     printf("# tune_segscan on %s, CUDA runtime %d, CUB %d.%d.%d, median of %d; segscan: ITEMS %d MIN_BLOCKS %d E %d "
-           "VEC_LOADS %d PARK %d ASYNC %d; rle: ITEMS %d MIN_BLOCKS %d E %d VEC_LOADS %d STAGE %d RLE_COUNTS %d RLE_ITEMS %d "
+           "VEC_LOADS %d PARK %d EARLY %d; rle: ITEMS %d MIN_BLOCKS %d E %d VEC_LOADS %d STAGE %d RLE_COUNTS %d RLE_ITEMS %d "
            "RLE_MIN_BLOCKS %d RLE_SMALL_TILES %d RLE_SMALL_ITEMS %d RLE_SMALL_MIN_BLOCKS %d\n",
            prop.name, CUDART_VERSION, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, g_reps,
            PS_SEGSCAN_ITEMS4, PS_SEGSCAN_MIN_BLOCKS4, PS_SEGSCAN_LANE_ENTRIES, PS_SEGSCAN_VEC_LOADS, PS_SEGSCAN_PARK,
-           PS_SEGSCAN_ASYNC,
+           PS_SEGSCAN_EARLY,
            PS_RBK_ITEMS, PS_RBK_MIN_BLOCKS, PS_RBK_LANE_ENTRIES, PS_RBK_VEC_LOADS, PS_RBK_STAGE, PS_RBK_RLE_COUNTS,
            PS_RBK_RLE_ITEMS, PS_RBK_RLE_MIN_BLOCKS, PS_RBK_RLE_SMALL_TILES, PS_RBK_RLE_SMALL_ITEMS,
            PS_RBK_RLE_SMALL_MIN_BLOCKS);
