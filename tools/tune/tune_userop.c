@@ -160,6 +160,11 @@ static const struct variant variants[] = {
     {"m16.v8.b4.sync.blocked", 16, 8, 4, 0, 1},
     {"a8.v8.b5.async.blocked (default)", 8, 8, 5, 1, 1},
     {"a8.v8.b5.async", 8, 8, 5, 1, 0},
+    /* the plain scan's large tiles (5_decoupled_lookback.cu: 44 KiB at 4 blocks per SM above 16 MiB) */
+    {"a8.v11.b4.async.blocked", 8, 11, 4, 1, 1},
+    {"a8.v10.b5.async.blocked", 8, 10, 5, 1, 1},
+    {"m16.v11.b4.async.blocked", 16, 11, 4, 1, 1},
+    {"m16.v10.b4.async.blocked", 16, 10, 4, 1, 1},
 };
 #define VARIANTS (int)(sizeof variants / sizeof variants[0])
 
