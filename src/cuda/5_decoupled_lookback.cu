@@ -134,6 +134,20 @@ struct ps_scan_program {
         const uint32_t d = VECS >= 8 ? VECS : 8;
         return &s.parked[0][0] + warp * VECS * PS_WARP_LANES + (j ^ ((j / d) & 7u));
     }
+    /* Whether chunk_slot is one to one over a chunk: the XOR's bits come from j / d, which for some D (9, 11)
+     * depends on the very bits it flips, so two slots would share a place (tune_userop's 11-vector variants gave
+     * wrong results on the H200, 2026-11-26). Checked at compile time for every BLOCKED instance. */
+    static constexpr bool chunk_slots_distinct() {
+        bool seen[PS_WARP_LANES * VECS] = {};
+        const uint32_t d = VECS >= 8 ? VECS : 8;
+        for (uint32_t j = 0; j < PS_WARP_LANES * VECS; j++) {
+            const uint32_t t = j ^ ((j / d) & 7u);
+            if (t >= PS_WARP_LANES * VECS || seen[t]) return false;
+            seen[t] = true;
+        }
+        return true;
+    }
+    static_assert(!BLOCKED || chunk_slots_distinct(), "BLOCKED: this many vectors a thread would overlap parking slots");
 
     /* Where tile id lies: its first physical element, its elements, whether it takes the vector path. */
     static __device__ __forceinline__ void place(const params &p, uint32_t id, local &l) {
