@@ -54,9 +54,12 @@ extern "C" const size_t ps_cuda_embedded_count;
 #define USER_SCAN_MIN_BLOCKS 5
 /* The scan of 16-byte elements (one element per vector: a warp scan per element unless BLOCKED, see
  * ps_scan_program), separately, so that tools/tune/tune_userop.c can sweep it: vectors per thread, blocks per
- * SM, cp.async into the parking slots, thread-serial (BLOCKED). Defaults: the H100 run of the header. */
+ * SM, cp.async into the parking slots, thread-serial (BLOCKED). Defaults: the H100 run of the header, and 10
+ * vectors a thread from the 2026-11-26 runs on both GPUs (below). */
 #ifndef PS_USER_SCAN16_VECS
-#define PS_USER_SCAN16_VECS USER_SCAN_VECS
+/* 40 KiB tiles: 2x2 f32 matrices at 2^28 0.806 -> 0.840 of copy on the H200, 0.908 -> 0.920 on the H100 (2^24:
+ * 0.787 -> 0.804, 0.885 -> 0.902; tune_userop, 2026-11-26, docs/bench/h*-userop-large.txt) */
+#define PS_USER_SCAN16_VECS 10
 #endif
 #ifndef PS_USER_SCAN16_MIN_BLOCKS
 #define PS_USER_SCAN16_MIN_BLOCKS 4

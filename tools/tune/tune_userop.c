@@ -152,7 +152,8 @@ struct variant {
  * memory (at most 48 KiB a block: vecs <= 11), vecs x min_blocks <= 56 for 227 KiB an SM; registers a thread
  * 65536 / (256 min_blocks), rounded down to 8: 48 at 5 blocks, 64 at 4, 40 at 6, 32 at 8. */
 static const struct variant variants[] = {
-    {"m16.v8.b4.async.blocked (default)", 16, 8, 4, 1, 1},
+    {"m16.v10.b4.async.blocked (default)", 16, 10, 4, 1, 1},
+    {"m16.v8.b4.async.blocked", 16, 8, 4, 1, 1},
     {"m16.v8.b5.async", 16, 8, 5, 1, 0},
     {"m16.v8.b4.async", 16, 8, 4, 1, 0},
     {"m16.v8.b5.async.blocked", 16, 8, 5, 1, 1},
@@ -160,12 +161,11 @@ static const struct variant variants[] = {
     {"m16.v8.b4.sync.blocked", 16, 8, 4, 0, 1},
     {"a8.v8.b5.async.blocked (default)", 8, 8, 5, 1, 1},
     {"a8.v8.b5.async", 8, 8, 5, 1, 0},
-    /* larger tiles, as the plain scan's above 16 MiB (H200, 2026-11-26, docs/bench/h200-userop-large.txt: at 2^28
-     * matrix 0.840 of copy against the default's 0.806, affine 0.878 against 0.866, at 2^24 0.804 / 0.787 and
-     * 0.834 / 0.847; not on the H100 yet, so not the default). 11 vectors do not compile BLOCKED (their parking
-     * slots would overlap: ps_scan_program::chunk_slots_distinct). */
+    /* larger tiles, as the plain scan's above 16 MiB (2026-11-26, docs/bench/h*-userop-large.txt): the affine pair
+     * at 10 vectors 0.878 / 0.866 of copy at 2^28 and 0.834 / 0.847 at 2^24 on the H200, 0.938 / 0.939 and 0.900 /
+     * 0.896 on the H100 (the 16-byte default took 10). 11 vectors do not compile BLOCKED (their parking slots would
+     * overlap: ps_scan_program::chunk_slots_distinct). */
     {"a8.v10.b5.async.blocked", 8, 10, 5, 1, 1},
-    {"m16.v10.b4.async.blocked", 16, 10, 4, 1, 1},
 };
 #define VARIANTS (int)(sizeof variants / sizeof variants[0])
 
