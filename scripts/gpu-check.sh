@@ -23,7 +23,8 @@
 #             2^28) and its plot <gpu>-sort.png (plot_bench.py --sort-png); the case in the kind column.
 #             GPU_CHECK_PATTERNS="sort rle" runs only those CSVs (names as in the file names; to split the step
 #             over calls). The summary gives of copy and x CUB at 2^16, 2^24, 2^28 and 2^30 (sort: of copy =
-#             copy time / sort time, its gbps column is Gkeys/s)
+#             copy time / sort time, its gbps column is Gkeys/s), then the issues' targets for what was benched,
+#             PASS/MISS (plot_bench.py --targets)
 #   multigpu  the NCCL scan's test over every GPU (built when NCCL is found: beside the toolkit, or PyTorch's
 #             nvidia-nccl wheel) and bench_nccl's scaling at 2^30 i32 per GPU into <gpu>-x<G>-nccl.csv; the
 #             out-of-core scan of 16 GiB pinned host memory against a copy up and down (docs/scale-out.md)
@@ -306,6 +307,8 @@ if want patterns; then
     [ ${#PAT_CSVS[@]} -gt 0 ] && awk -F, 'FNR > 1 && $3 == "decoupled-lookback" && ($8 == 65536 || $8 == 16777216 || $8 == 268435456 || $8 == 1073741824) {
         printf "  %-13s %-3s %-13s n=2^%d: %.3f of copy, %.2fx CUB (spread %.3f)\n", $16, $4, $6, log($8) / log(2) + 0.5, $11, $12, $15 }' \
         "${PAT_CSVS[@]}" >>"$SUMMARY"
+    # the issues' speed targets for the primitives benched in this call, PASS/MISS (plot_bench.py: no matplotlib)
+    [ ${#PAT_CSVS[@]} -gt 0 ] && python3 "$ROOT/scripts/plot_bench.py" --targets "${PAT_CSVS[@]}" >>"$SUMMARY" 2>>"$LOG"
     rm -rf "$PAT_TMP"
 fi
 

@@ -6,6 +6,9 @@ docs/performance.md.
   plot_bench.py --markdown table.md bench_i32.csv bench_i64.csv        the GB/s and fraction-of-copy table
   plot_bench.py --summary [--spot bench_spot.csv] bench_i32.csv ...    per algorithm at 2^28 (of copy, of CUB),
                                                                        and issue 4's targets, PASS/MISS
+  plot_bench.py --targets h200-segscan.csv h200-sort.csv ...           the primitives' speed targets of issues 10-12,
+                                                                       PASS/MISS per GPU, from `pscan bench
+                                                                       --primitive` CSVs (whichever are given)
   plot_bench.py --sort-png sort.png h100-sort.csv h200-sort.csv        radix sort: Gkeys/s against n per case
                                                                        (pscan solid, CUB dashed), one column per
                                                                        file, and below it pscan / CUB against n
@@ -233,6 +236,61 @@ def cmd_summary(rows, spots, out):
                ("%.3f x CUB" % r["of_cub"]) if r["of_cub"] > 0 else "(no CUB peer)", verdict(ratio <= 1.05)))
 
 
+# The primitives' speed targets (issues 10-12), one row each: issue, what, primitive, type, kind (None: any), the
+# sizes (log2 n) it holds at, and the test on pscan's row ("of_copy", "of_cub", or "call": time over the copy
+# call's at the same n) as (measure, at least). Expand is left out: `pscan bench`'s copy for it is not the bytes the
+# issue counts (tools/tune/tune_expand.cu times that).
+TARGETS = [
+    (10, "reduce, at least CUB at every n", "reduce", None, None, range(10, 31), [("of_cub", 1.0)]),
+    (10, "reduce, a call at n <= 2^16 within 1.3x a copy call", "reduce", None, None, range(10, 17), [("call", 1.3)]),
+    (10, "compact by predicate, 1.2x CUB at 2^28", "select", "i32", None, [28], [("of_cub", 1.2)]),
+    (10, "partition, 1.2x CUB at 2^28", "partition", "i32", None, [28], [("of_cub", 1.2)]),
+    (11, "segmented scan by flags, 0.9 of copy, > CUB at 2^28", "segscan", "i32", None, [28],
+     [("of_copy", 0.9), ("of_cub", 1.0)]),
+    (11, "run-length encode, 1.3x CUB at 2^28", "rle", "i32", None, [28], [("of_cub", 1.3)]),
+    (11, "histogram 256 bins uniform, 1.2x CUB at 2^28", "histogram", "u32", "uniform-256", [28], [("of_cub", 1.2)]),
+    (11, "histogram 256 bins all equal, 1.2x CUB at 2^28", "histogram", "u32", "equal-256", [28], [("of_cub", 1.2)]),
+    (11, "histogram 65536 bins, at least CUB at 2^28", "histogram", "u32", "uniform-65536", [28], [("of_cub", 1.0)]),
+    (12, "sort u32 keys, 1.2x CUB at 2^28", "sort", "u32", "keys", [28], [("of_cub", 1.2)]),
+    (12, "sort u64 keys, at least CUB at 2^28", "sort", "u64", "keys", [28], [("of_cub", 1.0)]),
+    (12, "sort u32 pairs, at least CUB at 2^28", "sort", "u32", "pairs", [28], [("of_cub", 1.0)]),
+    (12, "sort, faster than CUB per call at n <= 2^16", "sort", None, None, range(10, 17), [("of_cub", 1.0)]),
+]
+
+
+def cmd_targets(rows, out):
+    """Each target per device: the worst row among the sizes it holds at, PASS when every test holds there."""
+    copy = {(r["device"], r["primitive"], r["type"], r["kind"], r["n"]): r for r in rows if r["algo"] == "copy"}
+
+    def measure(r, what):
+        if what != "call":
+            return r[what]
+        c = copy.get((r["device"], r["primitive"], r["type"], r["kind"], r["n"]))
+        return r["time_us"] / c["time_us"] if c and c["time_us"] > 0 else None
+
+    for device in sorted({r["device"] for r in rows}):
+        out.write("targets on %s (pscan bench; the worst size and case of each):\n" % device)
+        for issue, what, prim, t, kind, sizes, tests in TARGETS:
+            sub = [r for r in rows if r["device"] == device and r.get("primitive") == prim and r["algo"] == FLAGSHIP
+                   and (t is None or r["type"] == t) and (kind is None or r["kind"] == kind) and r["log2n"] in sizes]
+            if not sub:
+                continue
+            parts, ok = [], True
+            for m, bound in tests:
+                vals = [(measure(r, m), r) for r in sub]
+                vals = [(v, r) for v, r in vals if v is not None]
+                if not vals:
+                    continue
+                # "call" is a cost (lower is better); the others are speeds (higher is better)
+                v, r = max(vals, key=lambda x: x[0]) if m == "call" else min(vals, key=lambda x: x[0])
+                good = v <= bound if m == "call" else v >= bound if m != "of_cub" or bound != 1.0 else v > bound
+                ok = ok and good
+                label = {"of_copy": "of copy", "of_cub": "x CUB", "call": "x a copy call"}[m]
+                parts.append("%.3f %s (%s %s %.2f) at 2^%d %s %s" % (v, label, "needs", "<=" if m == "call" else ">=",
+                                                                   bound, r["log2n"], r["type"], r["kind"]))
+            out.write("  issue %d  %-62s %s  %s\n" % (issue, what, verdict(ok), "; ".join(parts)))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("csv", nargs="+")
@@ -241,6 +299,7 @@ def main():
     p.add_argument("--summary", action="store_true")
     p.add_argument("--spot")
     p.add_argument("--sort-png", metavar="OUT.png", help="the radix sort's plot, one column per CSV")
+    p.add_argument("--targets", action="store_true", help="issues 10-12's speed targets, PASS/MISS per GPU")
     a = p.parse_args()
     rows = read_rows(a.csv)
     status = 0
@@ -259,6 +318,8 @@ def main():
     if a.markdown:
         with open(a.markdown, "w") as f:
             cmd_markdown(rows, f)
+    if a.targets:
+        cmd_targets(rows, sys.stdout)
     if a.summary:
         spots = read_rows([a.spot], spot=True) if a.spot else []
         cmd_summary(rows, spots, sys.stdout)
