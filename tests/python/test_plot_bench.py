@@ -1,0 +1,54 @@
+"""scripts/plot_bench.py --targets: the issues' primitive targets judged from `pscan bench --csv` rows (no GPU:
+synthetic rows with known ratios, so a wrong bound or a wrong "worst row" fails here)."""
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "scripts", "plot_bench.py")
+HEADER = ("backend,device,algo,type,op,kind,direction,n,time_us,gbps,of_copy,of_cub,cub_time_us,in_place,spread,"
+          "primitive\n")
+
+
+def row(device, algo, prim, t, kind, log2n, time_us, of_copy, of_cub):
+    return '%s,"%s",%s,%s,sum,%s,forward,%d,%g,1,%g,%g,1,0,0.01,%s\n' % (
+        "cuda", device, algo, t, kind, 1 << log2n, time_us, of_copy, of_cub, prim)
+
+
+def targets(tmp_path, rows):
+    path = tmp_path / "bench.csv"
+    path.write_text(HEADER + "".join(rows))
+    out = subprocess.run([sys.executable, SCRIPT, "--targets", str(path)], capture_output=True, text=True, check=True)
+    return {line.split("  ")[2].strip(): line for line in out.stdout.splitlines() if line.startswith("  issue")}
+
+
+def test_pass_and_miss_per_target(tmp_path):
+    lines = targets(tmp_path, [
+        row("GPU A", "decoupled-lookback", "segscan", "i32", "inclusive", 28, 100, 0.95, 1.30),
+        row("GPU A", "decoupled-lookback", "rle", "i32", "inclusive", 28, 100, 0.40, 1.10),
+    ])
+    seg = [v for k, v in lines.items() if k.startswith("segmented scan")]
+    rle = [v for k, v in lines.items() if k.startswith("run-length")]
+    assert len(seg) == 1 and "PASS" in seg[0]
+    assert len(rle) == 1 and "MISS" in rle[0] and "1.100 x CUB" in rle[0]
+
+
+def test_worst_size_decides_and_call_cost_uses_the_copy_row(tmp_path):
+    rows = []
+    for k in range(10, 17):
+        rows.append(row("GPU B", "copy", "reduce", "u8", "inclusive", k, 4.0, 1.0, 0))
+        # one slow size (2^13): 0.65x CUB and 1.5x a copy call; every other size is faster than CUB
+        slow = k == 13
+        rows.append(row("GPU B", "decoupled-lookback", "reduce", "u8", "inclusive", k, 6.0 if slow else 4.4,
+                        0.5, 0.65 if slow else 1.2))
+    lines = targets(tmp_path, rows)
+    cub = [v for k, v in lines.items() if k.startswith("reduce, at least CUB")][0]
+    call = [v for k, v in lines.items() if k.startswith("reduce, a call")][0]
+    assert "MISS" in cub and "0.650 x CUB" in cub and "2^13" in cub
+    assert "MISS" in call and "1.500 x a copy call" in call
+
+
+def test_targets_without_their_primitive_are_left_out(tmp_path):
+    lines = targets(tmp_path, [row("GPU C", "decoupled-lookback", "sort", "u64", "keys", 28, 100, 0.1, 1.03)])
+    assert len(lines) == 1
+    assert "PASS" in list(lines.values())[0]
