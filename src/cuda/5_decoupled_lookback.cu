@@ -130,18 +130,19 @@ struct ps_scan_program {
     /* BLOCKED: slot j of this warp's chunk (j = 32 k + lane striped, VECS lane + k blocked), its low three bits
      * crossed with the 128-byte row's owner so that 8 lanes' 16-byte accesses hit 8 different bank groups both
      * ways (D = VECS, at least 8: a striped row has one D-group, a blocked row one thread). */
-    static __device__ __forceinline__ uint4 *chunk_slot(smem &s, unsigned warp, uint32_t j) {
-        const uint32_t d = VECS >= 8 ? VECS : 8;
-        return &s.parked[0][0] + warp * VECS * PS_WARP_LANES + (j ^ ((j / d) & 7u));
+    static __host__ __device__ constexpr uint32_t chunk_swizzle(uint32_t j) {
+        return j ^ ((j / (VECS >= 8 ? VECS : 8)) & 7u);
     }
-    /* Whether chunk_slot is one to one over a chunk: the XOR's bits come from j / d, which for some D (9, 11)
+    static __device__ __forceinline__ uint4 *chunk_slot(smem &s, unsigned warp, uint32_t j) {
+        return &s.parked[0][0] + warp * VECS * PS_WARP_LANES + chunk_swizzle(j);
+    }
+    /* Whether chunk_slot is one to one over a chunk: the XOR's bits come from j / D, which for some D (9, 11)
      * depends on the very bits it flips, so two slots would share a place (tune_userop's 11-vector variants gave
      * wrong results on the H200, 2026-11-26). Checked at compile time for every BLOCKED instance. */
     static constexpr bool chunk_slots_distinct() {
         bool seen[PS_WARP_LANES * VECS] = {};
-        const uint32_t d = VECS >= 8 ? VECS : 8;
         for (uint32_t j = 0; j < PS_WARP_LANES * VECS; j++) {
-            const uint32_t t = j ^ ((j / d) & 7u);
+            const uint32_t t = chunk_swizzle(j);
             if (t >= PS_WARP_LANES * VECS || seen[t]) return false;
             seen[t] = true;
         }

@@ -111,14 +111,6 @@
 #define PS_SEGSCAN_THREADS 256
 #define PS_SEGSCAN_TILE_OF(bytes) (PS_SEGSCAN_ITEMS_OF(bytes) * PS_SEGSCAN_THREADS)
 
-/* N bytes as one load or store (N = 1, 2, 4, 8, 16). */
-template <int N> struct ps_segscan_word;
-template <> struct ps_segscan_word<1> { typedef uint8_t type; };
-template <> struct ps_segscan_word<2> { typedef uint16_t type; };
-template <> struct ps_segscan_word<4> { typedef uint32_t type; };
-template <> struct ps_segscan_word<8> { typedef unsigned long long type; };
-template <> struct ps_segscan_word<16> { typedef uint4 type; };
-
 template <class T> struct ps_seg_pair {
     T v;
     uint32_t f;
@@ -147,11 +139,11 @@ struct ps_segscan_params {
  * different banks. */
 __device__ __forceinline__ uint32_t ps_segscan_pad(uint32_t o) { return o + o / 32; }
 
-/* The fast tile's layout: 16-byte unit u of a tile (a vector of values, or 16 head bytes) sits in slot u ^ ((u >> 3) & 7)
- * of its array. Only the low three bits move, by bits above them: a permutation. A 16-byte access is served 8
- * lanes at a time, and the 8 units in one 128-byte row fill the 32 banks once: the coalesced copy (8 consecutive
- * units, one row) is conflict-free, and so is a thread's read of its own k-th unit when threads own 1, 2, 4 or 8
- * consecutive units each (8 consecutive threads then land on 8 different slots of the row mod 8). */
+/* The fast tile's layout: 16-byte unit u of a tile (a vector of values, or 16 head bytes) sits in slot
+ * u ^ ((u >> 3) & 7) of its array. Only the low three bits move, by bits above them: a permutation. A 16-byte
+ * access is served 8 lanes at a time, and the 8 units in one 128-byte row fill the 32 banks once: the coalesced
+ * copy (8 consecutive units, one row) is conflict-free, and so is a thread's read of its own k-th unit when threads
+ * own 1, 2, 4 or 8 consecutive units each (8 consecutive threads then land on 8 different slots of the row mod 8). */
 __device__ __forceinline__ uint32_t ps_segscan_swz(uint32_t u) { return u ^ ((u >> 3) & 7u); }
 
 /* Four head bytes to four head bits: bit 7 of each byte of bits is set when the byte is nonzero, and the multiply
@@ -177,7 +169,7 @@ template <class T, class Op> struct ps_segscan_program {
         CHUNKS = ITEMS / 16 /* the fast path: 16-byte chunks of head bytes per thread */
     };
     static_assert(ITEMS >= 1 && ITEMS <= 32, "a thread's head bits are one word");
-    typedef typename ps_segscan_word<16>::type vec_t;
+    typedef uint4 vec_t; /* the fast tile's 16-byte unit */
     struct smem {
         alignas(16) T items[TILE + TILE / 32]; /* padded (ps_segscan_pad), or swizzled vectors (fast) */
         alignas(16) uint8_t heads[TILE]; /* b() of the tile's window, by physical offset */
@@ -279,8 +271,8 @@ template <class T, class Op> struct ps_segscan_program {
         }
     }
 
-    /* The fast tile's scan (the general loop in reduce costs 65 instructions an item: bounds, mirror and a
-     * 64-bit first-item test on each; Nsight Compute, H200): the thread's CHUNKS head chunks, then its VECS vectors, scanned in place. */
+    /* The fast tile's scan (the general loop in reduce costs 65 instructions an item: bounds, mirror and a 64-bit
+     * first-item test on each; Nsight Compute, H200): the thread's CHUNKS head chunks, then its items in place. */
     static __device__ __forceinline__ void scan_async(local &l, smem &s, carry &run) {
 #pragma unroll
         for (int c = 0; c < CHUNKS; c++) {

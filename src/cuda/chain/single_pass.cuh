@@ -79,28 +79,20 @@
 #define PS_CHAIN_CONTROL 0
 #endif
 
-/* Whether P declares absorbs() (the optional part of a tile program); no <type_traits> under NVRTC. */
+/* The optional hooks of a tile program: the specialization is chosen when P declares the member (no
+ * <type_traits> under NVRTC), the primary template stands in for a program without it. */
 template <class T> struct ps_chain_void { typedef void type; };
-template <class P, class = void> struct ps_chain_absorbing { enum { value = 0 }; };
-template <class P> struct ps_chain_absorbing<P, typename ps_chain_void<decltype(&P::absorbs)>::type> {
-    enum { value = 1 };
-};
-template <class P, bool = ps_chain_absorbing<P>::value> struct ps_chain_absorbs {
+template <class P, class = void> struct ps_chain_absorbs {
     static __device__ __forceinline__ bool test(const typename P::carry &) { return false; }
 };
-template <class P> struct ps_chain_absorbs<P, true> {
+template <class P> struct ps_chain_absorbs<P, typename ps_chain_void<decltype(&P::absorbs)>::type> {
     static __device__ __forceinline__ bool test(const typename P::carry &a) { return P::absorbs(a); }
 };
-
-template <class P, class = void> struct ps_chain_has_early { enum { value = 0 }; };
-template <class P> struct ps_chain_has_early<P, typename ps_chain_void<decltype(&P::early)>::type> {
-    enum { value = 1 };
-};
-template <class P, bool = ps_chain_has_early<P>::value> struct ps_chain_early {
+template <class P, class = void> struct ps_chain_early {
     static __device__ __forceinline__ void run(const typename P::params &, uint32_t, const typename P::carry &,
                                                typename P::local &, typename P::smem &) {}
 };
-template <class P> struct ps_chain_early<P, true> {
+template <class P> struct ps_chain_early<P, typename ps_chain_void<decltype(&P::early)>::type> {
     static __device__ __forceinline__ void run(const typename P::params &p, uint32_t id, const typename P::carry &a,
                                                typename P::local &l, typename P::smem &s) {
         P::early(p, id, a, l, s);
