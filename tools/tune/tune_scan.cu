@@ -202,7 +202,7 @@ template <class T, int VECS, int MINB, int E = 2> struct rvariant {
 };
 
 template <class T, class... Vs> static void bench_reduce(int min_log2, int max_log2) {
-    for (int lg = min_log2; lg <= max_log2; lg += 2) {
+    for (int lg = min_log2; lg <= max_log2; lg += (max_log2 <= 20 ? 1 : 2)) {
         const uint64_t n = 1ull << lg;
         T *in, *out, *ref, *copy_dst;
         CK(cudaMalloc(&in, n * sizeof(T)));
@@ -265,6 +265,19 @@ int main(int argc, char **argv) {
                    variant<int32_t, 4, 8, 2>>(10, 20);
         bench_type<int64_t, variant<int64_t, 8, 5, 2, true>, variant<int64_t, 1, 8, 2>, variant<int64_t, 2, 8, 2>,
                    variant<int64_t, 4, 8, 2>>(10, 20);
+    }
+    /* small calls on the cluster driver (chain/cluster.cuh): build with -DPS_CHAIN_CLUSTER_MAX=0, 8 and 16 through
+     * variants.sh to compare; the scan's small tier (4 KiB tiles), 16 KiB tiles and its default tier, the reduce's
+     * small (16 KiB) and large (64 KiB) tiers */
+    if (strstr(types, "lat")) {
+        const int hi = max_log2 < 20 ? max_log2 : 18;
+        bench_type<int32_t, variant<int32_t, 1, 8, 2>, variant<int32_t, 4, 8, 2>, variant<int32_t, 8, 5, 2, true>>(10, hi);
+        bench_type<int64_t, variant<int64_t, 1, 8, 2>, variant<int64_t, 4, 8, 2>, variant<int64_t, 8, 5, 2, true>>(10, hi);
+        bench_type<uint8_t, variant<uint8_t, 1, 8, 2>, variant<uint8_t, 4, 8, 2>, variant<uint8_t, 8, 5, 2, true>>(10, hi);
+        bench_reduce<int32_t, rvariant<int32_t, 4, 8, 0>, rvariant<int32_t, 16, 3, 0>>(10, hi);
+        bench_reduce<int64_t, rvariant<int64_t, 4, 8, 0>, rvariant<int64_t, 16, 3, 0>>(10, hi);
+        bench_reduce<uint8_t, rvariant<uint8_t, 4, 8, 0>, rvariant<uint8_t, 16, 3, 0>>(10, hi);
+        return 0;
     }
     /* large n: the default (v8.b5.e2.async) beside its no-look-back control (what the chain costs), wider
      * look-back windows (W = 32 E tiles per round trip) and more blocks per SM for the control; earlier sweeps

@@ -56,6 +56,10 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
         if (threadIdx.x == 0) ts.publish(b, PS_TILE_AGGREGATE, acc);
         return;
     }
+    if (blocks == 1) { /* a call of one tile: nothing to fold (the same value as below with no partials) */
+        P::consume(p, tiles - 1, P::initial(p), acc, l, s);
+        return;
+    }
 
     /* ---- the last block: init (+) the partials of blocks 0 .. G - 2, in order. Thread i folds its contiguous run
      * of them (all its reads issued before any wait), the warps fold their threads' runs in lane order, thread 0
@@ -118,6 +122,10 @@ template <class C> static inline size_t ps_even_share_temp_bytes(uint64_t tiles)
 template <class P>
 static cudaError_t ps_even_share(const typename P::params &p, uint32_t tiles, int sm_count, void *temp,
                                  cudaStream_t stream) {
+    /* a small call: one cluster, a block a tile (chain/cluster.cuh; the program's consume writes the total in the
+     * last tile) */
+    if (tiles > 1 && tiles <= (uint32_t)ps_chain_cluster_limit<P, PS_CHAIN_LANE_ENTRIES>())
+        return ps_chain_cluster<P, PS_CHAIN_LANE_ENTRIES>(p, tiles, stream);
     const ps_tile_state<typename P::carry> ts = ps_chain_fresh_state<typename P::carry>(temp);
     const size_t dynamic = ps_chain_dynamic_bytes<P>();
     static bool attributes_set = false;

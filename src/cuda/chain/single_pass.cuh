@@ -109,6 +109,19 @@ template <class P> struct ps_chain_combine {
 __device__ __forceinline__ uint32_t ps_chain_aggregate_entry(uint32_t t) { return 2 * t; }
 __device__ __forceinline__ uint32_t ps_chain_inclusive_entry(uint32_t t) { return 2 * t + 1; }
 
+/* The fixed expression of a prefix, run by the whole of warp 0: base (+) the window's values, lane by lane (slot
+ * lane x E + e) and then by the warp's shuffle tree; every lane gets the result. Both drivers fold through it, so
+ * a tile's prefix has the same bits whichever ran it. */
+template <class P, int E>
+__device__ __forceinline__ typename P::carry ps_chain_window_fold(const typename P::carry &base,
+                                                                    const typename P::carry (&v)[E], unsigned lane) {
+    typename P::carry part = v[0];
+#pragma unroll
+    for (int e = 1; e < E; e++) part = P::combine(part, v[e]);
+    const typename P::carry r = ps_warp_reduce_to_lane0(part, lane, ps_chain_combine<P>());
+    return ps_shfl_idx(P::combine(base, r), 0);
+}
+
 /* Run by the whole of warp 0 of tile id: the carry of every tile before id (with the program's initial
  * carry), always as I(id - W) (+) the fixed-tree combination of A(id - W + 1) ... A(id - 1). */
 template <class P, int E>
@@ -151,11 +164,7 @@ __device__ __forceinline__ typename P::carry ps_chain_look_back(const typename P
         __nanosleep(PS_CHAIN_BACKOFF_NS);
 #endif
     }
-    C part = v[0];
-#pragma unroll
-    for (int e = 1; e < E; e++) part = P::combine(part, v[e]);
-    const C r = ps_warp_reduce_to_lane0(part, lane, ps_chain_combine<P>());
-    return ps_shfl_idx(P::combine(base, r), 0);
+    return ps_chain_window_fold<P, E>(base, v, lane);
 }
 
 /* A program's shared memory: static up to the 48 KiB a block may declare, dynamic beyond (larger tiles parked in
@@ -267,9 +276,13 @@ template <class F> static inline cudaError_t ps_chain_kernel_attributes(F *kerne
     return err;
 }
 
-/* Launches P over tiles tiles on stream; temp holds ps_chain_temp_bytes<carry>(tiles), 16-byte aligned. */
+#include "chain/cluster.cuh" /* small calls: one thread-block cluster, no look-back */
+
+/* Launches P over tiles tiles on stream; temp holds ps_chain_temp_bytes<carry>(tiles), 16-byte aligned. A call of
+ * 2 .. ps_chain_cluster_limit tiles runs as one cluster (chain/cluster.cuh), the same prefixes to the bit. */
 template <class P, int E = PS_CHAIN_LANE_ENTRIES>
 static cudaError_t ps_chain_single_pass(const typename P::params &p, uint32_t tiles, void *temp, cudaStream_t stream) {
+    if (tiles > 1 && tiles <= (uint32_t)ps_chain_cluster_limit<P, E>()) return ps_chain_cluster<P, E>(p, tiles, stream);
     const ps_tile_state<typename P::carry> ts = ps_chain_fresh_state<typename P::carry>(temp);
     const size_t dynamic = ps_chain_dynamic_bytes<P>();
     static bool attributes_set = false;
