@@ -16,9 +16,9 @@
 #             decoupled look-back spot checks at 2^28: min, max, product, exclusive, reverse, in place;
 #             the PNG plot and the markdown table
 #   patterns  pscan bench --primitive P beside CUB and copy, one CSV per primitive named <gpu>-<name>.csv:
-#             reduce (i32 i64 u8), compact (select: i32 i64), split (partition: i32 i64), expand (u32 counts
-#             averaging 1.5, 4 and 64 (to 2^26), beside the
-#             copy alone), segscan, scan-by-key, reduce-by-key, rle (i32), all n = 2^10..2^30; histogram (u32:
+#             reduce (i32 i64 u8), compact (select: i32 i64), split (partition: i32 i64), each by the predicate
+#             (kind greater) and by u8 flags (kind flags), expand (u32 counts averaging 1.5, 4 and 64 (to 2^26),
+#             beside the copy alone), segscan, scan-by-key, reduce-by-key, rle (i32), all n = 2^10..2^30; histogram (u32:
 #             uniform-256, equal-256, uniform-65536) to 2^28; sort (u32 and u64 keys to 2^30; u32 pairs to
 #             2^28) and its plot <gpu>-sort.png (plot_bench.py --sort-png); the case in the kind column.
 #             GPU_CHECK_PATTERNS="sort rle" runs only those CSVs (names as in the file names; to split the step
@@ -268,9 +268,11 @@ if want patterns; then
     REPS=${GPU_CHECK_REPS:-25}
     [ "$QUICK" = 1 ] && REPS=${GPU_CHECK_REPS:-5}
     PAT_TMP=$(mktemp -d)
-    # name:primitive:type[:case[:max-log2]]: the rows of <gpu>-<name>.csv, in order
+    # name:primitive:type[:case[:max-log2]]: the rows of <gpu>-<name>.csv, in order (no case: the primitive's
+    # default; compact and split: greater, the predicate, then flags, the case issue 10's targets name)
     PAT_SPECS="reduce:reduce:i32 reduce:reduce:i64 reduce:reduce:u8 compact:select:i32 compact:select:i64
-        split:partition:i32 split:partition:i64 expand:expand:u32:counts-0-3 expand:expand:u32:avg-4
+        compact:select:i32:flags compact:select:i64:flags split:partition:i32 split:partition:i64
+        split:partition:i32:flags split:partition:i64:flags expand:expand:u32:counts-0-3 expand:expand:u32:avg-4
         expand:expand:u32:avg-64:26 segscan:segscan:i32 scan-by-key:scan_by_key:i32
         reduce-by-key:reduce_by_key:i32 rle:rle:i32 histogram:histogram:u32:uniform-256:28
         histogram:histogram:u32:equal-256:28 histogram:histogram:u32:uniform-65536:28 sort:sort:u32:keys:30

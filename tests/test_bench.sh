@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# test_bench.sh PSCAN [BACKEND] - `pscan bench` on every primitive (and every case of histogram and sort), small
-# sizes: the CSV has the columns pscan bench --csv promises, one copy row and at least one pscan row per size,
-# positive bandwidths, the primitive named in its column, the case in the kind column; a bad --primitive, a
-# case or type a primitive does not have, and scan-only flags on another primitive are usage errors.
+# test_bench.sh PSCAN [BACKEND] - `pscan bench` on every primitive (and every case of histogram, sort, select and
+# partition), small sizes: the CSV has the columns pscan bench --csv promises, one copy row and at least one pscan
+# row per size, positive bandwidths, the primitive named in its column, the case in the kind column; a bad
+# --primitive, a case or type a primitive does not have, and scan-only flags on another primitive are usage errors.
 set -u
 PSCAN=$1
 BACKEND=${2:-cpu}
@@ -18,6 +18,10 @@ done
 SPECS="$SPECS expand:u32 expand:u64" # expand's counts
 SPECS="$SPECS histogram:u32:uniform-256 histogram:u32:equal-256 histogram:u32:uniform-65536"
 SPECS="$SPECS sort:u32:keys sort:u64:keys sort:u32:pairs"
+for prim in select partition; do # the predicate's case by name, the flags' on the types above
+    SPECS="$SPECS $prim:i32:greater"
+    for type in i32 u8 f64; do SPECS="$SPECS $prim:$type:flags"; done
+done
 for spec in $SPECS; do
     IFS=: read -r prim type case <<<"$spec"
     args=(--primitive "$prim" --type "$type")
@@ -54,6 +58,8 @@ check_usage --primitive histogram --type i32
 check_usage --primitive sort --type u8
 check_usage --primitive sort --case uniform-256
 check_usage --primitive scan --case keys
+check_usage --primitive reduce --case flags
+check_usage --primitive select --case keys
 check_usage --primitive rle --op max
 [ $fail = 0 ] && echo "test_bench: all passed"
 exit $fail

@@ -277,7 +277,7 @@ extern "C" pscan_status ps_bench_cuda_time_cub(pscan_context *ctx, const pscan_s
 /* A CUB call with its temporary storage: run() is a size query while temp is NULL. */
 typedef struct cub_peer {
     cudaStream_t stream;
-    const void *in, *in2; /* in2: keys (by key), payloads (sort) */
+    const void *in, *in2; /* in2: keys (by key), payloads (sort), u8 flags (select, partition) */
     void *out, *out2, *count; /* out2: keys out (reduce by key), lengths (rle), payloads out (sort) */
     int n;
     int bins; /* histogram */
@@ -307,6 +307,15 @@ template <class T, int PARTITION> static cudaError_t cub_select(cub_peer *p) {
                                         p->n, cub_greater_than<T>{c}, p->stream);
     return cub::DeviceSelect::If(p->temp, p->temp_bytes, (const T *)p->in, (T *)p->out, (int64_t *)p->count, p->n,
                                  cub_greater_than<T>{c}, p->stream);
+}
+
+/* By flags the keys are only moved: K is an unsigned integer of the key's width. */
+template <class K, int PARTITION> static cudaError_t cub_flagged(cub_peer *p) {
+    if (PARTITION)
+        return cub::DevicePartition::Flagged(p->temp, p->temp_bytes, (const K *)p->in, (const uint8_t *)p->in2,
+                                             (K *)p->out, (int64_t *)p->count, p->n, p->stream);
+    return cub::DeviceSelect::Flagged(p->temp, p->temp_bytes, (const K *)p->in, (const uint8_t *)p->in2, (K *)p->out,
+                                      (int64_t *)p->count, p->n, p->stream);
 }
 
 static pscan_status cub_peer_once(void *arg) {
@@ -361,14 +370,25 @@ extern "C" pscan_status ps_bench_cuda_time_cub_reduce(pscan_context *ctx, pscan_
 }
 
 extern "C" pscan_status ps_bench_cuda_time_cub_select(pscan_context *ctx, pscan_type type, const void *operand,
-                                                      int partition, const void *in, void *out, void *count,
-                                                      uint64_t n, int reps, ps_bench_time *t) {
-    if (!ctx || !operand || !t) return PSCAN_ERROR_NULL_POINTER;
+                                                      const void *flags, int partition, const void *in, void *out,
+                                                      void *count, uint64_t n, int reps, ps_bench_time *t) {
+    if (!ctx || (!operand && !flags) || !t) return PSCAN_ERROR_NULL_POINTER;
     cub_peer p;
     memset(&p, 0, sizeof p);
     p.in = in;
+    p.in2 = flags;
     p.out = out;
     p.count = count;
+    if (flags) {
+        switch (pscan_type_size(type)) {
+        case 1: p.run = partition ? cub_flagged<uint8_t, 1> : cub_flagged<uint8_t, 0>; break;
+        case 2: p.run = partition ? cub_flagged<uint16_t, 1> : cub_flagged<uint16_t, 0>; break;
+        case 4: p.run = partition ? cub_flagged<uint32_t, 1> : cub_flagged<uint32_t, 0>; break;
+        case 8: p.run = partition ? cub_flagged<uint64_t, 1> : cub_flagged<uint64_t, 0>; break;
+        default: break;
+        }
+        return cub_peer_time(ctx, &p, n, reps, t);
+    }
     memcpy(p.value, operand, pscan_type_size(type));
 #define BENCH_CUB_SELECT_(T) p.run = partition ? cub_select<T, 1> : cub_select<T, 0>
     switch (type) {

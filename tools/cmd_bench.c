@@ -15,11 +15,13 @@
  * CUDA: CUDA events in bench_cuda.cu, each measurement with its own warm-up and median.
  *
  * Primitives (--primitive): scan, reduce, select, partition, expand and the ones listed below. The first four
- * are timed with their peers on CUDA (CUB's DeviceScan, DeviceReduce::Reduce, DeviceSelect::If,
- * DevicePartition::If) and the copy of their input's bytes.
- * GB/s counts the bytes a primitive must move at least: a scan and a partition read n and write n elements, a
- * reduce reads n, a select reads n and writes the kept ones (select and partition keep the keys greater than
- * the midpoint of the random data's range, about half; the kept count comes from the pscan call itself).
+ * are timed with their peers on CUDA (CUB's DeviceScan, DeviceReduce::Reduce, DeviceSelect::If / Flagged,
+ * DevicePartition::If / Flagged) and the copy of their input's bytes.
+ * GB/s counts the bytes a primitive must move at least: a scan reads n and writes n elements, a reduce reads n,
+ * a select reads n keys and writes the kept ones, a partition reads n keys and writes n. Select and partition
+ * keep about half: --case greater (the default) the keys greater than the midpoint of the random data's range,
+ * --case flags the keys whose u8 flag is set (random, each set with probability 1/2; the flags are read too, n
+ * more bytes in, and the copy moves them with the keys); the kept count comes from the pscan call itself.
  * of_copy compares that bandwidth with the copy's (a reduce can reach 2x the copy's time-ratio, never more
  * than 1.0 of its bandwidth); of_cub is CUB's time over pscan's, the same work. Expand (u32 or u64 counts
  * uniform in 0..M, u32 indices out; --case counts-0-3 (M = 3, the default), avg-4 (M = 8), avg-64 (M = 128))
@@ -78,11 +80,13 @@ static const char *const bench_primitive_names[] = {
 
 /* The cases of a primitive that has several, named in the CSV's `kind` column: X(primitive, name, param,
  * equal): histogram: param = bins, equal = every sample the same; sort: param = payload bytes; expand: param =
- * the largest count (counts uniform in 0..param). The first of a primitive's cases is its default. */
+ * the largest count (counts uniform in 0..param); select, partition: param = 1 keeps by u8 flags, 0 by the
+ * predicate key > midpoint. The first of a primitive's cases is its default. */
 #define BENCH_CASE_LIST(X)                                                                                   \
     X(histogram, "uniform-256", 256, 0) X(histogram, "equal-256", 256, 1) X(histogram, "uniform-65536", 65536, 0) \
     X(sort, "keys", 0, 0) X(sort, "pairs", 4, 0)                                                            \
-    X(expand, "counts-0-3", 3, 0) X(expand, "avg-4", 8, 0) X(expand, "avg-64", 128, 0)
+    X(expand, "counts-0-3", 3, 0) X(expand, "avg-4", 8, 0) X(expand, "avg-64", 128, 0)                      \
+    X(select, "greater", 0, 0) X(select, "flags", 1, 0) X(partition, "greater", 0, 0) X(partition, "flags", 1, 0)
 
 typedef struct bench_case {
     int prim; /* a bench_primitive */
@@ -109,14 +113,17 @@ static const char bench_usage[] =
     "\n"
     "Times each algorithm of the backend on n = 2^min .. 2^max elements of random data, next to a\n"
     "device copy of the same bytes (and CUB's peer on CUDA), in the same run.\n"
-    "  --primitive P   scan (default), reduce, select or partition (keys > the data's midpoint, ~half kept),\n"
-    "                  each beside its CUB peer on CUDA; expand (--type u32 or u64 counts, u32 indices);\n"
-    "                  segscan (u8 head flags, segments of 1000 on average), scan_by_key (u32 keys, runs of\n"
-    "                  1000), reduce_by_key (u32 keys, runs of 8), rle (runs of 8), histogram (u32 samples),\n"
-    "                  sort (--type u32 or u64 keys): all sums, each beside its CUB peer on CUDA\n"
+    "  --primitive P   scan (default), reduce, select or partition (~half kept: keys > the data's midpoint, or\n"
+    "                  by u8 flags: --case), each beside its CUB peer on CUDA; expand (--type u32 or u64\n"
+    "                  counts, u32 indices); segscan (u8 head flags, segments of 1000 on average),\n"
+    "                  scan_by_key (u32 keys, runs of 1000), reduce_by_key (u32 keys, runs of 8), rle (runs of\n"
+    "                  8), histogram (u32 samples), sort (--type u32 or u64 keys): all sums, each beside its\n"
+    "                  CUB peer on CUDA\n"
     "  --case C        histogram: uniform-256 (default), equal-256, uniform-65536; sort: keys (default), pairs\n"
     "                  (a u32 payload); expand: counts-0-3 (default), avg-4, avg-64 (counts uniform in 0..3,\n"
-    "                  0..8, 0..128); named in the CSV's kind column\n"
+    "                  0..8, 0..128); select, partition: greater (default: keys > the midpoint), flags (a\n"
+    "                  random u8 flag per key, about half set; GB/s counts the flags read); named in the\n"
+    "                  CSV's kind column\n"
     "  --backend B     auto cpu cuda opencl (default auto)\n"
     "  --algo A|all    one algorithm, or every one the backend implements (default all)\n"
     "  --type T        element type (default i32)     --op OP   operator (default sum)\n"
@@ -142,7 +149,7 @@ static const char bench_usage[] =
 
 typedef struct bench_options {
     bench_primitive prim;
-    const bench_case *bcase;  /* histogram, sort: the case; NULL for the others */
+    const bench_case *bcase;  /* the case of a primitive that has cases (BENCH_CASE_LIST); NULL for the others */
     unsigned char operand[8]; /* select, partition: keep keys greater than this (the data's midpoint) */
     pscan_backend backend;
     int all_algos;
@@ -241,13 +248,14 @@ static int parse_options(int argc, char **argv, bench_options *o) {
                      pscan_type_name(o->desc.type));
         return PS_CLI_USAGE;
     }
-    /* the case: the one named, else the primitive's first; only histogram, sort and expand have cases */
+    /* the case: the one named, else the primitive's first; only the primitives of BENCH_CASE_LIST have cases */
     for (int c = 0; c < BENCH_CASE_COUNT && !o->bcase; c++)
         if (bench_cases[c].prim == (int)o->prim && (!case_name || strcmp(case_name, bench_cases[c].name) == 0))
             o->bcase = &bench_cases[c];
     if (case_name && !o->bcase) {
         ps_cli_error("bench: --primitive %s has no case '%s' (histogram: uniform-256, equal-256, uniform-65536; "
-                     "sort: keys, pairs; expand: counts-0-3, avg-4, avg-64)", bench_primitive_names[o->prim], case_name);
+                     "sort: keys, pairs; expand: counts-0-3, avg-4, avg-64; select, partition: greater, flags)",
+                     bench_primitive_names[o->prim], case_name);
         return PS_CLI_USAGE;
     }
     if ((o->prim == BENCH_histogram || o->prim == BENCH_sort) && !o->have_type) o->desc.type = PSCAN_TYPE_U32;
@@ -342,6 +350,10 @@ static bench_layout layout_of(const bench_options *o, uint64_t n) {
     bench_layout l = {items, 0, items, 0};
     switch (o->prim) {
     case BENCH_expand: l.out_bytes = (size_t)expand_capacity(o, n) * 4; break; /* u32 indices */
+    case BENCH_select:
+    case BENCH_partition: /* keys (and u8 flags) */
+        if (o->bcase->param) l.in2 = second, l.in_bytes = second + (size_t)n;
+        break;
     case BENCH_segscan: l.in2 = second, l.in_bytes = second + (size_t)n; break; /* values, u8 flags */
     case BENCH_scan_by_key: l.in2 = second, l.in_bytes = second + (size_t)n * 4; break; /* values, u32 keys */
     case BENCH_reduce_by_key: /* values and u32 keys in; values and keys out */
@@ -378,6 +390,12 @@ static void fill_input(const bench_options *o, uint64_t n, const bench_layout *l
             const uint64_t c = splitmix64(&state) % (o->bcase->param + 1);
             memcpy(host + i * esize, &c, esize); /* little-endian: the low bytes */
         }
+        break;
+    case BENCH_select:
+    case BENCH_partition: /* the keys of the predicate's case, so that both cases time the same keys; flags: the top
+                             bit of each draw, set with probability 1/2 */
+        fill_random(host, n, type, o->desc.op, o->seed);
+        for (uint64_t i = 0; o->bcase->param && i < n; i++) second[i] = (unsigned char)(splitmix64(&heads) >> 63);
         break;
     case BENCH_segscan:
         fill_random(host, n, type, o->desc.op, o->seed);
@@ -448,8 +466,9 @@ typedef struct bench_call {
     size_t bytes;
 } bench_call;
 
-static pscan_select_desc select_desc(const bench_options *o, pscan_algo algo) {
-    pscan_select_desc d = {o->desc.type, 0, NULL, PSCAN_PRED_GT, o->operand, algo};
+/* flags: the u8 flags of the flags case (NULL: the predicate key > the midpoint). */
+static pscan_select_desc select_desc(const bench_options *o, pscan_algo algo, const void *flags) {
+    pscan_select_desc d = {o->desc.type, 0, flags, PSCAN_PRED_GT, o->operand, algo};
     return d;
 }
 
@@ -466,7 +485,9 @@ static pscan_status primitive(const bench_options *o, pscan_algo algo, bench_buf
     const uint64_t lower = 0, upper = param; /* histogram: [0, bins) in bins even bins */
     pscan_scan_desc scan = o->desc;
     pscan_reduce_desc reduce = {type, o->desc.op, algo, o->desc.init};
-    pscan_select_desc select = select_desc(o, algo);
+    /* the size query reads no flags, yet is asked for a select by flags: any non-NULL address stands in */
+    const void *flags = !o->bcase || !o->bcase->param ? NULL : temp_bytes ? (const void *)o : in2;
+    pscan_select_desc select = select_desc(o, algo, flags);
     pscan_expand_desc expand = {type, PSCAN_TYPE_U32, 0, algo};
     pscan_segscan_desc segscan = {type, o->desc.op, 0, algo, NULL, PSCAN_SEGMENTS_HEAD_FLAGS};
     pscan_scan_by_key_desc by_key = {PSCAN_TYPE_U32, type, o->desc.op, 0, algo, NULL};
@@ -859,9 +880,11 @@ int ps_cli_bench(int argc, char **argv) {
                                                 (const unsigned char *)b.in[0] + lay.in2, b.out[0],
                                                 (unsigned char *)b.out[0] + lay.out2, n, (int)o.reps, &t);
                 break;
-            default:
-                s = ps_bench_cuda_time_cub_select(b.ctx, o.desc.type, o.operand, o.prim == BENCH_partition, b.in[0],
-                                                  b.out[0], b.result, n, (int)o.reps, &t);
+            default: /* select, partition: by the same flags, else by the predicate */
+                s = ps_bench_cuda_time_cub_select(b.ctx, o.desc.type, o.operand,
+                                                  o.bcase->param ? (const unsigned char *)b.in[0] + lay.in2 : NULL,
+                                                  o.prim == BENCH_partition, b.in[0], b.out[0], b.result, n,
+                                                  (int)o.reps, &t);
                 break;
             }
             cub_seconds = s == PSCAN_SUCCESS ? t.seconds : 0; /* CUB has no equivalent (e.g. reverse): "-" */
@@ -875,6 +898,7 @@ int ps_cli_bench(int argc, char **argv) {
         case BENCH_reduce: traffic = in_bytes; break;
         case BENCH_select: traffic = in_bytes + runs * (double)esize; break;
         case BENCH_expand: traffic = in_bytes + runs * 4.0; break;
+        case BENCH_partition: /* keys (and flags) in, keys out */
         case BENCH_segscan:
         case BENCH_scan_by_key: traffic = in_bytes + values; break;
         case BENCH_reduce_by_key: traffic = in_bytes + runs * (double)(esize + 4) + 8; break;

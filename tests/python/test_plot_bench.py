@@ -52,3 +52,27 @@ def test_targets_without_their_primitive_are_left_out(tmp_path):
     lines = targets(tmp_path, [row("GPU C", "decoupled-lookback", "sort", "u64", "keys", 28, 100, 0.1, 1.03)])
     assert len(lines) == 1
     assert "PASS" in list(lines.values())[0]
+
+
+def test_compact_and_partition_by_flags_and_by_predicate(tmp_path):
+    lines = targets(tmp_path, [
+        row("GPU D", "decoupled-lookback", "select", "i32", "flags", 28, 100, 0.9, 1.25),
+        row("GPU D", "decoupled-lookback", "partition", "i32", "flags", 28, 100, 0.9, 1.15),
+        row("GPU D", "decoupled-lookback", "select", "i32", "greater", 28, 100, 0.9, 1.40),
+        # a CSV written before select and partition had cases: the predicate's rows say "inclusive"
+        row("GPU D", "decoupled-lookback", "partition", "i32", "inclusive", 28, 100, 0.9, 1.05),
+    ])
+    compact, split = lines["compact by flags, 1.2x CUB at 2^28"], lines["partition by flags, 1.2x CUB at 2^28"]
+    assert "PASS" in compact and "1.250 x CUB" in compact and "flags" in compact
+    assert "MISS" in split and "1.150 x CUB" in split
+    assert "PASS" in lines["compact by predicate, 1.2x CUB at 2^28"]
+    old = lines["partition by predicate, 1.2x CUB at 2^28"]
+    assert "MISS" in old and "1.050 x CUB" in old and "inclusive" in old
+
+
+def test_flags_target_without_flags_rows_is_not_measured(tmp_path):
+    lines = targets(tmp_path, [row("GPU E", "decoupled-lookback", "select", "i32", "inclusive", 28, 100, 0.9, 1.3)])
+    flags = lines["compact by flags, 1.2x CUB at 2^28"]
+    assert "not measured" in flags and "PASS" not in flags and "MISS" not in flags
+    assert "PASS" in lines["compact by predicate, 1.2x CUB at 2^28"]
+    assert not any(k.startswith("partition") for k in lines)  # partition was not benched at all: left out
