@@ -15,6 +15,9 @@
  * fold of the blocks' partials. Measured on an NVIDIA H200 (tools/tune/tune_scan.cu --types reduce, 2026-11-26,
  * x CUB's DeviceReduce::Sum): i32 0.99x at 2^28, 0.99-1.02x at 2^24, 1.1-1.2x at 2^16-2^22; i64 0.98-0.99x
  * at 2^28-2^30; u8 1.02x at 2^28-2^30. The single-pass driver ran the same program at 0.82-0.87x from 2^26.
+ * Small calls (pscan bench, 2026-11-26, NVIDIA H100): calls of 2-16 tiles on the cluster driver, a partial tile
+ * loaded by whole vectors, one 4 KiB tile up to 4 KiB: 4.1-5.4 us a call from 2^10 to 2^16 (was 4.4-6.9), 1.1-1.5x
+ * CUB but 0.95-0.96x where CUB's single-tile kernel runs (i32 2^12, i64 2^11, u8 2^13: 0.2 us behind).
  */
 #include <stdint.h>
 #include <string.h>
@@ -87,6 +90,11 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_pr
             const uint32_t pv = (warp * VECS + k) * PS_WARP_LANES + lane;
             if (fast || (p.aligned && (pv + 1) * VEC <= valid)) {
                 raw[k] = reinterpret_cast<const uint4 *>(p.in + base)[pv];
+            } else if (pv * VEC >= valid) { /* past the end: no element by element code to run */
+                T t[VEC];
+#pragma unroll
+                for (int i = 0; i < VEC; i++) t[i] = e;
+                memcpy(&raw[k], t, sizeof raw[k]);
             } else {
                 T t[VEC];
 #pragma unroll
@@ -137,17 +145,22 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_pr
 
 #ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_scan.cu and user_op.cu include the program alone */
 
-/* Two tiers: up to PS_REDUCE_SMALL_BYTES, 4 vectors a thread at 8 blocks/SM (16 KiB tiles: a small call spreads
- * over more SMs, and a 1-byte call is not one 64 KiB tile of mostly idle loads); beyond, PS_REDUCE_VECS at 3. */
+/* Three tiers by the call's bytes: up to PS_REDUCE_TINY_BYTES one 4 KiB tile (a vector a thread: the one-tile call
+ * is all latency, and the fewer instructions the block runs the sooner it is done); up to PS_REDUCE_SMALL_BYTES,
+ * 4 vectors a thread at 8 blocks/SM (16 KiB tiles, up to 16 of them: one cluster, chain/cluster.cuh); beyond,
+ * PS_REDUCE_VECS at 3 blocks/SM. */
+#define PS_REDUCE_TINY_BYTES 4096u
 #define PS_REDUCE_SMALL_BYTES (256u * 1024u)
 #define PS_REDUCE_SMALL_VECS 4
 #define PS_REDUCE_SMALL_MIN_BLOCKS 8
 
-static bool reduce_small(uint64_t n, size_t elem_bytes) { return n * elem_bytes <= PS_REDUCE_SMALL_BYTES; }
+static int reduce_vecs(uint64_t n, size_t elem_bytes) {
+    const uint64_t bytes = n * elem_bytes;
+    return bytes <= PS_REDUCE_TINY_BYTES ? 1 : bytes <= PS_REDUCE_SMALL_BYTES ? PS_REDUCE_SMALL_VECS : PS_REDUCE_VECS;
+}
 
 static uint64_t reduce_tiles(uint64_t n, size_t elem_bytes) {
-    const uint64_t vecs = reduce_small(n, elem_bytes) ? PS_REDUCE_SMALL_VECS : PS_REDUCE_VECS;
-    const uint64_t tile = 16 / elem_bytes * vecs * 256;
+    const uint64_t tile = 16 / elem_bytes * (uint64_t)reduce_vecs(n, elem_bytes) * 256;
     return n == 0 ? 1 : ps_cuda_div_up(n, tile);
 }
 
@@ -163,9 +176,11 @@ pscan_status ps_cuda_reduce_plan(const ps_request *req, const ps_cuda_device *de
 
 template <class T, class Op> struct reduce_launch {
     static cudaError_t run(const ps_request *req, const ps_cuda_device *dev) {
-        if (reduce_small(req->n, sizeof(T)))
-            return go<ps_reduce_program<T, Op, PS_REDUCE_SMALL_VECS, PS_REDUCE_SMALL_MIN_BLOCKS> >(req, dev);
-        return go<ps_reduce_program<T, Op, PS_REDUCE_VECS> >(req, dev);
+        switch (reduce_vecs(req->n, sizeof(T))) {
+        case 1: return go<ps_reduce_program<T, Op, 1, PS_REDUCE_SMALL_MIN_BLOCKS> >(req, dev);
+        case PS_REDUCE_SMALL_VECS: return go<ps_reduce_program<T, Op, PS_REDUCE_SMALL_VECS, PS_REDUCE_SMALL_MIN_BLOCKS> >(req, dev);
+        default: return go<ps_reduce_program<T, Op, PS_REDUCE_VECS> >(req, dev);
+        }
     }
     template <class P> static cudaError_t go(const ps_request *req, const ps_cuda_device *dev) {
         typename P::params p;

@@ -268,15 +268,15 @@ int main(int argc, char **argv) {
     }
     /* small calls on the cluster driver (chain/cluster.cuh): build with -DPS_CHAIN_CLUSTER_MAX=0, 8 and 16 through
      * variants.sh to compare; the scan's small tier (4 KiB tiles), 16 KiB tiles and its default tier, the reduce's
-     * small (16 KiB) and large (64 KiB) tiers */
+     * tiny (4 KiB), small (16 KiB) and large (64 KiB) tiers */
     if (strstr(types, "lat")) {
         const int hi = max_log2 < 20 ? max_log2 : 18;
         bench_type<int32_t, variant<int32_t, 1, 8, 2>, variant<int32_t, 4, 8, 2>, variant<int32_t, 8, 5, 2, true>>(10, hi);
         bench_type<int64_t, variant<int64_t, 1, 8, 2>, variant<int64_t, 4, 8, 2>, variant<int64_t, 8, 5, 2, true>>(10, hi);
         bench_type<uint8_t, variant<uint8_t, 1, 8, 2>, variant<uint8_t, 4, 8, 2>, variant<uint8_t, 8, 5, 2, true>>(10, hi);
-        bench_reduce<int32_t, rvariant<int32_t, 4, 8, 0>, rvariant<int32_t, 16, 3, 0>>(10, hi);
-        bench_reduce<int64_t, rvariant<int64_t, 4, 8, 0>, rvariant<int64_t, 16, 3, 0>>(10, hi);
-        bench_reduce<uint8_t, rvariant<uint8_t, 4, 8, 0>, rvariant<uint8_t, 16, 3, 0>>(10, hi);
+        bench_reduce<int32_t, rvariant<int32_t, 1, 8, 0>, rvariant<int32_t, 4, 8, 0>, rvariant<int32_t, 16, 3, 0>>(10, hi);
+        bench_reduce<int64_t, rvariant<int64_t, 1, 8, 0>, rvariant<int64_t, 4, 8, 0>, rvariant<int64_t, 16, 3, 0>>(10, hi);
+        bench_reduce<uint8_t, rvariant<uint8_t, 1, 8, 0>, rvariant<uint8_t, 4, 8, 0>, rvariant<uint8_t, 16, 3, 0>>(10, hi);
         return 0;
     }
     /* large n: the default (v8.b5.e2.async) beside its no-look-back control (what the chain costs), wider
