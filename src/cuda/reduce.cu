@@ -16,7 +16,7 @@
  * x CUB's DeviceReduce::Sum): i32 0.99x at 2^28, 0.99-1.02x at 2^24, 1.1-1.2x at 2^16-2^22; i64 0.98-0.99x
  * at 2^28-2^30; u8 1.02x at 2^28-2^30. The single-pass driver ran the same program at 0.82-0.87x from 2^26.
  * Small calls (pscan bench, 2026-11-26, NVIDIA H100): calls of 2-16 tiles on the cluster driver, a partial tile
- * loaded by whole vectors, one 4 KiB tile up to 4 KiB: 4.1-5.4 us a call from 2^10 to 2^16 (was 4.4-6.9), 1.1-1.5x
+ * loaded by whole vectors, one 4 KiB tile up to 4 KiB: 4.1-6.2 us a call from 2^10 to 2^16 (was 4.4-6.9), 1.1-1.5x
  * CUB but 0.95-0.96x where CUB's single-tile kernel runs (i32 2^12, i64 2^11, u8 2^13: 0.2 us behind).
  */
 #include <stdint.h>
