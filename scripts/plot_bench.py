@@ -32,7 +32,13 @@ def read_rows(paths, spot=False):
     rows = []
     for path in paths:
         with open(path, newline="") as f:
-            for r in csv.DictReader(f):
+            reader = csv.DictReader(f)
+            if not {"algo", "n", "time_us"} <= set(reader.fieldnames or ()):
+                # a tuning harness's CSV beside the bench ones (docs/bench/*-tune.csv, *-lat.csv): not this format
+                sys.stderr.write("plot_bench.py: %s is not a `pscan bench` CSV, skipped\n" % path)
+                continue
+            for r in reader:
+                r.setdefault("primitive", "scan")  # the bench's CSVs before the primitive column were scans
                 r["n"] = int(r["n"])
                 r["log2n"] = int(round(math.log2(r["n"])))
                 for key in ("time_us", "gbps", "of_copy", "of_cub", "cub_time_us"):

@@ -76,3 +76,14 @@ def test_flags_target_without_flags_rows_is_not_measured(tmp_path):
     assert "not measured" in flags and "PASS" not in flags and "MISS" not in flags
     assert "PASS" in lines["compact by predicate, 1.2x CUB at 2^28"]
     assert not any(k.startswith("partition") for k in lines)  # partition was not benched at all: left out
+
+
+def test_a_tuning_csv_beside_the_bench_ones_is_skipped(tmp_path):
+    bench = tmp_path / "h-rle.csv"
+    bench.write_text(HEADER + row("GPU E", "decoupled-lookback", "rle", "i32", "inclusive", 28, 100, 0.4, 1.35))
+    tune = tmp_path / "h-rle-tune.csv"
+    tune.write_text("variant,type,variant,n,us,frac_copy,vs_cub,spread,check\nbase,i32,rle.v8,1024,4.0,1,1,0,ok\n")
+    out = subprocess.run([sys.executable, SCRIPT, "--targets", str(bench), str(tune)], capture_output=True, text=True,
+                         check=True)
+    assert "not a `pscan bench` CSV" in out.stderr
+    assert [line for line in out.stdout.splitlines() if "run-length" in line and "PASS" in line]
