@@ -118,6 +118,9 @@ typedef enum pscan_op {
 const char *pscan_type_name(pscan_type type);
 /* Bytes per element; 0 outside the list. */
 size_t pscan_type_size(pscan_type type);
+/* The 64-bit type of type's kind, what PSCAN_SCAN_WIDEN accumulates in: i8, i16, i32 -> i64; u8, u16, u32 -> u64;
+ * f32 -> f64; a 64-bit type is its own. PSCAN_TYPE_COUNT outside the list. */
+pscan_type pscan_type_widened(pscan_type type);
 /* "sum", "xor", ...; NULL outside the list. */
 const char *pscan_op_name(pscan_op op);
 /* Parse a short name ("u16", "max") into *type or *op; PSCAN_ERROR_INVALID_VALUE if unknown. */
@@ -221,13 +224,24 @@ pscan_status pscan_memory_copy(pscan_context *ctx, void *device_dst, const void 
  * ------------------------------------------------------------------------------------------------------- */
 #define PSCAN_SCAN_EXCLUSIVE 1u
 #define PSCAN_SCAN_REVERSE 2u
+/* Sums and products of small types overflow (a 32-bit cumulative count past 2^31) or round (f32) long before the
+ * data end: PSCAN_SCAN_WIDEN reads elements of type and accumulates and writes pscan_type_widened(type), as numpy's
+ * cumsum does for small integers. out then holds n elements of the widened type and init, when given, is one
+ * element of it; in and out must not overlap at all unless type is already 64-bit (out == in included:
+ * PSCAN_ERROR_OVERLAP). Built-in PSCAN_OP_SUM and PSCAN_OP_PRODUCT only: another operator is
+ * PSCAN_ERROR_UNSUPPORTED_OPERATOR, a user operator PSCAN_ERROR_INVALID_VALUE. The CPU and CUDA (decoupled
+ * look-back) backends run it; others, other algorithms and pscan_scan_host on a GPU backend return
+ * PSCAN_ERROR_UNSUPPORTED_ALGORITHM. Example: i32 in = [2147483647 1 1], sum -> i64 out = [2147483647
+ * 2147483648 2147483649]. */
+#define PSCAN_SCAN_WIDEN 4u
 
 typedef struct pscan_scan_desc {
     pscan_type type;
     pscan_op op;
-    unsigned flags;   /* PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE, or 0 for a forward inclusive scan */
+    unsigned flags;   /* PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE | PSCAN_SCAN_WIDEN, or 0 (forward inclusive) */
     pscan_algo algo;  /* PSCAN_ALGO_AUTO unless a particular algorithm is wanted */
-    const void *init; /* host pointer to one element of type, or NULL for the operator's identity */
+    const void *init; /* host pointer to one element of type (widened: of pscan_type_widened(type)), or NULL for the
+                         operator's identity */
 } pscan_scan_desc;
 
 /* Sets *bytes to the temporary storage pscan_scan() needs for this desc and n (0 is possible). */

@@ -365,7 +365,7 @@ static void run_bad_inputs(harness *h) {
     } while (0)
     EXPECT_STATUS(PSCAN_ERROR_NULL_POINTER, pscan_scan_host(NULL, &ok, buf, buf + 32, 8));
     EXPECT_STATUS(PSCAN_ERROR_NULL_POINTER, pscan_scan_host(h->ctx, NULL, buf, buf + 32, 8));
-    d.flags = 4;
+    d.flags = 8; /* 4 is PSCAN_SCAN_WIDEN (test_widen) */
     EXPECT_STATUS(PSCAN_ERROR_INVALID_VALUE, pscan_scan_host(h->ctx, &d, buf, buf + 32, 8));
     EXPECT_STATUS(PSCAN_ERROR_NULL_POINTER, pscan_scan_host(h->ctx, &ok, NULL, buf + 32, 8));
     EXPECT_STATUS(PSCAN_ERROR_NULL_POINTER, pscan_scan_host(h->ctx, &ok, buf, NULL, 8));

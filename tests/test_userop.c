@@ -539,6 +539,7 @@ static void run_bad_inputs(void) {
     CHECK(pscan_reduce_user(ctx, &rd, NULL, d_in, N, d_out, NULL, 0) == PSCAN_ERROR_NULL_POINTER, "reduce_user(NULL op)");
     CHECK(pscan_reduce_user(ctx, &rd, op, d_in, N, NULL, NULL, 0) == PSCAN_ERROR_NULL_POINTER, "reduce_user(NULL result)");
     sd.flags = 4;
+    /* PSCAN_SCAN_WIDEN: built-in sums and products only */
     CHECK(pscan_scan_user(ctx, &sd, op, d_in, d_out, N, NULL, 0) == PSCAN_ERROR_INVALID_VALUE, "scan_user(flags 4)");
     sd.flags = 0;
     sd.algo = PSCAN_ALGO_COUNT;

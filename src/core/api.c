@@ -90,6 +90,15 @@ const char *pscan_type_name(pscan_type type) {
     return PSCAN_IN_RANGE(type, PSCAN_TYPE_COUNT) ? type_names[type] : NULL;
 }
 size_t pscan_type_size(pscan_type type) { return PSCAN_IN_RANGE(type, PSCAN_TYPE_COUNT) ? type_sizes[type] : 0; }
+pscan_type pscan_type_widened(pscan_type type) {
+    switch (type) {
+#define PS_WIDEN_CASE_(NAME, T, WIDE, W)                                                                     \
+    case PSCAN_TYPE_##NAME: return PSCAN_TYPE_##WIDE;
+        PS_WIDEN_LIST(PS_WIDEN_CASE_)
+#undef PS_WIDEN_CASE_
+    default: return PSCAN_IN_RANGE(type, PSCAN_TYPE_COUNT) ? type : PSCAN_TYPE_COUNT;
+    }
+}
 const char *pscan_op_name(pscan_op op) { return PSCAN_IN_RANGE(op, PSCAN_OP_COUNT) ? op_names[op] : NULL; }
 const char *pscan_backend_name(pscan_backend backend) {
     return PSCAN_IN_RANGE(backend, PSCAN_BACKEND_COUNT) ? backend_names[backend] : NULL;
@@ -404,20 +413,40 @@ static pscan_status scan_prepare(const pscan_context *ctx, const pscan_scan_desc
                                  const pscan_operator *user_op, const void *in, void *out, uint64_t n,
                                  ps_request *req) {
     if (!ctx || !desc) return PSCAN_ERROR_NULL_POINTER;
-    if ((desc->flags & ~(PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE)) != 0) return PSCAN_ERROR_INVALID_VALUE;
-    pscan_status s = request_prepare(ctx, PS_PRIM_SCAN, desc->type, desc->op, user_op, desc->algo, desc->init, n, req);
+    if ((desc->flags & ~(PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE | PSCAN_SCAN_WIDEN)) != 0)
+        return PSCAN_ERROR_INVALID_VALUE;
+    const int widen = (desc->flags & PSCAN_SCAN_WIDEN) != 0;
+    if (widen && user_op) return PSCAN_ERROR_INVALID_VALUE;
+    /* a widened init is of the wide type: request_prepare copies only the narrow one */
+    pscan_status s =
+        request_prepare(ctx, PS_PRIM_SCAN, desc->type, desc->op, user_op, desc->algo, widen ? NULL : desc->init, n, req);
     if (s != PSCAN_SUCCESS) return s;
     req->exclusive = (desc->flags & PSCAN_SCAN_EXCLUSIVE) != 0;
     req->reverse = (desc->flags & PSCAN_SCAN_REVERSE) != 0;
+    req->out_type = req->type;
+    req->out_elem_bytes = req->elem_bytes;
+    if (widen) {
+        if (desc->op != PSCAN_OP_SUM && desc->op != PSCAN_OP_PRODUCT) return PSCAN_ERROR_UNSUPPORTED_OPERATOR;
+        req->out_type = pscan_type_widened(desc->type);
+        req->out_elem_bytes = pscan_type_size(req->out_type);
+        req->widen = req->out_type != req->type; /* a 64-bit type: an ordinary scan */
+        if (desc->init)
+            memcpy(req->init.bytes, desc->init, req->out_elem_bytes);
+        else
+            req->init = *ps_core_identity(req->out_type, desc->op);
+        if (req->widen && !ctx->ops->scan_widen) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+        if (n > PS_MAX_RANGE_BYTES / req->out_elem_bytes) return PSCAN_ERROR_TOO_LARGE;
+    }
     req->in = in;
     req->out = out;
     if (n == 0) return PSCAN_SUCCESS;
     if (!in || !out) return PSCAN_ERROR_NULL_POINTER;
     if (ctx->ops->handles_are_addresses) {
-        const uint64_t bytes = n * req->elem_bytes;
-        if (range_wraps(in, bytes) || range_wraps(out, bytes)) return PSCAN_ERROR_TOO_LARGE;
-        uintptr_t a = (uintptr_t)in, b = (uintptr_t)out;
-        if (in != (const void *)out && a < b + bytes && b < a + bytes) return PSCAN_ERROR_OVERLAP;
+        const uint64_t in_bytes = n * req->elem_bytes, out_bytes = n * req->out_elem_bytes;
+        if (range_wraps(in, in_bytes) || range_wraps(out, out_bytes)) return PSCAN_ERROR_TOO_LARGE;
+        /* in place only element for element: a widened out over its own input would overwrite unread input */
+        const int in_place = in == (const void *)out && !req->widen;
+        if (!in_place && ranges_overlap(in, in_bytes, out, out_bytes)) return PSCAN_ERROR_OVERLAP;
     }
     return PSCAN_SUCCESS;
 }
@@ -469,6 +498,7 @@ static pscan_status scan_init_device_prepare(const pscan_context *ctx, const psc
                                              void *out, uint64_t n, const void *init_device, ps_request *req) {
     pscan_status s = scan_prepare(ctx, desc, NULL, in, out, n, req);
     if (s != PSCAN_SUCCESS) return s;
+    if (req->widen) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM; /* the device carry is of one type */
     if (!init_device) return PSCAN_ERROR_NULL_POINTER;
     if (ctx->ops->kind != PSCAN_BACKEND_CUDA) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
     req->init_device = init_device;
@@ -553,6 +583,7 @@ pscan_status pscan_scan_host(pscan_context *ctx, const pscan_scan_desc *desc, co
     ps_request req;
     pscan_status s = scan_prepare(ctx, desc, NULL, in, out, n, &req);
     if (s != PSCAN_SUCCESS) return s;
+    if (req.widen && !ctx->ops->data_in_host_memory) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM; /* pieces: one type */
     if (n > 0 && !ctx->ops->handles_are_addresses) {
         /* host pointers are addresses on every backend: the checks scan_prepare left to address backends */
         const uint64_t bytes = n * req.elem_bytes;

@@ -82,6 +82,12 @@ typedef struct ps_request {
     const pscan_operator *user_op;
     int exclusive;   /* scan */
     int reverse;     /* scan */
+    /* scan: out (and init) hold out_type, out_elem_bytes each: type itself, or with widen (PSCAN_SCAN_WIDEN on a
+     * type narrower than 64 bits, sum or product, only on a backend with scan_widen) its 64-bit type, the
+     * elements of in converted as they are read */
+    int widen;
+    pscan_type out_type;
+    size_t out_elem_bytes;
     pscan_algo algo; /* never AUTO once the backend's plan has run */
     const void *in;
     void *out;       /* scan: n elements; reduce: one element (the result), in device memory */
@@ -171,6 +177,9 @@ typedef struct ps_backend_ops {
      * when the backend has no out-of-core driver (PSCAN_ERROR_UNSUPPORTED_ALGORITHM). */
     int data_in_host_memory;
     pscan_status (*scan_host)(pscan_context *ctx, ps_request *req);
+    /* 1 when plan and run honour ps_request.widen (each algorithm that cannot refuses it in plan); 0: the core
+     * refuses a widened scan (PSCAN_ERROR_UNSUPPORTED_ALGORITHM) before the backend sees it */
+    int scan_widen;
 } ps_backend_ops;
 
 /* A user operator (pscan_operator_create): the desc, copied, and what the backend built from it. */

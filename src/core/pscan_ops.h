@@ -43,6 +43,13 @@ typedef char ps_arith_list_covers_public_types_[(0 PSCAN_ARITH_TYPE_LIST(PS_ARIT
 #undef PS_PUBLIC_TYPEDEF_
 #undef PS_ARITH_COUNT_
 
+/* PSCAN_SCAN_WIDEN: every type that widens, its C type, its 64-bit type and that one's C type, X(NAME, T, WIDE, W);
+ * the 64-bit types widen to themselves and are not listed. */
+#define PS_WIDEN_LIST(X)                                                                                     \
+    X(I8, int8_t, I64, int64_t) X(U8, uint8_t, U64, uint64_t) X(I16, int16_t, I64, int64_t)                  \
+    X(U16, uint16_t, U64, uint64_t) X(I32, int32_t, I64, int64_t) X(U32, uint32_t, U64, uint64_t)            \
+    X(F32, float, F64, double)
+
 /* a (+) b for each operator. T is the element type, U its arithmetic type (see above). */
 #define PSCAN_COMBINE_SUM(T, U, a, b) ((T)((U)(a) + (U)(b)))
 #define PSCAN_COMBINE_PRODUCT(T, U, a, b) ((T)((U)(a) * (U)(b)))

@@ -223,11 +223,17 @@ static pscan_status cpu_plan(const pscan_context *ctx, ps_request *req, size_t *
                       : req->prim == PS_PRIM_RECURRENCE ? ps_cpu_threads_recurrence_temp_bytes(pool)
                                                         : ps_cpu_threads_reduce_temp_bytes(pool);
     if (req->prim == PS_PRIM_HISTOGRAM) *temp_bytes = ps_cpu_histogram_temp_bytes(pool, req); /* serial too */
+    if (req->widen && req->algo == PSCAN_ALGO_THREADS && req->n > 0) *temp_bytes = ps_cpu_threads_widen_temp_bytes(req->n);
     return PSCAN_SUCCESS;
 }
 
 static void cpu_scan(pscan_context *ctx, const ps_request *req) {
-    if (req->algo == PSCAN_ALGO_THREADS) {
+    if (req->widen) {
+        if (req->algo == PSCAN_ALGO_THREADS)
+            ps_cpu_threads_widen_scan(state_of(ctx)->pool, req);
+        else
+            ps_cpu_widen_scan(req);
+    } else if (req->algo == PSCAN_ALGO_THREADS) {
         ps_cpu_threads_scan(state_of(ctx)->pool, req);
     } else if (req->user_op) {
         ps_value carry = req->init;
@@ -369,6 +375,7 @@ static const ps_backend_ops cpu_ops = {
     .synchronize = cpu_synchronize,
     .operator_build = cpu_operator_build,
     .data_in_host_memory = 1, /* pscan_scan_host is pscan_scan here */
+    .scan_widen = 1,
 };
 
 pscan_status ps_cpu_context_init(pscan_context *ctx, int gpu_only) {

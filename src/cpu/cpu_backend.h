@@ -28,6 +28,11 @@ typedef struct ps_cpu_scan_tuning {
 } ps_cpu_scan_tuning;
 extern ps_cpu_scan_tuning ps_cpu_scan_tune;
 /* The threaded reduce: one contiguous range per thread, totals combined in order into *result (with init). */
+/* The widened scan, PSCAN_SCAN_WIDEN (cpu_widen.c); THREADS needs ps_cpu_threads_widen_temp_bytes(n) of temp. */
+void ps_cpu_widen_scan(const ps_request *req);
+void ps_cpu_threads_widen_scan(ps_cpu_pool *pool, const ps_request *req);
+size_t ps_cpu_threads_widen_temp_bytes(uint64_t n);
+
 size_t ps_cpu_threads_reduce_temp_bytes(const ps_cpu_pool *pool);
 void ps_cpu_threads_reduce(ps_cpu_pool *pool, const ps_request *req, ps_value *result);
 
