@@ -20,7 +20,8 @@ from . import _arrays as A
 from . import _context
 from . import _user
 from ._errors import PscanError, check, error
-from ._lib import ALGO_AUTO, HAVE_CUDA, OP_IDS, PREDS, SCAN_EXCLUSIVE, SCAN_REVERSE, SEGMENTS_OFFSETS, ffi, lib
+from ._lib import (ALGO_AUTO, HAVE_CUDA, OP_IDS, PREDS, SCAN_EXCLUSIVE, SCAN_REVERSE, SCAN_WIDEN, SEGMENTS_OFFSETS,
+                   ffi, lib)
 
 DTypeLike = Any
 ArrayLike = Any
@@ -62,19 +63,40 @@ def _rows(shape: Tuple[int, ...], ax: Optional[int]) -> Tuple[int, int]:
     return rows, m
 
 
-def _prepare(x: Any, axis: Optional[int], dtype: DTypeLike):
-    """(input Array, axis normalised, result dtype, type id, moved): converts x to dtype and moves a non-last
-    axis to the end (copies, the only ones pscan makes) so that the problem is rows of the last axis."""
+def _widened_dtypes() -> dict:
+    """Each pscan dtype and the one PSCAN_SCAN_WIDEN accumulates it in (pscan_type_widened, the C list's rule)."""
+    by_id = {tid: dt for dt, tid in A._TYPE_OF.items()}
+    return {dt: by_id[int(lib.pscan_type_widened(tid))] for dt, tid in A._TYPE_OF.items()}
+
+
+_WIDENED = _widened_dtypes()
+
+
+def _widens(a: A.Array, dt: np.dtype, op: str, ax: Optional[int]) -> bool:
+    """Whether a scan of a into dt is PSCAN_SCAN_WIDEN (no copy: the load converts): a sum or product of one row
+    (the batched rows go through the segmented scan, which reads one type) into the 64-bit type of a's kind."""
+    if op not in ("sum", "product") or dt == a.dtype or _WIDENED.get(a.dtype) != dt:
+        return False
+    return ax is None or _rows(a.shape, ax)[0] == 1
+
+
+def _prepare(x: Any, axis: Optional[int], dtype: DTypeLike, op: str = ""):
+    """(input Array, axis normalised, result dtype, input type id, moved, widen): converts x to dtype (unless the
+    scan widens it as it reads: widen) and moves a non-last axis to the end (copies, the only ones pscan makes)
+    so that the problem is rows of the last axis."""
     a = A.adapt(x)
     ax = _axis(a.shape, axis)
     dt = np.dtype(dtype) if dtype is not None else a.dtype
     tid = A.type_of(dt, "the result" if dtype is not None else "x")
-    if dt != a.dtype:
+    widen = _widens(a, dt, op, ax)
+    if widen:
+        tid = A.type_of(a.dtype)
+    elif dt != a.dtype:
         a = A.astype(a, dt)
     moved = ax is not None and ax != len(a.shape) - 1
     if moved:
         a = A.axis_last(a, ax)
-    return a, ax, dt, tid, moved
+    return a, ax, dt, tid, moved, widen
 
 
 _DESCS: dict = {}
@@ -137,8 +159,10 @@ def scan(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optional[
         Or a pscan.Operator, an element type and combine of your own (axis=None, no dtype; see pscan.Operator).
     axis: None scans the flattened array (the result is 1-d, as numpy.cumsum); an axis scans along it, each
         row apart (the last axis in place; another axis through a transposed copy).
-    dtype: the result's dtype; x is converted to it first (a copy). Without it the result has x's dtype
-        (unlike numpy.cumsum, which widens small integers to int64).
+    dtype: the result's dtype. A sum or product into the 64-bit type of x's kind (int8/16/32 -> int64,
+        uint8/16/32 -> uint64, float32 -> float64) converts as it reads, with no copy (PSCAN_SCAN_WIDEN; one row,
+        on the CPU and CUDA); any other dtype converts x first (a copy). Without it the result has x's dtype
+        (unlike numpy.cumsum, which widens small integers to int64: pass dtype=numpy.int64 for numpy's result).
     exclusive: out[i] combines the elements before i (out[0] = init). reverse: scan from the end.
     init: the value the scan starts from (the operator's identity by default); must fit the dtype exactly.
     out: an array of the result's shape, dtype and device to write into (may be x itself: in place).
@@ -156,14 +180,14 @@ def scan(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optional[
     if isinstance(op, _user.Operator):
         return _user.scan(x, op, axis, dtype, exclusive, reverse, init, out)
     opid = _op_id(op)
-    a, ax, dt, tid, moved = _prepare(x, axis, dtype)
+    a, ax, dt, tid, moved, widen = _prepare(x, axis, dtype, op)
     shape = (a.size,) if ax is None else a.shape
     rows, m = _rows(a.shape, ax)
     if out is not None and not moved:
         o = A.check_out(out, a, shape, dt)
     else:
         o = A.empty(a, shape, dt)
-    flags = (SCAN_EXCLUSIVE if exclusive else 0) | (SCAN_REVERSE if reverse else 0)
+    flags = (SCAN_EXCLUSIVE if exclusive else 0) | (SCAN_REVERSE if reverse else 0) | (SCAN_WIDEN if widen else 0)
     desc, ibuf = _scan_desc(tid, opid, flags, init, dt)
     ctx, lock = _context.get(a.device, a.stream)
     with lock:
@@ -205,7 +229,7 @@ def reduce(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optiona
     if isinstance(op, _user.Operator):
         return _user.reduce(x, op, axis, dtype, init, out)
     opid = _op_id(op)
-    a, ax, dt, tid, moved = _prepare(x, axis, dtype)
+    a, ax, dt, tid, moved, _ = _prepare(x, axis, dtype)
     rows, m = _rows(a.shape, ax)
     shape = () if ax is None else a.shape[:-1]
     if out is not None:
@@ -247,7 +271,7 @@ def scan_host(x: ArrayLike, op: str = "sum", dtype: DTypeLike = None, exclusive:
         array([ 3,  4, 11, 11, 15, 16, 22, 25])
     """
     opid = _op_id(op)
-    a, _, dt, tid, _ = _prepare(x, None, dtype)
+    a, _, dt, tid, _, _ = _prepare(x, None, dtype)
     if a.device != A.HOST:
         raise error("PSCAN_ERROR_INVALID_VALUE", "scan_host scans host memory: x is on a CUDA device (use scan)")
     n = a.size
@@ -278,7 +302,7 @@ def reduce_host(x: ArrayLike, op: str = "sum", dtype: DTypeLike = None, init: An
         25
     """
     opid = _op_id(op)
-    a, _, dt, tid, _ = _prepare(x, None, dtype)
+    a, _, dt, tid, _, _ = _prepare(x, None, dtype)
     if a.device != A.HOST:
         raise error("PSCAN_ERROR_INVALID_VALUE", "reduce_host reduces host memory: x is on a CUDA device (use reduce)")
     ibuf = A.host_scalar(init, dt, "init") if init is not None else None

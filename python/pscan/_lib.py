@@ -30,6 +30,7 @@ const char *pscan_status_name(pscan_status status);
 const char *pscan_status_string(pscan_status status);
 const char *pscan_type_name(pscan_type type);
 size_t pscan_type_size(pscan_type type);
+pscan_type pscan_type_widened(pscan_type type);
 const char *pscan_op_name(pscan_op op);
 const char *pscan_backend_name(pscan_backend backend);
 pscan_status pscan_backend_parse(const char *name, pscan_backend *backend);
@@ -208,10 +209,11 @@ CDEF_CUDA = """
 pscan_status pscan_cuda_context_create(void *stream, pscan_context **ctx);
 """
 
-# PSCAN_PRED_LIST's order (pscan.h); the scan flags PSCAN_SCAN_EXCLUSIVE and PSCAN_SCAN_REVERSE.
+# PSCAN_PRED_LIST's order (pscan.h); the scan flags PSCAN_SCAN_EXCLUSIVE, PSCAN_SCAN_REVERSE and PSCAN_SCAN_WIDEN.
 PREDS = ("nonzero", "eq", "ne", "lt", "le", "gt", "ge", "unique")  # PSCAN_PRED_LIST's order
 SCAN_EXCLUSIVE = 1
 SCAN_REVERSE = 2
+SCAN_WIDEN = 4
 ALGO_AUTO = 0
 # PSCAN_SORT_DESCENDING; PSCAN_SEGMENTS_LIST's order (head-flags, offsets) and PSCAN_SEGSCAN_CHECK_OFFSETS;
 # PSCAN_HISTOGRAM_MAX_BINS.

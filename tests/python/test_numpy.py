@@ -74,6 +74,43 @@ def test_dtype_keeps_or_widens():
     assert_same(pscan.scan([1, 2, 3]), np.cumsum([1, 2, 3]))  # sequences become numpy arrays
 
 
+WIDENS = {np.int8: np.int64, np.int16: np.int64, np.int32: np.int64, np.uint8: np.uint64, np.uint16: np.uint64,
+          np.uint32: np.uint64, np.float32: np.float64}
+
+
+def test_widening_converts_as_it_reads(count_calls):
+    """dtype= the 64-bit type of x's kind on a sum or product is PSCAN_SCAN_WIDEN: one pscan_scan call on x
+    itself, the result as if x had been converted first (numpy.cumsum's for small integers)."""
+    x = np.array([2**31 - 1, 1, 1], np.int32)
+    got = pscan.scan(x, dtype=np.int64)
+    assert got.dtype == np.int64 and got.tolist() == [2**31 - 1, 2**31, 2**31 + 1]
+    calls = 1
+    for narrow, wide in WIDENS.items():
+        for op in ("sum", "product"):
+            for exclusive, reverse in FLAGS:
+                for n in (1, 4097, 70001):
+                    x = data(n, np.dtype(narrow)) if op == "sum" else np.array(
+                        np.random.default_rng(n).choice([1, 1, 1, 2, 3], n), narrow)
+                    init = None if n != 4097 else wide(7)
+                    got = pscan.scan(x, op=op, dtype=wide, exclusive=exclusive, reverse=reverse, init=init)
+                    want = ref_scan(x.astype(wide), op, exclusive, reverse, init)
+                    assert got.dtype == wide
+                    if narrow is np.float32:
+                        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9 * np.abs(x).sum())
+                    else:
+                        assert_same(got, want)
+                    calls += 1
+    assert count_calls == {"pscan_scan": calls}  # no conversion pass, no other call
+
+
+def test_widening_falls_back_where_the_flag_does_not_apply():
+    """Rows (the segmented scan reads one type), min/max, and a dtype that is not the 64-bit one convert first."""
+    x = data(6 * 9, np.dtype(np.int16)).reshape(6, 9)
+    assert_same(pscan.scan(x, axis=1, dtype=np.int64), np.cumsum(x, axis=1, dtype=np.int64))
+    assert_same(pscan.scan(x, op="max", dtype=np.int64), np.maximum.accumulate(x.ravel().astype(np.int64)))
+    assert_same(pscan.scan(x, dtype=np.int32), np.cumsum(x, dtype=np.int32))
+
+
 def test_min_max_nan_propagates():
     x = np.array([3, 1, np.nan, 0, 5], np.float64)
     assert_same(pscan.scan(x, op="min"), np.minimum.accumulate(x))
