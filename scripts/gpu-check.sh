@@ -183,7 +183,7 @@ if want sanitize; then
             echo "$tool test_select --backend cuda --algo decoupled-lookback --quick"
         done
         echo "memcheck test_cuda_stress --backend cuda --algo mixed --iters 60"
-        for prog in test_sort test_histogram test_userop test_segscan test_expand; do
+        for prog in test_sort test_histogram test_userop test_segscan test_expand test_widen; do
             [ -x "$BUILD/tests/$prog" ] || continue
             echo "memcheck $prog --backend cuda --quick"
             case $prog in test_sort | test_histogram | test_segscan) echo "racecheck $prog --backend cuda --quick" ;; esac

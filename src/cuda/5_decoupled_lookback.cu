@@ -32,6 +32,20 @@
  *    read from device memory when the kernel runs, and the last tile writes init (+) everything, so that the
  *    out-of-core driver (host_scan.cu) and the NCCL scan (nccl_scan.cu) chain pieces without a host round trip.
  *
+ * Widening (PSCAN_SCAN_WIDEN: i8/i16/i32 -> i64, u8/u16/u32 -> u64, f32 -> f64; sum and product). The program's
+ * last parameter In is the element read, T the carry and output type: the load converts and the rest of the tile
+ * program is unchanged, so a widened scan is the 64-bit scan of the same tile (VEC = 2 output elements a vector,
+ * tiles sized by the output element). The vector path reads the VEC narrow elements behind one output vector as
+ * one aligned load of VEC * sizeof(In) bytes (2-8 bytes a lane: still coalesced, a warp reads 64-256 contiguous
+ * bytes) and converts them in registers; the element path converts each element. So "aligned" means in aligned to
+ * VEC * sizeof(In) bytes and out to 16. cp.async (ASYNC) copies bytes into the parking slots with no chance to
+ * convert them, so widened programs are built with ASYNC off (a static_assert keeps it so) and hold their loads
+ * in registers (at 5 blocks/SM the 32 KiB tier then spills 8-16 bytes a thread for sums, more for 64-bit
+ * products, as the same program without widening does; the tiers are the 64-bit scan's, not re-tuned for
+ * widening on a GPU). Global memory: n * sizeof(In) read + n * 8 written; converting inside the scan instead of a
+ * separate widening pass saves writing and reading back n * 8 bytes, and the accumulation is exact where the
+ * narrow scan overflows (integers) or rounds (f32).
+ *
  * Limits: up to 2^31 - 1 tiles (the grid size).
  *
  * Measured (pscan bench through scripts/gpu-check.sh: L2 flushed, median of 21, CUB 3.0.1 in the same run, CUDA
@@ -69,6 +83,38 @@
  * run), where registers alone cannot hold enough bytes in flight. */
 #define PS_SCAN_ASYNC 1
 
+/* The aligned vector of Bytes bytes a widening load reads (the VEC narrow elements behind one output vector). */
+template <int Bytes> struct ps_scan_raw;
+template <> struct ps_scan_raw<1> { typedef unsigned char type; };
+template <> struct ps_scan_raw<2> { typedef unsigned short type; };
+template <> struct ps_scan_raw<4> { typedef unsigned type; };
+template <> struct ps_scan_raw<8> { typedef uint2 type; };
+template <> struct ps_scan_raw<16> { typedef uint4 type; };
+template <class A, class B> struct ps_scan_same { enum { value = 0 }; }; /* no <type_traits> under NVRTC */
+template <class A> struct ps_scan_same<A, A> { enum { value = 1 }; };
+
+/* Physical vector pv of the tile at base, as the 16 bytes of T the program works on. Widening (In narrower than
+ * T): the VEC elements of In behind it, one aligned load of VEC * sizeof(In) bytes, each converted to T. */
+template <class T, class In, int VEC> struct ps_scan_load {
+    typedef typename ps_scan_raw<VEC * sizeof(In)>::type raw;
+    static __device__ __forceinline__ uint4 vector(const In *base, uint32_t pv) {
+        const raw r = reinterpret_cast<const raw *>(base)[pv];
+        In a[VEC];
+        memcpy(a, &r, sizeof a);
+        T x[VEC];
+#pragma unroll
+        for (int i = 0; i < VEC; i++) x[i] = (T)a[i];
+        uint4 v;
+        memcpy(&v, x, sizeof v);
+        return v;
+    }
+};
+template <class T, int VEC> struct ps_scan_load<T, T, VEC> {
+    static __device__ __forceinline__ uint4 vector(const T *base, uint32_t pv) {
+        return reinterpret_cast<const uint4 *>(base)[pv];
+    }
+};
+
 /* ASYNC: full tiles are copied straight into the parking slots with cp.async (no registers hold data in flight,
  * so the blocks per SM are bounded by shared memory instead: more bytes in flight per SM).
  * BLOCKED (user operators, user_op.cu; the built-in scans leave it off): each thread scans VECS consecutive
@@ -78,8 +124,11 @@
  * 2 + 8 / VEC + 9 / (VEC VECS), and one warp scan (7 shuffles of sizeof(T) / 4 words) per VEC VECS elements
  * against one per VEC: what a 16-byte element (VEC = 1: 3.75 combines against 11, 3.5 shuffled words against
  * 28), whose combine may be expensive (a 2x2 matrix product: 8 multiply-adds), pays per element otherwise.
- * tools/tune/userop_blocked_model.py models its index maps (run it after changing them). */
-template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYNC = false, bool BLOCKED = false>
+ * tools/tune/userop_blocked_model.py models its index maps (run it after changing them).
+ * In (PSCAN_SCAN_WIDEN; T otherwise): the element read, narrower than T and converted as it is loaded (the header
+ * says how); the rest of the program sees only T. */
+template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYNC = false, bool BLOCKED = false,
+          class In = T>
 struct ps_scan_program {
     typedef T carry;
     enum {
@@ -91,13 +140,16 @@ struct ps_scan_program {
         TILE = VEC * VECS * THREADS,
         TILE_VECS = VECS * THREADS
     };
+    /* In narrower than T (widening) is converted where it is read; cp.async copies bytes as they are */
+    static_assert(sizeof(In) <= sizeof(T), "the element read is at most the carry's size");
+    static_assert(!ASYNC || ps_scan_same<In, T>::value, "ASYNC copies raw bytes: a widening program cannot use it");
     struct params {
-        const T *in;
+        const In *in;
         T *out;
         uint64_t n;
         uint32_t tiles;
         int exclusive;
-        int aligned; /* in and out both 16-byte aligned */
+        int aligned; /* in aligned to VEC * sizeof(In) bytes (16 unless widening), out to 16 */
         T init;
         /* out-of-core pieces (host_scan.cu; NULL otherwise): the carry in is read from device memory, and the
          * last tile writes init (+) everything, the next piece's carry, so the host never waits in between */
@@ -185,7 +237,7 @@ struct ps_scan_program {
         } else if (l.fast) {
 #pragma unroll
             for (int k = 0; k < (ASYNC ? 0 : VECS); k++)
-                raw[k] = reinterpret_cast<const uint4 *>(p.in + l.base)[vector_of(warp, lane, k)];
+                raw[k] = ps_scan_load<T, In, VEC>::vector(p.in + l.base, vector_of(warp, lane, k));
         } else {
 #pragma unroll
             for (int k = 0; k < VECS; k++) {
@@ -194,7 +246,7 @@ struct ps_scan_program {
 #pragma unroll
                 for (int i = 0; i < VEC; i++) {
                     const uint32_t o = pv * VEC + i;
-                    t[i] = o < l.valid ? p.in[l.base + o] : e;
+                    t[i] = o < l.valid ? (T)p.in[l.base + o] : e;
                 }
                 if (ASYNC)
                     memcpy(&s.parked[k][threadIdx.x], t, sizeof(uint4));
@@ -267,7 +319,7 @@ struct ps_scan_program {
             uint4 raw[VECS];
 #pragma unroll
             for (int k = 0; k < VECS; k++)
-                raw[k] = reinterpret_cast<const uint4 *>(p.in + l.base)[vector_of(warp, lane, k)];
+                raw[k] = ps_scan_load<T, In, VEC>::vector(p.in + l.base, vector_of(warp, lane, k));
 #pragma unroll
             for (int k = 0; k < VECS; k++) *chunk_slot(s, warp, k * PS_WARP_LANES + lane) = raw[k];
         } else {
@@ -278,7 +330,7 @@ struct ps_scan_program {
 #pragma unroll
                 for (int i = 0; i < VEC; i++) {
                     const uint32_t o = pv * VEC + i;
-                    t[i] = o < l.valid ? p.in[l.base + o] : e;
+                    t[i] = o < l.valid ? (T)p.in[l.base + o] : e;
                 }
                 memcpy(chunk_slot(s, warp, k * PS_WARP_LANES + lane), t, sizeof(uint4));
             }
@@ -413,17 +465,21 @@ template <class T, int Tier> struct dlb_policy {
     };
 };
 
+/* The tile is sized by the element the program carries and writes: a widened call's output element (its input
+ * elements are what fills one output vector, VEC of them, however narrow). */
+static size_t dlb_elem_bytes(const ps_request *req) { return req->widen ? req->out_elem_bytes : req->elem_bytes; }
+
 static int dlb_tier(const ps_request *req) {
-    const uint64_t bytes = req->n * req->elem_bytes;
-    return bytes <= PS_SCAN_SMALL_BYTES ? DLB_SMALL : bytes >= PS_SCAN_LARGE_BYTES(req->elem_bytes) ? DLB_LARGE : DLB_DEFAULT;
+    const size_t elem = dlb_elem_bytes(req);
+    const uint64_t bytes = req->n * elem;
+    return bytes <= PS_SCAN_SMALL_BYTES ? DLB_SMALL : bytes >= PS_SCAN_LARGE_BYTES(elem) ? DLB_LARGE : DLB_DEFAULT;
 }
 
 static uint64_t dlb_tile_items(const ps_request *req) {
     const int tier = dlb_tier(req);
-    const uint64_t vecs = tier == DLB_SMALL   ? 1
-                          : tier == DLB_LARGE ? PS_SCAN_LARGE_VECS(req->elem_bytes)
-                                              : PS_SCAN_VECS(req->elem_bytes);
-    return 16 / req->elem_bytes * vecs * 256;
+    const size_t elem = dlb_elem_bytes(req);
+    const uint64_t vecs = tier == DLB_SMALL ? 1 : tier == DLB_LARGE ? PS_SCAN_LARGE_VECS(elem) : PS_SCAN_VECS(elem);
+    return 16 / elem * vecs * 256;
 }
 
 static pscan_status dlb_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes) {
@@ -435,25 +491,30 @@ static pscan_status dlb_plan(const ps_request *req, const ps_cuda_device *dev, s
     return PSCAN_SUCCESS;
 }
 
-template <class T, class Op, bool Reverse, int Tier>
+/* T: the carry and output type; In: the element read (T, or a narrower one that widens to T: no cp.async). */
+template <class T, class Op, bool Reverse, int Tier, class In = T>
 static cudaError_t dlb_launch(const ps_request *req, const ps_cuda_device *dev) {
     typedef dlb_policy<T, Tier> Policy;
-    typedef ps_scan_program<T, Op, Reverse, Policy::VECS, Policy::MIN_BLOCKS, Policy::ASYNC != 0> P;
+    enum { ASYNC = Policy::ASYNC != 0 && ps_scan_same<In, T>::value };
+    typedef ps_scan_program<T, Op, Reverse, Policy::VECS, Policy::MIN_BLOCKS, ASYNC != 0, false, In> P;
     typename P::params p;
     memset(&p, 0, sizeof p);
-    p.in = (const T *)req->in;
+    p.in = (const In *)req->in;
     p.out = (T *)req->out;
     p.n = req->n;
     p.tiles = (uint32_t)ps_cuda_div_up(req->n, (uint64_t)P::TILE);
     p.exclusive = req->exclusive;
-    p.aligned = (((uintptr_t)req->in | (uintptr_t)req->out) & 15u) == 0;
+    /* the vector path reads VEC elements of In (one output vector's worth) at once and writes 16 bytes */
+    const uintptr_t in_align = (uintptr_t)P::VEC * sizeof(In);
+    p.aligned = ((uintptr_t)req->in & (in_align - 1)) == 0 && ((uintptr_t)req->out & 15u) == 0;
     memcpy(&p.init, req->init.bytes, sizeof(T));
     p.init_device = (const T *)req->init_device;
     p.total_out = (T *)req->total_out;
     return ps_chain_single_pass<P>(p, p.tiles, req->temp, dev->stream);
 }
 
-template <class T, class Op> struct dlb_scan {
+/* One (type, op): the tier, then the direction. In is T except for a widened call (see dlb_widen_run). */
+template <class T, class Op, class In> struct dlb_scan_of {
     static cudaError_t run(const ps_request *req, const ps_cuda_device *dev) {
         switch (dlb_tier(req)) {
         case DLB_SMALL: return run_tier<DLB_SMALL>(req, dev);
@@ -462,11 +523,29 @@ template <class T, class Op> struct dlb_scan {
         }
     }
     template <int Tier> static cudaError_t run_tier(const ps_request *req, const ps_cuda_device *dev) {
-        return req->reverse ? dlb_launch<T, Op, true, Tier>(req, dev) : dlb_launch<T, Op, false, Tier>(req, dev);
+        return req->reverse ? dlb_launch<T, Op, true, Tier, In>(req, dev)
+                            : dlb_launch<T, Op, false, Tier, In>(req, dev);
     }
 };
+template <class T, class Op> using dlb_scan = dlb_scan_of<T, Op, T>;
+
+/* PSCAN_SCAN_WIDEN: req->type is the input's, the program's T its 64-bit type; sum and product only (the core
+ * refuses other operators), so 7 types x 2 operators x 2 directions x the tiers. */
+static cudaError_t dlb_widen_run(const ps_request *req, const ps_cuda_device *dev) {
+    switch (req->type) {
+#define PS_DLB_WIDEN_CASE_(NAME, T, WIDE, W)                                                                 \
+    case PSCAN_TYPE_##NAME:                                                                                  \
+        return req->op == PSCAN_OP_SUM       ? dlb_scan_of<W, ps_cuda_op_sum, T>::run(req, dev)              \
+               : req->op == PSCAN_OP_PRODUCT ? dlb_scan_of<W, ps_cuda_op_product, T>::run(req, dev)          \
+                                             : cudaErrorInvalidValue;
+        PS_WIDEN_LIST(PS_DLB_WIDEN_CASE_)
+#undef PS_DLB_WIDEN_CASE_
+    default: return cudaErrorInvalidValue;
+    }
+}
 
 static cudaError_t dlb_run(const ps_request *req, const ps_cuda_device *dev) {
+    if (req->widen) return dlb_widen_run(req, dev);
     return ps_cuda_dispatch<dlb_scan>::run(req, dev);
 }
 

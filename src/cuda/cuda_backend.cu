@@ -125,6 +125,9 @@ static const cuda_primitive cuda_primitives[PS_PRIM_COUNT] = {PS_PRIMITIVE_LIST(
 static pscan_status cuda_plan(const pscan_context *ctx, ps_request *req, size_t *bytes) {
     *bytes = 0;
     if (req->algo == PSCAN_ALGO_AUTO) req->algo = cuda_auto_algo;
+    /* PSCAN_SCAN_WIDEN: only the single-pass scan's tile program converts as it loads; the teaching algorithms
+     * (1-4) read and write one type */
+    if (req->widen && req->algo != PSCAN_ALGO_DECOUPLED_LOOKBACK) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
     if (req->user_op) return ps_cuda_user_plan(req, &state_of(ctx)->dev, bytes); /* scan and reduce, user_op.cu */
     /* a carry in device memory: only the single-pass scan reads it (5_decoupled_lookback.cu) */
     if ((req->init_device || req->total_out) &&
@@ -249,6 +252,7 @@ static const ps_backend_ops cuda_ops = {
     cuda_operator_build,
     0, /* data_in_host_memory */
     cuda_scan_host,
+    1, /* scan_widen: the decoupled look-back scan; cuda_plan refuses the other algorithms */
 };
 
 /* Fills a new state for the current device; the stream is set by the caller. */
