@@ -20,7 +20,9 @@
 #             (kind greater) and by u8 flags (kind flags), expand (u32 counts averaging 1.5, 4 and 64 (to 2^26),
 #             beside the copy alone), segscan, scan-by-key, reduce-by-key, rle (i32), all n = 2^10..2^30; histogram (u32:
 #             uniform-256, equal-256, uniform-65536) to 2^28; sort (u32 and u64 keys to 2^30; u32 pairs to
-#             2^28) and its plot <gpu>-sort.png (plot_bench.py --sort-png); the case in the kind column.
+#             2^28) and its plot <gpu>-sort.png (plot_bench.py --sort-png); the case in the kind column;
+#             widen (the scan with --widen: i32, u8, f32 summed into their 64-bit type, beside CUB's scan over a
+#             converting iterator).
 #             GPU_CHECK_PATTERNS="sort rle" runs only those CSVs (names as in the file names; to split the step
 #             over calls). The summary gives of copy and x CUB at 2^16, 2^24, 2^28 and 2^30 (sort: of copy =
 #             copy time / sort time, its gbps column is Gkeys/s), then the issues' targets for what was benched,
@@ -276,8 +278,8 @@ if want patterns; then
         expand:expand:u32:avg-64:26 segscan:segscan:i32 scan-by-key:scan_by_key:i32
         reduce-by-key:reduce_by_key:i32 rle:rle:i32 histogram:histogram:u32:uniform-256:28
         histogram:histogram:u32:equal-256:28 histogram:histogram:u32:uniform-65536:28 sort:sort:u32:keys:30
-        sort:sort:u64:keys:30 sort:sort:u32:pairs:28"
-    PAT_NAMES=${GPU_CHECK_PATTERNS:-reduce compact split expand segscan scan-by-key reduce-by-key rle histogram sort}
+        sort:sort:u64:keys:30 sort:sort:u32:pairs:28 widen:scan:i32 widen:scan:u8 widen:scan:f32"
+    PAT_NAMES=${GPU_CHECK_PATTERNS:-reduce compact split expand segscan scan-by-key reduce-by-key rle histogram sort widen}
     PAT_CSVS=()
     for spec in $PAT_SPECS; do
         IFS=: read -r name prim t case max <<<"$spec"
@@ -285,6 +287,7 @@ if want patterns; then
         csv=$DEST/$GPU_TAG-$name.csv
         args=(--primitive "$prim" --type "$t")
         [ -n "$case" ] && args+=(--case "$case")
+        [ "$name" = widen ] && args+=(--widen) # PSCAN_SCAN_WIDEN: the sum into the 64-bit type, beside CUB's
         note "bench ${args[*]}, 2^10..2^${max:-30} -> $(basename "$csv")"
         # 120 s is ample for the longest row too, sort u64 keys to 2^30: at 2^30 about 68 ms a sort (4x the 2^28
         # time), 27 timed copies + 28 pscan + 27 CUB calls (25 reps) ~ 4 s, every size below half that, so ~8 s

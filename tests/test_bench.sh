@@ -22,10 +22,16 @@ for prim in select partition; do # the predicate's case by name, the flags' on t
     SPECS="$SPECS $prim:i32:greater"
     for type in i32 u8 f64; do SPECS="$SPECS $prim:$type:flags"; done
 done
+# the widened scan (--widen; its kind column says so)
+SPECS="$SPECS scan:i32:widen-inclusive scan:u8:widen-exclusive scan:f32:widen-inclusive"
 for spec in $SPECS; do
     IFS=: read -r prim type case <<<"$spec"
     args=(--primitive "$prim" --type "$type")
-    [ -n "$case" ] && args+=(--case "$case")
+    case $case in
+    widen-inclusive) args+=(--widen) ;;
+    widen-exclusive) args+=(--widen --exclusive) ;;
+    ?*) args+=(--case "$case") ;;
+    esac
     if ! "$PSCAN" bench --backend "$BACKEND" "${args[@]}" --min-log2 10 --max-log2 12 \
         --reps 3 --csv "$DIR/$prim.csv" >"$DIR/out.txt" 2>&1; then
         echo "FAIL: bench ${args[*]} exited non-zero:"; cat "$DIR/out.txt"; fail=1; continue
@@ -58,6 +64,9 @@ check_usage --primitive histogram --type i32
 check_usage --primitive sort --type u8
 check_usage --primitive sort --case uniform-256
 check_usage --primitive scan --case keys
+check_usage --primitive scan --widen --op max
+check_usage --primitive scan --widen --in-place
+check_usage --primitive reduce --widen
 check_usage --primitive reduce --case flags
 check_usage --primitive select --case keys
 check_usage --primitive rle --op max

@@ -28,10 +28,12 @@
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda/functional>
+#include <thrust/iterator/transform_iterator.h>
 #include <cuda/std/functional>
 
 #include "bench_cuda.h"
 #include "pscan_cuda.h"
+#include "pscan_ops.h" /* PS_WIDEN_LIST: the library's pairs of a type and its 64-bit type */
 
 #define BENCH_WARMUP 2
 
@@ -202,6 +204,34 @@ static cub_fn cub_lookup(pscan_type type, pscan_op op) {
 #undef BENCH_CUB_OPS_
 }
 
+/* PSCAN_SCAN_WIDEN's peer: CUB's scan in the 64-bit type W over the narrow input T, read through a converting
+ * iterator (CUB's loads convert too: the same bytes moved). */
+template <class T, class W> struct cub_widen_op {
+    __host__ __device__ W operator()(T x) const { return (W)x; }
+};
+template <class T, class W, class Op> static cudaError_t cub_widen_call(cub_args *a) {
+    const thrust::transform_iterator<cub_widen_op<T, W>, const T *> in((const T *)a->in, cub_widen_op<T, W>());
+    W *out = (W *)a->out;
+    if (a->exclusive) {
+        W init;
+        memcpy(&init, a->init, sizeof(W));
+        return cub::DeviceScan::ExclusiveScan(a->temp, a->temp_bytes, in, out, Op(), init, a->n, a->stream);
+    }
+    return cub::DeviceScan::InclusiveScan(a->temp, a->temp_bytes, in, out, Op(), a->n, a->stream);
+}
+static cub_fn cub_widen_lookup(pscan_type type, pscan_op op) {
+    switch (type) {
+#define BENCH_CUB_WIDEN_(NAME, T, WIDE, W)                                                                   \
+    case PSCAN_TYPE_##NAME:                                                                                  \
+        return op == PSCAN_OP_SUM       ? cub_widen_call<T, W, cuda::std::plus<W>>                           \
+               : op == PSCAN_OP_PRODUCT ? cub_widen_call<T, W, cuda::std::multiplies<W>>                     \
+                                        : NULL;
+        PS_WIDEN_LIST(BENCH_CUB_WIDEN_)
+#undef BENCH_CUB_WIDEN_
+    default: return NULL;
+    }
+}
+
 /* The operator's identity as the exclusive scan's initial value when the caller gave none. */
 static void cub_identity(pscan_type type, pscan_op op, unsigned char bytes[8]) {
     memset(bytes, 0, 8);
@@ -241,9 +271,11 @@ extern "C" pscan_status ps_bench_cuda_time_cub(pscan_context *ctx, const pscan_s
     if ((unsigned)desc->type >= PSCAN_TYPE_COUNT || (unsigned)desc->op >= PSCAN_OP_COUNT)
         return PSCAN_ERROR_INVALID_VALUE;
     const int exclusive = (desc->flags & PSCAN_SCAN_EXCLUSIVE) != 0;
+    /* widened: CUB scans in the 64-bit type; init and the identity are of it */
+    const pscan_type out_type = desc->flags & PSCAN_SCAN_WIDEN ? pscan_type_widened(desc->type) : desc->type;
     cub_timed c;
     memset(&c, 0, sizeof c);
-    c.fn = cub_lookup(desc->type, desc->op);
+    c.fn = out_type != desc->type ? cub_widen_lookup(desc->type, desc->op) : cub_lookup(desc->type, desc->op);
     if (!c.fn || (desc->flags & PSCAN_SCAN_REVERSE) || (desc->init && !exclusive) || n == 0 || n > 0x7fffffffull)
         return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
     pscan_status s = pscan_cuda_context_stream(ctx, &c.args.stream);
@@ -253,9 +285,9 @@ extern "C" pscan_status ps_bench_cuda_time_cub(pscan_context *ctx, const pscan_s
     c.args.n = (int)n;
     c.args.exclusive = exclusive;
     if (desc->init)
-        memcpy(c.args.init, desc->init, pscan_type_size(desc->type));
+        memcpy(c.args.init, desc->init, pscan_type_size(out_type));
     else
-        cub_identity(desc->type, desc->op, c.args.init);
+        cub_identity(out_type, desc->op, c.args.init);
 
     /* size query, then the temporary storage, outside the timed region */
     s = cuda_status(c.fn(&c.args));

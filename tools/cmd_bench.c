@@ -108,7 +108,7 @@ static const bench_case bench_cases[] = {
 
 static const char bench_usage[] =
     "usage: pscan bench [--primitive P] [--case C] [--backend B] [--algo A|all] [--type T] [--op OP]\n"
-    "                   [--exclusive] [--reverse] [--in-place]\n"
+    "                   [--exclusive] [--reverse] [--in-place] [--widen]\n"
     "                   [--min-log2 K] [--max-log2 K] [--reps R] [--threads N] [--seed S] [--csv FILE]\n"
     "\n"
     "Times each algorithm of the backend on n = 2^min .. 2^max elements of random data, next to a\n"
@@ -129,6 +129,8 @@ static const char bench_usage[] =
     "  --type T        element type (default i32)     --op OP   operator (default sum)\n"
     "  --exclusive, --reverse   the scan's flags (default: forward inclusive)\n"
     "  --in-place      scan each input onto itself (out == in); the copy stays out of place\n"
+    "  --widen         sum or multiply into the 64-bit type of --type's kind (PSCAN_SCAN_WIDEN; CUB's peer\n"
+    "                  reads through a converting iterator); GB/s counts n of --type in and n x 8 bytes out\n"
     "  --min-log2 K    smallest n = 2^K (default 10)\n"
     "  --max-log2 K    largest n = 2^K (default 26 on the CPU, 30 on a GPU; sizes that do not fit in\n"
     "                  device memory are skipped with a note)\n"
@@ -237,6 +239,8 @@ static int parse_options(int argc, char **argv, bench_options *o) {
             o->desc.flags |= PSCAN_SCAN_EXCLUSIVE;
         } else if (strcmp(argv[i], "--reverse") == 0) {
             o->desc.flags |= PSCAN_SCAN_REVERSE;
+        } else if (strcmp(argv[i], "--widen") == 0) {
+            o->desc.flags |= PSCAN_SCAN_WIDEN;
         } else {
             ps_cli_error("bench: unknown argument '%s' (pscan bench --help)", argv[i]);
             r = PS_CLI_USAGE;
@@ -276,7 +280,12 @@ static int parse_options(int argc, char **argv, bench_options *o) {
         return PS_CLI_USAGE;
     }
     if (o->prim != BENCH_scan && (o->desc.flags || o->in_place)) {
-        ps_cli_error("bench: --exclusive, --reverse and --in-place are for --primitive scan");
+        ps_cli_error("bench: --exclusive, --reverse, --in-place and --widen are for --primitive scan");
+        return PS_CLI_USAGE;
+    }
+    if ((o->desc.flags & PSCAN_SCAN_WIDEN) &&
+        (o->in_place || (o->desc.op != PSCAN_OP_SUM && o->desc.op != PSCAN_OP_PRODUCT))) {
+        ps_cli_error("bench: --widen is a sum or product, out of place (its output is of another type)");
         return PS_CLI_USAGE;
     }
     if (o->have_max && o->max_log2 < o->min_log2) {
@@ -349,6 +358,9 @@ static bench_layout layout_of(const bench_options *o, uint64_t n) {
     const size_t items = (size_t)n * pscan_type_size(o->desc.type), second = align256(items);
     bench_layout l = {items, 0, items, 0};
     switch (o->prim) {
+    case BENCH_scan: /* widened: n elements of the 64-bit type out */
+        if (o->desc.flags & PSCAN_SCAN_WIDEN) l.out_bytes = (size_t)n * pscan_type_size(pscan_type_widened(o->desc.type));
+        break;
     case BENCH_expand: l.out_bytes = (size_t)expand_capacity(o, n) * 4; break; /* u32 indices */
     case BENCH_select:
     case BENCH_partition: /* keys (and u8 flags) */
@@ -711,9 +723,11 @@ int ps_cli_bench(int argc, char **argv) {
     if (!o.have_max) o.max_log2 = kind == PSCAN_BACKEND_CPU ? 26 : 30;
     const size_t esize = pscan_type_size(o.desc.type);
     midpoint(o.desc.type, o.operand);
-    const char *const kind_name = o.bcase                              ? o.bcase->name
-                             : o.desc.flags & PSCAN_SCAN_EXCLUSIVE ? "exclusive"
-                                                                   : "inclusive";
+    const int widen = (o.desc.flags & PSCAN_SCAN_WIDEN) != 0, exclusive = (o.desc.flags & PSCAN_SCAN_EXCLUSIVE) != 0;
+    const char *const kind_name = o.bcase   ? o.bcase->name
+                                  : widen     ? (exclusive ? "widen-exclusive" : "widen-inclusive")
+                                  : exclusive ? "exclusive"
+                                              : "inclusive";
 
     /* The algorithms to time: the one asked for, or every one the backend implements (AUTO is one of them
      * under another name, so it is not listed). */
@@ -895,6 +909,9 @@ int ps_cli_bench(int argc, char **argv) {
         const double in_bytes = (double)bytes, values = (double)n * (double)esize, runs = (double)kept;
         double traffic = 2 * in_bytes, copy_traffic = 2 * in_bytes;
         switch (o.prim) {
+        case BENCH_scan: /* widened: narrow in, 64-bit out */
+            if (widen) traffic = in_bytes + (double)n * (double)pscan_type_size(pscan_type_widened(o.desc.type));
+            break;
         case BENCH_reduce: traffic = in_bytes; break;
         case BENCH_select: traffic = in_bytes + runs * (double)esize; break;
         case BENCH_expand: traffic = in_bytes + runs * 4.0; break;
