@@ -152,9 +152,9 @@ typedef struct cub_args {
     size_t temp_bytes;
 } cub_args;
 
-/* One CUB call (a size query when temp is NULL) for element type T and operator functor Op. */
-template <class T, class Op> static cudaError_t cub_call(cub_args *a) {
-    const T *in = (const T *)a->in;
+/* One CUB scan (a size query when temp is NULL) writing T with operator functor Op, reading in (T's own elements,
+ * or a converting iterator: cub_widen_call). */
+template <class T, class Op, class In> static cudaError_t cub_scan(cub_args *a, In in) {
     T *out = (T *)a->out;
     if (a->exclusive) {
         T init;
@@ -163,6 +163,7 @@ template <class T, class Op> static cudaError_t cub_call(cub_args *a) {
     }
     return cub::DeviceScan::InclusiveScan(a->temp, a->temp_bytes, in, out, Op(), a->n, a->stream);
 }
+template <class T, class Op> static cudaError_t cub_call(cub_args *a) { return cub_scan<T, Op>(a, (const T *)a->in); }
 
 typedef cudaError_t (*cub_fn)(cub_args *a);
 
@@ -210,14 +211,8 @@ template <class T, class W> struct cub_widen_op {
     __host__ __device__ W operator()(T x) const { return (W)x; }
 };
 template <class T, class W, class Op> static cudaError_t cub_widen_call(cub_args *a) {
-    const thrust::transform_iterator<cub_widen_op<T, W>, const T *> in((const T *)a->in, cub_widen_op<T, W>());
-    W *out = (W *)a->out;
-    if (a->exclusive) {
-        W init;
-        memcpy(&init, a->init, sizeof(W));
-        return cub::DeviceScan::ExclusiveScan(a->temp, a->temp_bytes, in, out, Op(), init, a->n, a->stream);
-    }
-    return cub::DeviceScan::InclusiveScan(a->temp, a->temp_bytes, in, out, Op(), a->n, a->stream);
+    return cub_scan<W, Op>(a, thrust::transform_iterator<cub_widen_op<T, W>, const T *>((const T *)a->in,
+                                                                                      cub_widen_op<T, W>()));
 }
 static cub_fn cub_widen_lookup(pscan_type type, pscan_op op) {
     switch (type) {
