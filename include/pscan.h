@@ -229,10 +229,10 @@ pscan_status pscan_memory_copy(pscan_context *ctx, void *device_dst, const void 
  * cumsum does for small integers. out then holds n elements of the widened type and init, when given, is one
  * element of it; in and out must not overlap at all unless type is already 64-bit (out == in included:
  * PSCAN_ERROR_OVERLAP). Built-in PSCAN_OP_SUM and PSCAN_OP_PRODUCT only: another operator is
- * PSCAN_ERROR_UNSUPPORTED_OPERATOR, a user operator PSCAN_ERROR_INVALID_VALUE. The CPU and CUDA (decoupled
- * look-back) backends run it; others, other algorithms and pscan_scan_host on a GPU backend return
- * PSCAN_ERROR_UNSUPPORTED_ALGORITHM. Example: i32 in = [2147483647 1 1], sum -> i64 out = [2147483647
- * 2147483648 2147483649]. */
+ * PSCAN_ERROR_UNSUPPORTED_OPERATOR, a user operator PSCAN_ERROR_INVALID_VALUE. The CPU, CUDA (decoupled
+ * look-back) and OpenCL (every algorithm) backends run it; CUDA's other algorithms and pscan_scan_host on a GPU
+ * backend return PSCAN_ERROR_UNSUPPORTED_ALGORITHM. Example: i32 in = [2147483647 1 1], sum -> i64 out =
+ * [2147483647 2147483648 2147483649]. */
 #define PSCAN_SCAN_WIDEN 4u
 
 typedef struct pscan_scan_desc {

@@ -2,7 +2,8 @@
 # test_cli.sh - `pscan scan` as a user meets it: the worked example, chunked streaming against one-chunk
 # scans, backends against each other, OUT written as what it is (a null device, a FIFO, a symlink, a hard
 # link, a read-only file, a file's mode, stdout), the formats (raw, text, CSV, .npy) from files and pipes
-# against a serial reference in python3, and bad input (clear message, non-zero exit, no output left behind).
+# against a serial reference in python3, --widen (narrow in, 64-bit out), and bad input (clear message, non-zero
+# exit, no output left behind).
 #   bash test_cli.sh PATH/TO/pscan
 # Prints "test_cli: P passed, F failed"; exits 1 on any failure.
 set -uo pipefail
@@ -38,6 +39,29 @@ expect_example "0 3 4 11 11 15 16 22" --exclusive
 expect_example "25 22 21 14 14 10 9 3" --reverse
 expect_example "110 113 114 121 121 125 126 132" --exclusive --init 110
 expect_example "0 3 3 7 7 7 7 7" --op max --exclusive --init 0
+
+# ---- --widen: u8 200 200 200 summed into u64 (known bytes), on the CPU and every backend present ---------
+printf '\xc8\xc8\xc8' >"$WORK/u8.bin"
+expect_widen() { # backend expected-values flags...
+  local backend=$1 want=$2
+  shift 2
+  if "$PSCAN" scan "$WORK/u8.bin" "$WORK/wide.out" --format raw --type u8 --widen --backend "$backend" "$@" \
+    2>"$WORK/err"; then
+    local got
+    got=$(od -An -v -tu8 "$WORK/wide.out" | tr -s ' \n' ' ' | sed 's/^ //; s/ $//')
+    [[ $got == "$want" && $(stat -c %s "$WORK/wide.out") -eq 24 ]] && ok ||
+      fail "--widen --backend $backend $*: got '$got' ($(stat -c %s "$WORK/wide.out") bytes), expected '$want'"
+  else
+    fail "--widen --backend $backend $* exited non-zero: $(cat "$WORK/err")"
+  fi
+}
+for backend in cpu opencl cuda; do
+  [[ $backend == cpu ]] ||
+    "$PSCAN" scan "$WORK/example.bin" "$WORK/probe.out" --type i32 --backend "$backend" >/dev/null 2>&1 || continue
+  expect_widen "$backend" "200 400 600"
+  expect_widen "$backend" "405 205 5" --exclusive --reverse --init 5
+  expect_widen "$backend" "200 40000 8000000" --op product
+done
 
 # IN may be OUT: scanned in place, via the temporary file and rename
 cp "$WORK/example.bin" "$WORK/inplace.bin"
@@ -85,6 +109,14 @@ for backend in opencl cuda; do
       cmp -s "$WORK/cpu.bin" "$WORK/dev.bin" && ok || fail "--backend $backend differs from --backend cpu"
     else
       fail "--backend $backend: $(cat "$WORK/err")"
+    fi
+    # widened, through separate device buffers for the narrow input and the wide output
+    "$PSCAN" scan "$WORK/in.bin" "$WORK/cpu.bin" --type i16 --widen --exclusive --backend cpu 2>/dev/null
+    if "$PSCAN" scan "$WORK/in.bin" "$WORK/dev.bin" --type i16 --widen --exclusive --backend "$backend" --chunk-mb 1 \
+      2>"$WORK/err"; then
+      cmp -s "$WORK/cpu.bin" "$WORK/dev.bin" && ok || fail "--widen --backend $backend differs from --backend cpu"
+    else
+      fail "--widen --backend $backend: $(cat "$WORK/err")"
     fi
   fi
 done
@@ -140,7 +172,8 @@ if "$PSCAN" scan "$WORK/example.bin" "$WORK/stdout" --type i32 >"$WORK/stdout.bi
 # ref.py gen T N SEED FORMAT PATH writes N seeded values of type T as raw, text (mixed separators and
 # comments), csv (value in column 3, a quoted name with commas in column 2) or npy; ref.py expect T N SEED
 # FLAGS PATH writes the serial scan (sum, wrapping integers; floats are multiples of 1/8, so sums are exact)
-# one number per line as pscan prints them; ref.py npy2txt PATH prints a .npy file's values the same way;
+# one number per line as pscan prints them (FLAGS: excl, rev, widen: summed and printed in the 64-bit type);
+# ref.py npy2txt PATH prints a .npy file's values the same way;
 # ref.py npyhead DICT PATH writes a .npy of 8 zero bytes under that header.
 cat >"$WORK/ref.py" <<'PY'
 import ast, random, struct, sys
@@ -148,6 +181,7 @@ INT = {'i8': (8, 1), 'u8': (8, 0), 'i16': (16, 1), 'u16': (16, 0), 'i32': (32, 1
        'i64': (64, 1), 'u64': (64, 0)}
 CODE = {'i8': 'b', 'u8': 'B', 'i16': 'h', 'u16': 'H', 'i32': 'i', 'u32': 'I', 'i64': 'q', 'u64': 'Q',
         'f32': 'f', 'f64': 'd'}
+WIDE = {'i8': 'i64', 'i16': 'i64', 'i32': 'i64', 'u8': 'u64', 'u16': 'u64', 'u32': 'u64', 'f32': 'f64'}
 DESCR = {v: k for k, v in {'i8': '|i1', 'u8': '|u1', 'i16': '<i2', 'u16': '<u2', 'i32': '<i4', 'u32': '<u4',
                            'i64': '<i8', 'u64': '<u8', 'f32': '<f4', 'f64': '<f8'}.items()}
 def values(t, n, seed):
@@ -182,14 +216,15 @@ if cmd == 'gen':
 elif cmd == 'expect':
     t, n, seed, flags, path = sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], sys.argv[6]
     xs = values(t, n, seed)
+    w = WIDE.get(t, t) if 'widen' in flags else t
     if 'rev' in flags: xs = xs[::-1]
     out, acc = [], 0
     for x in xs:
         if 'excl' in flags: out.append(acc)
-        acc = wrap(t, acc + x)
+        acc = wrap(w, acc + x)
         if 'excl' not in flags: out.append(acc)
     if 'rev' in flags: out = out[::-1]
-    open(path, 'w').write(''.join(show(t, v) + '\n' for v in out))
+    open(path, 'w').write(''.join(show(w, v) + '\n' for v in out))
 elif cmd == 'npyhead':  # a .npy of 8 zero bytes under the header dict given
     d = sys.argv[2] + ' ' * (117 - len(sys.argv[2])) + '\n'
     open(sys.argv[3], 'wb').write(b'\x93NUMPY\x01\x00' + struct.pack('<H', len(d)) + d.encode() + bytes(8))
@@ -212,6 +247,7 @@ if command -v python3 >/dev/null 2>&1; then
     local form=$1 type=$2 n=$3 flags=$4 args=()
     [[ $flags == *excl* ]] && args+=(--exclusive)
     [[ $flags == *rev* ]] && args+=(--reverse)
+    [[ $flags == *widen* ]] && args+=(--widen)
     [[ $form == csv ]] && args+=(--column value)
     python3 "$WORK/ref.py" gen "$type" "$n" 7 "$form" "$WORK/in.$form"
     python3 "$WORK/ref.py" expect "$type" "$n" 7 "$flags" "$WORK/expect.txt"
@@ -231,6 +267,11 @@ if command -v python3 >/dev/null 2>&1; then
   format_case csv f32 5000 "rev"
   format_case npy u32 300000 "excl rev"
   format_case npy f64 1000 ""
+  # --widen: sums that wrap in the narrow type do not here; the pipe's 1 MiB chunks hold 131072 wide elements
+  format_case raw u8 3000000 "widen excl rev"
+  format_case text i32 300000 "widen"
+  format_case csv i16 600000 "widen rev"
+  format_case npy f32 5000 "widen excl"
 
   # writing .npy: from a file (count known), from text in a pipe (header fixed at the end), reverse from a
   # pipe (spooled), reverse from a .npy file (written at offsets)
@@ -238,16 +279,22 @@ if command -v python3 >/dev/null 2>&1; then
   python3 "$WORK/ref.py" gen i16 70000 3 npy "$WORK/in16.npy"
   python3 "$WORK/ref.py" expect i16 70000 3 "" "$WORK/expect.txt"
   python3 "$WORK/ref.py" expect i16 70000 3 "rev" "$WORK/expect-rev.txt"
-  for how in file pipe pipe-rev npy-rev; do
+  python3 "$WORK/ref.py" expect i16 70000 3 "widen" "$WORK/expect-widen.txt"
+  python3 "$WORK/ref.py" expect i16 70000 3 "widen rev" "$WORK/expect-widen-rev.txt"
+  for how in file pipe pipe-rev npy-rev npy-widen npy-widen-rev; do
     rm -f "$WORK/out.npy"
     case $how in
       file) "$PSCAN" scan "$WORK/in.text" "$WORK/out.npy" --format text --out-format npy --type i16 -q 2>"$WORK/err" ;;
       pipe) "$PSCAN" scan - "$WORK/out.npy" --in-format text --type i16 -q <"$WORK/in.text" 2>"$WORK/err" ;;
       pipe-rev) "$PSCAN" scan - "$WORK/out.npy" --in-format text --type i16 --reverse -q <"$WORK/in.text" 2>"$WORK/err" ;;
       npy-rev) "$PSCAN" scan "$WORK/in16.npy" "$WORK/out.npy" --reverse --chunk-mb 1 -q 2>"$WORK/err" ;;
+      # a .npy of i64 (its header says so) from one of i16
+      npy-widen) "$PSCAN" scan "$WORK/in16.npy" "$WORK/out.npy" --widen --chunk-mb 1 -q 2>"$WORK/err" ;;
+      npy-widen-rev) "$PSCAN" scan "$WORK/in16.npy" "$WORK/out.npy" --widen --reverse --chunk-mb 1 -q 2>"$WORK/err" ;;
     esac
     expect=$WORK/expect.txt
     [[ $how == *-rev ]] && expect=$WORK/expect-rev.txt
+    [[ $how == npy-widen* ]] && expect=$WORK/expect-widen${how#npy-widen}.txt
     if python3 "$WORK/ref.py" npy2txt "$WORK/out.npy" >"$WORK/got.txt" 2>>"$WORK/err" && cmp -s "$WORK/got.txt" "$expect"
     then ok; else fail "writing .npy ($how): $(cat "$WORK/err")"; fi
   done
@@ -270,6 +317,9 @@ fi
 "$PSCAN" scan "$WORK/example.bin" "$WORK/s.bin" --type i32 2>"$WORK/err" >/dev/null
 grep -q "pscan scan: 8 i32 elements (raw -> raw) in .* GB/s .*backend cpu" "$WORK/err" && ok ||
   fail "no summary line: $(cat "$WORK/err")"
+"$PSCAN" scan "$WORK/u8.bin" "$WORK/s.bin" --format raw --type u8 --widen 2>"$WORK/err" >/dev/null
+grep -q "pscan scan: 3 u8 elements widened to u64 (raw -> raw)" "$WORK/err" && ok ||
+  fail "no widened summary line: $(cat "$WORK/err")"
 "$PSCAN" scan "$WORK/example.bin" "$WORK/s.bin" --type i32 --quiet 2>"$WORK/err" >/dev/null
 [[ ! -s $WORK/err ]] && ok || fail "--quiet still printed: $(cat "$WORK/err")"
 
@@ -298,6 +348,8 @@ expect_refusal "xor on floats" "$WORK/example.bin" "$WORK/bad.out" --type f32 --
 expect_refusal "unknown operator" "$WORK/example.bin" "$WORK/bad.out" --type i32 --op mean
 expect_refusal "unreadable input" "$WORK/does-not-exist.bin" "$WORK/bad.out" --type i32
 expect_refusal "bad initial value" "$WORK/example.bin" "$WORK/bad.out" --type u8 --init banana
+expect_refusal "--widen of max" "$WORK/example.bin" "$WORK/bad.out" --type i32 --widen --op max
+grep -q -- "--op max does not widen" "$WORK/err" && ok || fail "--widen --op max message: $(cat "$WORK/err")"
 expect_refusal "unwritable output directory" "$WORK/example.bin" "$WORK/no/such/dir/out.bin" --type i32
 
 # bad data and formats: the line number, the reason, no output

@@ -14,6 +14,8 @@
  * combine, so the tool needs no operator code of its own). A reverse scan visits the chunks from the end of
  * the input backwards, "last" being the first element of the chunk: it reads a raw or .npy file at offsets,
  * and anything else (a pipe, text, CSV) after spooling it to an unlinked temporary raw file.
+ * --widen (PSCAN_SCAN_WIDEN) writes elements of the 64-bit type, so a chunk cannot be scanned in place: each
+ * host buffer holds the wide output first and the narrow input after it, and the device gets a buffer for each.
  *
  * The output target. A regular file is written to OUT.tmp.XXXXXX in the directory of the file OUT resolves
  * to (symlinks followed) and renamed onto it when complete and synced, with the mode and owner OUT had, so a
@@ -44,7 +46,7 @@
 #include "io_formats.h"
 
 static const char scan_usage[] =
-    "usage: pscan scan IN OUT [--type T] [--op OP] [--exclusive] [--reverse] [--init V]\n"
+    "usage: pscan scan IN OUT [--type T] [--op OP] [--exclusive] [--reverse] [--widen] [--init V]\n"
     "                         [--format F | --in-format F --out-format F] [--column N|NAME]\n"
     "                         [--header | --no-header] [--backend B] [--algo A] [--chunk-mb N]\n"
     "                         [--progress | --no-progress] [--quiet]\n"
@@ -54,6 +56,8 @@ static const char scan_usage[] =
     "  --op OP       sum product min max and or xor (default sum; and/or/xor need an integer type)\n"
     "  --exclusive   out[i] combines the elements before i (out[0] = init)\n"
     "  --reverse     scan from the end of the input towards its start\n"
+    "  --widen       sum or multiply into the 64-bit type and write that: i8 i16 i32 -> i64, u8 u16 u32\n"
+    "                -> u64, f32 -> f64 (--op sum or product; --init is then of the 64-bit type)\n"
     "  --init V      initial value (default: the operator's identity), e.g. 100, -3, 0x7f, 2.5\n"
     "  --format F    raw text csv npy, for IN and OUT (default: from the extension .bin/.raw .txt .csv\n"
     "                .npy; OUT without one gets IN's format); --in-format/--out-format for one side\n"
@@ -62,7 +66,7 @@ static const char scan_usage[] =
     "                the column's first field is not a number)\n"
     "  --backend B   auto cpu cuda opencl (default auto)\n"
     "  --algo A      an algorithm of that backend (default auto; see `pscan bench`)\n"
-    "  --chunk-mb N  stream through the device N MiB at a time (default 64)\n"
+    "  --chunk-mb N  stream through the device N MiB at a time (default 64; --widen: of the output)\n"
     "  --progress    report progress on stderr (default: only when stderr is a terminal)\n"
     "  --quiet       no summary line on stderr at the end\n"
     "\n"
@@ -70,11 +74,13 @@ static const char scan_usage[] =
     "comment); output text is one number per line, floats printed to round-trip. An IN of unknown format\n"
     "that looks like text is refused rather than scanned as bytes: name its format.\n"
     "Example: printf '3 1 7 0 4 1 6 3' | pscan scan - - --format text --type i32 --exclusive\n"
-    "         -> 0 3 4 11 11 15 16 22, one per line\n";
+    "         -> 0 3 4 11 11 15 16 22, one per line\n"
+    "         printf '200 200 200' | pscan scan - - --format text --type u8 --widen -> 200 400 600 (u64)\n";
 
 typedef struct scan_options {
     const char *in_path, *out_path;
     pscan_scan_desc desc;
+    pscan_type out_type; /* what OUT holds: desc.type, or with --widen its 64-bit type (once the type is known) */
     int have_type, progress, quiet, header;
     const char *init_text;
     ps_io_format in_format, out_format;
@@ -139,6 +145,8 @@ static int parse_options(int argc, char **argv, scan_options *o) {
             o->desc.flags |= PSCAN_SCAN_EXCLUSIVE;
         } else if (strcmp(argv[i], "--reverse") == 0) {
             o->desc.flags |= PSCAN_SCAN_REVERSE;
+        } else if (strcmp(argv[i], "--widen") == 0) {
+            o->desc.flags |= PSCAN_SCAN_WIDEN;
         } else if (strcmp(argv[i], "--header") == 0 || strcmp(argv[i], "--no-header") == 0) {
             o->header = argv[i][2] == 'h';
         } else if (strcmp(argv[i], "--progress") == 0 || strcmp(argv[i], "--no-progress") == 0) {
@@ -172,9 +180,16 @@ static int check_typed_options(scan_options *o, unsigned char init[8]) {
                      pscan_type_name(o->desc.type));
         return PS_CLI_USAGE;
     }
-    if (o->init_text) {
+    const int widen = (o->desc.flags & PSCAN_SCAN_WIDEN) != 0;
+    if (widen && o->desc.op != PSCAN_OP_SUM && o->desc.op != PSCAN_OP_PRODUCT) {
+        ps_cli_error("scan: --widen sums or multiplies into the 64-bit type; --op %s does not widen (use sum or "
+                     "product, or drop --widen)", pscan_op_name(o->desc.op));
+        return PS_CLI_USAGE;
+    }
+    o->out_type = widen ? pscan_type_widened(o->desc.type) : o->desc.type;
+    if (o->init_text) { /* of the type scanned in, which --widen makes the 64-bit one */
         char message[PS_IO_ERROR_MAX];
-        if (ps_io_number_parse(o->init_text, strlen(o->init_text), o->desc.type, init, message, sizeof message)) {
+        if (ps_io_number_parse(o->init_text, strlen(o->init_text), o->out_type, init, message, sizeof message)) {
             ps_cli_error("scan: --init %s", message);
             return PS_CLI_USAGE;
         }
@@ -199,49 +214,53 @@ static int scan_input_open(scan_options *o, ps_cli_input *in) {
 /* Device side of the streaming scan: one chunk buffer scanned in place, one element for the carry. On a backend
  * that scans host memory itself (pscan_scan_host: CUDA pipelines each chunk up, through the scan and down in
  * pieces on several streams; the CPU scans it in place) the chunk goes there instead, until the backend
- * refuses (OpenCL, or an algorithm its driver does not run), and then through the chunk buffer. */
+ * refuses (OpenCL, a widened scan on a GPU, or an algorithm its driver does not run), and then through the
+ * chunk buffer. A widened scan reads from buffers of its own (chunk_in, one_in: the narrow input); otherwise
+ * they are chunk and one, and each host buffer holds its input at in_at = 0. */
 typedef struct stream {
     pscan_context *ctx;
-    void *chunk, *one;
+    void *chunk, *one, *chunk_in, *one_in;
     unsigned char *host;
-    size_t chunk_elems, esize;
+    size_t chunk_elems, esize, out_esize; /* out_esize: of the type written (esize but with --widen) */
+    size_t in_at, host_bytes;             /* a host buffer: out at 0, in at in_at bytes; its size */
     pscan_scan_desc desc;
     unsigned char carry[8];
     int have_carry, use_scan_host;
 } stream;
 
-/* Scans host[0 .. count) in place, continuing from the chunks before it; 0 or PS_CLI_FAILURE. */
+/* Scans the count elements at host + in_at into host (in place unless widened), continuing from the chunks
+ * before it; 0 or PS_CLI_FAILURE. */
 static int scan_chunk(stream *st, unsigned char *host, uint64_t count) {
-    const size_t esize = st->esize, bytes = (size_t)count * esize;
-    const int reverse = (st->desc.flags & PSCAN_SCAN_REVERSE) != 0;
-    const size_t last = reverse ? 0 : (size_t)(count - 1) * esize; /* byte offset of the last in scan order */
+    const size_t esize = st->esize, out_esize = st->out_esize;
+    unsigned char *in = host + st->in_at;
+    const uint64_t last = (st->desc.flags & PSCAN_SCAN_REVERSE) ? 0 : count - 1; /* the last in scan order */
     unsigned char last_in[8];
     pscan_scan_desc desc = st->desc;
     pscan_status s = PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
-    memcpy(last_in, host + last, esize);
+    memcpy(last_in, in + last * esize, esize);
     if (st->have_carry) desc.init = st->carry;
     if (st->use_scan_host) {
-        s = pscan_scan_host(st->ctx, &desc, host, host, count);
+        s = pscan_scan_host(st->ctx, &desc, in, host, count);
         if (s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM) st->use_scan_host = 0;
         else if (s != PSCAN_SUCCESS) return ps_cli_status_error(st->ctx, "scan", s);
     }
     if (!st->use_scan_host) {
-        if ((s = pscan_memory_upload(st->ctx, st->chunk, host, bytes)) != PSCAN_SUCCESS)
+        if ((s = pscan_memory_upload(st->ctx, st->chunk_in, in, (size_t)count * esize)) != PSCAN_SUCCESS)
             return ps_cli_status_error(st->ctx, "upload", s);
-        if ((s = pscan_scan(st->ctx, &desc, st->chunk, st->chunk, count, NULL, 0)) != PSCAN_SUCCESS)
+        if ((s = pscan_scan(st->ctx, &desc, st->chunk_in, st->chunk, count, NULL, 0)) != PSCAN_SUCCESS)
             return ps_cli_status_error(st->ctx, "scan", s);
-        if ((s = pscan_memory_download(st->ctx, host, st->chunk, bytes)) != PSCAN_SUCCESS ||
+        if ((s = pscan_memory_download(st->ctx, host, st->chunk, (size_t)count * out_esize)) != PSCAN_SUCCESS ||
             (s = pscan_context_synchronize(st->ctx)) != PSCAN_SUCCESS)
             return ps_cli_status_error(st->ctx, "download", s);
     }
 
     /* Carry phase: the last inclusive value of this chunk goes into the next one. */
-    memcpy(st->carry, host + last, esize);
+    memcpy(st->carry, host + last * out_esize, out_esize);
     if (desc.flags & PSCAN_SCAN_EXCLUSIVE) {
-        pscan_scan_desc one = {desc.type, desc.op, 0, PSCAN_ALGO_AUTO, st->carry};
-        if ((s = pscan_memory_upload(st->ctx, st->one, last_in, esize)) != PSCAN_SUCCESS ||
-            (s = pscan_scan(st->ctx, &one, st->one, st->one, 1, NULL, 0)) != PSCAN_SUCCESS ||
-            (s = pscan_memory_download(st->ctx, st->carry, st->one, esize)) != PSCAN_SUCCESS ||
+        pscan_scan_desc one = {desc.type, desc.op, desc.flags & PSCAN_SCAN_WIDEN, PSCAN_ALGO_AUTO, st->carry};
+        if ((s = pscan_memory_upload(st->ctx, st->one_in, last_in, esize)) != PSCAN_SUCCESS ||
+            (s = pscan_scan(st->ctx, &one, st->one_in, st->one, 1, NULL, 0)) != PSCAN_SUCCESS ||
+            (s = pscan_memory_download(st->ctx, st->carry, st->one, out_esize)) != PSCAN_SUCCESS ||
             (s = pscan_context_synchronize(st->ctx)) != PSCAN_SUCCESS)
             return ps_cli_status_error(st->ctx, "carry", s);
     }
@@ -308,7 +327,7 @@ typedef struct pipeline {
     const scan_options *o;
     ps_cli_input *in;
     ps_io_writer *w;
-    size_t chunk_elems;
+    size_t chunk_elems, in_at; /* in_at: where a slot's input starts (stream.in_at) */
     unsigned char *host[PIPE_SLOTS];
     size_t count[PIPE_SLOTS]; /* elements in the slot; 0 marks the end of the input */
     int state[PIPE_SLOTS];
@@ -341,7 +360,7 @@ static void *pipe_reader(void *arg) {
         if (pipe_wait(p, k, SLOT_FREE) != 0) return NULL;
         size_t got = 0;
         const int slot = (int)(k % PIPE_SLOTS);
-        if (ps_io_read(&p->in->reader, p->host[slot], p->chunk_elems, &got) != 0) {
+        if (ps_io_read(&p->in->reader, p->host[slot] + p->in_at, p->chunk_elems, &got) != 0) {
             ps_cli_error("%s: %s", in_name, p->in->reader.error);
             pipe_set(p, k, SLOT_FREE, PS_CLI_FAILURE);
             return NULL;
@@ -370,14 +389,14 @@ static int scan_forward(const scan_options *o, ps_cli_input *in, ps_io_writer *w
     uint64_t total = in->count == UINT64_MAX ? UINT64_MAX : in->count * st->esize;
     pipeline p;
     memset(&p, 0, sizeof p);
-    p.o = o, p.in = in, p.w = w, p.chunk_elems = st->chunk_elems, p.failed = PS_CLI_OK;
+    p.o = o, p.in = in, p.w = w, p.chunk_elems = st->chunk_elems, p.in_at = st->in_at, p.failed = PS_CLI_OK;
     /* the stream's buffer is slot 0; a chunk that holds the whole input needs no pipeline */
     const int slots = in->count != UINT64_MAX && in->count <= st->chunk_elems ? 1 : PIPE_SLOTS;
     p.host[0] = st->host;
     for (int k = 1; k < slots; k++)
-        if (!(p.host[k] = (unsigned char *)malloc(st->chunk_elems * st->esize))) {
+        if (!(p.host[k] = (unsigned char *)malloc(st->host_bytes))) {
             ps_cli_error("cannot allocate %d host buffers of %zu MiB (try a smaller --chunk-mb)", PIPE_SLOTS,
-                         (st->chunk_elems * st->esize) >> 20);
+                         st->host_bytes >> 20);
             for (int j = 1; j < k; j++) free(p.host[j]);
             return PS_CLI_FAILURE;
         }
@@ -385,7 +404,7 @@ static int scan_forward(const scan_options *o, ps_cli_input *in, ps_io_writer *w
     if (slots == 1) {
         /* one chunk: read, scan, write on this thread */
         size_t got = 0;
-        if (ps_io_read(&in->reader, st->host, st->chunk_elems, &got) != 0) {
+        if (ps_io_read(&in->reader, st->host + st->in_at, st->chunk_elems, &got) != 0) {
             ps_cli_error("%s: %s", strcmp(o->in_path, "-") == 0 ? "stdin" : o->in_path, in->reader.error);
             return PS_CLI_FAILURE;
         }
@@ -428,7 +447,7 @@ static int scan_forward(const scan_options *o, ps_cli_input *in, ps_io_writer *w
  * is then written out in order. */
 static int scan_reverse(const scan_options *o, ps_cli_input *in, ps_cli_output *out, stream *st, uint64_t *n) {
     const char *in_name = strcmp(o->in_path, "-") == 0 ? "stdin" : o->in_path;
-    const size_t esize = st->esize;
+    const size_t esize = st->esize, out_esize = st->out_esize;
     int fd_in = in->fd, spool_in = -1, spool_out = -1, r = PS_CLI_OK;
     uint64_t in_offset = in->offset, count = in->count;
     if (!(in->regular && (o->in_format == PS_IO_RAW || o->in_format == PS_IO_NPY))) {
@@ -455,7 +474,7 @@ static int scan_reverse(const scan_options *o, ps_cli_input *in, ps_cli_output *
     uint64_t out_offset = 0;
     if (r == PS_CLI_OK && direct && o->out_format == PS_IO_NPY) {
         unsigned char header[PS_IO_NPY_HEADER_BYTES];
-        ps_io_npy_header(o->desc.type, count, header);
+        ps_io_npy_header(o->out_type, count, header);
         int err = write_at(fd_out, header, sizeof header, 0);
         if (err) r = io_error("write", o->out_path, err);
         out_offset = sizeof header;
@@ -467,23 +486,23 @@ static int scan_reverse(const scan_options *o, ps_cli_input *in, ps_cli_output *
     for (uint64_t done = 0; r == PS_CLI_OK && done < count;) {
         uint64_t chunk = count - done < st->chunk_elems ? count - done : st->chunk_elems;
         uint64_t begin = count - done - chunk;
-        int err = read_at(fd_in, st->host, (size_t)(chunk * esize), in_offset + begin * esize);
+        int err = read_at(fd_in, st->host + st->in_at, (size_t)(chunk * esize), in_offset + begin * esize);
         if (err) r = io_error("read", in_name, err);
         if (r == PS_CLI_OK) r = scan_chunk(st, st->host, chunk);
         if (r == PS_CLI_OK &&
-            (err = write_at(fd_out, st->host, (size_t)(chunk * esize), out_offset + begin * esize)) != 0)
+            (err = write_at(fd_out, st->host, (size_t)(chunk * out_esize), out_offset + begin * out_esize)) != 0)
             r = io_error("write", direct ? o->out_path : "a temporary file for", err);
         done += chunk;
         if (o->progress && r == PS_CLI_OK) progress_report(done * esize, count * esize, done == count);
     }
     if (r == PS_CLI_OK && !direct) { /* the spool, in order, through the output's format */
         ps_io_writer w;
-        if (ps_io_writer_open(&w, out->fd, o->out_format, o->desc.type, out->seekable, count,
+        if (ps_io_writer_open(&w, out->fd, o->out_format, o->out_type, out->seekable, count,
                               in->reader.header_name) != 0)
             r = io_error("write", o->out_path, w.err);
         for (uint64_t done = 0; r == PS_CLI_OK && done < count;) {
             uint64_t chunk = count - done < st->chunk_elems ? count - done : st->chunk_elems;
-            int err = read_at(spool_out, st->host, (size_t)(chunk * esize), done * esize);
+            int err = read_at(spool_out, st->host, (size_t)(chunk * out_esize), done * out_esize);
             if (err) r = io_error("read back", "a temporary file", err);
             else if (ps_io_write(&w, st->host, (size_t)chunk) != 0) r = io_error("write", o->out_path, w.err);
             done += chunk;
@@ -512,7 +531,8 @@ int ps_cli_scan(int argc, char **argv) {
     ps_cli_input in;
     r = scan_input_open(&o, &in);
     if (r == PS_CLI_OK) r = check_typed_options(&o, init);
-    const size_t esize = pscan_type_size(o.desc.type);
+    const size_t esize = pscan_type_size(o.desc.type), out_esize = pscan_type_size(o.out_type);
+    const int widen = r == PS_CLI_OK && o.out_type != o.desc.type; /* --widen of a type narrower than 64 bits */
     if (r == PS_CLI_OK && o.out_format == PS_IO_AUTO)
         o.out_format = strcmp(o.out_path, "-") == 0 ? PS_IO_AUTO : ps_io_format_from_path(o.out_path);
     if (o.out_format == PS_IO_AUTO) o.out_format = o.in_format;
@@ -522,16 +542,17 @@ int ps_cli_scan(int argc, char **argv) {
     memset(&st, 0, sizeof st);
     st.desc = o.desc;
     st.esize = esize;
+    st.out_esize = out_esize;
     if (r == PS_CLI_OK) r = ps_cli_context_create(o.backend, &st.ctx);
     if (r == PS_CLI_OK) {
         size_t temp_bytes = 0;
-        pscan_status s = pscan_scan_temp_bytes(st.ctx, &o.desc, o.chunk_bytes / esize + 1, &temp_bytes);
+        pscan_status s = pscan_scan_temp_bytes(st.ctx, &o.desc, o.chunk_bytes / out_esize + 1, &temp_bytes);
         if (s == PSCAN_ERROR_UNSUPPORTED_ALGORITHM || s == PSCAN_ERROR_UNSUPPORTED_TYPE) {
             pscan_backend kind = o.backend;
             pscan_context_backend(st.ctx, &kind);
-            ps_cli_error("scan: the %s backend cannot run %s %s with algorithm %s: %s", pscan_backend_name(kind),
-                         pscan_type_name(o.desc.type), pscan_op_name(o.desc.op), pscan_algo_name(o.desc.algo),
-                         pscan_status_string(s));
+            ps_cli_error("scan: the %s backend cannot run %s %s%s with algorithm %s: %s", pscan_backend_name(kind),
+                         pscan_type_name(o.desc.type), pscan_op_name(o.desc.op), widen ? " widened" : "",
+                         pscan_algo_name(o.desc.algo), pscan_status_string(s));
             r = PS_CLI_USAGE;
         }
     }
@@ -539,18 +560,23 @@ int ps_cli_scan(int argc, char **argv) {
         pscan_backend kind = PSCAN_BACKEND_CPU;
         pscan_context_backend(st.ctx, &kind);
         st.use_scan_host = kind != PSCAN_BACKEND_OPENCL; /* OpenCL refuses pscan_scan_host (docs/scale-out.md) */
-        st.chunk_elems = (size_t)(o.chunk_bytes / esize);
+        /* --chunk-mb counts the output, the larger side of a widened scan */
+        st.chunk_elems = (size_t)(o.chunk_bytes / out_esize);
         if (in.count != UINT64_MAX && in.count < st.chunk_elems) st.chunk_elems = in.count ? (size_t)in.count : 1;
+        st.in_at = widen ? st.chunk_elems * out_esize : 0;
+        st.host_bytes = st.in_at + st.chunk_elems * (widen ? esize : out_esize);
         pscan_status s;
-        st.host = (unsigned char *)malloc(st.chunk_elems * esize);
+        st.host = (unsigned char *)malloc(st.host_bytes);
         if (!st.host) {
-            ps_cli_error("cannot allocate a %zu MiB host buffer (try a smaller --chunk-mb)",
-                         (st.chunk_elems * esize) >> 20);
+            ps_cli_error("cannot allocate a %zu MiB host buffer (try a smaller --chunk-mb)", st.host_bytes >> 20);
             r = PS_CLI_FAILURE;
-        } else if ((s = pscan_memory_alloc(st.ctx, st.chunk_elems * esize, &st.chunk)) != PSCAN_SUCCESS ||
-                   (s = pscan_memory_alloc(st.ctx, esize, &st.one)) != PSCAN_SUCCESS) {
+        } else if ((s = pscan_memory_alloc(st.ctx, st.chunk_elems * out_esize, &st.chunk)) != PSCAN_SUCCESS ||
+                   (s = pscan_memory_alloc(st.ctx, out_esize, &st.one)) != PSCAN_SUCCESS ||
+                   (widen && (s = pscan_memory_alloc(st.ctx, st.chunk_elems * esize, &st.chunk_in)) != PSCAN_SUCCESS) ||
+                   (widen && (s = pscan_memory_alloc(st.ctx, esize, &st.one_in)) != PSCAN_SUCCESS)) {
             r = ps_cli_status_error(st.ctx, "cannot allocate device memory (try a smaller --chunk-mb)", s);
         }
+        if (!widen) st.chunk_in = st.chunk, st.one_in = st.one; /* scanned in place */
     }
 
     ps_cli_output out;
@@ -568,7 +594,7 @@ int ps_cli_scan(int argc, char **argv) {
             r = scan_reverse(&o, &in, &out, &st, &n);
         } else {
             ps_io_writer w;
-            if (ps_io_writer_open(&w, out.fd, o.out_format, o.desc.type, out.seekable, in.count,
+            if (ps_io_writer_open(&w, out.fd, o.out_format, o.out_type, out.seekable, in.count,
                                   in.reader.header_name) != 0)
                 r = io_error("write", o.out_path, w.err);
             if (r == PS_CLI_OK) r = scan_forward(&o, &in, &w, &st, &n);
@@ -583,13 +609,16 @@ int ps_cli_scan(int argc, char **argv) {
         pscan_backend kind = o.backend;
         pscan_context_backend(st.ctx, &kind);
         pscan_context_device_name(st.ctx, device, sizeof device);
-        fprintf(stderr, "pscan scan: %" PRIu64 " %s elements (%s -> %s) in %.3f s, %.2f GB/s (read + written), "
+        fprintf(stderr, "pscan scan: %" PRIu64 " %s elements%s%s (%s -> %s) in %.3f s, %.2f GB/s (read + written), "
                         "backend %s (%s)\n",
-                n, pscan_type_name(o.desc.type), ps_io_format_name(o.in_format), ps_io_format_name(o.out_format),
-                seconds, seconds > 0 ? 2.0 * (double)n * (double)esize / seconds / 1e9 : 0.0,
-                pscan_backend_name(kind), device);
+                n, pscan_type_name(o.desc.type), widen ? " widened to " : "", widen ? pscan_type_name(o.out_type) : "",
+                ps_io_format_name(o.in_format), ps_io_format_name(o.out_format), seconds,
+                seconds > 0 ? (double)n * (double)(esize + out_esize) / seconds / 1e9 : 0.0, pscan_backend_name(kind),
+                device);
     }
     if (st.ctx) {
+        if (st.chunk_in != st.chunk) pscan_memory_free(st.ctx, st.chunk_in);
+        if (st.one_in != st.one) pscan_memory_free(st.ctx, st.one_in);
         pscan_memory_free(st.ctx, st.chunk);
         pscan_memory_free(st.ctx, st.one);
         pscan_context_destroy(st.ctx);

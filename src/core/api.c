@@ -447,6 +447,8 @@ static pscan_status scan_prepare(const pscan_context *ctx, const pscan_scan_desc
         /* in place only element for element: a widened out over its own input would overwrite unread input */
         const int in_place = in == (const void *)out && !req->widen;
         if (!in_place && ranges_overlap(in, in_bytes, out, out_bytes)) return PSCAN_ERROR_OVERLAP;
+    } else if (req->widen && in == (const void *)out) {
+        return PSCAN_ERROR_OVERLAP; /* one buffer (OpenCL's handles): the same refusal as for addresses */
     }
     return PSCAN_SUCCESS;
 }

@@ -6,7 +6,9 @@
  * partial overlap, and in == out is the only aliasing the backend expects.
  * Programs: one per (type, operator), compiled on first use with -D defines (the type, its arithmetic type,
  * the operator, the work-group size) and holding every algorithm's kernels, so that a context compiles at most
- * one program per (type, operator) it scans.
+ * one program per (type, operator) it scans. A widened scan (PSCAN_SCAN_WIDEN) has one more per (input type,
+ * operator): the widened type's scan kernels with only the input's type (PS_IN) changed, so its tiles and
+ * combines are those of the widened type's own scan of the converted input, bit for bit.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,24 +92,33 @@ static void program_release(ps_cl_program *p) {
 
 static void programs_release(ps_cl_state *st) {
     for (int t = 0; t < PSCAN_TYPE_COUNT; t++)
-        for (int o = 0; o < PSCAN_OP_COUNT; o++) program_release(&st->programs[t][o]);
+        for (int o = 0; o < PSCAN_OP_COUNT; o++) {
+            program_release(&st->programs[t][o]);
+            program_release(&st->widened[t][o]);
+        }
 }
 
-static pscan_status program_build(pscan_context *ctx, pscan_type type, pscan_op op, ps_cl_program *p) {
+/* The program of type and op whose scans read in_type: type itself for every program but a widened scan's,
+ * which holds the scan kernels alone (the first PS_CL_SCAN_SOURCES sources) because the patterns read their
+ * input as the arithmetic type. */
+static pscan_status program_build(pscan_context *ctx, pscan_type in_type, pscan_type type, pscan_op op,
+                                  ps_cl_program *p) {
     ps_cl_state *st = ps_cl_state_of(ctx);
     const cl_type_info *ti = &type_info[type];
     size_t bytes = pscan_type_size(type);
     char options[512];
     snprintf(options, sizeof options,
-             "-cl-std=CL1.2 -DPS_T=%s -DPS_U=%s -DPS_BITS=%s -DPS_T_BYTES=%zu -D%s -DPS_LOWEST=%s "
+             "-cl-std=CL1.2 -DPS_T=%s -DPS_IN=%s -DPS_U=%s -DPS_BITS=%s -DPS_T_BYTES=%zu -D%s -DPS_LOWEST=%s "
              "-DPS_HIGHEST=%s -DPS_WG=%zu -DPS_ITEMS=%u -DPS_DLB_SPIN_LIMIT=%u -DPS_DLB_STALL_TILE=%ld "
              "-DPS_DLB_WINDOW=%u%s",
-             ti->t, ti->u, ti->bits, bytes, op_macro[op], ti->lowest, ti->highest, st->wg, ps_cl_items(bytes),
-             st->dlb_spin_limit, st->dlb_stall_tile, st->dlb_window, type == PSCAN_TYPE_F64 ? " -DPS_FP64" : "");
+             ti->t, type_info[in_type].t, ti->u, ti->bits, bytes, op_macro[op], ti->lowest, ti->highest, st->wg,
+             ps_cl_items(bytes), st->dlb_spin_limit, st->dlb_stall_tile, st->dlb_window,
+             type == PSCAN_TYPE_F64 ? " -DPS_FP64" : "");
 
     cl_int err = CL_SUCCESS;
-    cl_program program = clCreateProgramWithSource(st->context, (cl_uint)ps_opencl_source_count,
-                                                   (const char **)ps_opencl_sources, NULL, &err);
+    const cl_uint sources = in_type == type ? (cl_uint)ps_opencl_source_count : PS_CL_SCAN_SOURCES;
+    cl_program program =
+        clCreateProgramWithSource(st->context, sources, (const char **)ps_opencl_sources, NULL, &err);
     if (err != CL_SUCCESS) return ps_cl_check(ctx, err);
     err = clBuildProgram(program, 1, &st->device, options, NULL, NULL);
     if (err != CL_SUCCESS) {
@@ -129,12 +140,12 @@ static pscan_status program_build(pscan_context *ctx, pscan_type type, pscan_op 
     return PSCAN_SUCCESS;
 }
 
-pscan_status ps_cl_kernel(pscan_context *ctx, pscan_type type, pscan_op op, ps_cl_kernel_id id, cl_kernel *kernel) {
-    ps_cl_state *st = ps_cl_state_of(ctx);
-    if (type == PSCAN_TYPE_F64 && !st->has_fp64) return PSCAN_ERROR_UNSUPPORTED_TYPE;
-    ps_cl_program *p = &st->programs[type][op];
+/* Kernel id of p, the program of (in_type, type, op), building p on first use. */
+static pscan_status program_kernel(pscan_context *ctx, ps_cl_program *p, pscan_type in_type, pscan_type type,
+                                   pscan_op op, ps_cl_kernel_id id, cl_kernel *kernel) {
+    if (type == PSCAN_TYPE_F64 && !ps_cl_state_of(ctx)->has_fp64) return PSCAN_ERROR_UNSUPPORTED_TYPE;
     if (!p->program) {
-        pscan_status s = program_build(ctx, type, op, p);
+        pscan_status s = program_build(ctx, in_type, type, op, p);
         if (s != PSCAN_SUCCESS) return s;
     }
     if (!p->kernels[id]) {
@@ -147,6 +158,16 @@ pscan_status ps_cl_kernel(pscan_context *ctx, pscan_type type, pscan_op op, ps_c
     }
     *kernel = p->kernels[id];
     return PSCAN_SUCCESS;
+}
+
+pscan_status ps_cl_kernel(pscan_context *ctx, pscan_type type, pscan_op op, ps_cl_kernel_id id, cl_kernel *kernel) {
+    return program_kernel(ctx, &ps_cl_state_of(ctx)->programs[type][op], type, type, op, id, kernel);
+}
+
+pscan_status ps_cl_kernel_widened(pscan_context *ctx, pscan_type in_type, pscan_op op, ps_cl_kernel_id id,
+                                  cl_kernel *kernel) {
+    return program_kernel(ctx, &ps_cl_state_of(ctx)->widened[in_type][op], in_type, pscan_type_widened(in_type), op,
+                          id, kernel);
 }
 
 /* ---- the backend table ---------------------------------------------------------------------------------- */
@@ -252,6 +273,7 @@ static const ps_backend_ops cl_ops = {
     .mem_copy = cl_mem_copy,
     .synchronize = cl_synchronize,
     .operator_build = ps_cl_operator_build,
+    .scan_widen = 1, /* every algorithm: each reads its input through ps_load, which converts (0_common.cl) */
 };
 
 /* ---- contexts ------------------------------------------------------------------------------------------- */

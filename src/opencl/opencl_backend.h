@@ -46,6 +46,8 @@ typedef struct ps_cl_state {
     size_t wg; /* work-group size of every kernel (PS_WG) */
     char name[256];
     ps_cl_program programs[PSCAN_TYPE_COUNT][PSCAN_OP_COUNT];
+    /* widened scans' programs (PSCAN_SCAN_WIDEN), by input type: the widened type's program, loads converting */
+    ps_cl_program widened[PSCAN_TYPE_COUNT][PSCAN_OP_COUNT];
     /* look-back knobs, baked into the programs (changing them drops the built programs) */
     unsigned dlb_spin_limit;
     long dlb_stall_tile;
@@ -61,6 +63,10 @@ pscan_status ps_cl_check(pscan_context *ctx, cl_int err);
 
 /* The kernel id of the (type, op) program, building the program on first use. */
 pscan_status ps_cl_kernel(pscan_context *ctx, pscan_type type, pscan_op op, ps_cl_kernel_id id, cl_kernel *kernel);
+/* The same from the widened scan's program of (in_type, op): the kernels of pscan_type_widened(in_type) whose
+ * input (in) holds in_type, converted as it is loaded. Scan kernels only (PS_CL_PROPAGATE .. the look-back). */
+pscan_status ps_cl_kernel_widened(pscan_context *ctx, pscan_type in_type, pscan_op op, ps_cl_kernel_id id,
+                                  cl_kernel *kernel);
 
 /* Items per work-item of the tiled kernels for an element size (PS_ITEMS). */
 unsigned ps_cl_items(size_t elem_bytes);

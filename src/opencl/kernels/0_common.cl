@@ -5,6 +5,9 @@
  * The host builds one program per (type, operator) from this file followed by 1_..5_*.cl, with:
  *   PS_T, PS_U       the element type and the type its arithmetic is done in (unsigned for integers, so that
  *                    sums and products wrap instead of being undefined, as in src/core/pscan_ops.h)
+ *   PS_IN            the element type of a scan's input, PS_T but in a widened scan's program (PSCAN_SCAN_WIDEN:
+ *                    a narrower type that ps_load converts, so nothing after the load sees it; the host builds
+ *                    that program from 0_..5_*.cl alone)
  *   PS_BITS          the unsigned type of PS_T's size (status words of the look-back hold PS_T's bits)
  *   PS_T_BYTES       sizeof(PS_T)
  *   PS_OP_<NAME>     the operator; PS_LOWEST, PS_HIGHEST the type's range (identities of max and min)
@@ -25,6 +28,7 @@
 
 typedef PS_T T;
 typedef PS_U U;
+typedef PS_IN IN;
 
 #define PS_CAT_(a, b) a##b
 #define PS_CAT(a, b) PS_CAT_(a, b)
@@ -72,8 +76,10 @@ PS_FN T ps_combine(T a, T b) { return PS_COMBINE(a, b); }
 /* The physical index of logical element i. */
 PS_FN ulong ps_phys(ulong i, ulong n, int reverse) { return reverse ? n - 1 - i : i; }
 
-PS_FN T ps_load(__global const T *a, ulong off, ulong i, ulong n, int reverse) {
-    return i < n ? a[off + ps_phys(i, n, reverse)] : PS_IDENTITY;
+/* Logical element i of a scan's input, converted to T (sign- or zero-extended, or float to double); the identity
+ * past n. */
+PS_FN T ps_load(__global const IN *a, ulong off, ulong i, ulong n, int reverse) {
+    return i < n ? (T)a[off + ps_phys(i, n, reverse)] : PS_IDENTITY;
 }
 
 /* ---- work-item level ------------------------------------------------------------------------------------ */
@@ -133,7 +139,7 @@ PS_FN T ps_wg_reduce(T x, __local T *scratch) {
 
 /* Loads a tile into a blocked arrangement (work-item lid holds logical elements lid*PS_ITEMS ...), reading
  * global memory striped (coalesced) through the stage. Elements past n are the identity. */
-PS_FN void ps_tile_load(__global const T *in, ulong off, ulong n, int reverse, ulong base, __local T *stage,
+PS_FN void ps_tile_load(__global const IN *in, ulong off, ulong n, int reverse, ulong base, __local T *stage,
                          T *items) {
     uint lid = get_local_id(0);
     for (uint k = 0; k < PS_ITEMS; k++) {
@@ -161,7 +167,7 @@ PS_FN void ps_tile_store(__global T *out, ulong off, ulong n, int reverse, ulong
 
 /* The reduction of one tile, read striped straight from global memory (no stage: order does not matter to
  * an associative, commutative operator; floats may round differently from the scan's order). */
-PS_FN T ps_tile_reduce(__global const T *in, ulong off, ulong n, int reverse, ulong base, __local T *scratch) {
+PS_FN T ps_tile_reduce(__global const IN *in, ulong off, ulong n, int reverse, ulong base, __local T *scratch) {
     uint lid = get_local_id(0);
     T acc = PS_IDENTITY;
     for (uint k = 0; k < PS_ITEMS; k++) acc = ps_combine(acc, ps_load(in, off, base + k * PS_WG + lid, n, reverse));
@@ -171,7 +177,7 @@ PS_FN T ps_tile_reduce(__global const T *in, ulong off, ulong n, int reverse, ul
 /* Scans one tile with carry as the prefix of its first element: the body that scan-then-propagate,
  * reduce-then-scan and the look-back scan share. Returns the tile's reduction (without carry). The carry is
  * known only after the tile is loaded in the look-back scan, so that one calls the halves itself. */
-PS_FN T ps_tile_scan(__global const T *in, ulong in_off, __global T *out, ulong out_off, ulong n, int reverse,
+PS_FN T ps_tile_scan(__global const IN *in, ulong in_off, __global T *out, ulong out_off, ulong n, int reverse,
                       int exclusive, ulong base, T carry, __local T *stage, __local T *scratch) {
     T items[PS_ITEMS];
     ps_tile_load(in, in_off, n, reverse, base, stage, items);

@@ -14,7 +14,7 @@
 
 /* Scans tiles of PS_WG elements; aux_mode (PS_AUX_*) says whether aux receives tile totals or supplies carries. */
 __kernel __attribute__((reqd_work_group_size(PS_WG, 1, 1))) void
-ps_hillis_steele_tiles(__global const T *in, ulong in_off, __global T *out, ulong out_off, ulong n, int reverse,
+ps_hillis_steele_tiles(__global const IN *in, ulong in_off, __global T *out, ulong out_off, ulong n, int reverse,
                        int exclusive, T carry_in, __global T *aux, ulong aux_off, int aux_mode) {
     __local T buf[2][PS_WG];
     uint lid = get_local_id(0);

@@ -20,7 +20,7 @@
 
 PS_FN uint ps_blelloch_offset(uint i, int padded) { return padded ? (i >> 5) : 0; }
 
-PS_FN void ps_blelloch_tiles(__global const T *in, ulong in_off, __global T *out, ulong out_off, ulong n,
+PS_FN void ps_blelloch_tiles(__global const IN *in, ulong in_off, __global T *out, ulong out_off, ulong n,
                               int reverse, int exclusive, T carry_in, __global T *aux, ulong aux_off,
                               int aux_mode, __local T *tree, __local T *root, const int padded) {
     uint lid = get_local_id(0);
@@ -82,7 +82,7 @@ PS_FN void ps_blelloch_tiles(__global const T *in, ulong in_off, __global T *out
 }
 
 __kernel __attribute__((reqd_work_group_size(PS_WG, 1, 1))) void
-ps_blelloch_padded_tiles(__global const T *in, ulong in_off, __global T *out, ulong out_off, ulong n, int reverse,
+ps_blelloch_padded_tiles(__global const IN *in, ulong in_off, __global T *out, ulong out_off, ulong n, int reverse,
                          int exclusive, T carry_in, __global T *aux, ulong aux_off, int aux_mode) {
     __local T tree[PS_BLELLOCH_TILE + (PS_BLELLOCH_TILE >> 5)];
     __local T root;
@@ -91,7 +91,7 @@ ps_blelloch_padded_tiles(__global const T *in, ulong in_off, __global T *out, ul
 }
 
 __kernel __attribute__((reqd_work_group_size(PS_WG, 1, 1))) void
-ps_blelloch_unpadded_tiles(__global const T *in, ulong in_off, __global T *out, ulong out_off, ulong n,
+ps_blelloch_unpadded_tiles(__global const IN *in, ulong in_off, __global T *out, ulong out_off, ulong n,
                            int reverse, int exclusive, T carry_in, __global T *aux, ulong aux_off, int aux_mode) {
     __local T tree[PS_BLELLOCH_TILE];
     __local T root;

@@ -14,7 +14,7 @@
  */
 
 __kernel __attribute__((reqd_work_group_size(PS_WG, 1, 1))) void
-ps_scan_then_propagate_tiles(__global const T *in, ulong in_off, __global T *out, ulong out_off, ulong n,
+ps_scan_then_propagate_tiles(__global const IN *in, ulong in_off, __global T *out, ulong out_off, ulong n,
                              int reverse, int exclusive, T carry_in, __global T *aux, ulong aux_off,
                              int aux_mode) {
     __local T stage[PS_STAGE_ELEMS];

@@ -16,7 +16,7 @@
  */
 
 __kernel __attribute__((reqd_work_group_size(PS_WG, 1, 1))) void
-ps_reduce_then_scan_reduce(__global const T *in, ulong in_off, ulong n, int reverse, __global T *totals,
+ps_reduce_then_scan_reduce(__global const IN *in, ulong in_off, ulong n, int reverse, __global T *totals,
                            ulong totals_off) {
     __local T scratch[PS_WG];
     ulong tiles = (n + PS_TILE - 1) / PS_TILE;

@@ -105,7 +105,7 @@ PS_FN uint ps_status_read(volatile __global ulong *status, ulong entry, T *v) {
 /* A(t) of the tile at base, for every work-item: its blocked items folded serially per work-item (as
  * ps_thread_reduce), then the Kogge-Stone total, the very combines the tile's own kernel does; the fallback's
  * copy of a stalled tile's aggregate has the same bits as the tile's own. Uses stage and scratch. */
-PS_FN T ps_tile_aggregate(__global const T *in, ulong in_off, ulong n, int reverse, ulong base,
+PS_FN T ps_tile_aggregate(__global const IN *in, ulong in_off, ulong n, int reverse, ulong base,
                            __local T *stage, __local T *scratch) {
     uint lid = get_local_id(0);
     for (uint k = 0; k < PS_ITEMS; k++) {
@@ -124,7 +124,7 @@ PS_FN T ps_tile_aggregate(__global const T *in, ulong in_off, ulong n, int rever
 /* C(tile - 1) = init (+) A(0) (+) ... (+) A(tile - 1), folded left, for every work-item: from the nearest
  * finished I(j), or from init, with A(j + 1) .. A(tile - 1) folded on in order (see the header). */
 PS_FN T ps_lookback(ulong tile, T init, volatile __global ulong *status, __global uint *counters,
-                     __global const T *in, ulong in_off, ulong n, int reverse, __local uint *win_flag,
+                     __global const IN *in, ulong in_off, ulong n, int reverse, __local uint *win_flag,
                      __local T *win_val, __local T *stage, __local T *scratch, __local long *look_p,
                      __local long *look_hi, __local T *look_acc, __local int *look_state, __local uint *look_spins) {
     const long W = PS_LOOKBACK_WINDOW;
@@ -227,7 +227,7 @@ PS_FN T ps_lookback(ulong tile, T init, volatile __global ulong *status, __globa
 /* temp: counters[0] the next tile id, counters[1] the fallbacks taken (read by tests), then from byte 8 two
  * status entries per tile; the host passes the same zeroed buffer as both arguments. */
 __kernel __attribute__((reqd_work_group_size(PS_WG, 1, 1))) void
-ps_decoupled_lookback_scan(__global const T *in, ulong in_off, __global T *out, ulong out_off, ulong n,
+ps_decoupled_lookback_scan(__global const IN *in, ulong in_off, __global T *out, ulong out_off, ulong n,
                            int reverse, int exclusive, T init, __global uint *counters, __global ulong *temp) {
     __local T stage[PS_STAGE_ELEMS];
     __local T scratch[PS_WG];
