@@ -23,6 +23,7 @@ import argparse
 import csv
 import io
 import math
+import os
 import sys
 
 FLAGSHIP = "decoupled-lookback"
@@ -39,6 +40,7 @@ def read_rows(paths, spot=False):
                 continue
             for r in reader:
                 r.setdefault("primitive", "scan")  # the bench's CSVs before the primitive column were scans
+                r["file"] = os.path.basename(path)
                 r["n"] = int(r["n"])
                 r["log2n"] = int(round(math.log2(r["n"])))
                 for key in ("time_us", "gbps", "of_copy", "of_cub", "cub_time_us"):
@@ -285,6 +287,16 @@ def kind_matches(kind, r):
     return kind is None or r["kind"] in target_kinds(kind)
 
 
+# The file gpu-check's patterns step writes each primitive's rows to (<gpu>-<name>.csv): where an older, combined
+# CSV (h100-patterns.csv of 2026-11-23) holds the same primitive, the targets read the named file alone.
+PRIMITIVE_FILE = {"select": "compact", "partition": "split"}
+
+
+def newest_rows(benched, prim):
+    named = [r for r in benched if r["file"].split("-", 1)[-1] == PRIMITIVE_FILE.get(prim, prim) + ".csv"]
+    return named or benched
+
+
 def cmd_targets(rows, out):
     """Each target per device: the worst row among the sizes it holds at, PASS when every test holds there. A target
     whose primitive and type were benched on the device, but not its kind (an older CSV, a case left out), is
@@ -302,6 +314,7 @@ def cmd_targets(rows, out):
         for issue, what, prim, t, kind, sizes, tests in TARGETS:
             benched = [r for r in rows if r["device"] == device and r.get("primitive") == prim
                        and r["algo"] == FLAGSHIP and (t is None or r["type"] == t)]
+            benched = newest_rows(benched, prim)
             sub = [r for r in benched if kind_matches(kind, r) and r["log2n"] in sizes]
             if not sub:
                 if benched and not any(kind_matches(kind, r) for r in benched):
