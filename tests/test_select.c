@@ -8,8 +8,9 @@
  * library's): the kept items in input order, and for a partition the others after them in input order.
  * Payloads hold the item's index (truncated to 1, 2, 4 or 8 bytes), so any reordering inside a group shows.
  *  - run_table(): every key type x {select, partition} x {flags, and each of the 8 predicates, unique included}, at sizes 0, 1,
- *    1000 and around the CUDA tile of each key size (32 KiB of keys: 8192 items of 4 bytes, 4096 of 8; tile-1,
- *    tile, tile+1, see tile_items()), payload size
+ *    1000 and around the CUDA tiles of each key size (32 KiB of keys: 8192 items of 4 bytes, 4096 of 8; tile-1,
+ *    tile, tile+1, 16 tiles (one cluster) and one item more (not with --quick); the small tile + 1 and 16
+ *    small tiles + 1: see tile_items(), small_tile_items()), payload size
  *    cycling through 0, 1, 2, 4, 8; inputs and outputs at their allocation's start or one element in
  *    (alternating); temp from the workspace or a caller buffer at +1 byte; the count at an 8-byte boundary
  *    or 3 bytes past one.
@@ -66,6 +67,11 @@ static const type_info types[] = {
 /* The CUDA tile of a type's keys, in items. */
 static size_t tile_items(const type_info *t) {
     return (size_t)PS_SELECT_TILE_ITEMS(t->bytes);
+}
+
+/* The CUDA tile of small calls. */
+static size_t small_tile_items(const type_info *t) {
+    return (size_t)PS_SELECT_SMALL_TILE_ITEMS(t->bytes);
 }
 
 /* The largest 64 * tile + 3 of any type: run_large's and run_patterns' size past the look-back window. */
@@ -393,9 +399,13 @@ static void run_table(harness *h) {
     for (size_t ti = 0; ti < TYPE_COUNT; ti++)
         for (int part = 0; part < 2; part++)
             for (int mode = 0; mode <= MODE_FLAGS; mode++)
-                for (size_t si = 0; si < 6; si++, index++) {
-                    const size_t tile = tile_items(&types[ti]);
-                    const size_t sizes[6] = {0, 1, 1000, tile - 1, tile, tile + 1};
+                for (size_t si = 0; si < (h->opt.quick ? 8u : 10u); si++, index++) {
+                    /* CUDA's tiers: the small tile, the cluster of 16 small tiles a partition fits in, the default
+                     * tile, and 16 of them (past it, a partition counts first; not with --quick, which the
+                     * sanitizers run: racecheck took over 400 s on an H100 with them) */
+                    const size_t tile = tile_items(&types[ti]), small = small_tile_items(&types[ti]);
+                    const size_t sizes[10] = {0,         1,    1000,     small + 1,    16 * small + 1,
+                                              tile - 1, tile, tile + 1, 16 * tile,    16 * tile + 1};
                     one_case c = {&types[ti], part, mode, value_size_cycle[index % VALUE_SIZE_COUNT], sizes[si],
                                   PATTERN_RANDOM, (int)(index % 2), (int)(index / 2 % 2), (index / 3 % 2) ? 3 : 0, 0};
                     run_case(h, &c, h->opt.seed ^ (0x1000u + index));

@@ -20,10 +20,14 @@
  *    only for the items written. The last tile writes prefix + aggregate to *count.
  *  - Stability: ranks follow item order inside a tile, and tiles follow each other through the carry.
  *  - A partition's second group starts at kept_total, unknown until the chain ends; a counting kernel runs
- *    first (it reads the keys, or the flags, once more) and leaves kept_total in temp, so that both groups are
- *    written in place and in order in one pass (CUB's partition writes the rejected items reversed from the
- *    end; we keep both groups in input order, and re-reading the keys costs less than reversing the keys and
- *    payloads of the second group).
+ *    first (it reads the keys, or the flags, once more, in 16-byte vectors) and leaves kept_total in temp, so
+ *    that both groups are written in place and in order in one pass (CUB's partition writes the rejected items
+ *    reversed from the end; we keep both groups in input order, and re-reading the keys costs less than
+ *    reversing the keys and payloads of the second group). A call of one tile or of one cluster needs no
+ *    count: the driver hands the program every tile's aggregate first (its total hook).
+ *  - Tiles by size (select_tile.h): small calls take tiles of 4 KiB of keys (8 for 8-byte keys), since a tile's
+ *    rows run one after another in its block; a partition of up to 16 default tiles takes the smallest tile
+ *    that keeps it within one cluster.
  *
  * Global memory: select reads n keys (and n flags), writes count keys; partition reads them twice (the count)
  * and writes n; payloads are read and written once per item written. Two 16-byte status entries per tile.
@@ -149,12 +153,17 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
     struct local {
         K key[ROWS];
         uint64_t base;
+        uint64_t kept_total; /* a partition on a driver that knows the total (the total hook) */
         uint32_t valid;
     };
 
     static __device__ __forceinline__ uint64_t combine(uint64_t a, uint64_t b) { return a + b; }
     static __device__ __forceinline__ uint64_t identity() { return 0; }
     static __device__ __forceinline__ uint64_t initial(const params &) { return 0; }
+    /* A partition whose launcher ran no counting pass (kept_total NULL: one tile, or one cluster) takes the size
+     * of its first group from the driver. */
+    static __device__ __forceinline__ bool total_wanted(const params &p) { return p.partition && !p.kept_total; }
+    static __device__ __forceinline__ void total(const params &, uint64_t t, local &l, smem &) { l.kept_total = t; }
 
     /* One ballot per row and warp of the decisions (items past the end of the last tile are never kept). */
     template <int MODE>
@@ -325,7 +334,7 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
         }
         /* the first slot of this tile's rejected items: after every kept item, and the tiles' rejected before */
         const uint64_t rejected_at =
-            p.partition && kept < l.valid ? (uint64_t)*p.kept_total + (l.base - prefix) : 0;
+            p.partition && kept < l.valid ? (p.kept_total ? (uint64_t)*p.kept_total : l.kept_total) + (l.base - prefix) : 0;
 
         /* ---- store: keys, then payloads ---- */
         move<K, true>(p, (const K *)NULL, p.keys_out, l, s, prefix, kept, rejected_at);
@@ -341,31 +350,52 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
     }
 };
 
-/* ---- the partition's first pass: how many items are kept, into *p.kept_total (zeroed before). The predicate
- * is a template argument (as in the row tile's ballots) and UNROLL items a thread are in flight at once. ---- */
+/* ---- the partition's first pass: how many items are kept, into *p.kept_total (zeroed before). It reads what the
+ * decisions need (the flags, or the keys) in whole 16-byte vectors, UNROLL of them in flight per thread: with one
+ * byte a thread per load, a count by flags ran at about a third of the copy's bandwidth (2^28 i32 on an H100: about
+ * 240 of the partition's 1114 us; docs/performance.md, 2026-11-27). Elements before the first 16-byte boundary and
+ * after the last whole vector go one by one. The predicate is a template argument, as in the row tile's ballots. ---- */
+template <int MODE, class K> struct ps_select_count_elem { typedef K type; }; /* what the count reads */
+template <class K> struct ps_select_count_elem<PS_SELECT_BY_FLAGS, K> { typedef uint8_t type; };
+
+template <int MODE, class K, class E>
+__device__ __forceinline__ uint32_t ps_select_count_one(const ps_select_params<K> &p, E e, uint64_t i) {
+    if (MODE == PS_SELECT_BY_FLAGS) return e != E(0);
+    return ps_select_test<MODE>(p, (K)e, 0, i) ? 1u : 0u;
+}
+
 template <class P, int MODE> __global__ void __launch_bounds__(256) ps_select_count_kernel(const typename P::params p) {
     typedef typename P::key K;
-    enum { UNROLL = 8 };
+    typedef typename ps_select_count_elem<MODE, K>::type E;
+    enum { V = 16 / sizeof(E), UNROLL = 4 };
+    const E *src = MODE == PS_SELECT_BY_FLAGS ? (const E *)(const void *)p.flags : (const E *)(const void *)p.keys;
+    const uintptr_t a = (uintptr_t)src;
+    const uint64_t to_boundary = (uint64_t)((16u - a % 16u) % 16u / sizeof(E));
+    const uint64_t head = a % sizeof(E) ? p.n : (to_boundary < p.n ? to_boundary : p.n);
+    const uint64_t vectors = (p.n - head) / V, tail = head + vectors * V;
+    const uint4 *vec = reinterpret_cast<const uint4 *>(src + head);
+    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x, tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     uint32_t c = 0;
-    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
-    for (uint64_t i0 = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i0 < p.n; i0 += UNROLL * stride) {
-        K k[UNROLL];
-        uint8_t f[UNROLL];
+    for (uint64_t v0 = tid; v0 < vectors; v0 += UNROLL * stride) {
+        uint4 w[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) w[u] = v0 + u * stride < vectors ? vec[v0 + u * stride] : make_uint4(0, 0, 0, 0);
 #pragma unroll
         for (int u = 0; u < UNROLL; u++) {
-            const uint64_t i = i0 + u * stride;
-            k[u] = K(0), f[u] = 0;
-            if (i < p.n) {
-                if (MODE == PS_SELECT_BY_FLAGS) f[u] = p.flags[i];
-                else k[u] = p.keys[i];
+            if (MODE == PS_SELECT_BY_FLAGS) { /* 0xff per nonzero byte; vectors past the end are zeros */
+                c += (__popc(__vcmpne4(w[u].x, 0u)) + __popc(__vcmpne4(w[u].y, 0u)) + __popc(__vcmpne4(w[u].z, 0u)) +
+                      __popc(__vcmpne4(w[u].w, 0u))) >> 3;
+            } else if (v0 + u * stride < vectors) {
+                E e[V];
+                memcpy(e, &w[u], sizeof e);
+                const uint64_t i0 = head + (v0 + u * stride) * V;
+#pragma unroll
+                for (int j = 0; j < V; j++) c += ps_select_count_one<MODE, K>(p, e[j], i0 + j);
             }
         }
-#pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-            const uint64_t i = i0 + u * stride;
-            c += i < p.n && ps_select_test<MODE>(p, k[u], f[u], i) ? 1u : 0u;
-        }
     }
+    for (uint64_t i = tid; i < head; i += stride) c += ps_select_count_one<MODE, K>(p, src[i], i);
+    for (uint64_t i = tail + tid; i < p.n; i += stride) c += ps_select_count_one<MODE, K>(p, src[i], i);
 #pragma unroll
     for (unsigned d = PS_WARP_LANES / 2; d > 0; d >>= 1) c += __shfl_down_sync(PS_WARP_ALL, c, d);
     if (threadIdx.x % PS_WARP_LANES == 0 && c) atomicAdd(p.kept_total, (unsigned long long)c);
@@ -386,11 +416,12 @@ static size_t select_chain_bytes(uint64_t tiles) { return (ps_chain_temp_bytes<u
 template <class P, int E = PS_CHAIN_LANE_ENTRIES>
 static cudaError_t ps_select_launch(typename P::params p, void *temp, cudaStream_t stream, int sm_count) {
     p.tiles = (uint32_t)ps_cuda_div_up(p.n, (uint64_t)P::TILE);
-    if (p.partition) {
+    p.kept_total = NULL;
+    if (p.partition && !ps_chain_single_pass_knows_total<P, E>(p.tiles)) {
         p.kept_total = (unsigned long long *)((char *)temp + select_chain_bytes(p.tiles));
         cudaError_t err = cudaMemsetAsync(p.kept_total, 0, sizeof *p.kept_total, stream);
         if (err != cudaSuccess) return err;
-        const uint64_t blocks = ps_cuda_div_up(p.n, 256);
+        const uint64_t blocks = ps_cuda_div_up(p.n, 256 * (p.flags ? 16 : 16 / sizeof(typename P::key)));
         const unsigned grid = (unsigned)(blocks < (uint64_t)sm_count * 8 ? blocks : (uint64_t)sm_count * 8);
         ps_select_count<P>(p, grid, stream);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
@@ -402,28 +433,49 @@ static cudaError_t ps_select_launch(typename P::params p, void *temp, cudaStream
 
 /* ---- host side ----------------------------------------------------------------------------------------- */
 
-static constexpr uint64_t select_tile_items(size_t key_bytes) { return PS_SELECT_TILE_ITEMS(key_bytes); }
+/* The tile programs of a key type: the small tile, half the default tile, the default (the same program where two
+ * coincide). */
+template <class K> struct select_tiers {
+    typedef ps_select_program<K, PS_SELECT_SMALL_ROWS(sizeof(K))> small;
+    typedef ps_select_program<K, PS_SELECT_KEY_ROWS(sizeof(K)) / 2> half;
+    typedef ps_select_program<K> full;
+    static_assert((uint64_t)small::TILE == PS_SELECT_SMALL_TILE_ITEMS(sizeof(K)) &&
+                      (uint64_t)full::TILE == PS_SELECT_TILE_ITEMS(sizeof(K)) &&
+                      (uint64_t)small::TILE <= (uint64_t)half::TILE,
+                  "one set of tiles for plan and launch");
+};
 
-static uint64_t select_tiles(uint64_t n, size_t key_bytes) { return ps_cuda_div_up(n, select_tile_items(key_bytes)); }
+/* Whether a partition of n items in P's tiles learns its first group's size inside the call (one tile or one
+ * cluster), so that no counting pass runs. */
+template <class P> static bool select_in_one_cluster(uint64_t n) {
+    return ps_chain_single_pass_knows_total<P>((uint32_t)ps_cuda_div_up(n, (uint64_t)P::TILE));
+}
+
+/* The most tiles a call may run: its plan's look-back entries. Small calls (what a select of small tiles or a
+ * partition within one cluster of default tiles covers) count small tiles, the most the launcher may choose. */
+static uint64_t select_plan_tiles(const ps_request *req) {
+    const uint64_t kb = req->elem_bytes;
+    const bool small = req->n * kb <= PS_SELECT_SMALL_BYTES ||
+                       (req->prim == PS_PRIM_PARTITION && req->n <= PS_CHAIN_CLUSTER_MAX * PS_SELECT_TILE_ITEMS(kb));
+    return ps_cuda_div_up(req->n, small ? PS_SELECT_SMALL_TILE_ITEMS(kb) : PS_SELECT_TILE_ITEMS(kb));
+}
 
 pscan_status ps_cuda_select_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes) {
     (void)dev;
     if (req->algo == PSCAN_ALGO_AUTO) return PSCAN_ERROR_INVALID_VALUE; /* resolved by the backend first */
     if (req->algo != PSCAN_ALGO_DECOUPLED_LOOKBACK) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
-    const uint64_t tiles = select_tiles(req->n, req->elem_bytes);
-    if (tiles > PS_CHAIN_MAX_TILES) return PSCAN_ERROR_TOO_LARGE;
+    if (ps_cuda_div_up(req->n, PS_SELECT_TILE_ITEMS(req->elem_bytes)) > PS_CHAIN_MAX_TILES) return PSCAN_ERROR_TOO_LARGE;
     *bytes = 0;
     if (req->n > 0)
         /* select and partition need the same temp (the size query answers for both): the partition keeps its
          * kept total after the chain entries */
-        *bytes = select_chain_bytes(tiles) + sizeof(unsigned long long);
+        *bytes = select_chain_bytes(select_plan_tiles(req)) + sizeof(unsigned long long);
     return PSCAN_SUCCESS;
 }
 
 template <class K> static cudaError_t select_launch(const ps_request *req, const ps_cuda_device *dev) {
-    typedef ps_select_program<K> P;
-    static_assert((uint64_t)P::TILE == select_tile_items(sizeof(K)), "one tile size for plan and launch");
-    typename P::params p;
+    typedef select_tiers<K> T;
+    ps_select_params<K> p;
     memset(&p, 0, sizeof p);
     p.keys = (const K *)req->in;
     p.values = req->in2;
@@ -436,7 +488,16 @@ template <class K> static cudaError_t select_launch(const ps_request *req, const
     p.partition = req->prim == PS_PRIM_PARTITION;
     p.value_bytes = (uint32_t)req->value_bytes;
     memcpy(&p.operand, req->operand.bytes, sizeof(K));
-    return ps_select_launch<P>(p, req->temp, dev->stream, dev->sm_count);
+    const cudaStream_t stream = dev->stream;
+    if (p.partition && p.n <= PS_CHAIN_CLUSTER_MAX * (uint64_t)T::full::TILE) {
+        /* a cluster of larger tiles beats a chain of small ones that needs the counting pass first (H100: 2^16
+         * i32 8.2 us in 16 tiles of 16 rows, 11.1 in 32 of 8) */
+        if (select_in_one_cluster<typename T::small>(p.n)) return ps_select_launch<typename T::small>(p, req->temp, stream, dev->sm_count);
+        if (select_in_one_cluster<typename T::half>(p.n)) return ps_select_launch<typename T::half>(p, req->temp, stream, dev->sm_count);
+        if (select_in_one_cluster<typename T::full>(p.n)) return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);
+    }
+    if (p.n * sizeof(K) <= PS_SELECT_SMALL_BYTES) return ps_select_launch<typename T::small>(p, req->temp, stream, dev->sm_count);
+    return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);
 }
 
 /* Both primitives; n == 0 writes the count alone. */

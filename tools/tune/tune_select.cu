@@ -189,9 +189,10 @@ int main(int argc, char **argv) {
     CK(cudaGetDeviceProperties(&prop, dev));
     printf("# tune_select on %s, median of %d; type,variant,n,time_us,of_copy,x_cub,spread,check\n", prop.name, g_reps);
     /* the library's tile (r32.b5 for 1- to 4-byte keys, r16.b5 for 8-byte ones) and its neighbours; 2026-11-26 also
-     * measured 128 rows of u8 (spills), 8 rows of i64 at 6 blocks and 3 look-back entries (all slower) */
-    bench_type<int32_t, rows<int32_t, 32, 5, 2>, rows<int32_t, 32, 4, 2>, rows<int32_t, 16, 5, 2>>(o);
-    bench_type<int64_t, rows<int64_t, 16, 5, 2>, rows<int64_t, 16, 4, 2>>(o);
-    bench_type<uint8_t, rows<uint8_t, 32, 5, 2>, rows<uint8_t, 32, 4, 2>, rows<uint8_t, 64, 4, 2>>(o);
+     * measured 128 rows of u8 (spills), 8 rows of i64 at 6 blocks and 3 look-back entries (all slower), 4 blocks
+     * per SM and 64 rows of u8 (no gain); the smaller tiles are for small calls (2026-11-27) */
+    bench_type<int32_t, rows<int32_t, 32, 5, 2>, rows<int32_t, 16, 5, 2>, rows<int32_t, 8, 5, 2>, rows<int32_t, 4, 5, 2>>(o);
+    bench_type<int64_t, rows<int64_t, 16, 5, 2>, rows<int64_t, 8, 5, 2>, rows<int64_t, 4, 5, 2>>(o);
+    bench_type<uint8_t, rows<uint8_t, 32, 5, 2>, rows<uint8_t, 16, 5, 2>>(o);
     return 0;
 }

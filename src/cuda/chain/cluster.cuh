@@ -16,7 +16,8 @@
  *   (release) and waits on it (acquire): every aggregate is visible. Warp 0 reads the aggregates of tiles
  *   0 .. b - 1 from their blocks' shared memory into the window slots the look-back would have filled, and folds
  *   them with ps_chain_window_fold (the same fixed expression: a tile's prefix has the same bits on both drivers,
- *   since tiles <= 32 < the window); the other warps run the program's early() hook meanwhile. Then consume.
+ *   since tiles <= 32 < the window), and for a program that asks (its total hook) every tile's aggregate the
+ *   same way; the other warps run the program's early() hook meanwhile. Then consume.
  *   A block may leave only when no other block still reads its shared memory: every thread arrives once more
  *   after the reads and waits before it exits (the wait costs nothing but to the last reader's block).
  *
@@ -68,6 +69,32 @@ __device__ __forceinline__ uint32_t ps_cluster_read_word(const uint32_t *local, 
     return v;
 }
 
+/* Run by the whole of warp 0: base (+) the aggregates of the cluster's tiles 0 .. end - 1 (end <= the cluster's
+ * size), read from their blocks' shared memory into the slots the look-back's window would give them for a tile
+ * end (slot lane x E + e is tile end - W + 1 + slot; the identity elsewhere), folded by the look-back's own
+ * expression: for end = a tile's id, its prefix with the same bits as on the single-pass driver (end < W). */
+template <class P, int E>
+__device__ __forceinline__ typename P::carry ps_chain_cluster_fold(const typename P::carry &base,
+                                                                     const uint32_t *aggregate_sh, uint32_t end) {
+    typedef typename P::carry C;
+    enum { WORDS = (sizeof(C) + 3) / 4 };
+    const unsigned lane = threadIdx.x % PS_WARP_LANES;
+    const int64_t first = (int64_t)end - PS_WARP_LANES * E + 1;
+    C v[E];
+#pragma unroll
+    for (int e = 0; e < E; e++) {
+        const int64_t t = first + (int64_t)lane * E + e;
+        v[e] = P::identity();
+        if (t >= 0 && t < (int64_t)end) {
+            uint32_t w[WORDS];
+#pragma unroll
+            for (int k = 0; k < WORDS; k++) w[k] = ps_cluster_read_word(aggregate_sh, k, (uint32_t)t);
+            memcpy(&v[e], w, sizeof(C));
+        }
+    }
+    return ps_chain_window_fold<P, E>(base, v, lane);
+}
+
 template <class P, int E>
 __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_chain_cluster_kernel(const typename P::params p) {
 #if PS_CHAIN_HAS_CLUSTERS
@@ -77,7 +104,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_chain_cluster_ke
     extern __shared__ uint4 ps_chain_dynamic[];
     typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
     __shared__ uint32_t aggregate_sh[WORDS]; /* read by the later blocks of the cluster */
-    __shared__ C prefix_sh;
+    __shared__ C prefix_sh, total_sh;
     typename P::local l;
     const uint32_t id = blockIdx.x;
 
@@ -87,29 +114,18 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_chain_cluster_ke
     ps_cluster_wait();
 
     if (threadIdx.x < PS_WARP_LANES) {
-        /* the look-back's window for tile id < W: slot lane x E + e is tile id - W + 1 + slot, the identity
-         * outside 0 .. id - 1, and the base is the initial carry */
-        const unsigned lane = threadIdx.x;
-        const int64_t first = (int64_t)id - PS_WARP_LANES * E + 1;
-        C v[E];
-#pragma unroll
-        for (int e = 0; e < E; e++) {
-            const int64_t t = first + (int64_t)lane * E + e;
-            v[e] = P::identity();
-            if (t >= 0 && t < (int64_t)id) {
-                uint32_t w[WORDS];
-#pragma unroll
-                for (int k = 0; k < WORDS; k++) w[k] = ps_cluster_read_word(aggregate_sh, k, (uint32_t)t);
-                memcpy(&v[e], w, sizeof(C));
-            }
+        const C prefix = ps_chain_cluster_fold<P, E>(P::initial(p), aggregate_sh, id);
+        if (threadIdx.x == 0) prefix_sh = prefix;
+        if (ps_chain_total<P>::wanted(p)) { /* every tile's, for the program's total hook */
+            const C total = ps_chain_cluster_fold<P, E>(P::identity(), aggregate_sh, gridDim.x);
+            if (threadIdx.x == 0) total_sh = total;
         }
-        const C prefix = ps_chain_window_fold<P, E>(P::initial(p), v, lane);
-        if (lane == 0) prefix_sh = prefix;
     } else {
         ps_chain_early<P>::run(p, id, aggregate, l, s);
     }
     __syncthreads();
     ps_cluster_arrive(); /* this block reads no other block's shared memory from here on */
+    if (ps_chain_total<P>::wanted(p)) ps_chain_total<P>::give(p, total_sh, l, s);
     P::consume(p, id, prefix_sh, aggregate, l, s);
     ps_cluster_wait(); /* ... and leaves only when no other block reads its own */
 #else

@@ -21,6 +21,13 @@
  *   static void early(const params &, uint32_t tile, carry aggregate, local &, smem &)
  *                                      run by warps 1 .. THREADS/32 - 1 while warp 0 looks back (no block-wide
  *                                      barrier inside): the part of the tile that does not need the prefix
+ *   static bool total_wanted(const params &);  static void total(const params &, carry total, local &, smem &)
+ *                                      when total_wanted, total runs in every thread before consume, with every
+ *                                      tile's aggregate combined in order, on the drivers that know it then: a
+ *                                      call of one tile, and the cluster driver (chain/cluster.cuh); the launcher
+ *                                      asks ps_chain_single_pass_knows_total() whether a call gets it (a
+ *                                      partition needs the size of its first group: small calls then skip a
+ *                                      counting pass)
  *
  * Design points, and why:
  *  - Tile ids are blockIdx.x. Blocks start in index order on NVIDIA GPUs (CUB's single-pass primitives rely
@@ -96,6 +103,19 @@ template <class P> struct ps_chain_early<P, typename ps_chain_void<decltype(&P::
     static __device__ __forceinline__ void run(const typename P::params &p, uint32_t id, const typename P::carry &a,
                                                typename P::local &l, typename P::smem &s) {
         P::early(p, id, a, l, s);
+    }
+};
+
+template <class P, class = void> struct ps_chain_total {
+    static __device__ __forceinline__ bool wanted(const typename P::params &) { return false; }
+    static __device__ __forceinline__ void give(const typename P::params &, const typename P::carry &,
+                                                typename P::local &, typename P::smem &) {}
+};
+template <class P> struct ps_chain_total<P, typename ps_chain_void<decltype(&P::total)>::type> {
+    static __device__ __forceinline__ bool wanted(const typename P::params &p) { return P::total_wanted(p); }
+    static __device__ __forceinline__ void give(const typename P::params &p, const typename P::carry &t,
+                                                typename P::local &l, typename P::smem &s) {
+        P::total(p, t, l, s);
     }
 };
 
@@ -221,7 +241,8 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     }
     __syncthreads();
 
-    /* ---- consume: the program finishes its tile from the prefix ---- */
+    /* ---- consume: the program finishes its tile from the prefix (a call of one tile knows the total) ---- */
+    if (tiles == 1 && ps_chain_total<P>::wanted(p)) ps_chain_total<P>::give(p, aggregate, l, s);
     P::consume(p, id, prefix_sh, aggregate, l, s);
 }
 
@@ -277,6 +298,12 @@ template <class F> static inline cudaError_t ps_chain_kernel_attributes(F *kerne
 }
 
 #include "chain/cluster.cuh" /* small calls: one thread-block cluster, no look-back */
+
+/* Whether a call of tiles tiles on ps_chain_single_pass hands P's total hook every tile's aggregate: one tile, or
+ * one cluster. */
+template <class P, int E = PS_CHAIN_LANE_ENTRIES> static bool ps_chain_single_pass_knows_total(uint32_t tiles) {
+    return tiles == 1 || tiles <= (uint32_t)ps_chain_cluster_limit<P, E>();
+}
 
 /* Launches P over tiles tiles on stream; temp holds ps_chain_temp_bytes<carry>(tiles), 16-byte aligned. A call of
  * 2 .. ps_chain_cluster_limit tiles runs as one cluster (chain/cluster.cuh), the same prefixes to the bit. */
