@@ -17,6 +17,8 @@
  *  - run_large(): every key type x {select, partition} at 64 * tile + 3 (past the 64-tile look-back window;
  *    on OpenCL 257 * tile + 3, past a row of its spine) and at one random size up to 2^22 (2^20 with --quick),
  *    with 8-byte payloads.
+ *  - run_counted() (CUDA): partitions of 2048 default tiles + 5 items, past what a GPU holds at once, so the
+ *    first group is counted before the chain.
  *  - run_patterns(): all kept, none kept, alternating (flags, and the same through nonzero keys), each payload
  *    size, at tile + 1 and 64 * tile + 3.
  *  - run_bad_inputs(): each bad argument returns its exact status and leaves every output as it was.
@@ -428,6 +430,21 @@ static void run_large(harness *h, size_t random_n) {
             }
 }
 
+/* CUDA: a partition of more tiles than a GPU holds at once (an H100 holds 660 default tiles) counts its first
+ * group before the chain, where smaller ones take it from the chain's last tile (a cooperative launch): i32 keys
+ * by a predicate and i64 keys by flags, 4-byte payloads. */
+#define COUNTED_TILES 2048
+static size_t counted_size(const type_info *t) { return COUNTED_TILES * tile_items(t) + 5; }
+static const size_t counted_types[2] = {4, 6}; /* i32, i64 in types[] */
+static void run_counted(harness *h) {
+    if (h->opt.backend != PSCAN_BACKEND_CUDA) return;
+    for (size_t k = 0; k < 2; k++) {
+        one_case c = {&types[counted_types[k]], 1, k ? MODE_FLAGS : 5, 4, counted_size(&types[counted_types[k]]),
+                      PATTERN_RANDOM, (int)k, 0, 0, 0};
+        run_case(h, &c, h->opt.seed ^ (0x4000u + (unsigned)k));
+    }
+}
+
 /* All kept, none kept, alternating: through flags and through nonzero keys, each payload size. */
 static void run_patterns(harness *h) {
     unsigned index = 0;
@@ -552,6 +569,8 @@ int main(int argc, char **argv) {
     test_rng size_rng = {test_mix64(h.opt.seed ^ 0x5E1Eu)};
     const size_t random_n = 1 + (size_t)(test_rng_next(&size_rng) % (h.opt.quick ? (1u << 20) : (1u << 22)));
     h.max_n = largest_window_size() > random_n ? largest_window_size() : random_n;
+    for (size_t k = 0; h.opt.backend == PSCAN_BACKEND_CUDA && k < 2; k++)
+        if (counted_size(&types[counted_types[k]]) > h.max_n) h.max_n = counted_size(&types[counted_types[k]]);
     if (!h.addresses && h.max_n < OPENCL_LARGE) h.max_n = OPENCL_LARGE;
     const size_t bytes = buffer_bytes(&h);
     h.h_keys = (unsigned char *)malloc(bytes), h.h_values = (unsigned char *)malloc(bytes);
@@ -576,6 +595,7 @@ int main(int argc, char **argv) {
     run_patterns(&h);
     printf("test_select: random size %zu\n", random_n);
     run_large(&h, random_n);
+    run_counted(&h);
     finish(&h);
     return h.failed ? 1 : 0;
 }

@@ -23,11 +23,15 @@
  *    first (it reads the keys, or the flags, once more, in 16-byte vectors) and leaves kept_total in temp, so
  *    that both groups are written in place and in order in one pass (CUB's partition writes the rejected items
  *    reversed from the end; we keep both groups in input order, and re-reading the keys costs less than
- *    reversing the keys and payloads of the second group). A call of one tile or of one cluster needs no
- *    count: the driver hands the program every tile's aggregate first (its total hook).
+ *    reversing the keys and payloads of the second group). A call of one tile, of one cluster, or of no more
+ *    tiles than the GPU holds at once (a cooperative launch: every tile waits for the last one's inclusive
+ *    prefix) needs no count: the driver hands the program the total first (its total hook). Only calls of more
+ *    tiles than that count first (the occupancy API's 5 blocks a SM: 660 default tiles on an H100, 2^22.4 i32).
+ *    H100, partition i32 by flags: 2^18 15.1 -> 11.0 us, 2^20 18.3 -> 13.3, 2^22 34.6 -> 28.5 (0.88x, 1.04x,
+ *    0.97x CUB; docs/performance.md, 2026-11-27).
  *  - Tiles by size (select_tile.h): small calls take tiles of 4 KiB of keys (8 for 8-byte keys), since a tile's
  *    rows run one after another in its block; a partition of up to 16 default tiles takes the smallest tile
- *    that keeps it within one cluster.
+ *    whose call gets the total from the driver.
  *
  * Global memory: select reads n keys (and n flags), writes count keys; partition reads them twice (the count)
  * and writes n; payloads are read and written once per item written. Two 16-byte status entries per tile.
@@ -162,7 +166,7 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
     static __device__ __forceinline__ uint64_t initial(const params &) { return 0; }
     /* A partition whose launcher ran no counting pass (kept_total NULL: one tile, or one cluster) takes the size
      * of its first group from the driver. */
-    static __device__ __forceinline__ bool total_wanted(const params &p) { return p.partition && !p.kept_total; }
+    static __host__ __device__ __forceinline__ bool total_wanted(const params &p) { return p.partition && !p.kept_total; }
     static __device__ __forceinline__ void total(const params &, uint64_t t, local &l, smem &) { l.kept_total = t; }
 
     /* One ballot per row and warp of the decisions (items past the end of the last tile are never kept). */
@@ -445,9 +449,9 @@ template <class K> struct select_tiers {
                   "one set of tiles for plan and launch");
 };
 
-/* Whether a partition of n items in P's tiles learns its first group's size inside the call (one tile or one
- * cluster), so that no counting pass runs. */
-template <class P> static bool select_in_one_cluster(uint64_t n) {
+/* Whether a partition of n items in P's tiles learns its first group's size inside the call (one tile, one
+ * cluster, or no more tiles than the GPU holds at once), so that no counting pass runs. */
+template <class P> static bool select_total_known(uint64_t n) {
     return ps_chain_single_pass_knows_total<P>((uint32_t)ps_cuda_div_up(n, (uint64_t)P::TILE));
 }
 
@@ -490,11 +494,12 @@ template <class K> static cudaError_t select_launch(const ps_request *req, const
     memcpy(&p.operand, req->operand.bytes, sizeof(K));
     const cudaStream_t stream = dev->stream;
     if (p.partition && p.n <= PS_CHAIN_CLUSTER_MAX * (uint64_t)T::full::TILE) {
-        /* a cluster of larger tiles beats a chain of small ones that needs the counting pass first (H100: 2^16
-         * i32 8.2 us in 16 tiles of 16 rows, 11.1 in 32 of 8) */
-        if (select_in_one_cluster<typename T::small>(p.n)) return ps_select_launch<typename T::small>(p, req->temp, stream, dev->sm_count);
-        if (select_in_one_cluster<typename T::half>(p.n)) return ps_select_launch<typename T::half>(p, req->temp, stream, dev->sm_count);
-        if (select_in_one_cluster<typename T::full>(p.n)) return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);
+        /* the small tiles, when the driver knows the total for them (H100, 2^16 i32: 6.8 us in 64 small tiles of
+         * a cooperative launch, 8.2 in a cluster of 16 half tiles, 11.1 in 32 tiles with the counting pass); else
+         * the smallest that fit one cluster */
+        if (select_total_known<typename T::small>(p.n)) return ps_select_launch<typename T::small>(p, req->temp, stream, dev->sm_count);
+        if (select_total_known<typename T::half>(p.n)) return ps_select_launch<typename T::half>(p, req->temp, stream, dev->sm_count);
+        if (select_total_known<typename T::full>(p.n)) return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);
     }
     if (p.n * sizeof(K) <= PS_SELECT_SMALL_BYTES) return ps_select_launch<typename T::small>(p, req->temp, stream, dev->sm_count);
     return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);

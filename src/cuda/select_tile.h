@@ -26,8 +26,9 @@
  * call is faster spread over more blocks of fewer rows (H100, 2026-11-27: one tile of 1024 i32 keys 4.5 us with
  * 4 rows, 6.8 with 32; docs/performance.md). 4 KiB of keys (the least a tile parks by whole 16-byte copies per
  * thread), 8 KiB for 8-byte keys (4 rows measured faster than 8 and 16 there). Selects up to
- * PS_SELECT_SMALL_BYTES of keys take them; a partition takes the smallest of the small, the half and the
- * default tile that keeps its call within one cluster (src/cuda/select.cu). */
+ * PS_SELECT_SMALL_BYTES of keys take them; a partition of up to 16 default tiles takes the smallest of the
+ * small, the half and the default tile whose call learns its first group's size inside the call (one cluster,
+ * or a cooperative launch: src/cuda/select.cu). */
 #define PS_SELECT_SMALL_ROWS(key_bytes) ((key_bytes) >= 8 ? 4 : 16 / (key_bytes))
 #define PS_SELECT_SMALL_TILE_ITEMS(key_bytes) ((uint64_t)PS_SELECT_SMALL_ROWS(key_bytes) * PS_SELECT_THREADS)
 #define PS_SELECT_SMALL_BYTES ((uint64_t)512 << 10)

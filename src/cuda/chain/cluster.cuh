@@ -117,7 +117,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_chain_cluster_ke
         const C prefix = ps_chain_cluster_fold<P, E>(P::initial(p), aggregate_sh, id);
         if (threadIdx.x == 0) prefix_sh = prefix;
         if (ps_chain_total<P>::wanted(p)) { /* every tile's, for the program's total hook */
-            const C total = ps_chain_cluster_fold<P, E>(P::identity(), aggregate_sh, gridDim.x);
+            const C total = ps_chain_cluster_fold<P, E>(P::initial(p), aggregate_sh, gridDim.x);
             if (threadIdx.x == 0) total_sh = total;
         }
     } else {

@@ -22,12 +22,15 @@
  *                                      run by warps 1 .. THREADS/32 - 1 while warp 0 looks back (no block-wide
  *                                      barrier inside): the part of the tile that does not need the prefix
  *   static bool total_wanted(const params &);  static void total(const params &, carry total, local &, smem &)
- *                                      when total_wanted, total runs in every thread before consume, with every
- *                                      tile's aggregate combined in order, on the drivers that know it then: a
- *                                      call of one tile, and the cluster driver (chain/cluster.cuh); the launcher
- *                                      asks ps_chain_single_pass_knows_total() whether a call gets it (a
- *                                      partition needs the size of its first group: small calls then skip a
- *                                      counting pass)
+ *                                      when total_wanted, total runs in every thread before consume, with the
+ *                                      carry after the last tile (the initial carry and every aggregate, in
+ *                                      order): a call of one tile knows it; the cluster driver (chain/cluster.cuh)
+ *                                      folds every aggregate after its barrier; a cooperative launch (every tile
+ *                                      resident at once, so no tile can wait for one that never starts) has the
+ *                                      last tile publish its inclusive prefix and every tile wait for it. The
+ *                                      launcher asks ps_chain_single_pass_knows_total() whether a call of so many
+ *                                      tiles gets it (a partition needs the size of its first group: such calls
+ *                                      skip its counting pass)
  *
  * Design points, and why:
  *  - Tile ids are blockIdx.x. Blocks start in index order on NVIDIA GPUs (CUB's single-pass primitives rely
@@ -108,11 +111,17 @@ template <class P> struct ps_chain_early<P, typename ps_chain_void<decltype(&P::
 
 template <class P, class = void> struct ps_chain_total {
     static __device__ __forceinline__ bool wanted(const typename P::params &) { return false; }
+#ifndef __CUDACC_RTC__
+    static __host__ __forceinline__ bool wanted_host(const typename P::params &) { return false; }
+#endif
     static __device__ __forceinline__ void give(const typename P::params &, const typename P::carry &,
                                                 typename P::local &, typename P::smem &) {}
 };
 template <class P> struct ps_chain_total<P, typename ps_chain_void<decltype(&P::total)>::type> {
     static __device__ __forceinline__ bool wanted(const typename P::params &p) { return P::total_wanted(p); }
+#ifndef __CUDACC_RTC__
+    static __host__ __forceinline__ bool wanted_host(const typename P::params &p) { return P::total_wanted(p); }
+#endif
     static __device__ __forceinline__ void give(const typename P::params &p, const typename P::carry &t,
                                                 typename P::local &l, typename P::smem &s) {
         P::total(p, t, l, s);
@@ -215,10 +224,11 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     __shared__ typename ps_chain_smem<P>::static_type s_static;
     extern __shared__ uint4 ps_chain_dynamic[];
     typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
-    __shared__ C prefix_sh;
+    __shared__ C prefix_sh, total_sh;
     typename P::local l;
     const uint32_t id = blockIdx.x;
     const uint32_t W = PS_WARP_LANES * E;
+    const bool wants_total = ps_chain_total<P>::wanted(p); /* then every tile is resident (see total above) */
 
     /* ---- reduce: the program loads its tile and returns the tile's aggregate ---- */
     const C aggregate = P::reduce(p, id, l, s);
@@ -232,7 +242,9 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
         }
         const C prefix = id == 0 || PS_CHAIN_CONTROL ? P::initial(p) : ps_chain_look_back<P, E>(p, ts, id);
         if (threadIdx.x == 0) {
-            if (!absorbs && (uint64_t)id + W < tiles)
+            /* the last W tiles' inclusive prefixes have no reader, but for the total the last tile's */
+            const bool early = absorbs && (uint64_t)id + W < tiles;
+            if (!early && ((uint64_t)id + W < tiles || (wants_total && id + 1 == tiles && tiles > 1)))
                 ts.publish(ps_chain_inclusive_entry(id), PS_TILE_INCLUSIVE, P::combine(prefix, aggregate));
             prefix_sh = prefix;
         }
@@ -241,8 +253,20 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     }
     __syncthreads();
 
-    /* ---- consume: the program finishes its tile from the prefix (a call of one tile knows the total) ---- */
-    if (tiles == 1 && ps_chain_total<P>::wanted(p)) ps_chain_total<P>::give(p, aggregate, l, s);
+    /* ---- the total, for a program that wants it: the last tile's inclusive prefix ---- */
+    if (wants_total) {
+        if (threadIdx.x == 0) {
+            C t = P::combine(prefix_sh, aggregate);
+            if (id + 1 < tiles)
+                while (ts.read(ps_chain_inclusive_entry(tiles - 1), &t) != PS_TILE_INCLUSIVE) {
+                }
+            total_sh = t;
+        }
+        __syncthreads();
+        ps_chain_total<P>::give(p, total_sh, l, s);
+    }
+
+    /* ---- consume: the program finishes its tile from the prefix ---- */
     P::consume(p, id, prefix_sh, aggregate, l, s);
 }
 
@@ -299,10 +323,30 @@ template <class F> static inline cudaError_t ps_chain_kernel_attributes(F *kerne
 
 #include "chain/cluster.cuh" /* small calls: one thread-block cluster, no look-back */
 
-/* Whether a call of tiles tiles on ps_chain_single_pass hands P's total hook every tile's aggregate: one tile, or
- * one cluster. */
+/* The most blocks of P's single-pass kernel resident at once on the current device (0: no cooperative launch),
+ * asked once per program. */
+template <class P, int E> static uint32_t ps_chain_resident_limit(void) {
+    static int limit = -1;
+    if (limit >= 0) return (uint32_t)limit;
+    limit = 0;
+    void (*kernel)(const typename P::params, const ps_tile_state<typename P::carry>, uint32_t) =
+        ps_chain_single_pass_kernel<P, E>;
+    const size_t dynamic = ps_chain_dynamic_bytes<P>();
+    int dev = 0, coop = 0, sms = 0, blocks = 0;
+    if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) == cudaSuccess &&
+        coop && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
+        ps_chain_kernel_attributes(kernel, dynamic) == cudaSuccess &&
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, P::THREADS, dynamic) == cudaSuccess)
+        limit = blocks * sms;
+    else
+        cudaGetLastError(); /* a missing feature is not an error of the caller's next launch */
+    return (uint32_t)limit;
+}
+
+/* Whether a call of tiles tiles on ps_chain_single_pass hands P's total hook the total: one tile, one cluster, or
+ * no more tiles than are resident at once (a cooperative launch). */
 template <class P, int E = PS_CHAIN_LANE_ENTRIES> static bool ps_chain_single_pass_knows_total(uint32_t tiles) {
-    return tiles == 1 || tiles <= (uint32_t)ps_chain_cluster_limit<P, E>();
+    return tiles == 1 || tiles <= (uint32_t)ps_chain_cluster_limit<P, E>() || tiles <= ps_chain_resident_limit<P, E>();
 }
 
 /* Launches P over tiles tiles on stream; temp holds ps_chain_temp_bytes<carry>(tiles), 16-byte aligned. A call of
@@ -317,6 +361,13 @@ static cudaError_t ps_chain_single_pass(const typename P::params &p, uint32_t ti
         const cudaError_t err = ps_chain_kernel_attributes(ps_chain_single_pass_kernel<P, E>, dynamic);
         if (err != cudaSuccess) return err;
         attributes_set = true;
+    }
+    if (tiles > 1 && ps_chain_total<P>::wanted_host(p)) {
+        /* the tiles wait for the last one: all of them must be resident (the launcher checked the count with
+         * ps_chain_single_pass_knows_total; a cooperative launch guarantees it or fails) */
+        void *args[] = {(void *)&p, (void *)&ts, (void *)&tiles};
+        return cudaLaunchCooperativeKernel((const void *)ps_chain_single_pass_kernel<P, E>, dim3(tiles), dim3(P::THREADS),
+                                           args, dynamic, stream);
     }
     ps_chain_single_pass_kernel<P, E><<<tiles, P::THREADS, dynamic, stream>>>(p, ts, tiles);
     return cudaGetLastError();
