@@ -150,14 +150,25 @@ template <class P> struct ps_chain_cluster_launch {
     }
 };
 
-/* The largest cluster of P's blocks the current device runs (0: none; the launcher keeps the chain). Asked once
- * per program: the kernel must have been built for sm_90 or later, and a cluster of that many blocks, each with
- * P's shared memory, must fit on one GPC. */
-template <class P, int E> static int ps_chain_cluster_limit(void) {
-    static int limit = -1;
-    if (limit >= 0) return limit;
-    limit = 0;
-    if (PS_CHAIN_CLUSTER_MAX < 2) return limit;
+/* A launch limit of one program, cached per device: a process may drive GPUs of different models (asked once per
+ * program and device; a device ordinal past the table is asked each time). */
+#define PS_CHAIN_DEVICES 64
+template <int (*ASK)(void)> static int ps_chain_per_device(void) {
+    static int cached[PS_CHAIN_DEVICES]; /* the limit + 1; 0: not asked yet */
+    int d = -1;
+    if (cudaGetDevice(&d) != cudaSuccess) cudaGetLastError(), d = -1;
+    const bool slot = d >= 0 && d < PS_CHAIN_DEVICES;
+    if (slot && cached[d]) return cached[d] - 1;
+    const int limit = ASK();
+    if (slot) cached[d] = limit + 1;
+    return limit;
+}
+
+/* The largest cluster of P's blocks the current device runs (0: none; the launcher keeps the chain): the kernel
+ * must have been built for sm_90 or later, and a cluster of that many blocks, each with P's shared memory, must
+ * fit on one GPC. */
+template <class P, int E> static int ps_chain_cluster_ask(void) {
+    if (PS_CHAIN_CLUSTER_MAX < 2) return 0;
     void (*kernel)(const typename P::params) = ps_chain_cluster_kernel<P, E>;
     cudaFuncAttributes fa;
     if (cudaFuncGetAttributes(&fa, kernel) != cudaSuccess || fa.binaryVersion < 90 ||
@@ -165,18 +176,17 @@ template <class P, int E> static int ps_chain_cluster_limit(void) {
         (PS_CHAIN_CLUSTER_MAX > 8 &&
          cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess)) {
         cudaGetLastError(); /* a missing feature is not an error of the caller's next launch */
-        return limit;
+        return 0;
     }
-    for (int size = PS_CHAIN_CLUSTER_MAX; size >= 2 && limit == 0; size--) {
+    for (int size = PS_CHAIN_CLUSTER_MAX; size >= 2; size--) {
         ps_chain_cluster_launch<P> launch((uint32_t)size, 0);
         int clusters = 0;
-        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.cfg) == cudaSuccess && clusters > 0)
-            limit = size;
-        else
-            cudaGetLastError();
+        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.cfg) == cudaSuccess && clusters > 0) return size;
+        cudaGetLastError();
     }
-    return limit;
+    return 0;
 }
+template <class P, int E> static int ps_chain_cluster_limit(void) { return ps_chain_per_device<ps_chain_cluster_ask<P, E>>(); }
 
 /* Launches P over tiles tiles (2 .. ps_chain_cluster_limit<P, E>()) as one cluster on stream. */
 template <class P, int E>

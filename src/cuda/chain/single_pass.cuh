@@ -323,12 +323,8 @@ template <class F> static inline cudaError_t ps_chain_kernel_attributes(F *kerne
 
 #include "chain/cluster.cuh" /* small calls: one thread-block cluster, no look-back */
 
-/* The most blocks of P's single-pass kernel resident at once on the current device (0: no cooperative launch),
- * asked once per program. */
-template <class P, int E> static uint32_t ps_chain_resident_limit(void) {
-    static int limit = -1;
-    if (limit >= 0) return (uint32_t)limit;
-    limit = 0;
+/* The most blocks of P's single-pass kernel resident at once on the current device (0: no cooperative launch). */
+template <class P, int E> static int ps_chain_resident_ask(void) {
     void (*kernel)(const typename P::params, const ps_tile_state<typename P::carry>, uint32_t) =
         ps_chain_single_pass_kernel<P, E>;
     const size_t dynamic = ps_chain_dynamic_bytes<P>();
@@ -337,10 +333,12 @@ template <class P, int E> static uint32_t ps_chain_resident_limit(void) {
         coop && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
         ps_chain_kernel_attributes(kernel, dynamic) == cudaSuccess &&
         cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, P::THREADS, dynamic) == cudaSuccess)
-        limit = blocks * sms;
-    else
-        cudaGetLastError(); /* a missing feature is not an error of the caller's next launch */
-    return (uint32_t)limit;
+        return blocks * sms;
+    cudaGetLastError(); /* a missing feature is not an error of the caller's next launch */
+    return 0;
+}
+template <class P, int E> static uint32_t ps_chain_resident_limit(void) {
+    return (uint32_t)ps_chain_per_device<ps_chain_resident_ask<P, E>>();
 }
 
 /* Whether a call of tiles tiles on ps_chain_single_pass hands P's total hook the total: one tile, one cluster, or
