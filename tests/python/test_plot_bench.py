@@ -87,3 +87,18 @@ def test_a_tuning_csv_beside_the_bench_ones_is_skipped(tmp_path):
                          check=True)
     assert "not a `pscan bench` CSV" in out.stderr
     assert [line for line in out.stdout.splitlines() if "run-length" in line and "PASS" in line]
+
+
+def test_a_primitive_in_its_own_file_ignores_an_older_combined_one(tmp_path):
+    # h-patterns.csv (an older run holding several primitives) says partition misses; h-split.csv, partition's own
+    # file, says it passes: the targets read the named file alone, and still read the combined one for the rest
+    old = tmp_path / "h-patterns.csv"
+    old.write_text(HEADER + row("GPU F", "decoupled-lookback", "partition", "i32", "flags", 28, 100, 0.5, 0.6)
+                   + row("GPU F", "decoupled-lookback", "rle", "i32", "inclusive", 28, 100, 0.4, 1.35))
+    new = tmp_path / "h-split.csv"
+    new.write_text(HEADER + row("GPU F", "decoupled-lookback", "partition", "i32", "flags", 28, 100, 0.9, 1.25))
+    out = subprocess.run([sys.executable, SCRIPT, "--targets", str(old), str(new)], capture_output=True, text=True,
+                         check=True).stdout
+    part = [line for line in out.splitlines() if "partition by flags" in line]
+    assert len(part) == 1 and "PASS" in part[0] and "1.250 x CUB" in part[0]
+    assert [line for line in out.splitlines() if "run-length" in line and "PASS" in line]
