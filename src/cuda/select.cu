@@ -164,8 +164,8 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
     static __device__ __forceinline__ uint64_t combine(uint64_t a, uint64_t b) { return a + b; }
     static __device__ __forceinline__ uint64_t identity() { return 0; }
     static __device__ __forceinline__ uint64_t initial(const params &) { return 0; }
-    /* A partition whose launcher ran no counting pass (kept_total NULL: one tile, or one cluster) takes the size
-     * of its first group from the driver. */
+    /* A partition whose launcher ran no counting pass (kept_total NULL: one tile, one cluster, or a cooperative
+     * launch) takes the size of its first group from the driver. */
     static __host__ __device__ __forceinline__ bool total_wanted(const params &p) { return p.partition && !p.kept_total; }
     static __device__ __forceinline__ void total(const params &, uint64_t t, local &l, smem &) { l.kept_total = t; }
 
@@ -455,12 +455,18 @@ template <class P> static bool select_total_known(uint64_t n) {
     return ps_chain_single_pass_knows_total<P>((uint32_t)ps_cuda_div_up(n, (uint64_t)P::TILE));
 }
 
-/* The most tiles a call may run: its plan's look-back entries. Small calls (what a select of small tiles or a
- * partition within one cluster of default tiles covers) count small tiles, the most the launcher may choose. */
+/* The calls that may take the small tiles, asked alike by plan and launch: any call of up to
+ * PS_SELECT_SMALL_BYTES of keys, and a partition of up to one cluster of default tiles (select_launch picks among
+ * its tiles there). */
+static bool select_small_call(uint64_t n, size_t key_bytes) { return n * key_bytes <= PS_SELECT_SMALL_BYTES; }
+static bool select_partition_picks(uint64_t n, size_t key_bytes) {
+    return n <= PS_CHAIN_CLUSTER_MAX * PS_SELECT_TILE_ITEMS(key_bytes);
+}
+
+/* The most tiles a call may run: its plan's look-back entries, in small tiles where the launcher may take them. */
 static uint64_t select_plan_tiles(const ps_request *req) {
-    const uint64_t kb = req->elem_bytes;
-    const bool small = req->n * kb <= PS_SELECT_SMALL_BYTES ||
-                       (req->prim == PS_PRIM_PARTITION && req->n <= PS_CHAIN_CLUSTER_MAX * PS_SELECT_TILE_ITEMS(kb));
+    const size_t kb = req->elem_bytes;
+    const bool small = select_small_call(req->n, kb) || (req->prim == PS_PRIM_PARTITION && select_partition_picks(req->n, kb));
     return ps_cuda_div_up(req->n, small ? PS_SELECT_SMALL_TILE_ITEMS(kb) : PS_SELECT_TILE_ITEMS(kb));
 }
 
@@ -493,7 +499,7 @@ template <class K> static cudaError_t select_launch(const ps_request *req, const
     p.value_bytes = (uint32_t)req->value_bytes;
     memcpy(&p.operand, req->operand.bytes, sizeof(K));
     const cudaStream_t stream = dev->stream;
-    if (p.partition && p.n <= PS_CHAIN_CLUSTER_MAX * (uint64_t)T::full::TILE) {
+    if (p.partition && select_partition_picks(p.n, sizeof(K))) {
         /* the small tiles, when the driver knows the total for them (H100, 2^16 i32: 6.8 us in 64 small tiles of
          * a cooperative launch, 8.2 in a cluster of 16 half tiles, 11.1 in 32 tiles with the counting pass); else
          * the smallest that fit one cluster */
@@ -501,7 +507,7 @@ template <class K> static cudaError_t select_launch(const ps_request *req, const
         if (select_total_known<typename T::half>(p.n)) return ps_select_launch<typename T::half>(p, req->temp, stream, dev->sm_count);
         if (select_total_known<typename T::full>(p.n)) return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);
     }
-    if (p.n * sizeof(K) <= PS_SELECT_SMALL_BYTES) return ps_select_launch<typename T::small>(p, req->temp, stream, dev->sm_count);
+    if (select_small_call(p.n, sizeof(K))) return ps_select_launch<typename T::small>(p, req->temp, stream, dev->sm_count);
     return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);
 }
 
