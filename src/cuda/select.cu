@@ -16,25 +16,28 @@
  *    the tile minus that. Each thread writes its items to the staging buffer at their rank, and then the block
  *    writes the buffer out in item order, consecutive threads to consecutive addresses: kept item j goes to
  *    out[prefix + j], rejected item j to out[kept_total + (tile_start - prefix) + j]. A select of keys alone
- *    (the common case) does it in one pass; partitions and payloads go through move(), which loads payloads
+ *    (the common case) does it in one pass; payloads go through move(), which loads payloads
  *    only for the items written. The last tile writes prefix + aggregate to *count.
  *  - Stability: ranks follow item order inside a tile, and tiles follow each other through the carry.
- *  - A partition's second group starts at kept_total, unknown until the chain ends; a counting kernel runs
- *    first (it reads the keys, or the flags, once more, in 16-byte vectors) and leaves kept_total in temp, so
- *    that both groups are written in place and in order in one pass (CUB's partition writes the rejected items
- *    reversed from the end; we keep both groups in input order, and re-reading the keys costs less than
- *    reversing the keys and payloads of the second group). A call of one tile, of one cluster, or of no more
- *    tiles than the GPU holds at once (a cooperative launch: every tile waits for the last one's inclusive
- *    prefix) needs no count: the driver hands the program the total first (its total hook). Only calls of more
- *    tiles than that count first (the occupancy API's 5 blocks a SM: 660 default tiles on an H100, 2^22.4 i32).
- *    H100, partition i32 by flags: 2^18 15.1 -> 11.0 us, 2^20 18.3 -> 13.3, 2^22 34.6 -> 28.5 (0.88x, 1.04x,
- *    0.97x CUB; docs/performance.md, 2026-11-27).
+ *  - A partition's second group starts at kept_total, unknown until the chain ends. A call of one tile, of one
+ *    cluster, or of no more tiles than the GPU holds at once (a cooperative launch: every tile waits for the last
+ *    one's inclusive prefix) gets it from the driver (its total hook) and runs in one pass. A larger call counts
+ *    first: a kernel reads the decisions' input once more (the flags, or the keys, in 16-byte vectors, a warp a
+ *    tile), leaves each tile's kept count, and its last block turns them into per-tile prefixes and the total. The
+ *    tile program then runs on the given-prefix driver (chain/given.cuh): no tile waits for another's look-back,
+ *    which on an H200 is what the chain cost (partition i32 by flags at 2^28: 1.07x -> 1.23x CUB; keys > 0:
+ *    0.86x -> 0.95x; docs/performance.md, 2026-11-27, sixth session). Both groups are written in place and in
+ *    order (CUB's partition writes the rejected items reversed from the end, in one pass; re-reading the flags
+ *    costs a ninth of the bytes, the keys a third). A partition of keys alone writes its tile in one pass, kept
+ *    then rejected (PS_SELECT_SPLIT_KEYS); with payloads it goes through move().
+ *    H100, partition i32 by flags: 2^18 15.1 -> 11.0 us, 2^20 18.3 -> 13.3, 2^22 34.6 -> 28.5 with the total from
+ *    the driver (0.88x, 1.04x, 0.97x CUB; docs/performance.md, 2026-11-27).
  *  - Tiles by size (select_tile.h): small calls take tiles of 4 KiB of keys (8 for 8-byte keys), since a tile's
  *    rows run one after another in its block; a partition of up to 16 default tiles takes the smallest tile
  *    whose call gets the total from the driver.
  *
- * Global memory: select reads n keys (and n flags), writes count keys; partition reads them twice (the count)
- * and writes n; payloads are read and written once per item written. Two 16-byte status entries per tile.
+ * Global memory: select reads n keys (and n flags), writes count keys; partition reads them twice (the count,
+ * unless the driver has the total) and writes n, plus 8 bytes a tile of prefixes; payloads are read and written once per item written. Two 16-byte status entries per tile.
  * Depth: one tile plus n / (tile * 64) look-back rounds. Measured on an NVIDIA H200 (tools/tune/tune_select.cu,
  * 2026-11-26, keys > 0, about half kept), x CUB's DeviceSelect::If / DevicePartition::If at 2^28: select i32
  * 1.17x (0.75 of copy), i64 1.08x (0.81), u8 1.02x; partition i32 0.84x, i64 0.81x, u8 0.92x (the extra read).
@@ -45,6 +48,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "chain/given.cuh"
 #include "chain/single_pass.cuh"
 #include "cuda_backend.h"
 #include "cuda_ops.cuh"
@@ -54,6 +58,12 @@
 
 /* The staging buffer's bytes: a tile whose kept items do not fit is written out in several passes. */
 #define PS_SELECT_STAGE_BYTES 32768
+/* 1: a partition of keys alone writes its tile in one pass, kept then rejected (consume); 0: through move(), as
+ * partitions with payloads do. H200, tune_select, keys > 0 on the given-prefix driver, x CUB: i32 2^28 0.933x ->
+ * 0.949x, 2^26 0.891x -> 0.921x; i64 unchanged (0.80x); docs/bench/h200-split-given.csv. */
+#ifndef PS_SELECT_SPLIT_KEYS
+#define PS_SELECT_SPLIT_KEYS 1
+#endif
 
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
 template <int BYTES> struct ps_select_bits;
@@ -71,6 +81,7 @@ template <class K> struct ps_select_params {
     void *values_out;
     uint64_t *count;
     unsigned long long *kept_total; /* partition: the counting kernel's result; NULL for select */
+    uint64_t *tile_prefix;          /* with kept_total: per tile, the items kept before it (the given driver) */
     uint64_t n;
     uint32_t tiles;
     int pred;
@@ -168,6 +179,8 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
      * launch) takes the size of its first group from the driver. */
     static __host__ __device__ __forceinline__ bool total_wanted(const params &p) { return p.partition && !p.kept_total; }
     static __device__ __forceinline__ void total(const params &, uint64_t t, local &l, smem &) { l.kept_total = t; }
+    /* A counted partition runs on the given-prefix driver (chain/given.cuh): the count left every tile's prefix. */
+    static __device__ __forceinline__ uint64_t given(const params &p, uint32_t id) { return p.tile_prefix[id]; }
 
     /* One ballot per row and warp of the decisions (items past the end of the last tile are never kept). */
     template <int MODE>
@@ -339,6 +352,33 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
         /* the first slot of this tile's rejected items: after every kept item, and the tiles' rejected before */
         const uint64_t rejected_at =
             p.partition && kept < l.valid ? (p.kept_total ? (uint64_t)*p.kept_total : l.kept_total) + (l.base - prefix) : 0;
+#if PS_SELECT_SPLIT_KEYS
+        if (p.partition && p.value_bytes == 0) {
+            /* a partition of keys alone: the whole tile fits the staging buffer, so one pass as the select's, and
+             * two plain loops out (kept, then rejected) instead of move()'s per-item choice of group and bounds */
+            const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+            const unsigned below = (1u << lane) - 1u;
+            K *staged = reinterpret_cast<K *>(s.staging);
+#pragma unroll
+            for (int k = 0; k < ROWS; k++) {
+                const uint32_t o = k * THREADS + threadIdx.x;
+                const unsigned mask = s.masks[k][warp];
+                const uint32_t rank = s.offsets[k][warp] + __popc(mask & below);
+                if (o < l.valid) staged[(mask >> lane) & 1u ? rank : kept + (o - rank)] = l.key[k];
+            }
+            __syncthreads();
+            K *out = p.keys_out + prefix;
+#pragma unroll 4
+            for (uint32_t j = threadIdx.x; j < kept; j += THREADS) out[j] = staged[j];
+            if (kept < l.valid) {
+                out = p.keys_out + (rejected_at - kept); /* rejected item j of the tile, at slot kept + j of staged */
+#pragma unroll 4
+                for (uint32_t j = kept + threadIdx.x; j < l.valid; j += THREADS) out[j] = staged[j];
+            }
+            if (id == p.tiles - 1 && threadIdx.x == 0) ps_select_store_count(p.count, prefix + aggregate);
+            return;
+        }
+#endif
 
         /* ---- store: keys, then payloads ---- */
         move<K, true>(p, (const K *)NULL, p.keys_out, l, s, prefix, kept, rejected_at);
@@ -354,11 +394,14 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
     }
 };
 
-/* ---- the partition's first pass: how many items are kept, into *p.kept_total (zeroed before). It reads what the
- * decisions need (the flags, or the keys) in whole 16-byte vectors, UNROLL of them in flight per thread: with one
- * byte a thread per load, a count by flags ran at about a third of the copy's bandwidth (2^28 i32 on an H100: about
- * 240 of the partition's 1114 us; docs/performance.md, 2026-11-27). Elements before the first 16-byte boundary and
- * after the last whole vector go one by one. The predicate is a template argument, as in the row tile's ballots. ---- */
+/* ---- the partition's first pass: how many items each tile keeps, then every tile's prefix and the total. It
+ * reads what the decisions need (the flags, or the keys), a warp a tile, in whole 16-byte vectors with UNROLL of
+ * them in flight per lane (one byte a thread per load ran at about a third of the copy's bandwidth: 2^28 i32 on an
+ * H100, about 240 of the partition's 1114 us; docs/performance.md, 2026-11-27); a source not aligned to its
+ * element, or to 16 bytes, goes element by element. The last block to finish (a counter in temp, zeroed before
+ * the launch, as CUDA's threadFenceReduction sample) turns the tiles' counts into exclusive prefixes in place and
+ * writes the total: the second pass then needs no look-back (chain/given.cuh). The predicate is a template
+ * argument, as in the row tile's ballots. ---- */
 template <int MODE, class K> struct ps_select_count_elem { typedef K type; }; /* what the count reads */
 template <class K> struct ps_select_count_elem<PS_SELECT_BY_FLAGS, K> { typedef uint8_t type; };
 
@@ -368,67 +411,129 @@ __device__ __forceinline__ uint32_t ps_select_count_one(const ps_select_params<K
     return ps_select_test<MODE>(p, (K)e, 0, i) ? 1u : 0u;
 }
 
-template <class P, int MODE> __global__ void __launch_bounds__(256) ps_select_count_kernel(const typename P::params p) {
+/* The decisions in one 16-byte vector of E at item i0 (a vector of zero flags counts nothing). */
+template <int MODE, class K, class E>
+__device__ __forceinline__ uint32_t ps_select_count_vector(const ps_select_params<K> &p, uint4 w, uint64_t i0) {
+    if (MODE == PS_SELECT_BY_FLAGS) /* 0xff per nonzero byte */
+        return (__popc(__vcmpne4(w.x, 0u)) + __popc(__vcmpne4(w.y, 0u)) + __popc(__vcmpne4(w.z, 0u)) +
+                __popc(__vcmpne4(w.w, 0u))) >> 3;
+    enum { V = 16 / sizeof(E) };
+    E e[V];
+    memcpy(e, &w, sizeof e);
+    uint32_t c = 0;
+#pragma unroll
+    for (int j = 0; j < V; j++) c += ps_select_count_one<MODE, K>(p, e[j], i0 + j);
+    return c;
+}
+
+template <class P, int MODE>
+__global__ void __launch_bounds__(256) ps_select_count_kernel(const typename P::params p, unsigned *done) {
     typedef typename P::key K;
     typedef typename ps_select_count_elem<MODE, K>::type E;
-    enum { V = 16 / sizeof(E), UNROLL = 4 };
+    enum { V = 16 / sizeof(E), UNROLL = 4, WARPS = 256 / PS_WARP_LANES };
     const E *src = MODE == PS_SELECT_BY_FLAGS ? (const E *)(const void *)p.flags : (const E *)(const void *)p.keys;
-    const uintptr_t a = (uintptr_t)src;
-    const uint64_t to_boundary = (uint64_t)((16u - a % 16u) % 16u / sizeof(E));
-    const uint64_t head = a % sizeof(E) ? p.n : (to_boundary < p.n ? to_boundary : p.n);
-    const uint64_t vectors = (p.n - head) / V, tail = head + vectors * V;
-    const uint4 *vec = reinterpret_cast<const uint4 *>(src + head);
-    const uint64_t stride = (uint64_t)gridDim.x * blockDim.x, tid = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    uint32_t c = 0;
-    for (uint64_t v0 = tid; v0 < vectors; v0 += UNROLL * stride) {
-        uint4 w[UNROLL];
+    const bool vectors = ((uintptr_t)src & 15u) == 0; /* then every tile starts on a vector (TILE x E: whole ones) */
+    static_assert((uint64_t)P::TILE * sizeof(E) % 16 == 0, "a tile is whole vectors");
+    const unsigned lane = threadIdx.x % PS_WARP_LANES;
+    const uint32_t warps = gridDim.x * WARPS;
+
+    /* ---- a warp a tile: its kept count to tile_prefix[t] ---- */
+    for (uint32_t t = blockIdx.x * WARPS + threadIdx.x / PS_WARP_LANES; t < p.tiles; t += warps) {
+        const uint64_t base = (uint64_t)t * P::TILE, left = p.n - base;
+        const uint32_t valid = left < (uint64_t)P::TILE ? (uint32_t)left : (uint32_t)P::TILE;
+        uint32_t c = 0, from = 0;
+        if (vectors) {
+            const uint4 *vec = reinterpret_cast<const uint4 *>(src + base);
+            const uint32_t whole = valid / V;
+            from = whole * V;
+            for (uint32_t v0 = lane; v0 < whole; v0 += UNROLL * PS_WARP_LANES) {
+                uint4 w[UNROLL];
 #pragma unroll
-        for (int u = 0; u < UNROLL; u++) w[u] = v0 + u * stride < vectors ? vec[v0 + u * stride] : make_uint4(0, 0, 0, 0);
+                for (int u = 0; u < UNROLL; u++) {
+                    const uint32_t v = v0 + u * PS_WARP_LANES;
+                    w[u] = v < whole ? vec[v] : make_uint4(0, 0, 0, 0);
+                }
 #pragma unroll
-        for (int u = 0; u < UNROLL; u++) {
-            if (MODE == PS_SELECT_BY_FLAGS) { /* 0xff per nonzero byte; vectors past the end are zeros */
-                c += (__popc(__vcmpne4(w[u].x, 0u)) + __popc(__vcmpne4(w[u].y, 0u)) + __popc(__vcmpne4(w[u].z, 0u)) +
-                      __popc(__vcmpne4(w[u].w, 0u))) >> 3;
-            } else if (v0 + u * stride < vectors) {
-                E e[V];
-                memcpy(e, &w[u], sizeof e);
-                const uint64_t i0 = head + (v0 + u * stride) * V;
-#pragma unroll
-                for (int j = 0; j < V; j++) c += ps_select_count_one<MODE, K>(p, e[j], i0 + j);
+                for (int u = 0; u < UNROLL; u++) {
+                    const uint32_t v = v0 + u * PS_WARP_LANES;
+                    if (MODE == PS_SELECT_BY_FLAGS || v < whole) c += ps_select_count_vector<MODE, K, E>(p, w[u], base + (uint64_t)v * V);
+                }
             }
         }
-    }
-    for (uint64_t i = tid; i < head; i += stride) c += ps_select_count_one<MODE, K>(p, src[i], i);
-    for (uint64_t i = tail + tid; i < p.n; i += stride) c += ps_select_count_one<MODE, K>(p, src[i], i);
+        for (uint32_t i = from + lane; i < valid; i += PS_WARP_LANES) c += ps_select_count_one<MODE, K>(p, src[base + i], base + i);
 #pragma unroll
-    for (unsigned d = PS_WARP_LANES / 2; d > 0; d >>= 1) c += __shfl_down_sync(PS_WARP_ALL, c, d);
-    if (threadIdx.x % PS_WARP_LANES == 0 && c) atomicAdd(p.kept_total, (unsigned long long)c);
+        for (unsigned d = PS_WARP_LANES / 2; d > 0; d >>= 1) c += __shfl_down_sync(PS_WARP_ALL, c, d);
+        if (lane == 0) p.tile_prefix[t] = c;
+    }
+
+    /* ---- the last block: exclusive prefixes in place, each thread a contiguous run, then the total ---- */
+    __shared__ bool last;
+    __shared__ uint64_t warp_sums[WARPS];
+    __threadfence(); /* this block's counts are visible before its arrival is */
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(done, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    const uint32_t per = (p.tiles + 255) / 256, lo = min(threadIdx.x * per, p.tiles), hi = min(lo + per, p.tiles);
+    uint64_t run = 0;
+    for (uint32_t t = lo; t < hi; t++) run += __ldcg(&p.tile_prefix[t]); /* L2: other blocks wrote them */
+    uint64_t inclusive = run;
+#pragma unroll
+    for (unsigned d = 1; d < PS_WARP_LANES; d <<= 1) {
+        const uint64_t y = __shfl_up_sync(PS_WARP_ALL, inclusive, d);
+        if (lane >= d) inclusive += y;
+    }
+    if (lane == PS_WARP_LANES - 1) warp_sums[threadIdx.x / PS_WARP_LANES] = inclusive;
+    __syncthreads();
+    uint64_t before = inclusive - run, total = 0;
+#pragma unroll
+    for (int w = 0; w < WARPS; w++) {
+        if (w < (int)(threadIdx.x / PS_WARP_LANES)) before += warp_sums[w];
+        total += warp_sums[w];
+    }
+    for (uint32_t t = lo; t < hi; t++) {
+        const uint64_t c = __ldcg(&p.tile_prefix[t]);
+        p.tile_prefix[t] = before;
+        before += c;
+    }
+    if (threadIdx.x == 0) *p.kept_total = total;
 }
 
 template <class P>
-static void ps_select_count(const typename P::params &p, unsigned grid, cudaStream_t stream) {
-#define PS_SELECT_CALL_(MODE) ps_select_count_kernel<P, MODE><<<grid, 256, 0, stream>>>(p)
+static void ps_select_count(const typename P::params &p, unsigned grid, unsigned *done, cudaStream_t stream) {
+#define PS_SELECT_CALL_(MODE) ps_select_count_kernel<P, MODE><<<grid, 256, 0, stream>>>(p, done)
     PS_SELECT_SWITCH_(p.flags ? PS_SELECT_BY_FLAGS : p.pred)
 #undef PS_SELECT_CALL_
 }
 
-/* The look-back entries, then (partition) the kept total at a 16-byte boundary. */
-static size_t select_chain_bytes(uint64_t tiles) { return (ps_chain_temp_bytes<uint64_t>(tiles) + 15u) & ~(size_t)15u; }
+/* The look-back entries (a counted partition: the tiles' prefixes in their place), then the kept total and the
+ * count's arrival counter at a 16-byte boundary. */
+static size_t select_chain_bytes(uint64_t tiles) {
+    static_assert(sizeof(uint64_t) <= 2 * sizeof(ps_tile_state<uint64_t>::entry), "a tile's prefix fits its entries");
+    return (ps_chain_temp_bytes<uint64_t>(tiles) + 15u) & ~(size_t)15u;
+}
+#define PS_SELECT_TOTAL_BYTES 16u
 
-/* Runs program P over p (n, pointers, predicate set; tiles and kept_total filled in here): for a partition the
- * counting kernel first, then the chain. temp holds select_chain_bytes(tiles) + 8 bytes. */
+/* Runs program P over p (n, pointers, predicate set; tiles, kept_total and tile_prefix filled in here). A
+ * partition whose driver cannot hand it the total counts first, then runs on the given-prefix driver; the rest
+ * run on the chain. temp holds select_chain_bytes(tiles) + PS_SELECT_TOTAL_BYTES. */
 template <class P, int E = PS_CHAIN_LANE_ENTRIES>
 static cudaError_t ps_select_launch(typename P::params p, void *temp, cudaStream_t stream, int sm_count) {
     p.tiles = (uint32_t)ps_cuda_div_up(p.n, (uint64_t)P::TILE);
     p.kept_total = NULL;
+    p.tile_prefix = NULL;
     if (p.partition && !ps_chain_single_pass_knows_total<P, E>(p.tiles)) {
+        p.tile_prefix = (uint64_t *)temp;
         p.kept_total = (unsigned long long *)((char *)temp + select_chain_bytes(p.tiles));
-        cudaError_t err = cudaMemsetAsync(p.kept_total, 0, sizeof *p.kept_total, stream);
+        unsigned *done = (unsigned *)(p.kept_total + 1);
+        cudaError_t err = cudaMemsetAsync(p.kept_total, 0, PS_SELECT_TOTAL_BYTES, stream);
         if (err != cudaSuccess) return err;
-        const uint64_t blocks = ps_cuda_div_up(p.n, 256 * (p.flags ? 16 : 16 / sizeof(typename P::key)));
+        const uint64_t blocks = ps_cuda_div_up(p.tiles, 256 / PS_WARP_LANES);
         const unsigned grid = (unsigned)(blocks < (uint64_t)sm_count * 8 ? blocks : (uint64_t)sm_count * 8);
-        ps_select_count<P>(p, grid, stream);
+        ps_select_count<P>(p, grid, done, stream);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
+        return ps_chain_given<P>(p, p.tiles, stream);
     }
     return ps_chain_single_pass<P, E>(p, p.tiles, temp, stream);
 }
@@ -479,7 +584,7 @@ pscan_status ps_cuda_select_plan(const ps_request *req, const ps_cuda_device *de
     if (req->n > 0)
         /* select and partition need the same temp (the size query answers for both): the partition keeps its
          * kept total after the chain entries */
-        *bytes = select_chain_bytes(select_plan_tiles(req)) + sizeof(unsigned long long);
+        *bytes = select_chain_bytes(select_plan_tiles(req)) + PS_SELECT_TOTAL_BYTES;
     return PSCAN_SUCCESS;
 }
 

@@ -1,0 +1,52 @@
+/*
+ * chain/given.cuh - the given-prefix driver: runs a tile program whose tiles' carries are known before it starts,
+ * because a first pass over fewer bytes already computed them (a partition's count reads the flags, one byte an
+ * item, and leaves every tile's prefix in temp). No tile waits for another: no status entries, no look-back, a
+ * block a tile in any order. This is the downsweep of reduce-then-scan, for programs whose reduce pass is cheap
+ * beside the tile program's own traffic. Device code and its launcher; it includes no host dispatch header.
+ * Internal.
+ *
+ * The program is a single-pass one (chain/single_pass.cuh: params, smem, local, THREADS, MIN_BLOCKS, reduce,
+ * consume) plus
+ *   static carry given(const params &, uint32_t tile)   the carry of every tile before this one (all threads)
+ * given() is called before reduce(), so its load is in flight while the tile loads.
+ *
+ * Why: on the single-pass chain a tile waits for the slowest load among the tiles of its look-back window; on an
+ * H200 that wait is what keeps a chained scan at 0.91 of copy where the same tiles with no look-back run at 0.98
+ * (docs/performance.md, 2026-11-24). A partition pays for its count pass anyway (its second group starts at the
+ * total), so handing out per-tile prefixes from that pass removes the chain for the cost of one u64 per tile.
+ * Measured: docs/performance.md, 2026-11-27 (sixth session).
+ */
+#ifndef PSCAN_CHAIN_GIVEN_CUH
+#define PSCAN_CHAIN_GIVEN_CUH
+
+#include "chain/single_pass.cuh"
+
+template <class P>
+__global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_chain_given_kernel(const typename P::params p) {
+    __shared__ typename ps_chain_smem<P>::static_type s_static;
+    extern __shared__ uint4 ps_chain_dynamic[];
+    typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
+    typename P::local l;
+    const uint32_t id = blockIdx.x;
+    const typename P::carry prefix = P::given(p, id);
+    const typename P::carry aggregate = P::reduce(p, id, l, s);
+    P::consume(p, id, prefix, aggregate, l, s);
+}
+
+#ifndef __CUDACC_RTC__
+/* Launches P over tiles tiles on stream, a block a tile. */
+template <class P> static cudaError_t ps_chain_given(const typename P::params &p, uint32_t tiles, cudaStream_t stream) {
+    const size_t dynamic = ps_chain_dynamic_bytes<P>();
+    static bool attributes_set = false;
+    if (!attributes_set) {
+        const cudaError_t err = ps_chain_kernel_attributes(ps_chain_given_kernel<P>, dynamic);
+        if (err != cudaSuccess) return err;
+        attributes_set = true;
+    }
+    ps_chain_given_kernel<P><<<tiles, P::THREADS, dynamic, stream>>>(p);
+    return cudaGetLastError();
+}
+#endif
+
+#endif /* PSCAN_CHAIN_GIVEN_CUH */
