@@ -23,10 +23,12 @@
  *    cluster, or of no more tiles than the GPU holds at once (a cooperative launch: every tile waits for the last
  *    one's inclusive prefix) gets it from the driver (its total hook) and runs in one pass. A larger call counts
  *    first: a kernel reads the decisions' input once more (the flags, or the keys, in 16-byte vectors, a warp a
- *    tile), leaves each tile's kept count, and its last block turns them into per-tile prefixes and the total. The
- *    tile program then runs on the given-prefix driver (chain/given.cuh): no tile waits for another's look-back,
- *    which on an H200 is what the chain cost (partition i32 by flags at 2^28: 1.07x -> 1.23x CUB; keys > 0:
- *    0.86x -> 0.95x; docs/performance.md, 2026-11-27, sixth session). Both groups are written in place and in
+ *    tile; each block a run of tiles, whose local prefixes it leaves), and the last block to finish turns the
+ *    blocks' totals into prefixes and the total. The tile program then runs on the given-prefix driver
+ *    (chain/given.cuh): no tile waits for another's look-back, which on an H200 is what the chain cost. By
+ *    aligned flags the count also leaves the full tiles' flags as bits, so the second pass reads an eighth of
+ *    their bytes (PS_SELECT_BITS). H200, 2^28, x CUB: partition i32 by flags 1.07x -> 1.47x, i64 1.21x -> 1.26x,
+ *    keys > 0 0.86x -> 1.00x (docs/performance.md, 2026-11-27, sixth session). Both groups are written in place and in
  *    order (CUB's partition writes the rejected items reversed from the end, in one pass; re-reading the flags
  *    costs a ninth of the bytes, the keys a third). A partition of keys alone writes its tile in one pass, kept
  *    then rejected (PS_SELECT_SPLIT_KEYS); with payloads it goes through move().
@@ -64,6 +66,13 @@
 #ifndef PS_SELECT_SPLIT_KEYS
 #define PS_SELECT_SPLIT_KEYS 1
 #endif
+/* 1: a counted partition by 16-byte aligned flags has its count write the flags of full tiles as bits (a u32 per
+ * 32 items, the tile's ballot words), so the second pass reads n / 8 bytes of decisions instead of n. Measured with
+ * the count's serial spine on the H100 only (no change: i32 by flags 0.869x -> 0.864x CUB at 2^28); with the
+ * block spine, on the H200 together with it (docs/performance.md, 2026-11-27, sixth session). */
+#ifndef PS_SELECT_BITS
+#define PS_SELECT_BITS 1
+#endif
 
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
 template <int BYTES> struct ps_select_bits;
@@ -81,7 +90,10 @@ template <class K> struct ps_select_params {
     void *values_out;
     uint64_t *count;
     unsigned long long *kept_total; /* partition: the counting kernel's result; NULL for select */
-    uint64_t *tile_prefix;          /* with kept_total: per tile, the items kept before it (the given driver) */
+    uint64_t *tile_prefix;          /* with kept_total: per tile, the items kept before it in its count block */
+    uint64_t *block_prefix;         /* per count block, the items kept before it (tile t's block: t / per) */
+    uint32_t per;                   /* tiles a count block */
+    uint32_t *bits;                 /* with kept_total, or NULL: the flags of full tiles, a bit an item */
     uint64_t n;
     uint32_t tiles;
     int pred;
@@ -180,7 +192,9 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
     static __host__ __device__ __forceinline__ bool total_wanted(const params &p) { return p.partition && !p.kept_total; }
     static __device__ __forceinline__ void total(const params &, uint64_t t, local &l, smem &) { l.kept_total = t; }
     /* A counted partition runs on the given-prefix driver (chain/given.cuh): the count left every tile's prefix. */
-    static __device__ __forceinline__ uint64_t given(const params &p, uint32_t id) { return p.tile_prefix[id]; }
+    static __device__ __forceinline__ uint64_t given(const params &p, uint32_t id) {
+        return p.block_prefix[id / p.per] + p.tile_prefix[id];
+    }
 
     /* One ballot per row and warp of the decisions (items past the end of the last tile are never kept). */
     template <int MODE>
@@ -229,7 +243,11 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
                 park[o] = o < l.valid ? p.keys[l.base + o] : K(0);
             }
         }
-        if (p.flags) {
+        const bool from_bits = full && p.bits; /* the count left this tile's ballots */
+        if (from_bits) {
+            for (uint32_t w = threadIdx.x; w < (uint32_t)SLICES; w += THREADS)
+                (&s.masks[0][0])[w] = p.bits[(uint64_t)id * SLICES + w]; /* row k, warp w: word k x WARPS + w */
+        } else if (p.flags) {
             if (full && ((uintptr_t)p.flags & 15u) == 0) {
                 const uint4 *src = reinterpret_cast<const uint4 *>(p.flags + l.base);
                 for (uint32_t c = threadIdx.x; c < (uint32_t)TILE / 16; c += THREADS) {
@@ -248,10 +266,12 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
         asm volatile("cp.async.wait_group 0;" ::: "memory");
         __syncthreads(); /* every thread's copies: a row's keys were copied by other threads */
         /* once per tile: each item then costs one test */
+        if (!from_bits) {
 #define PS_SELECT_CALL_(MODE) ballots<MODE>(p, l, s)
-        PS_SELECT_SWITCH_(p.flags ? PS_SELECT_BY_FLAGS : p.pred)
+            PS_SELECT_SWITCH_(p.flags ? PS_SELECT_BY_FLAGS : p.pred)
 #undef PS_SELECT_CALL_
-        __syncthreads();
+            __syncthreads();
+        }
 
         /* ---- warp 0: exclusive scan of the slices' counts in item order ---- */
         if (warp == 0) {
@@ -426,6 +446,38 @@ __device__ __forceinline__ uint32_t ps_select_count_vector(const ps_select_param
     return c;
 }
 
+/* A bit per flag of a 16-byte vector of flags, item order from bit 0. */
+__device__ __forceinline__ uint32_t ps_select_flag_bits(uint4 w) {
+    const uint32_t x[4] = {w.x, w.y, w.z, w.w};
+    uint32_t r = 0;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        const uint32_t m = __vcmpne4(x[j], 0u) & 0x01010101u; /* bit 0 of each byte */
+        r |= ((m | m >> 7 | m >> 14 | m >> 21) & 0xfu) << (4 * j);
+    }
+    return r;
+}
+
+/* The most tiles one counting block takes (its counts sit in shared memory): the launch takes more blocks than the
+ * device holds where the tiles need it. */
+#define PS_SELECT_COUNT_PER 1024
+
+/* A block-wide inclusive sum of the 256 threads' v, in thread order (every thread calls; one barrier, and one
+ * more before warp_sums is written again). */
+__device__ __forceinline__ uint64_t ps_select_inclusive_sum(uint64_t v, unsigned lane, uint64_t *warp_sums, unsigned warp) {
+    uint64_t inclusive = v;
+#pragma unroll
+    for (unsigned d = 1; d < PS_WARP_LANES; d <<= 1) {
+        const uint64_t y = __shfl_up_sync(PS_WARP_ALL, inclusive, d);
+        if (lane >= d) inclusive += y;
+    }
+    if (lane == PS_WARP_LANES - 1) warp_sums[warp] = inclusive;
+    __syncthreads();
+    for (unsigned w = 0; w < warp; w++) inclusive += warp_sums[w];
+    __syncthreads();
+    return inclusive;
+}
+
 template <class P, int MODE>
 __global__ void __launch_bounds__(256) ps_select_count_kernel(const typename P::params p, unsigned *done) {
     typedef typename P::key K;
@@ -434,11 +486,14 @@ __global__ void __launch_bounds__(256) ps_select_count_kernel(const typename P::
     const E *src = MODE == PS_SELECT_BY_FLAGS ? (const E *)(const void *)p.flags : (const E *)(const void *)p.keys;
     const bool vectors = ((uintptr_t)src & 15u) == 0; /* then every tile starts on a vector (TILE x E: whole ones) */
     static_assert((uint64_t)P::TILE * sizeof(E) % 16 == 0, "a tile is whole vectors");
-    const unsigned lane = threadIdx.x % PS_WARP_LANES;
-    const uint32_t warps = gridDim.x * WARPS;
+    static_assert(MODE != PS_SELECT_BY_FLAGS || P::TILE % (32 * 16) == 0, "every lane of a warp takes the bits' shuffle");
+    const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+    __shared__ uint32_t counts[PS_SELECT_COUNT_PER];
+    __shared__ uint64_t warp_sums[WARPS];
+    const uint32_t lo = blockIdx.x * p.per, hi = min(lo + p.per, p.tiles);
 
-    /* ---- a warp a tile: its kept count to tile_prefix[t] ---- */
-    for (uint32_t t = blockIdx.x * WARPS + threadIdx.x / PS_WARP_LANES; t < p.tiles; t += warps) {
+    /* ---- this block's run of tiles, a warp a tile: each tile's kept count to shared memory ---- */
+    for (uint32_t t = lo + warp; t < hi; t += WARPS) {
         const uint64_t base = (uint64_t)t * P::TILE, left = p.n - base;
         const uint32_t valid = left < (uint64_t)P::TILE ? (uint32_t)left : (uint32_t)P::TILE;
         uint32_t c = 0, from = 0;
@@ -457,47 +512,61 @@ __global__ void __launch_bounds__(256) ps_select_count_kernel(const typename P::
                 for (int u = 0; u < UNROLL; u++) {
                     const uint32_t v = v0 + u * PS_WARP_LANES;
                     if (MODE == PS_SELECT_BY_FLAGS || v < whole) c += ps_select_count_vector<MODE, K, E>(p, w[u], base + (uint64_t)v * V);
+                    if (MODE == PS_SELECT_BY_FLAGS && p.bits && valid == (uint32_t)P::TILE) {
+                        /* 16 flags a lane: a bit each; lanes 2j and 2j + 1 hold items 32j .. 32j + 31 */
+                        const uint32_t half = ps_select_flag_bits(w[u]);
+                        const uint32_t other = __shfl_xor_sync(PS_WARP_ALL, half, 1);
+                        if (!(lane & 1) && v < whole) p.bits[(base + (uint64_t)v * V) / 32] = half | other << 16;
+                    }
                 }
             }
         }
         for (uint32_t i = from + lane; i < valid; i += PS_WARP_LANES) c += ps_select_count_one<MODE, K>(p, src[base + i], base + i);
 #pragma unroll
         for (unsigned d = PS_WARP_LANES / 2; d > 0; d >>= 1) c += __shfl_down_sync(PS_WARP_ALL, c, d);
-        if (lane == 0) p.tile_prefix[t] = c;
+        if (lane == 0) counts[t - lo] = c;
     }
+    __syncthreads();
 
-    /* ---- the last block: exclusive prefixes in place, each thread a contiguous run, then the total ---- */
+    /* ---- the run's exclusive prefixes (each thread PER / 256 consecutive counts), and its total ---- */
+    enum { RUN = PS_SELECT_COUNT_PER / 256 };
+    uint32_t c[RUN], sum = 0;
+#pragma unroll
+    for (int j = 0; j < RUN; j++) {
+        const uint32_t i = threadIdx.x * RUN + j;
+        c[j] = lo + i < hi ? counts[i] : 0;
+        sum += c[j];
+    }
+    uint64_t inclusive = ps_select_inclusive_sum(sum, lane, warp_sums, warp);
+    uint64_t before = inclusive - sum;
+#pragma unroll
+    for (int j = 0; j < RUN; j++) {
+        const uint32_t i = threadIdx.x * RUN + j;
+        if (lo + i < hi) p.tile_prefix[lo + i] = before;
+        before += c[j];
+    }
+    if (threadIdx.x == 255) p.block_prefix[blockIdx.x] = before; /* the block's total, until the last block */
+
+    /* ---- the last block to arrive: the blocks' totals to exclusive prefixes, and the kept total ---- */
     __shared__ bool last;
-    __shared__ uint64_t warp_sums[WARPS];
-    __threadfence(); /* this block's counts are visible before its arrival is */
+    __threadfence(); /* this block's total is visible before its arrival is */
     __syncthreads();
     if (threadIdx.x == 0) last = atomicAdd(done, 1u) == gridDim.x - 1;
     __syncthreads();
     if (!last) return;
     __threadfence();
-    const uint32_t per = (p.tiles + 255) / 256, lo = min(threadIdx.x * per, p.tiles), hi = min(lo + per, p.tiles);
+    const uint32_t blocks = gridDim.x, per = (blocks + 255) / 256;
+    const uint32_t b0 = min(threadIdx.x * per, blocks), b1 = min(b0 + per, blocks);
     uint64_t run = 0;
-    for (uint32_t t = lo; t < hi; t++) run += __ldcg(&p.tile_prefix[t]); /* L2: other blocks wrote them */
-    uint64_t inclusive = run;
-#pragma unroll
-    for (unsigned d = 1; d < PS_WARP_LANES; d <<= 1) {
-        const uint64_t y = __shfl_up_sync(PS_WARP_ALL, inclusive, d);
-        if (lane >= d) inclusive += y;
+    for (uint32_t b = b0; b < b1; b++) run += __ldcg(&p.block_prefix[b]); /* L2: other blocks wrote them */
+    inclusive = ps_select_inclusive_sum(run, lane, warp_sums, warp);
+    before = inclusive - run;
+    for (uint32_t b = b0; b < b1; b++) {
+        const uint64_t t = __ldcg(&p.block_prefix[b]);
+        p.block_prefix[b] = before;
+        before += t;
     }
-    if (lane == PS_WARP_LANES - 1) warp_sums[threadIdx.x / PS_WARP_LANES] = inclusive;
-    __syncthreads();
-    uint64_t before = inclusive - run, total = 0;
-#pragma unroll
-    for (int w = 0; w < WARPS; w++) {
-        if (w < (int)(threadIdx.x / PS_WARP_LANES)) before += warp_sums[w];
-        total += warp_sums[w];
-    }
-    for (uint32_t t = lo; t < hi; t++) {
-        const uint64_t c = __ldcg(&p.tile_prefix[t]);
-        p.tile_prefix[t] = before;
-        before += c;
-    }
-    if (threadIdx.x == 0) *p.kept_total = total;
+    if (threadIdx.x == 255) *p.kept_total = before;
 }
 
 template <class P>
@@ -508,12 +577,13 @@ static void ps_select_count(const typename P::params &p, unsigned grid, unsigned
 }
 
 /* The look-back entries (a counted partition: the tiles' prefixes in their place), then the kept total and the
- * count's arrival counter at a 16-byte boundary. */
+ * count's arrival counter at a 16-byte boundary, then (a counted partition by flags) the flags' bits. */
 static size_t select_chain_bytes(uint64_t tiles) {
     static_assert(sizeof(uint64_t) <= 2 * sizeof(ps_tile_state<uint64_t>::entry), "a tile's prefix fits its entries");
     return (ps_chain_temp_bytes<uint64_t>(tiles) + 15u) & ~(size_t)15u;
 }
 #define PS_SELECT_TOTAL_BYTES 16u
+static size_t select_bits_bytes(uint64_t n) { return (n + 31) / 32 * 4; }
 
 /* Runs program P over p (n, pointers, predicate set; tiles, kept_total and tile_prefix filled in here). A
  * partition whose driver cannot hand it the total counts first, then runs on the given-prefix driver; the rest
@@ -522,15 +592,25 @@ template <class P, int E = PS_CHAIN_LANE_ENTRIES>
 static cudaError_t ps_select_launch(typename P::params p, void *temp, cudaStream_t stream, int sm_count) {
     p.tiles = (uint32_t)ps_cuda_div_up(p.n, (uint64_t)P::TILE);
     p.kept_total = NULL;
-    p.tile_prefix = NULL;
+    p.tile_prefix = p.block_prefix = NULL;
+    p.per = 1;
+    p.bits = NULL;
     if (p.partition && !ps_chain_single_pass_knows_total<P, E>(p.tiles)) {
+        /* blocks of the count: at most PS_SELECT_COUNT_PER tiles each, and no more blocks than tiles / 8 (a warp a
+         * tile) or than the device holds at 8 a SM, unless the tiles need them */
+        const uint64_t fill = (uint64_t)sm_count * 8, by_warps = ps_cuda_div_up(p.tiles, 256 / PS_WARP_LANES);
+        uint64_t blocks = by_warps < fill ? by_warps : fill;
+        if (blocks < ps_cuda_div_up(p.tiles, PS_SELECT_COUNT_PER)) blocks = ps_cuda_div_up(p.tiles, PS_SELECT_COUNT_PER);
+        p.per = (uint32_t)ps_cuda_div_up(p.tiles, blocks);
+        const unsigned grid = (unsigned)ps_cuda_div_up(p.tiles, p.per);
         p.tile_prefix = (uint64_t *)temp;
+        p.block_prefix = p.tile_prefix + p.tiles; /* grid <= tiles entries: both fit the chain's 32 bytes a tile */
         p.kept_total = (unsigned long long *)((char *)temp + select_chain_bytes(p.tiles));
+        if (PS_SELECT_BITS && p.flags && ((uintptr_t)p.flags & 15u) == 0)
+            p.bits = (uint32_t *)((char *)p.kept_total + PS_SELECT_TOTAL_BYTES);
         unsigned *done = (unsigned *)(p.kept_total + 1);
         cudaError_t err = cudaMemsetAsync(p.kept_total, 0, PS_SELECT_TOTAL_BYTES, stream);
         if (err != cudaSuccess) return err;
-        const uint64_t blocks = ps_cuda_div_up(p.tiles, 256 / PS_WARP_LANES);
-        const unsigned grid = (unsigned)(blocks < (uint64_t)sm_count * 8 ? blocks : (uint64_t)sm_count * 8);
         ps_select_count<P>(p, grid, done, stream);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
         return ps_chain_given<P>(p, p.tiles, stream);
@@ -584,7 +664,8 @@ pscan_status ps_cuda_select_plan(const ps_request *req, const ps_cuda_device *de
     if (req->n > 0)
         /* select and partition need the same temp (the size query answers for both): the partition keeps its
          * kept total after the chain entries */
-        *bytes = select_chain_bytes(select_plan_tiles(req)) + PS_SELECT_TOTAL_BYTES;
+        *bytes = select_chain_bytes(select_plan_tiles(req)) + PS_SELECT_TOTAL_BYTES +
+                 (req->prim == PS_PRIM_PARTITION && req->flags ? select_bits_bytes(req->n) : 0);
     return PSCAN_SUCCESS;
 }
 

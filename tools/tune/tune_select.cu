@@ -5,6 +5,7 @@
  * Not part of the library.
  *
  *   tune_select [--reps 25] [--min-log2 16] [--max-log2 28] [--step 4] [--types i32,i64,u8] [--ops sel,part]
+ *               [--flags]
  *
  * One CSV row per (type, variant, n): time, of copy, x CUB (CUB's time / the variant's, against CUB's select
  * or partition), spread. Variant names: sel. or part. (the operation), then r32.b5.e2 (32 rows, 5 blocks per
@@ -14,7 +15,8 @@
  *   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Isrc/cuda -Isrc/core -Iinclude \
  *        -o tune_select tools/tune/tune_select.cu
  * Method as tune_scan.cu: keys from a hash of the index (about half kept: x > 0 for signed keys, x > 127 for
- * u8); 2x L2 written before each timed call; CUDA events around the call; median of reps after two warm-ups;
+ * u8; --flags: by a u8 flag array holding that decision, against CUB's DeviceSelect / DevicePartition::Flagged,
+ * and of copy then counts the flags' bytes too); 2x L2 written before each timed call; CUDA events around the call; median of reps after two warm-ups;
  * spread (p90 - p10) / median.
  */
 #include <cub/cub.cuh>
@@ -38,12 +40,15 @@ template <class K> struct greater_than {
 };
 
 /* One launch of program P (E look-back entries per lane) as the library sets it up. */
+static const uint8_t *g_flags; /* --flags: the decisions as a flag array, else NULL */
+
 template <class P, int E>
 static void launch(bool partition, const typename P::key *in, typename P::key *out, uint64_t *count, uint64_t n,
                    typename P::key operand, void *temp) {
     typename P::params p;
     memset(&p, 0, sizeof p);
     p.keys = in;
+    p.flags = g_flags;
     p.keys_out = out;
     p.count = count;
     p.n = n;
@@ -87,8 +92,14 @@ __global__ void check_kernel(const K *got, const K *ref, uint64_t n, uint64_t ke
 
 struct options {
     int min_log2 = 16, max_log2 = 28, step = 4;
-    bool i32 = true, i64 = true, u8 = true, sel = true, part = true;
+    bool i32 = true, i64 = true, u8 = true, sel = true, part = true, flags = false;
 };
+
+/* The flags of --flags: the same decision as greater_than, one byte an item. */
+template <class K> __global__ void fill_flags(uint8_t *f, const K *k, uint64_t n, K operand) {
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        f[i] = k[i] > operand;
+}
 
 template <class K, class... Vs> static void bench_type(const options &o) {
     if (!(sizeof(K) == 1 ? o.u8 : sizeof(K) == 4 ? o.i32 : o.i64)) return;
@@ -105,14 +116,26 @@ template <class K, class... Vs> static void bench_type(const options &o) {
         CK(cudaMalloc(&count, 8));
         CK(cudaMalloc(&cub_count, 8));
         CK(cudaMalloc(&bad, sizeof(unsigned)));
-        CK(cudaMalloc(&temp, (n / 1024 + 64) * 64 + (1 << 20)));
+        CK(cudaMalloc(&temp, (n / 1024 + 64) * 64 + n / 8 + (1 << 20))); /* chain entries, total, flag bits */
         fill_keys<K><<<g_sms * 8, 256>>>(in, n);
         CK(cudaGetLastError());
         const K operand = sizeof(K) == 1 ? (K)127 : (K)0;
+        uint8_t *flags = nullptr;
+        if (o.flags) {
+            CK(cudaMalloc(&flags, n));
+            fill_flags<K><<<g_sms * 8, 256>>>(flags, in, n, operand);
+            CK(cudaGetLastError());
+        }
+        g_flags = flags;
         size_t sel_bytes = 0, part_bytes = 0;
         void *sel_temp = nullptr, *part_temp = nullptr;
-        CK(cub::DeviceSelect::If(nullptr, sel_bytes, in, ref, cub_count, (int64_t)n, greater_than<K>{operand}));
-        CK(cub::DevicePartition::If(nullptr, part_bytes, in, ref, cub_count, (int64_t)n, greater_than<K>{operand}));
+        if (o.flags) {
+            CK(cub::DeviceSelect::Flagged(nullptr, sel_bytes, in, flags, ref, cub_count, (int64_t)n));
+            CK(cub::DevicePartition::Flagged(nullptr, part_bytes, in, flags, ref, cub_count, (int64_t)n));
+        } else {
+            CK(cub::DeviceSelect::If(nullptr, sel_bytes, in, ref, cub_count, (int64_t)n, greater_than<K>{operand}));
+            CK(cub::DevicePartition::If(nullptr, part_bytes, in, ref, cub_count, (int64_t)n, greater_than<K>{operand}));
+        }
         CK(cudaMalloc(&sel_temp, sel_bytes));
         CK(cudaMalloc(&part_temp, part_bytes));
         const timing copy = time_it([&] { CK(cudaMemcpyAsync(out, in, n * sizeof(K), cudaMemcpyDeviceToDevice)); });
@@ -122,7 +145,11 @@ template <class K, class... Vs> static void bench_type(const options &o) {
             if (!(part ? o.part : o.sel)) continue;
             const char *op = part ? "part" : "sel";
             auto cub_call = [&] {
-                if (part)
+                if (o.flags && part)
+                    CK(cub::DevicePartition::Flagged(part_temp, part_bytes, in, flags, ref, cub_count, (int64_t)n));
+                else if (o.flags)
+                    CK(cub::DeviceSelect::Flagged(sel_temp, sel_bytes, in, flags, ref, cub_count, (int64_t)n));
+                else if (part)
                     CK(cub::DevicePartition::If(part_temp, part_bytes, in, ref, cub_count, (int64_t)n,
                                                 greater_than<K>{operand}));
                 else
@@ -133,7 +160,7 @@ template <class K, class... Vs> static void bench_type(const options &o) {
             cub_call(); /* ref holds CUB's result of this operation */
             int64_t kept = 0;
             CK(cudaMemcpy(&kept, cub_count, 8, cudaMemcpyDeviceToHost));
-            const double traffic = (double)n * sizeof(K) + (double)(part ? n : kept) * sizeof(K);
+            const double traffic = (double)n * sizeof(K) + (double)(part ? n : kept) * sizeof(K) + (o.flags ? (double)n : 0);
             printf("%s,%s.cub,%llu,%.2f,%.3f,1.000,%.3f,ok\n", tname<K>(), op, (unsigned long long)n, cub.median_us,
                    traffic / cub.median_us * 1e-3 / copy_gbps, cub.spread);
             auto one = [&](auto v) {
@@ -166,14 +193,17 @@ template <class K, class... Vs> static void bench_type(const options &o) {
         CK(cudaFree(temp));
         CK(cudaFree(sel_temp));
         CK(cudaFree(part_temp));
+        if (flags) CK(cudaFree(flags));
+        g_flags = nullptr;
     }
 }
 
 int main(int argc, char **argv) {
     options o;
-    for (int i = 1; i + 1 < argc; i++) {
-        const std::string a = argv[i], v = argv[i + 1];
-        if (a == "--reps") g_reps = atoi(argv[++i]);
+    for (int i = 1; i < argc; i++) {
+        const std::string a = argv[i], v = i + 1 < argc ? argv[i + 1] : "";
+        if (a == "--flags") o.flags = true;
+        else if (a == "--reps") g_reps = atoi(argv[++i]);
         else if (a == "--min-log2") o.min_log2 = atoi(argv[++i]);
         else if (a == "--max-log2") o.max_log2 = atoi(argv[++i]);
         else if (a == "--step") o.step = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 1;
@@ -187,7 +217,7 @@ int main(int argc, char **argv) {
     tune_flush_init();
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, dev));
-    printf("# tune_select on %s, median of %d; type,variant,n,time_us,of_copy,x_cub,spread,check\n", prop.name, g_reps);
+    printf("# tune_select on %s, median of %d%s; type,variant,n,time_us,of_copy,x_cub,spread,check\n", prop.name, g_reps, o.flags ? ", by flags" : "");
     /* the library's tile (r32.b5 for 1- to 4-byte keys, r16.b5 for 8-byte ones) and its neighbours; 2026-11-26 also
      * measured 128 rows of u8 (spills), 8 rows of i64 at 6 blocks and 3 look-back entries (all slower), 4 blocks
      * per SM and 64 rows of u8 (no gain); the smaller tiles are for small calls (2026-11-27) */
