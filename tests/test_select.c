@@ -18,7 +18,7 @@
  *    on OpenCL 257 * tile + 3, past a row of its spine) and at one random size up to 2^22 (2^20 with --quick),
  *    with 8-byte payloads.
  *  - run_counted() (CUDA): partitions of 2048 default tiles + 5 items, past what a GPU holds at once, so the
- *    first group is counted before the chain.
+ *    first group is counted first: by flags aligned (their bits) and not, keys alone and with payloads.
  *  - run_patterns(): all kept, none kept, alternating (flags, and the same through nonzero keys), each payload
  *    size, at tile + 1 and 64 * tile + 3.
  *  - run_bad_inputs(): each bad argument returns its exact status and leaves every output as it was.
@@ -438,16 +438,35 @@ static void run_large(harness *h, size_t random_n) {
 }
 
 /* CUDA: a partition of more tiles than a GPU holds at once (an H100 holds 660 default tiles) counts its first
- * group before the chain, where smaller ones take it from the chain's last tile (a cooperative launch): i32 keys
- * by a predicate and i64 keys by flags, 4-byte payloads. */
+ * group first and runs on the given-prefix driver, where smaller ones take it from the chain's last tile (a
+ * cooperative launch). Flags at offset 0 are 16-byte aligned, so the count also leaves the full tiles' flags as
+ * bits (select.cu, PS_SELECT_BITS); at offset 1 they are read as flags. Keys alone take the one-pass store
+ * (PS_SELECT_SPLIT_KEYS), payloads move(). The last tile (5 items) is partial: flags there, never bits. */
 #define COUNTED_TILES 2048
 static size_t counted_size(const type_info *t) { return COUNTED_TILES * tile_items(t) + 5; }
-static const size_t counted_types[2] = {4, 6}; /* i32, i64 in types[] */
+typedef struct counted_case {
+    size_t type; /* index in types[] */
+    int mode;
+    size_t value_bytes;
+    int offset, caller_temp;
+    int quick; /* also in --quick (the sanitizers' table: 16.7M items a case) */
+} counted_case;
+static const counted_case counted[] = {
+    {4, 5, 4, 0, 0, 0},          /* i32 by gt, 4-byte payloads */
+    {6, MODE_FLAGS, 4, 1, 0, 1}, /* i64 by flags off 16-byte alignment */
+    {4, MODE_FLAGS, 0, 0, 0, 1}, /* i32 keys alone by aligned flags: bits, one-pass store */
+    {6, MODE_FLAGS, 8, 0, 1, 1}, /* i64 by aligned flags (16-row tiles) with 8-byte payloads, caller temp */
+    {1, MODE_FLAGS, 0, 0, 0, 0}, /* u8 keys alone by aligned flags */
+    {8, 7, 0, 1, 0, 0},          /* f32 keys alone, unique, off alignment */
+};
+#define COUNTED_CASES (sizeof counted / sizeof counted[0])
 static void run_counted(harness *h) {
     if (h->opt.backend != PSCAN_BACKEND_CUDA) return;
-    for (size_t k = 0; k < 2; k++) {
-        one_case c = {&types[counted_types[k]], 1, k ? MODE_FLAGS : 5, 4, counted_size(&types[counted_types[k]]),
-                      PATTERN_RANDOM, (int)k, 0, 0, 0};
+    for (size_t k = 0; k < COUNTED_CASES; k++) {
+        if (h->opt.quick && !counted[k].quick) continue;
+        const type_info *t = &types[counted[k].type];
+        one_case c = {t, 1, counted[k].mode, counted[k].value_bytes, counted_size(t), PATTERN_RANDOM,
+                      counted[k].offset, counted[k].caller_temp, 0, 0};
         run_case(h, &c, h->opt.seed ^ (0x4000u + (unsigned)k));
     }
 }
@@ -576,8 +595,8 @@ int main(int argc, char **argv) {
     test_rng size_rng = {test_mix64(h.opt.seed ^ 0x5E1Eu)};
     const size_t random_n = 1 + (size_t)(test_rng_next(&size_rng) % (h.opt.quick ? (1u << 20) : (1u << 22)));
     h.max_n = largest_window_size() > random_n ? largest_window_size() : random_n;
-    for (size_t k = 0; h.opt.backend == PSCAN_BACKEND_CUDA && k < 2; k++)
-        if (counted_size(&types[counted_types[k]]) > h.max_n) h.max_n = counted_size(&types[counted_types[k]]);
+    for (size_t k = 0; h.opt.backend == PSCAN_BACKEND_CUDA && k < COUNTED_CASES; k++)
+        if (counted_size(&types[counted[k].type]) > h.max_n) h.max_n = counted_size(&types[counted[k].type]);
     if (!h.addresses && h.max_n < OPENCL_LARGE) h.max_n = OPENCL_LARGE;
     const size_t bytes = buffer_bytes(&h);
     h.h_keys = (unsigned char *)malloc(bytes), h.h_values = (unsigned char *)malloc(bytes);
