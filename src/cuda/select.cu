@@ -67,9 +67,9 @@
 #define PS_SELECT_SPLIT_KEYS 1
 #endif
 /* 1: a counted partition by 16-byte aligned flags has its count write the flags of full tiles as bits (a u32 per
- * 32 items, the tile's ballot words), so the second pass reads n / 8 bytes of decisions instead of n. Measured with
- * the count's serial spine on the H100 only (no change: i32 by flags 0.869x -> 0.864x CUB at 2^28); with the
- * block spine, on the H200 together with it (docs/performance.md, 2026-11-27, sixth session). */
+ * 32 items, the tile's ballot words), so the second pass reads n / 8 bytes of decisions instead of n. Measured only
+ * together with the count's block spine (H200, 2^28 i32 by flags: 733 -> 631 us; docs/performance.md, 2026-11-27,
+ * sixth session); apart: docs/tuning.md, "Next". */
 #ifndef PS_SELECT_BITS
 #define PS_SELECT_BITS 1
 #endif
