@@ -66,6 +66,16 @@
 #ifndef PS_EXPAND_MIN_BLOCKS
 #define PS_EXPAND_MIN_BLOCKS 4
 #endif
+/* How a chunk finds each slot's item: 0, marks and a block max-scan (below); 1, a search and walk per thread
+ * (ps_expand_walk); 2, the walk in tiles of at least PS_EXPAND_WALK_SLOTS slots an item, else the marks. H100,
+ * tune_expand, walk against marks: average count 4 at 2^28 0.577 -> 0.508 of copy, average 64 at 2^24 0.728 ->
+ * 0.755 (docs/performance.md, 2026-11-27, sixth session); 2 not measured yet (docs/tuning.md, "Next"). */
+#ifndef PS_EXPAND_WALK
+#define PS_EXPAND_WALK 0
+#endif
+#ifndef PS_EXPAND_WALK_SLOTS
+#define PS_EXPAND_WALK_SLOTS 16
+#endif
 #define PS_EXPAND_THREADS 256
 #define PS_EXPAND_WARPS (PS_EXPAND_THREADS / PS_WARP_LANES)
 #define PS_EXPAND_TILE (PS_EXPAND_ITEMS * PS_EXPAND_THREADS)
@@ -181,12 +191,58 @@ static __device__ __forceinline__ uint32_t ps_expand_rank(const ps_expand_smem &
     return lo;
 }
 
-/* Writes slots [j0, j1) of the tile whose first item is item0 and whose `valid` starts (and end) are in
- * s.starts; start(0) <= j0 < j1 <= end, j1 - j0 <= CHUNK. Called by the whole block; leaves s.starts as it was. */
-template <class I>
-static __device__ __forceinline__ void ps_expand_chunk(const ps_expand_out &o, ps_expand_smem &s, uint32_t valid,
-                                                       uint64_t item0, uint64_t j0, uint64_t j1) {
-    const uint32_t len = (uint32_t)(j1 - j0), lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+#if PS_EXPAND_WALK
+/* How far past x a start lies that lies past it, clamped to CHUNK_VT: a walk's slots then compare 32 bits with a
+ * constant. */
+static __device__ __forceinline__ uint32_t ps_expand_gap(uint64_t start, uint64_t x) {
+    return start - x < PS_EXPAND_CHUNK_VT ? (uint32_t)(start - x) : PS_EXPAND_CHUNK_VT;
+}
+
+/* The owners of a thread's m (CHUNK_VT when FULL) consecutive slots from slot x, into out[0, m): the last item
+ * starting at or below x (start(0) <= x < end, so there is one, and its count is not 0) by a binary search, then
+ * a walk: before each slot, step past every item whose successor starts at or below it (items with no slots are
+ * stepped over the same way; the slots lie below the end, so owner stays below valid). The start after next is
+ * loaded a step ahead, so a step waits on no load issued in it.
+ * The search covers the whole tile, not the chunk's items (s.range as ps_expand_rank finds them): it needs no
+ * barrier, and its 11 dependent loads for 2048 items are fewer than the rank's 3 rounds, a barrier and a search
+ * of the chunk's items at small counts, where a chunk spans most of the tile anyway (average 4: 3 + 11); large
+ * counts would search fewer items (average 64: 3 + 7) but still wait on the rank's rounds and the barrier. */
+template <bool FULL>
+static __device__ __forceinline__ void ps_expand_walk(const ps_expand_smem &s, uint32_t valid, uint64_t x,
+                                                      uint32_t *out, uint32_t m) {
+    uint32_t owner = 0; /* the answer lies in [owner, owner + n) */
+    for (uint32_t n = valid; n > 1;) {
+        const uint32_t half = n / 2;
+        if (s.starts[ps_expand_at(owner + half)] <= x) owner += half;
+        n -= half;
+    }
+    uint32_t gap = ps_expand_gap(s.starts[ps_expand_at(owner + 1)], x); /* to the next item's start: past x */
+    uint64_t after = s.starts[ps_expand_at(min(owner + 2, valid))];     /* used only if owner + 1 < valid */
+    out[0] = owner;
+#pragma unroll
+    for (int k = 1; k < PS_EXPAND_CHUNK_VT; k++) {
+        if (!FULL && (uint32_t)k == m) break;
+        while (gap <= (uint32_t)k) {
+            owner++;
+            gap = ps_expand_gap(after, x);
+            after = s.starts[ps_expand_at(min(owner + 2, valid))];
+        }
+        out[k] = owner;
+    }
+}
+#endif
+
+/* Whether a tile of `valid` items and `slots` slots takes the walk (PS_EXPAND_WALK): the same answer in every
+ * thread of the block, as the chunk's barriers need. */
+static __device__ __forceinline__ bool ps_expand_walks(uint64_t slots, uint32_t valid) {
+    return PS_EXPAND_WALK == 1 || (PS_EXPAND_WALK == 2 && slots >= (uint64_t)PS_EXPAND_WALK_SLOTS * valid);
+}
+
+/* The owner of each slot of [j0, j1) into s.owner by marks: each item's first slot gets its index + 1, then an
+ * inclusive max-scan over the chunk hands every slot the last mark at or before it. */
+static __device__ __forceinline__ void ps_expand_owners_by_marks(ps_expand_smem &s, uint32_t valid, uint64_t j0,
+                                                                 uint64_t j1) {
+    const uint32_t lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
 
     /* ---- warps 0 and 1 find the chunk's items while the block clears the marks ---- */
     if (warp < 2) {
@@ -224,6 +280,27 @@ static __device__ __forceinline__ void ps_expand_chunk(const ps_expand_out &o, p
         run = max(run, s.owner[base + k]);
         s.owner[base + k] = run - 1;
     }
+}
+
+/* Writes slots [j0, j1) of the tile whose first item is item0 and whose `valid` starts (and end) are in
+ * s.starts; start(0) <= j0 < j1 <= end, j1 - j0 <= CHUNK. Called by the whole block (walk the same in every
+ * thread: ps_expand_walks); leaves s.starts as it was. */
+template <class I>
+static __device__ __forceinline__ void ps_expand_chunk(const ps_expand_out &o, ps_expand_smem &s, uint32_t valid,
+                                                       uint64_t item0, uint64_t j0, uint64_t j1, bool walk) {
+    const uint32_t len = (uint32_t)(j1 - j0);
+    (void)walk;
+#if PS_EXPAND_WALK
+    if (walk) {
+        /* each thread the owners of its run of CHUNK_VT slots, straight from the starts */
+        const uint32_t q0 = threadIdx.x * PS_EXPAND_CHUNK_VT; /* the run's first slot in the chunk */
+        if (q0 + PS_EXPAND_CHUNK_VT <= len)
+            ps_expand_walk<true>(s, valid, j0 + q0, s.owner + ps_expand_mark_at(q0), PS_EXPAND_CHUNK_VT);
+        else if (q0 < len) /* the run that len cuts; runs past it write nothing, and no row reads them */
+            ps_expand_walk<false>(s, valid, j0 + q0, s.owner + ps_expand_mark_at(q0), len - q0);
+    } else
+#endif
+        ps_expand_owners_by_marks(s, valid, j0, j1);
     __syncthreads();
 
     /* ---- store ---- */
@@ -334,9 +411,10 @@ template <class C, class I> struct ps_expand_scan_program {
             return;
         }
         const uint64_t stop = end < p.capacity ? end : p.capacity;
+        const bool walk = ps_expand_walks(aggregate.slots, l.valid);
         for (uint64_t j0 = prefix.slots; j0 < stop; j0 += PS_EXPAND_CHUNK)
             ps_expand_chunk<I>(p.out, s, l.valid, (uint64_t)id * TILE, j0,
-                               stop - j0 > PS_EXPAND_CHUNK ? j0 + PS_EXPAND_CHUNK : stop);
+                               stop - j0 > PS_EXPAND_CHUNK ? j0 + PS_EXPAND_CHUNK : stop, walk);
     }
 };
 
@@ -394,10 +472,11 @@ template <class I> __global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expan
         __syncthreads();
         const uint64_t t_first = p.dprefix[t], t_end = p.dprefix[t + 1], start = s.starts[0];
         const uint64_t stop = d_end < t_end ? d_end : t_end;
+        const bool walk = ps_expand_walks(t_end - t_first, valid); /* a deferred tile's slots are all deferred */
         while (d < stop) { /* at least once: t holds d, so d < t_end */
             const uint64_t j0 = start + (d - t_first), len = stop - d < PS_EXPAND_CHUNK ? stop - d : PS_EXPAND_CHUNK;
             if (j0 >= p.capacity) return;
-            ps_expand_chunk<I>(p.out, s, valid, item0, j0, j0 + len < p.capacity ? j0 + len : p.capacity);
+            ps_expand_chunk<I>(p.out, s, valid, item0, j0, j0 + len < p.capacity ? j0 + len : p.capacity, walk);
             d += len;
         }
         t++;
