@@ -28,9 +28,9 @@
  *    (chain/given.cuh): no tile waits for another's look-back, which on an H200 is what the chain cost. By
  *    aligned flags the count also leaves the full tiles' flags as bits, so the second pass reads an eighth of
  *    their bytes (PS_SELECT_BITS). H200, 2^28, x CUB: partition i32 by flags 1.07x -> 1.47x, i64 1.21x -> 1.26x,
- *    keys > 0 0.86x -> 1.00x (docs/performance.md, 2026-11-27, sixth session). Both groups are written in place and in
- *    order (CUB's partition writes the rejected items reversed from the end, in one pass; re-reading the flags
- *    costs a ninth of the bytes, the keys a third). A partition of keys alone writes its tile in one pass, kept
+ *    keys > 0 0.86x -> 1.00x (docs/performance.md, 2026-11-27, sixth session). Both groups are written in place
+ *    and in order (CUB's partition writes the rejected items reversed from the end, in one pass; re-reading the
+ *    flags costs a ninth of the bytes, the keys a third). A partition of keys alone writes its tile in one pass, kept
  *    then rejected (PS_SELECT_SPLIT_KEYS); with payloads it goes through move().
  *    H100, partition i32 by flags: 2^18 15.1 -> 11.0 us, 2^20 18.3 -> 13.3, 2^22 34.6 -> 28.5 with the total from
  *    the driver (0.88x, 1.04x, 0.97x CUB; docs/performance.md, 2026-11-27).
@@ -39,7 +39,9 @@
  *    whose call gets the total from the driver.
  *
  * Global memory: select reads n keys (and n flags), writes count keys; partition reads them twice (the count,
- * unless the driver has the total) and writes n, plus 8 bytes a tile of prefixes; payloads are read and written once per item written. Two 16-byte status entries per tile.
+ * unless the driver has the total; by flags the second read is of n / 8 bytes of bits) and writes n, plus 8 bytes
+ * a tile of prefixes; payloads are read and written once per item written. Two 16-byte status entries per tile
+ * on the chain.
  * Depth: one tile plus n / (tile * 64) look-back rounds. Measured on an NVIDIA H200 (tools/tune/tune_select.cu,
  * 2026-11-26, keys > 0, about half kept), x CUB's DeviceSelect::If / DevicePartition::If at 2^28: select i32
  * 1.17x (0.75 of copy), i64 1.08x (0.81), u8 1.02x; partition i32 0.84x, i64 0.81x, u8 0.92x (the extra read).
