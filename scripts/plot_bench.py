@@ -12,12 +12,14 @@ docs/performance.md.
   plot_bench.py --sort-png sort.png h100-sort.csv h200-sort.csv        radix sort: Gkeys/s against n per case
                                                                        (pscan solid, CUB dashed), one column per
                                                                        file, and below it pscan / CUB against n
+  plot_bench.py --split-png split.png h100-split.csv h200-split.csv     partition: the same, with fraction of copy
+                                                                       above
 
 The CSV columns are those `pscan bench --csv` writes (backend,device,algo,type,op,kind,direction,n,time_us,gbps,
 of_copy,of_cub,cub_time_us); a spot file has one more column in front, `spot`, naming the variant (sum, min,
 exclusive, ...). A sort file (`pscan bench --primitive sort`) has the cases in its type and kind columns (u32
 keys, u64 keys, u32 pairs) and Gkeys/s in its gbps column; --sort-png reads each file on its own (a column each,
-titled with its device) and leaves the copy rows out. matplotlib is needed for --png and --sort-png only.
+titled with its device) and leaves the copy rows out, as --split-png does. matplotlib is needed for the plots only.
 """
 import argparse
 import csv
@@ -97,8 +99,18 @@ def cmd_png(rows, path):
 
 
 SORT_COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown"]
-SORT_TARGET = 1.2  # issue 12: pscan at 1.2x CUB for u32 keys at 2^28
 SORT_RATIO_TOP = 2.0  # the ratio panel's top; a ratio above it is drawn on the edge with its value
+
+# What a ratio plot draws (--sort-png, --split-png): the top panel's column and scale, the labels, and the issue's
+# target drawn on the ratio panel.
+RATIO_PLOTS = {
+    "sort": dict(title="radix sort", top="gbps", top_label="Gkeys/s (pscan solid, CUB dashed)", log=True,
+                 ratio_label="pscan / CUB (Gkeys/s)", x_label="n = 2^k keys", target=1.2,
+                 target_label="1.2x: the target for u32 keys at 2^28"),  # issue 12
+    "partition": dict(title="partition", top="of_copy", top_label="fraction of copy (pscan solid, CUB dashed)",
+                      log=False, ratio_label="CUB's time / pscan's", x_label="n = 2^k items", target=1.2,
+                      target_label="1.2x: the target by flags at 2^28"),  # issue 10
+}
 
 
 def sort_cases(rows):
@@ -115,7 +127,9 @@ def sort_series(rows, t, kind, algo, key):
                   if (r["type"], r["kind"], r["algo"]) == (t, kind, algo) and r[key] > 0)
 
 
-def cmd_sort_png(paths, path):
+def cmd_ratio_png(paths, path, what):
+    """One column per CSV (its device): the primitive's cases against n beside CUB's above, pscan over CUB below."""
+    spec = RATIO_PLOTS[what]
     import matplotlib
 
     matplotlib.use("Agg")
@@ -132,7 +146,7 @@ def cmd_sort_png(paths, path):
             colour = SORT_COLOURS[i % len(SORT_COLOURS)]
             label = "%s %s" % (t, kind)
             for algo, name, style in ((FLAGSHIP, "pscan", "-"), ("cub", "CUB", "--")):
-                pts = sort_series(rows, t, kind, algo, "gbps")
+                pts = sort_series(rows, t, kind, algo, spec["top"])
                 top.plot([p[0] for p in pts], [p[1] for p in pts], linestyle=style, color=colour, marker="o",
                          markersize=2.5, linewidth=2 if algo == FLAGSHIP else 1.5, label="%s, %s" % (label, name))
             ratio = sort_series(rows, t, kind, FLAGSHIP, "of_cub")  # CUB's time / pscan's = pscan / CUB in Gkeys/s
@@ -146,17 +160,17 @@ def cmd_sort_png(paths, path):
                     bottom.annotate("%.1fx" % v, (k, SORT_RATIO_TOP), textcoords="offset points", xytext=(6, -10),
                                     fontsize=8, color=colour)
         device = rows[0]["device"] if rows else ""
-        top.set_title("radix sort, %s" % device)
-        top.set_yscale("log")
-        top.set_ylabel("Gkeys/s (pscan solid, CUB dashed)")
+        top.set_title("%s, %s" % (spec["title"], device))
+        if spec["log"]:
+            top.set_yscale("log")
+        top.set_ylabel(spec["top_label"])
         top.grid(True, alpha=0.3)
         top.legend(fontsize=8, loc="upper left")
         bottom.axhline(1.0, color="black", linewidth=1)
-        bottom.axhline(SORT_TARGET, color="grey", linewidth=1, linestyle=":",
-                       label="%.1fx: the target for u32 keys at 2^28" % SORT_TARGET)
+        bottom.axhline(spec["target"], color="grey", linewidth=1, linestyle=":", label=spec["target_label"])
         bottom.set_ylim(low, SORT_RATIO_TOP + 0.05)
-        bottom.set_ylabel("pscan / CUB (Gkeys/s)")
-        bottom.set_xlabel("n = 2^k keys")
+        bottom.set_ylabel(spec["ratio_label"])
+        bottom.set_xlabel(spec["x_label"])
         bottom.grid(True, alpha=0.3)
         bottom.legend(fontsize=8, loc="upper right")
         bottom.set_xlim(9.5, 30.5)
@@ -343,6 +357,7 @@ def main():
     p.add_argument("--summary", action="store_true")
     p.add_argument("--spot")
     p.add_argument("--sort-png", metavar="OUT.png", help="the radix sort's plot, one column per CSV")
+    p.add_argument("--split-png", metavar="OUT.png", help="the partition's plot, one column per CSV")
     p.add_argument("--targets", action="store_true", help="issues 10-12's speed targets, PASS/MISS per GPU")
     a = p.parse_args()
     rows = read_rows(a.csv)
@@ -353,11 +368,13 @@ def main():
         except ImportError as e:
             print("plot_bench: no plot (%s)" % e, file=sys.stderr)
             status = 1
-    if a.sort_png:
+    for what, out in (("sort", a.sort_png), ("partition", a.split_png)):
+        if not out:
+            continue
         try:
-            cmd_sort_png(a.csv, a.sort_png)
+            cmd_ratio_png(a.csv, out, what)
         except ImportError as e:
-            print("plot_bench: no sort plot (%s)" % e, file=sys.stderr)
+            print("plot_bench: no %s plot (%s)" % (what, e), file=sys.stderr)
             status = 1
     if a.markdown:
         with open(a.markdown, "w") as f:
