@@ -19,6 +19,7 @@
 
 #include "block/ops.cuh"
 #include "tune_common.cuh"
+#include "chain/given.cuh"
 #include "chain/single_pass.cuh"
 
 /* the scan program of the library, included as a header for the variants */
@@ -32,19 +33,15 @@ static int g_sms = 132;
 
 
 
-/* The control of the chain's cost: the same tile program, each tile taking the initial carry instead of looking
- * back (no status entries, no waiting): what the tile's own sequence (load, scan, park, store) reaches alone. Its
- * results are wrong past the first tile, by design (the check column says "control"). */
-template <class P>
-__global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) tune_nolb_kernel(const typename P::params p) {
-    __shared__ typename ps_chain_smem<P>::static_type s_static;
-    extern __shared__ uint4 ps_chain_dynamic[];
-    typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
-    typename P::local l;
-    const typename P::carry aggregate = P::reduce(p, blockIdx.x, l, s);
-    __syncthreads();
-    P::consume(p, blockIdx.x, P::initial(p), aggregate, l, s);
-}
+/* The control of the chain's cost: the same tile program on the given-prefix driver (chain/given.cuh), each tile
+ * taking the initial carry instead of looking back (no status entries, no waiting): what the tile's own sequence
+ * (load, scan, park, store) reaches alone. Its results are wrong past the first tile, by design (the check column
+ * says "control"). */
+template <class P> struct tune_control : P {
+    static __device__ __forceinline__ typename P::carry given(const typename P::params &p, uint32_t) {
+        return P::initial(p);
+    }
+};
 
 /* E = 0: the no-look-back control above. */
 template <class T, int VECS, int MINB, int E, bool ASYNC = false> struct variant {
@@ -59,12 +56,7 @@ template <class T, int VECS, int MINB, int E, bool ASYNC = false> struct variant
         p.tiles = (uint32_t)((n + P::TILE - 1) / P::TILE);
         p.aligned = 1;
         if (E == 0) {
-            const size_t dynamic = ps_chain_dynamic_bytes<P>();
-            static bool attributes = false;
-            if (!attributes) CK(ps_chain_kernel_attributes(tune_nolb_kernel<P>, dynamic));
-            attributes = true;
-            tune_nolb_kernel<P><<<p.tiles, P::THREADS, dynamic>>>(p);
-            CK(cudaGetLastError());
+            CK(ps_chain_given<tune_control<P>>(p, p.tiles, 0));
         } else {
             CK(ps_chain_single_pass<P, E ? E : 1>(p, p.tiles, temp, 0));
         }

@@ -9,7 +9,8 @@
  * The program is a single-pass one (chain/single_pass.cuh: params, smem, local, THREADS, MIN_BLOCKS, reduce,
  * consume) plus
  *   static carry given(const params &, uint32_t tile)   the carry of every tile before this one (all threads)
- * given() is called before reduce(), so its load is in flight while the tile loads.
+ * given() is called before reduce(), so its load is in flight while the tile loads. A program that returns its
+ * initial carry from given() is the chain's control: the tile's own cost without any look-back (tools/tune).
  *
  * Why: on the single-pass chain a tile waits for the slowest load among the tiles of its look-back window; on an
  * H200 that wait is what keeps a chained scan at 0.91 of copy where the same tiles with no look-back run at 0.98
@@ -31,6 +32,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_chain_given_kern
     const uint32_t id = blockIdx.x;
     const typename P::carry prefix = P::given(p, id);
     const typename P::carry aggregate = P::reduce(p, id, l, s);
+    __syncthreads(); /* as on the chain, where the look-back's barrier lies between reduce and consume */
     P::consume(p, id, prefix, aggregate, l, s);
 }
 
