@@ -420,9 +420,10 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
  * reads what the decisions need (the flags, or the keys), a warp a tile, in whole 16-byte vectors with UNROLL of
  * them in flight per lane (one byte a thread per load ran at about a third of the copy's bandwidth: 2^28 i32 on an
  * H100, about 240 of the partition's 1114 us; docs/performance.md, 2026-11-27); a source not aligned to its
- * element, or to 16 bytes, goes element by element. The last block to finish (a counter in temp, zeroed before
- * the launch, as CUDA's threadFenceReduction sample) turns the tiles' counts into exclusive prefixes in place and
- * writes the total: the second pass then needs no look-back (chain/given.cuh). The predicate is a template
+ * element, or to 16 bytes, goes element by element. Each block takes a run of tiles and leaves their prefixes
+ * within the run and the run's total; the last block to finish (a counter in temp, zeroed before the launch, as
+ * CUDA's threadFenceReduction sample) turns the runs' totals into prefixes and writes the total: the second pass
+ * then needs no look-back (chain/given.cuh). The predicate is a template
  * argument, as in the row tile's ballots. ---- */
 template <int MODE, class K> struct ps_select_count_elem { typedef K type; }; /* what the count reads */
 template <class K> struct ps_select_count_elem<PS_SELECT_BY_FLAGS, K> { typedef uint8_t type; };
@@ -467,12 +468,7 @@ __device__ __forceinline__ uint32_t ps_select_flag_bits(uint4 w) {
 /* A block-wide inclusive sum of the 256 threads' v, in thread order (every thread calls; one barrier, and one
  * more before warp_sums is written again). */
 __device__ __forceinline__ uint64_t ps_select_inclusive_sum(uint64_t v, unsigned lane, uint64_t *warp_sums, unsigned warp) {
-    uint64_t inclusive = v;
-#pragma unroll
-    for (unsigned d = 1; d < PS_WARP_LANES; d <<= 1) {
-        const uint64_t y = __shfl_up_sync(PS_WARP_ALL, inclusive, d);
-        if (lane >= d) inclusive += y;
-    }
+    uint64_t inclusive = ps_warp_inclusive(v, lane, [](uint64_t a, uint64_t b) { return a + b; });
     if (lane == PS_WARP_LANES - 1) warp_sums[warp] = inclusive;
     __syncthreads();
     for (unsigned w = 0; w < warp; w++) inclusive += warp_sums[w];
