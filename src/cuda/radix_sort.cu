@@ -14,7 +14,8 @@
  *  - spine: each pass block scans that pass's 256 global counts itself (one block-wide exclusive scan of 256
  *    values, cheaper than a launch): the first slot of each digit in the output.
  *  - one pass per digit (ps_sort_pass_kernel), tiles of THREADS x ITEMS keys per case (ps_sort_pass_policy:
- *    256 x 20 u32 keys alone, 384 x 15 u64 keys alone, 256 x 16 with payloads), tile id = blockIdx.x:
+ *    256 x 20 u32 keys alone, 384 x 15 u64 keys alone, 384 x 16 u32 keys with u32 payloads, 256 x 16 with an
+ *    8-byte key or payload), tile id = blockIdx.x:
  *      load:      warp w loads its ITEMS rows of the tile, warp-striped (coalesced), and maps them; each
  *                 thread keeps its digits four to a register;
  *      counts:    each warp counts its own digits (shared atomics into its own row); thread d publishes digit
@@ -422,7 +423,11 @@ __device__ __forceinline__ void ps_sort_publish_count(unsigned long long *status
  *                             0.914 / 0.816). On the H100 before ps_sort_peers, 384 x 20 at 2: 0.808 / 0.716
  *                             (0.570 / 0.485)
  *   keys alone, u64:          384 threads x 15 keys, 2 blocks/SM: 0.998 / 0.955 (0.742 / 0.692)
- *   u32 keys, u32 payloads:   256 threads x 16 keys, 3 blocks/SM: 0.867 / 0.738 (0.727 / 0.692)
+ *   u32 keys, u32 payloads:   384 threads x 16 keys, 2 blocks/SM (H200, 2026-11-27, docs/bench/h200-sort-pairs.csv:
+ *                             0.930 / 0.884 against 256 x 16 at 3 blocks' 0.900 / 0.839, which loses at 2^20: 1.19x
+ *                             -> 1.14x; 384 x 18 0.729, 384 x 20 0.818, 448 x 14 0.735, 320 x 16 0.848, 512 x 12
+ *                             0.797, 256 x 20 at 3 0.778, 256 x 16 at 4 0.797 at 2^28). On the H100 before
+ *                             ps_sort_peers, 256 x 16 at 3: 0.867 / 0.738 (0.727 / 0.692)
  *   u64 keys, u32 payloads:   256 threads x 16 keys, 2 blocks/SM: 0.909 / 0.876 (0.812 / 0.826)
  * (with payloads, 384 threads leave 80 registers and spill). Keys of 1 and 2 bytes and payloads of 1, 2 and 8
  * bytes, not measured, follow the case of their width: an 8-byte key or payload is "wide". */
@@ -432,7 +437,7 @@ template <class U, class V> struct ps_sort_pass_policy {
 #ifdef PS_SORT_PASS_THREADS
     static constexpr int THREADS = PS_SORT_PASS_THREADS;
 #else
-    static constexpr int THREADS = KEYS_ONLY && WIDE ? 384 : 256;
+    static constexpr int THREADS = WIDE != KEYS_ONLY ? 256 : 384; /* 384: u64 keys alone, narrow pairs */
 #endif
 #if defined(PS_SORT_PASS_ITEMS) && defined(PS_SORT_PASS_ITEMS8)
     static constexpr int ITEMS = WIDE ? PS_SORT_PASS_ITEMS8 : PS_SORT_PASS_ITEMS;
@@ -444,7 +449,7 @@ template <class U, class V> struct ps_sort_pass_policy {
 #ifdef PS_SORT_MIN_BLOCKS
     static constexpr int MIN_BLOCKS = PS_SORT_MIN_BLOCKS;
 #else
-    static constexpr int MIN_BLOCKS = KEYS_ONLY && !WIDE ? 4 : KEYS_ONLY || WIDE ? 2 : 3;
+    static constexpr int MIN_BLOCKS = KEYS_ONLY && !WIDE ? 4 : 2;
 #endif
     static constexpr uint32_t TILE = (uint32_t)THREADS * ITEMS;
     static_assert(ITEMS >= 1 && THREADS % 32 == 0 && THREADS >= PS_SORT_RADIX && THREADS <= 1024,

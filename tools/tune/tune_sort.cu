@@ -6,7 +6,8 @@
  *
  *   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Isrc/cuda -Isrc/core -Iinclude \
  *        -o tune_sort tools/tune/tune_sort.cu
- *   tune_sort [--min-log2 16] [--max-log2 28] [--step 4] [--reps 20] [--types u32,u64]
+ *   tune_sort [--min-log2 16] [--max-log2 28] [--step 4] [--reps 20] [--types u32,u64] [--cases keys,pairs]
+ *             [--n N,N,...]   (these sizes instead of the powers of two: awkward sizes to check a policy's tiles)
  *   (2^30 fits an 80 GB H100 with --types u32; u64 pairs at 2^30 need about 60 GB)
  *
  * Prints one CSV row per (keys, payload, n): times in microseconds, Gkeys/s = n / time, and pscan / CUB speed.
@@ -124,13 +125,15 @@ template <class K, bool PAIRS> static void bench(const char *name, uint64_t n, c
 
 int main(int argc, char **argv) {
     int min_log2 = 16, max_log2 = 28, step = 4;
-    const char *types = "u32,u64";
+    const char *types = "u32,u64", *cases = "keys,pairs", *sizes = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--min-log2")) min_log2 = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--max-log2")) max_log2 = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--step")) step = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--reps")) g_reps = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--types")) types = argv[i + 1];
+        if (!strcmp(argv[i], "--cases")) cases = argv[i + 1];
+        if (!strcmp(argv[i], "--n")) sizes = argv[i + 1];
     }
     ps_cuda_device dev;
     cudaDeviceProp prop;
@@ -138,15 +141,20 @@ int main(int argc, char **argv) {
     printf("# %s, L2 %d MB, CUDA runtime %d, CUB %d.%d.%d, reps %d (median)\n", prop.name, prop.l2CacheSize >> 20,
            CUDART_VERSION, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, g_reps);
     printf("keys,payload,n,pscan_us,cub_us,pscan_gkeys_s,cub_gkeys_s,pscan_over_cub,check,upsweep_us\n");
-    for (int l = min_log2; l <= max_log2; l += step) {
-        const uint64_t n = 1ull << l;
+    std::vector<uint64_t> ns;
+    if (sizes)
+        for (const char *c = sizes; *c; c += strcspn(c, ",") + (c[strcspn(c, ",")] == ',')) ns.push_back(strtoull(c, NULL, 0));
+    else
+        for (int l = min_log2; l <= max_log2; l += step) ns.push_back(1ull << l);
+    for (const uint64_t n : ns) {
+        const bool keys = strstr(cases, "keys") != NULL, pairs = strstr(cases, "pairs") != NULL;
         if (strstr(types, "u32")) {
-            bench<uint32_t, false>("u32", n, dev);
-            bench<uint32_t, true>("u32", n, dev);
+            if (keys) bench<uint32_t, false>("u32", n, dev);
+            if (pairs) bench<uint32_t, true>("u32", n, dev);
         }
         if (strstr(types, "u64")) {
-            bench<uint64_t, false>("u64", n, dev);
-            bench<uint64_t, true>("u64", n, dev);
+            if (keys) bench<uint64_t, false>("u64", n, dev);
+            if (pairs) bench<uint64_t, true>("u64", n, dev);
         }
     }
     return 0;
