@@ -60,7 +60,8 @@
  * Measured on an H200 (tools/tune/tune_sort.cu, 2026-11-26, median of 15, every result equal to CUB's), CUB's
  * time over pscan's at 2^20 / 2^28: u32 keys 1.24x / 0.82x, u32 pairs 1.21x / 0.84x, u64 keys 1.22x / 1.03x,
  * u64 keys with u32 payloads 1.24x / 0.84x, after the rank's ballots took a predicated not (ps_sort_peers: a
- * pass 125 -> 99 instructions a key, CUB's 80; 2^28 u32 keys were 0.71x).
+ * pass 125 -> 99 instructions a key, CUB's 80; 2^28 u32 keys were 0.71x). u32 pairs at 384 x 16 keys (2026-11-27,
+ * median of 15): H200 1.14x / 0.88x, H100 1.16x / 0.84x (were 0.71x there).
  * Earlier (H100, CUDA 13.0, CUB 3.0.1; tools/tune/tune_sort.cu, median of 20, every result equal to CUB's;
  * docs/bench/h100-sort-policy.csv, 2026-11-24), CUB's time over pscan's at 2^20 / 2^28: u32 keys 1.08x / 0.71x
  * (34.7 Gkeys/s against 48.7 at 2^28), u32 pairs 1.19x / 0.73x, u64 keys 1.14x / 0.96x, u64 keys with u32
