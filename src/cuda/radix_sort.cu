@@ -74,7 +74,11 @@
  * next pass's digits inside each pass (PS_SORT_FUSED: the upsweep halves, the passes absorb it); the payloads
  * fetched at the tile's start, by cp.async into shared memory or into registers, instead of after the keys'
  * scatter (H200, 2026-11-26: u32 pairs 0.842x CUB at 2^28 all three ways, docs/bench/h200-sort-values.csv; the
- * pass does not wait on that load).
+ * pass does not wait on that load); with payloads, keys and payloads staged side by side in shared memory and
+ * written by one loop (H200, 2026-11-27: u32 pairs 0.84x -> 0.81x CUB at 2^28 staged after the look-back, 0.74x
+ * before it); the upsweep counting into lane-banked 16-bit counters, so a warp's 32 shared atomics never share a
+ * bank (799 -> 766 us at 2^28 u32, the sort 0.5% faster, 2^20 slower: the shared atomics' rate, not their
+ * conflicts, bounds it; docs/bench/h200-sort-uplanes.csv).
  * Against CUB's Onesweep (CCCL main, 2026-08: agent_radix_sort_onesweep.cuh, block_radix_rank.cuh's
  * match/early-counts rank, agent_radix_sort_histogram.cuh, the sm90 tuning; docs/tuning.md, "sort"): the rank is
  * now CUB's way and the tiles per case near CUB's sm90 ones (ps_sort_pass_policy says what each measured). Left:
