@@ -461,6 +461,12 @@ template <class U, class V> struct ps_sort_pass_policy {
                   "a digit pass has at least one thread per digit");
 };
 
+/* 1: full tiles take a path without a check of each slot against n (work<true> in the pass kernel); 0: every
+ * tile takes the checked one. A tuning knob (docs/tuning.md). */
+#ifndef PS_SORT_FULL
+#define PS_SORT_FULL 0
+#endif
+
 /* The smallest pass tile of any case (keys of 1-8 bytes, payloads of 0-8): status words are sized for it. */
 static constexpr uint32_t ps_sort_min2(uint32_t a, uint32_t b) { return a < b ? a : b; }
 #define PS_SORT_MIN_PASS_TILE                                                                                  \
@@ -490,91 +496,103 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pa
                   "a pass tile fits 48 KiB of static shared memory: fewer keys per thread");
     __shared__ uint32_t dest_base[PS_SORT_RADIX];
     const uint32_t tile = blockIdx.x, base = tile * TILE;
-    const uint32_t valid = p.n - base < TILE ? p.n - base : TILE;
+    const uint32_t valid_keys = p.n - base < TILE ? p.n - base : TILE;
     const bool digit_thread = Rank::digit_thread();
-
-    /* ---- load: warp-striped rows; slots past n take the last digit, so they rank last ---- */
-    U key[ITEMS];
-    uint32_t rank[ITEMS];
-    uint32_t digits[PS_SORT_DIGIT_WORDS(ITEMS)];
-#pragma unroll
-    for (int i = 0; i < ITEMS; i++) {
-        const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
-        key[i] = slot < valid ? p.keys_in[base + slot] : (U)0;
-        const uint32_t dg = slot < valid ? p.digit(key[i]) : p.digit.mask;
-        digits[i / 4] = i % 4 ? digits[i / 4] | dg << (8 * (i % 4)) : dg;
-    }
-
-    const unsigned d = threadIdx.x; /* the digit of threads d < 256 */
 #if PS_SORT_FUSED
     __shared__ uint32_t next_hist[PS_SORT_RADIX]; /* the next pass's digits of this tile */
-    if (digit_thread) next_hist[d] = 0;
 #endif
-    /* ---- counts per warp, then places; the tile's count is published as soon as it is known (early counts:
-     * later tiles' look-backs pass this one while it ranks); the padding (last digit, partial last tile only)
-     * is not part of it ---- */
-    ps_sort_warp_counts<THREADS, ITEMS>(digits, stage.next);
-    __syncthreads();
-#if PS_SORT_FUSED
-#pragma unroll
-    for (int i = 0; i < ITEMS; i++)
-        if (p.next_counts && ps_sort_slot_of<ITEMS>(i) < valid) atomicAdd(&next_hist[p.next_digit(key[i])], 1u);
-#endif
-    const uint32_t total = ps_sort_warp_total<THREADS>(stage.next);
-    const uint32_t count = total - (d == p.digit.mask ? TILE - valid : 0u);
-    if (digit_thread) ps_sort_publish_count(p.status, p.tag, p.tiles, tile, count);
-    ps_sort_warp_places<THREADS>(rs, stage.next, total);
-#if PS_SORT_FUSED
-    if (digit_thread && p.next_counts && next_hist[d]) atomicAdd(&p.next_counts[d], next_hist[d]);
-#endif
+    /* The tile's work, once for full tiles (FULL: every slot holds a key, so no slot is checked against n) and
+     * once for the partial last tile; PS_SORT_FULL 0 takes the checked path for every tile. */
+    auto work = [&](auto full) {
+        constexpr bool FULL = decltype(full)::value;
+        const uint32_t valid = FULL ? TILE : valid_keys;
 
-    /* ---- rank: final places in one walk ---- */
-    ps_sort_warp_rank<THREADS, ITEMS>(digits, rank, stage.next);
-
-    /* ---- look-back: the keys of digit d in earlier tiles; the digit's first slot in the output (the block
-     * scan's barriers also end the rank's use of the staging buffer) ---- */
-    const uint32_t prefix = digit_thread ? ps_sort_look_back(p.status, p.tag, p.tiles, tile, count) : 0u;
-    uint32_t ignored;
-    const uint32_t digit_start =
-        ps_sort_block_exclusive<Rank::WARPS>(digit_thread ? p.counts[d] : 0u, rs.warp_totals, &ignored);
-    if (digit_thread) dest_base[d] = digit_start + prefix - rs.start[d];
-
-    /* ---- scatter: keys through shared memory in tile order, then out by digit runs ---- */
-#pragma unroll
-    for (int i = 0; i < ITEMS; i++) stage.keys[rank[i]] = key[i];
-    __syncthreads();
-    uint32_t out_digits[PS_SORT_DIGIT_WORDS(ITEMS)]; /* the payloads' destinations, packed: fewer registers */
-#pragma unroll
-    for (int i = 0; i < ITEMS; i++) {
-        const uint32_t j = i * THREADS + threadIdx.x;
-        uint32_t dg = 0;
-        if (j < valid) {
-            const U k = stage.keys[j];
-            dg = p.digit(k);
-            p.keys_out[dest_base[dg] + j] = k;
-        }
-        out_digits[i / 4] = i % 4 ? out_digits[i / 4] | dg << (8 * (i % 4)) : dg;
-    }
-    if constexpr (HAS_VALUES) {
-        const V *values_in = (const V *)p.values_in;
-        V *values_out = (V *)p.values_out;
-        V v[ITEMS];
+        /* ---- load: warp-striped rows; slots past n take the last digit, so they rank last ---- */
+        U key[ITEMS];
+        uint32_t rank[ITEMS];
+        uint32_t digits[PS_SORT_DIGIT_WORDS(ITEMS)];
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
-            if (slot < valid) v[i] = values_in[base + slot];
+            key[i] = (FULL || slot < valid) ? p.keys_in[base + slot] : (U)0;
+            const uint32_t dg = (FULL || slot < valid) ? p.digit(key[i]) : p.digit.mask;
+            digits[i / 4] = i % 4 ? digits[i / 4] | dg << (8 * (i % 4)) : dg;
         }
-        __syncthreads(); /* the keys are out of the staging buffer */
+
+        const unsigned d = threadIdx.x; /* the digit of threads d < 256 */
+#if PS_SORT_FUSED
+        if (digit_thread) next_hist[d] = 0;
+#endif
+        /* ---- counts per warp, then places; the tile's count is published as soon as it is known (early counts:
+         * later tiles' look-backs pass this one while it ranks); the padding (last digit, partial last tile only)
+         * is not part of it ---- */
+        ps_sort_warp_counts<THREADS, ITEMS>(digits, stage.next);
+        __syncthreads();
+#if PS_SORT_FUSED
 #pragma unroll
         for (int i = 0; i < ITEMS; i++)
-            if (ps_sort_slot_of<ITEMS>(i) < valid) stage.values[rank[i]] = v[i];
+            if (p.next_counts && (FULL || ps_sort_slot_of<ITEMS>(i) < valid)) atomicAdd(&next_hist[p.next_digit(key[i])], 1u);
+#endif
+        const uint32_t total = ps_sort_warp_total<THREADS>(stage.next);
+        const uint32_t count = total - (d == p.digit.mask ? TILE - valid : 0u);
+        if (digit_thread) ps_sort_publish_count(p.status, p.tag, p.tiles, tile, count);
+        ps_sort_warp_places<THREADS>(rs, stage.next, total);
+#if PS_SORT_FUSED
+        if (digit_thread && p.next_counts && next_hist[d]) atomicAdd(&p.next_counts[d], next_hist[d]);
+#endif
+
+        /* ---- rank: final places in one walk ---- */
+        ps_sort_warp_rank<THREADS, ITEMS>(digits, rank, stage.next);
+
+        /* ---- look-back: the keys of digit d in earlier tiles; the digit's first slot in the output (the block
+         * scan's barriers also end the rank's use of the staging buffer) ---- */
+        const uint32_t prefix = digit_thread ? ps_sort_look_back(p.status, p.tag, p.tiles, tile, count) : 0u;
+        uint32_t ignored;
+        const uint32_t digit_start =
+            ps_sort_block_exclusive<Rank::WARPS>(digit_thread ? p.counts[d] : 0u, rs.warp_totals, &ignored);
+        if (digit_thread) dest_base[d] = digit_start + prefix - rs.start[d];
+
+        /* ---- scatter: keys through shared memory in tile order, then out by digit runs ---- */
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) stage.keys[rank[i]] = key[i];
         __syncthreads();
+        uint32_t out_digits[PS_SORT_DIGIT_WORDS(ITEMS)]; /* the payloads' destinations, packed: fewer registers */
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const uint32_t j = i * THREADS + threadIdx.x;
-            if (j < valid) values_out[dest_base[ps_sort_digit_at<ITEMS>(out_digits, i)] + j] = stage.values[j];
+            uint32_t dg = 0;
+            if (FULL || j < valid) {
+                const U k = stage.keys[j];
+                dg = p.digit(k);
+                p.keys_out[dest_base[dg] + j] = k;
+            }
+            out_digits[i / 4] = i % 4 ? out_digits[i / 4] | dg << (8 * (i % 4)) : dg;
         }
-    }
+        if constexpr (HAS_VALUES) {
+            const V *values_in = (const V *)p.values_in;
+            V *values_out = (V *)p.values_out;
+            V v[ITEMS];
+#pragma unroll
+            for (int i = 0; i < ITEMS; i++) {
+                const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
+                if (FULL || slot < valid) v[i] = values_in[base + slot];
+            }
+            __syncthreads(); /* the keys are out of the staging buffer */
+#pragma unroll
+            for (int i = 0; i < ITEMS; i++)
+                if (FULL || ps_sort_slot_of<ITEMS>(i) < valid) stage.values[rank[i]] = v[i];
+            __syncthreads();
+#pragma unroll
+            for (int i = 0; i < ITEMS; i++) {
+                const uint32_t j = i * THREADS + threadIdx.x;
+                if (FULL || j < valid) values_out[dest_base[ps_sort_digit_at<ITEMS>(out_digits, i)] + j] = stage.values[j];
+            }
+        }
+    };
+    if (PS_SORT_FULL && valid_keys == TILE)
+        work(std::true_type());
+    else
+        work(std::false_type());
 }
 
 /* ---- upsweep: the digit counts of every pass in one read -------------------------------------------------- */
