@@ -475,6 +475,7 @@ static int dlb_tier(const ps_request *req) {
     return bytes <= PS_SCAN_SMALL_BYTES ? DLB_SMALL : bytes >= PS_SCAN_LARGE_BYTES(elem) ? DLB_LARGE : DLB_DEFAULT;
 }
 
+#if PS_CUDA_PART_ZERO /* per call, not per type: in part 0 of the split (cuda_ops.cuh) */
 static uint64_t dlb_tile_items(const ps_request *req) {
     const int tier = dlb_tier(req);
     const size_t elem = dlb_elem_bytes(req);
@@ -490,6 +491,7 @@ static pscan_status dlb_plan(const ps_request *req, const ps_cuda_device *dev, s
     *bytes = ps_chain_temp_bytes<uint64_t>(tiles);
     return PSCAN_SUCCESS;
 }
+#endif
 
 /* T: the carry and output type; In: the element read (T, or a narrower one that widens to T: no cp.async). */
 template <class T, class Op, bool Reverse, int Tier, class In = T>
@@ -535,20 +537,29 @@ static cudaError_t dlb_widen_run(const ps_request *req, const ps_cuda_device *de
     switch (req->type) {
 #define PS_DLB_WIDEN_CASE_(NAME, T, WIDE, W)                                                                 \
     case PSCAN_TYPE_##NAME:                                                                                  \
-        return req->op == PSCAN_OP_SUM       ? dlb_scan_of<W, ps_cuda_op_sum, T>::run(req, dev)              \
-               : req->op == PSCAN_OP_PRODUCT ? dlb_scan_of<W, ps_cuda_op_product, T>::run(req, dev)          \
-                                             : cudaErrorInvalidValue;
+        if constexpr (ps_cuda_here<T>())                                                                     \
+            return req->op == PSCAN_OP_SUM       ? dlb_scan_of<W, ps_cuda_op_sum, T>::run(req, dev)          \
+                   : req->op == PSCAN_OP_PRODUCT ? dlb_scan_of<W, ps_cuda_op_product, T>::run(req, dev)      \
+                                                 : cudaErrorInvalidValue;                                    \
+        return cudaErrorInvalidValue;
         PS_WIDEN_LIST(PS_DLB_WIDEN_CASE_)
 #undef PS_DLB_WIDEN_CASE_
     default: return cudaErrorInvalidValue;
     }
 }
 
-static cudaError_t dlb_run(const ps_request *req, const ps_cuda_device *dev) {
+PS_CUDA_PART_DECLARE(ps_cuda_dlb_part);
+cudaError_t PS_CUDA_PART_FN(ps_cuda_dlb_part)(const ps_request *req, const ps_cuda_device *dev) {
     if (req->widen) return dlb_widen_run(req, dev);
-    return ps_cuda_dispatch<dlb_scan>::run(req, dev);
+    return ps_cuda_dispatch<dlb_scan>::run(req, dev); /* this part's types (cuda_ops.cuh: the split) */
+}
+
+#if PS_CUDA_PART_ZERO
+static cudaError_t dlb_run(const ps_request *req, const ps_cuda_device *dev) {
+    PS_CUDA_PART_CALL(ps_cuda_dlb_part, req, dev)
 }
 
 extern const ps_cuda_algorithm ps_cuda_decoupled_lookback = {PSCAN_ALGO_DECOUPLED_LOOKBACK, dlb_plan, dlb_run};
+#endif
 
 #endif /* PS_TUNE_NO_LIBRARY_ENTRY */

@@ -164,6 +164,7 @@ static uint64_t reduce_tiles(uint64_t n, size_t elem_bytes) {
     return n == 0 ? 1 : ps_cuda_div_up(n, tile);
 }
 
+#if PS_CUDA_PART_ZERO /* per call, not per type: in part 0 of the split (cuda_ops.cuh) */
 pscan_status ps_cuda_reduce_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes) {
     (void)dev;
     if (req->algo == PSCAN_ALGO_AUTO) return PSCAN_ERROR_INVALID_VALUE; /* resolved by the backend first */
@@ -173,6 +174,7 @@ pscan_status ps_cuda_reduce_plan(const ps_request *req, const ps_cuda_device *de
     *bytes = ps_even_share_temp_bytes<uint64_t>(tiles);
     return PSCAN_SUCCESS;
 }
+#endif
 
 template <class T, class Op> struct reduce_launch {
     static cudaError_t run(const ps_request *req, const ps_cuda_device *dev) {
@@ -196,8 +198,14 @@ template <class T, class Op> struct reduce_launch {
     }
 };
 
-cudaError_t ps_cuda_reduce_run(const ps_request *req, const ps_cuda_device *dev) {
-    return ps_cuda_dispatch<reduce_launch>::run(req, dev);
+PS_CUDA_PART_DECLARE(ps_cuda_reduce_part);
+cudaError_t PS_CUDA_PART_FN(ps_cuda_reduce_part)(const ps_request *req, const ps_cuda_device *dev) {
+    return ps_cuda_dispatch<reduce_launch>::run(req, dev); /* this part's types (cuda_ops.cuh: the split) */
 }
+#if PS_CUDA_PART_ZERO
+cudaError_t ps_cuda_reduce_run(const ps_request *req, const ps_cuda_device *dev) {
+    PS_CUDA_PART_CALL(ps_cuda_reduce_part, req, dev)
+}
+#endif
 
 #endif /* PS_TUNE_NO_LIBRARY_ENTRY */

@@ -497,7 +497,7 @@ __device__ __forceinline__ unsigned long long ps_segscan_lower_bound(const uint6
     return lo;
 }
 
-__global__ void __launch_bounds__(256) ps_segscan_offsets_kernel(ps_segscan_params p, unsigned *bad,
+static __global__ void __launch_bounds__(256) ps_segscan_offsets_kernel(ps_segscan_params p, unsigned *bad,
                                                                  unsigned long long *ranges) {
     const uint64_t stride = (uint64_t)gridDim.x * blockDim.x;
     const uint64_t count = p.segment_count;
@@ -526,6 +526,7 @@ static uint64_t segscan_tiles(uint64_t n, size_t elem_bytes) {
 static size_t segscan_chain_bytes(uint64_t tiles) { return ps_cuda_align(ps_chain_temp_bytes<ps_seg_pair<uint64_t>>(tiles)); }
 static size_t segscan_ranges_bytes(uint64_t tiles) { return ps_cuda_align((size_t)tiles * 2 * sizeof(unsigned long long)); }
 
+#if PS_CUDA_PART_ZERO /* per call, not per type: in part 0 of the split (cuda_ops.cuh) */
 pscan_status ps_cuda_segscan_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes) {
     (void)dev;
     if (req->algo == PSCAN_ALGO_AUTO) return PSCAN_ERROR_INVALID_VALUE; /* resolved by the backend first */
@@ -539,6 +540,7 @@ pscan_status ps_cuda_segscan_plan(const ps_request *req, const ps_cuda_device *d
         *bytes = ps_chain_temp_bytes<ps_seg_pair<uint64_t>>(tiles);
     return PSCAN_SUCCESS;
 }
+#endif
 
 template <class T, class Op> struct segscan_launch {
     static cudaError_t run(const ps_request *req, const ps_cuda_device *dev) {
@@ -587,8 +589,14 @@ template <class T, class Op> struct segscan_launch {
 };
 
 #ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_segscan.cu instantiates the one launch it times */
+PS_CUDA_PART_DECLARE(ps_cuda_segscan_part);
+cudaError_t PS_CUDA_PART_FN(ps_cuda_segscan_part)(const ps_request *req, const ps_cuda_device *dev) {
+    return ps_cuda_dispatch<segscan_launch>::run(req, dev); /* this part's types (cuda_ops.cuh: the split) */
+}
+#if PS_CUDA_PART_ZERO
 /* Both primitives (the form is in the request). */
 cudaError_t ps_cuda_segscan_run(const ps_request *req, const ps_cuda_device *dev) {
-    return ps_cuda_dispatch<segscan_launch>::run(req, dev);
+    PS_CUDA_PART_CALL(ps_cuda_segscan_part, req, dev)
 }
+#endif
 #endif

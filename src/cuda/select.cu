@@ -581,7 +581,9 @@ static size_t select_chain_bytes(uint64_t tiles) {
     return (ps_chain_temp_bytes<uint64_t>(tiles) + 15u) & ~(size_t)15u;
 }
 #define PS_SELECT_TOTAL_BYTES 16u
+#if PS_CUDA_PART_ZERO /* the plan's (cuda_ops.cuh: the split) */
 static size_t select_bits_bytes(uint64_t n) { return (n + 31) / 32 * 4; }
+#endif
 
 /* Runs program P over p (n, pointers, predicate set; tiles, kept_total and tile_prefix filled in here). A
  * partition whose driver cannot hand it the total counts first, then runs on the given-prefix driver; the rest
@@ -646,6 +648,7 @@ static bool select_partition_picks(uint64_t n, size_t key_bytes) {
     return n <= PS_CHAIN_CLUSTER_MAX * PS_SELECT_TILE_ITEMS(key_bytes);
 }
 
+#if PS_CUDA_PART_ZERO /* per call, not per type: in part 0 of the split (cuda_ops.cuh) */
 /* The most tiles a call may run: its plan's look-back entries, in small tiles where the launcher may take them. */
 static uint64_t select_plan_tiles(const ps_request *req) {
     const size_t kb = req->elem_bytes;
@@ -666,6 +669,7 @@ pscan_status ps_cuda_select_plan(const ps_request *req, const ps_cuda_device *de
                  (req->prim == PS_PRIM_PARTITION && req->flags ? select_bits_bytes(req->n) : 0);
     return PSCAN_SUCCESS;
 }
+#endif
 
 template <class K> static cudaError_t select_launch(const ps_request *req, const ps_cuda_device *dev) {
     typedef select_tiers<K> T;
@@ -695,16 +699,24 @@ template <class K> static cudaError_t select_launch(const ps_request *req, const
     return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);
 }
 
-/* Both primitives; n == 0 writes the count alone. */
-cudaError_t ps_cuda_select_run(const ps_request *req, const ps_cuda_device *dev) {
-    if (req->n == 0) return cudaMemsetAsync(req->count, 0, sizeof(uint64_t), dev->stream);
-    switch (req->type) {
+PS_CUDA_PART_DECLARE(ps_cuda_select_part);
+cudaError_t PS_CUDA_PART_FN(ps_cuda_select_part)(const ps_request *req, const ps_cuda_device *dev) {
+    switch (req->type) { /* this part's types (cuda_ops.cuh: the split) */
 #define PS_SELECT_CASE_(NAME, name, T, U, LOWEST, HIGHEST)                                                   \
-    case PSCAN_TYPE_##NAME: return select_launch<T>(req, dev);
+    case PSCAN_TYPE_##NAME:                                                                                  \
+        if constexpr (ps_cuda_here<T>()) return select_launch<T>(req, dev);                                  \
+        return cudaErrorInvalidValue;
         PSCAN_ARITH_TYPE_LIST(PS_SELECT_CASE_)
 #undef PS_SELECT_CASE_
     default: return cudaErrorInvalidValue;
     }
 }
+#if PS_CUDA_PART_ZERO
+/* Both primitives; n == 0 writes the count alone. */
+cudaError_t ps_cuda_select_run(const ps_request *req, const ps_cuda_device *dev) {
+    if (req->n == 0) return cudaMemsetAsync(req->count, 0, sizeof(uint64_t), dev->stream);
+    PS_CUDA_PART_CALL(ps_cuda_select_part, req, dev)
+}
+#endif
 
 #endif /* PS_TUNE_NO_LIBRARY_ENTRY */
