@@ -9,7 +9,8 @@
 #   tests     ctest -L cuda: the scan table for every CUDA algorithm, the API edges, 2^32+17 elements, and the
 #             stress test (1000 back-to-back decoupled look-back scans, fresh random data, each checked)
 #   sanitize  compute-sanitizer memcheck and racecheck over test_scan --quick for every CUDA algorithm, on a
-#             few type x operator pairs (the full quick table takes hours under the sanitizer)
+#             few type x operator pairs (the full quick table takes hours under the sanitizer), and over every
+#             other primitive's quick table: one pool of 12 jobs, racecheck first; each job's time in the log
 #   bench     pscan bench --backend cuda (L2 flushed before each call, median of 25): copy + CUB + every
 #             algorithm for i32, copy + CUB + the default algorithm for u8, u16 and i64 sums, n = 2^10..2^30,
 #             all rows in one CSV named after the GPU (h100-scan.csv, h200-scan.csv: docs/bench/ keeps them);
@@ -142,44 +143,21 @@ if want sanitize; then
     if ! command -v compute-sanitizer >/dev/null; then
         PATH=$PATH:/usr/local/cuda/bin
     fi
-    note "compute-sanitizer memcheck + racecheck: $SAN_ALGOS"
+    note "compute-sanitizer memcheck + racecheck: $SAN_ALGOS, and every other primitive"
     SAN_DIR=$(mktemp -d)
-    # (tool, type, op): memcheck on a 4-byte and an 8-byte case; racecheck (shared memory) on one
+    # One job a line, "tool program args": the scan's table for every CUDA algorithm (memcheck on a 4-byte and an
+    # 8-byte case, racecheck on one; the full quick table takes hours under the sanitizer), then every other
+    # primitive and the interleaved stress test (issue 8, bug 1): memcheck, and racecheck where a kernel shares
+    # memory between threads in new ways. Both lists run in one pool of 12, so the step takes about its longest
+    # job (until 2026-11-27 the second list waited for the first: 416 s on the H100); each job's time is logged.
     jobs_file=$SAN_DIR/jobs
-    for algo in $SAN_ALGOS; do
-        for spec in "memcheck i32 sum" "memcheck u64 max" "racecheck i32 sum"; do # all 18: ~65 s on the H100
-            echo "$algo $spec" >>"$jobs_file"
-        done
-    done
-    run_one() {
-        local algo=$1 tool=$2 type=$3 op=$4 dir=$5
-        local log="$dir/$tool.$algo.$type.$op.log"
-        timeout 400 compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 \
-            "$TEST_SCAN" --backend cuda --algo "$algo" --quick --type "$type" --op "$op" >"$log" 2>&1
-        echo "$? $tool $algo $type $op" >>"$dir/results"
-    }
-    export -f run_one
-    export TEST_SCAN
-    xargs -P 12 -L 1 bash -c 'run_one $0 $1 $2 $3 "'"$SAN_DIR"'"' <"$jobs_file"
-    pass=0
-    fail=0
-    while read -r rc tool algo type op; do
-        if [ "$rc" = 0 ]; then
-            pass=$((pass + 1))
-        else
-            fail=$((fail + 1))
-            say "  sanitizer FAIL (rc $rc): $tool $algo $type $op"
-            echo "---- $tool $algo $type $op (rc $rc)" >>"$LOG"
-            tail -30 "$SAN_DIR/$tool.$algo.$type.$op.log" >>"$LOG"
-        fi
-    done <"$SAN_DIR/results"
-    for f in "$SAN_DIR"/*.log; do
-        echo "---- $(basename "$f"): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|test_scan: [0-9]+ passed' "$f" | tr '\n' ' ')" >>"$LOG"
-    done
-    # every other primitive, and the interleaved stress test (issue 8, bug 1): memcheck, and racecheck where a
-    # kernel shares memory between threads in new ways; in parallel, one line per run: "tool program args"
-    extras=$SAN_DIR/extras
     {
+        for algo in $SAN_ALGOS; do
+            for spec in "memcheck i32 sum" "memcheck u64 max" "racecheck i32 sum"; do
+                read -r tool type op <<<"$spec"
+                echo "$tool test_scan --backend cuda --algo $algo --quick --type $type --op $op"
+            done
+        done
         for tool in memcheck racecheck; do # racecheck: the even-share fold and select's parked tile
             echo "$tool test_reduce --backend cuda --algo decoupled-lookback --quick"
             echo "$tool test_select --backend cuda --algo decoupled-lookback --quick"
@@ -190,29 +168,33 @@ if want sanitize; then
             echo "memcheck $prog --backend cuda --quick"
             case $prog in test_sort | test_histogram | test_segscan) echo "racecheck $prog --backend cuda --quick" ;; esac
         done
-    } >"$extras"
-    run_extra() {
-        local dir=$1 tool=$2 prog=$3
-        shift 3
-        local log="$dir/extra.$tool.$prog.log"
-        timeout 400 compute-sanitizer --tool "$tool" --error-exitcode 99 "$BUILD/tests/$prog" "$@" >"$log" 2>&1
-        echo "$? $tool $prog $*" >>"$dir/extra_results"
+    } >"$jobs_file"
+    run_job() {
+        local dir=$1 n=$2 tool=$3 prog=$4 t0=$SECONDS
+        shift 4
+        timeout 400 compute-sanitizer --tool "$tool" --error-exitcode 99 --print-limit 20 "$BUILD/tests/$prog" "$@" \
+            >"$dir/job.$n.log" 2>&1
+        echo "$? $((SECONDS - t0)) $n $tool $prog $*" >>"$dir/results"
     }
-    export -f run_extra
+    export -f run_job
     export BUILD
-    xargs -P 8 -L 1 bash -c 'run_extra "'"$SAN_DIR"'" "$@"' _ <"$extras"
-    while read -r rc tool prog args; do
+    # the slowest first, so that the pool's last minutes are not one long job alone
+    grep -n . "$jobs_file" | sed 's/:/ /' | sort -k2,2r -s | xargs -P 12 -L 1 bash -c 'run_job "'"$SAN_DIR"'" "$@"' _
+    pass=0
+    fail=0
+    while read -r rc secs n tool prog args; do
         if [ "$rc" = 0 ]; then
             pass=$((pass + 1))
         else
             fail=$((fail + 1))
             say "  sanitizer FAIL (rc $rc): $tool $prog $args"
             echo "---- $tool $prog $args (rc $rc)" >>"$LOG"
-            tail -30 "$SAN_DIR/extra.$tool.$prog.log" >>"$LOG"
+            tail -30 "$SAN_DIR/job.$n.log" >>"$LOG"
         fi
-    done <"$SAN_DIR/extra_results"
-    note "sanitizers: $pass clean, $fail failed"
-    say "sanitizers (memcheck+racecheck over test_scan --quick; $SAN_ALGOS): $pass clean, $fail failed"
+        echo "---- ${secs} s, $tool $prog $args: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|passed' "$SAN_DIR/job.$n.log" | tail -2 | tr '\n' ' ')" >>"$LOG"
+    done <"$SAN_DIR/results"
+    note "sanitizers: $pass clean, $fail failed; the slowest: $(sort -k2,2nr "$SAN_DIR/results" | head -3 | awk '{printf "%s s %s %s; ", $2, $4, $5}')"
+    say "sanitizers (memcheck+racecheck over test_scan --quick; $SAN_ALGOS; and every other primitive): $pass clean, $fail failed"
     [ $fail -ne 0 ] && STATUS=1
     rm -rf "$SAN_DIR"
 fi
