@@ -448,6 +448,8 @@ template <class U, class V> struct ps_sort_pass_policy {
     static constexpr int ITEMS = WIDE ? PS_SORT_PASS_ITEMS8 : PS_SORT_PASS_ITEMS;
 #elif defined(PS_SORT_PASS_ITEMS)
     static constexpr int ITEMS = WIDE && PS_SORT_PASS_ITEMS > 16 ? 16 : PS_SORT_PASS_ITEMS;
+#elif defined(PS_SORT_PASS_ITEMS8)
+    static constexpr int ITEMS = WIDE ? PS_SORT_PASS_ITEMS8 : KEYS_ONLY ? 20 : 16;
 #else
     static constexpr int ITEMS = KEYS_ONLY ? (WIDE ? 15 : 20) : 16;
 #endif
