@@ -67,9 +67,10 @@
 #define PS_EXPAND_MIN_BLOCKS 4
 #endif
 /* How a chunk finds each slot's item: 0, marks and a block max-scan (below); 1, a search and walk per thread
- * (ps_expand_walk); 2, the walk in tiles of at least PS_EXPAND_WALK_SLOTS slots an item, else the marks. H100,
- * tune_expand, walk against marks: average count 4 at 2^28 0.577 -> 0.508 of copy, average 64 at 2^24 0.728 ->
- * 0.755 (docs/performance.md, 2026-11-27, sixth session); 2 not measured yet (docs/tuning.md, "Next"). */
+ * (ps_expand_walk) in tiles of at least PS_EXPAND_WALK_SLOTS slots an item (0: every tile), the marks in the
+ * others. H100, tune_expand, of copy at average count 4 (2^28) / 64 (2^24): marks 0.576 / 0.728; the walk in
+ * every tile 0.508 / 0.755; from 16 slots an item 0.563 / 0.755 (docs/performance.md, 2026-11-27, sixth and
+ * seventh sessions; the knob's values then were 1 and 2). Neither reaches the issue's 0.8: the default stays 0. */
 #ifndef PS_EXPAND_WALK
 #define PS_EXPAND_WALK 0
 #endif
@@ -235,7 +236,7 @@ static __device__ __forceinline__ void ps_expand_walk(const ps_expand_smem &s, u
 /* Whether a tile of `valid` items and `slots` slots takes the walk (PS_EXPAND_WALK): the same answer in every
  * thread of the block, as the chunk's barriers need. */
 static __device__ __forceinline__ bool ps_expand_walks(uint64_t slots, uint32_t valid) {
-    return PS_EXPAND_WALK == 1 || (PS_EXPAND_WALK == 2 && slots >= (uint64_t)PS_EXPAND_WALK_SLOTS * valid);
+    return PS_EXPAND_WALK && slots >= (uint64_t)PS_EXPAND_WALK_SLOTS * valid;
 }
 
 /* The owner of each slot of [j0, j1) into s.owner by marks: each item's first slot gets its index + 1, then an

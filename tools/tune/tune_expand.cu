@@ -3,9 +3,9 @@
  * (the counts' scan expanding its own tiles, the deferred tiles' pass) at knob settings given with -D through
  * tools/tune/variants.sh (PS_EXPAND_ITEMS: counts per thread of a tile; PS_EXPAND_CHUNK_VT: slots per thread of
  * a chunk; PS_EXPAND_BUDGET: the most slots a tile writes itself; PS_EXPAND_MIN_BLOCKS; PS_EXPAND_WALK: 1 for a
- * chunk's owners by a search and walk per thread instead of marks and a max-scan, 2 for the walk only in tiles of
- * at least PS_EXPAND_WALK_SLOTS slots an item), beside a device copy of the
- * bytes expand must move (counts in, indices out), each result checked on the host. Not part of the library.
+ * chunk's owners by a search and walk per thread instead of marks and a max-scan, in tiles of at least
+ * PS_EXPAND_WALK_SLOTS slots an item, 0 for every tile), beside a device copy of the bytes expand must move
+ * (counts in, indices out), each result checked on the host. Not part of the library.
  *
  *   tools/tune/variants.sh tools/tune/tune_expand.cu OUT.csv "base=" "b64k=-DPS_EXPAND_BUDGET=65536" -- [--reps 21]
  *   tune_expand [--min-log2 16] [--max-log2 26] [--reps 21] [--cases 1.5,4,64]
