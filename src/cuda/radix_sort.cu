@@ -61,7 +61,13 @@
  * time over pscan's at 2^20 / 2^28: u32 keys 1.24x / 0.82x, u32 pairs 1.21x / 0.84x, u64 keys 1.22x / 1.03x,
  * u64 keys with u32 payloads 1.24x / 0.84x, after the rank's ballots took a predicated not (ps_sort_peers: a
  * pass 125 -> 99 instructions a key, CUB's 80; 2^28 u32 keys were 0.71x). u32 pairs at 384 x 16 keys (2026-11-27,
- * median of 15): H200 1.14x / 0.88x, H100 1.16x / 0.84x (were 0.71x there).
+ * median of 15): H200 1.14x / 0.88x, H100 1.16x / 0.84x (were 0.71x there). The upsweep with its pass loop
+ * outside the key loop and full chunks unchecked, as CUB's histogram agent orders it (H200, 2026-11-27, median of
+ * 15, docs/bench/h200-sort-upsweep.csv): 802 -> 493 us at 2^28 u32 keys, 1333 -> 949 us u64; the sort over CUB
+ * at 2^28 u32 keys 0.897x -> 0.945x, u32 pairs 0.884x -> 0.913x, u64 keys 1.024x -> 1.049x, u64 pairs 0.840x ->
+ * 0.854x (32 keys a thread or 8 blocks per SM: no better). ncu's kernel times (base clocks, before that change,
+ * docs/bench/profiles/h200-ncu-sort-kernels-u32-2p28.txt): CUB's histogram 0.59 ms and four passes of 1.54 ms,
+ * ours 1.00 ms and four of 1.665 ms: the passes are what is left (8% a pass).
  * Earlier (H100, CUDA 13.0, CUB 3.0.1; tools/tune/tune_sort.cu, median of 20, every result equal to CUB's;
  * docs/bench/h100-sort-policy.csv, 2026-11-24), CUB's time over pscan's at 2^20 / 2^28: u32 keys 1.08x / 0.71x
  * (34.7 Gkeys/s against 48.7 at 2^28), u32 pairs 1.19x / 0.73x, u64 keys 1.14x / 0.96x, u64 keys with u32
@@ -458,16 +464,20 @@ template <class U, class V> struct ps_sort_pass_policy {
 #else
     static constexpr int MIN_BLOCKS = KEYS_ONLY && !WIDE ? 4 : 2;
 #endif
+    /* Full tiles without a check of each slot against n (work<true> in the pass kernel; the partial last tile
+     * keeps the checks): on for u32 pairs alone. H200, 2026-11-27 (docs/bench/h200-sort-full.csv, tune_sort,
+     * median of 15), pscan over CUB at 2^24 / 2^28: u32 pairs 0.931 -> 0.965 / 0.884 -> 0.907; u32 keys 0.988
+     * -> 0.978 / 0.897 -> 0.881 (the second body spills 44 bytes a thread), u64 keys 1.067 -> 1.007 / 1.025 ->
+     * 0.966, u64 pairs 0.888 -> 0.870 / 0.840 -> 0.819. PS_SORT_FULL 0 or 1 sets it for every case. */
+#ifdef PS_SORT_FULL
+    static constexpr bool FULL = PS_SORT_FULL != 0;
+#else
+    static constexpr bool FULL = !KEYS_ONLY && !WIDE;
+#endif
     static constexpr uint32_t TILE = (uint32_t)THREADS * ITEMS;
     static_assert(ITEMS >= 1 && THREADS % 32 == 0 && THREADS >= PS_SORT_RADIX && THREADS <= 1024,
                   "a digit pass has at least one thread per digit");
 };
-
-/* 1: full tiles take a path without a check of each slot against n (work<true> in the pass kernel); 0: every
- * tile takes the checked one. A tuning knob (docs/tuning.md). */
-#ifndef PS_SORT_FULL
-#define PS_SORT_FULL 0
-#endif
 
 /* The smallest pass tile of any case (keys of 1-8 bytes, payloads of 0-8): status words are sized for it. */
 static constexpr uint32_t ps_sort_min2(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -504,7 +514,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pa
     __shared__ uint32_t next_hist[PS_SORT_RADIX]; /* the next pass's digits of this tile */
 #endif
     /* The tile's work, once for full tiles (FULL: every slot holds a key, so no slot is checked against n) and
-     * once for the partial last tile; PS_SORT_FULL 0 takes the checked path for every tile. */
+     * once for the partial last tile; without Policy::FULL every tile takes the checked path. */
     auto work = [&](auto full) {
         constexpr bool FULL = decltype(full)::value;
         const uint32_t valid = FULL ? TILE : valid_keys;
@@ -591,7 +601,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pa
             }
         }
     };
-    if (PS_SORT_FULL && valid_keys == TILE)
+    if (Policy::FULL && valid_keys == TILE)
         work(std::true_type());
     else
         work(std::false_type());
@@ -615,6 +625,34 @@ template <class U> __host__ __device__ __forceinline__ ps_sort_digit<U> ps_sort_
     return dg;
 }
 
+/* One chunk's keys (PS_SORT_UP_ITEMS a thread, strided by the block) counted into every pass's shared histogram.
+ * CHECKED only for the grid's one partial chunk: a full chunk's loads and counts carry no bounds test. The pass
+ * loop runs outside the key loop and is unrolled to the type's most passes, so each pass's shift and mask sit in
+ * registers and the inner loop is a shift, a mask and a shared atomic a key (CUB's histogram agent orders it so
+ * too). */
+template <class U, bool CHECKED>
+__device__ __forceinline__ void ps_sort_upsweep_chunk(const U *keys, uint64_t c, uint32_t n, const ps_sort_keys_desc<U> &k,
+                                                      unsigned passes, uint32_t (*h)[PS_SORT_RADIX]) {
+    constexpr unsigned MOST = sizeof(U); /* 8-bit digits */
+    U t[PS_SORT_UP_ITEMS];
+#pragma unroll
+    for (int j = 0; j < PS_SORT_UP_ITEMS; j++) {
+        const uint64_t i = c + (uint64_t)j * PS_SORT_THREADS + threadIdx.x;
+        t[j] = !CHECKED || i < n ? keys[i] : (U)0;
+    }
+#pragma unroll
+    for (int j = 0; j < PS_SORT_UP_ITEMS; j++) t[j] = ps_sort_map<U>(t[j], k.kind, k.flip);
+#pragma unroll
+    for (unsigned q = 0; q < MOST; q++) {
+        if (q >= passes) break;
+        const ps_sort_digit<U> dg = ps_sort_pass_digit(k, q);
+#pragma unroll
+        for (int j = 0; j < PS_SORT_UP_ITEMS; j++)
+            if (!CHECKED || c + (uint64_t)j * PS_SORT_THREADS + threadIdx.x < n)
+                atomicAdd(&h[q][(uint32_t)(t[j] >> dg.shift) & dg.mask], 1u);
+    }
+}
+
 template <class U>
 __global__ void __launch_bounds__(PS_SORT_THREADS, PS_SORT_UP_MIN_BLOCKS) ps_sort_upsweep_kernel(const U *keys, uint32_t n,
                                                                           const ps_sort_keys_desc<U> k,
@@ -627,21 +665,10 @@ __global__ void __launch_bounds__(PS_SORT_THREADS, PS_SORT_UP_MIN_BLOCKS) ps_sor
      * leave 4 KiB per SM outstanding, a fifth of what the memory needs to stream at full speed */
     const uint64_t chunk = (uint64_t)PS_SORT_THREADS * PS_SORT_UP_ITEMS;
     for (uint64_t c = (uint64_t)blockIdx.x * chunk; c < n; c += (uint64_t)gridDim.x * chunk) {
-        U key[PS_SORT_UP_ITEMS];
-#pragma unroll
-        for (int j = 0; j < PS_SORT_UP_ITEMS; j++) {
-            const uint64_t i = c + (uint64_t)j * PS_SORT_THREADS + threadIdx.x;
-            key[j] = i < n ? keys[i] : (U)0;
-        }
-#pragma unroll
-        for (int j = 0; j < PS_SORT_UP_ITEMS; j++) {
-            if (c + (uint64_t)j * PS_SORT_THREADS + threadIdx.x >= n) break;
-            const U t = ps_sort_map<U>(key[j], k.kind, k.flip);
-            for (unsigned q = 0; q < passes; q++) {
-                const ps_sort_digit<U> dg = ps_sort_pass_digit(k, q); /* on the key mapped once above */
-                atomicAdd(&h[q][(uint32_t)(t >> dg.shift) & dg.mask], 1u);
-            }
-        }
+        if (c + chunk <= n)
+            ps_sort_upsweep_chunk<U, false>(keys, c, n, k, passes, h);
+        else
+            ps_sort_upsweep_chunk<U, true>(keys, c, n, k, passes, h);
     }
     __syncthreads();
     for (unsigned q = 0; q < passes; q++) {
