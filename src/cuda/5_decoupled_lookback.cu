@@ -80,16 +80,11 @@
 #define PS_SCAN_LARGE_MIN_BLOCKS(bytes) ((bytes) >= 4 ? 4 : 5)
 #define PS_SCAN_LARGE_BYTES(bytes) ((uint64_t)((bytes) >= 4 ? 16 : (bytes) == 2 ? 32 : 256) << 20)
 /* Full tiles go to shared memory with cp.async: +4-5% on the H200 at 2^28 (0.837 -> 0.876 of copy for i32, same
- * run), where registers alone cannot hold enough bytes in flight. */
+ * run), where registers alone cannot hold enough bytes in flight. A widening scan loads through registers: copying
+ * its 4- or 8-byte input vectors with cp.async.ca into the parking slots and converting them there gained nothing
+ * (H200, 2026-11-27, 2^28 into 64 bits: i32 0.822 -> 0.816 of copy, f32 0.823 -> 0.816; removed, the run in
+ * docs/bench/h200-widen-async.csv). */
 #define PS_SCAN_ASYNC 1
-/* 1: a widened scan whose input vector is 4 or 8 bytes (2- and 4-byte elements into 64 bits) copies it with
- * cp.async too, into the first bytes of its parking slot, and converts it where the scan reads it; 0 (and 1-byte
- * elements, 2 bytes a vector: cp.async copies 4, 8 or 16): the widening load goes through registers. A tuning
- * knob (docs/tuning.md): i32 into 64 bits reached 0.83 of copy on the H200 through registers, the 64-bit scan
- * 0.90 with cp.async. */
-#ifndef PS_SCAN_WIDEN_ASYNC
-#define PS_SCAN_WIDEN_ASYNC 0
-#endif
 
 /* The aligned vector of Bytes bytes a widening load reads (the VEC narrow elements behind one output vector). */
 template <int Bytes> struct ps_scan_raw;
@@ -150,9 +145,7 @@ struct ps_scan_program {
     };
     /* In narrower than T (widening) is converted where it is read; cp.async copies bytes as they are */
     static_assert(sizeof(In) <= sizeof(T), "the element read is at most the carry's size");
-    enum { SAME = ps_scan_same<In, T>::value, IN_BYTES = VEC * sizeof(In) /* the input behind one vector */ };
-    static_assert(!ASYNC || SAME || ((IN_BYTES == 4 || IN_BYTES == 8) && !BLOCKED),
-                  "ASYNC copies raw bytes: a widening program copies 4 or 8 of them a vector, or none");
+    static_assert(!ASYNC || ps_scan_same<In, T>::value, "ASYNC copies raw bytes: a widening program cannot use it");
     struct params {
         const In *in;
         T *out;
@@ -226,16 +219,9 @@ struct ps_scan_program {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
+            const uint4 *src = reinterpret_cast<const uint4 *>(p.in + l.base) + vector_of(warp, lane, k);
             const unsigned dst = (unsigned)__cvta_generic_to_shared(&s.parked[k][threadIdx.x]);
-            if (SAME) {
-                const uint4 *src = reinterpret_cast<const uint4 *>(p.in + l.base) + vector_of(warp, lane, k);
-                asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
-            } else { /* widening: the narrow bytes into the slot's first ones (reduce converts them) */
-                const char *src =
-                    reinterpret_cast<const char *>(p.in + l.base) + (size_t)vector_of(warp, lane, k) * IN_BYTES;
-                asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(dst), "l"(src), "n"((int)IN_BYTES)
-                             : "memory");
-            }
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
     }
@@ -277,13 +263,7 @@ struct ps_scan_program {
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
             T x[VEC];
-            if (ASYNC && !SAME && l.fast) { /* the slot holds the input's bytes as copied */
-                const uint4 v = s.parked[k][threadIdx.x];
-                In a[VEC];
-                memcpy(a, &v, sizeof a);
-#pragma unroll
-                for (int i = 0; i < VEC; i++) x[i] = (T)a[i];
-            } else if (ASYNC) {
+            if (ASYNC) {
                 const uint4 v = s.parked[k][threadIdx.x];
                 memcpy(x, &v, sizeof v);
             } else {
@@ -520,10 +500,7 @@ static pscan_status dlb_plan(const ps_request *req, const ps_cuda_device *dev, s
 template <class T, class Op, bool Reverse, int Tier, class In = T>
 static cudaError_t dlb_launch(const ps_request *req, const ps_cuda_device *dev) {
     typedef dlb_policy<T, Tier> Policy;
-    enum {
-        ASYNC = Policy::ASYNC != 0 &&
-                (ps_scan_same<In, T>::value || (PS_SCAN_WIDEN_ASYNC && 16 / sizeof(T) * sizeof(In) >= 4))
-    };
+    enum { ASYNC = Policy::ASYNC != 0 && ps_scan_same<In, T>::value };
     typedef ps_scan_program<T, Op, Reverse, Policy::VECS, Policy::MIN_BLOCKS, ASYNC != 0, false, In> P;
     typename P::params p;
     memset(&p, 0, sizeof p);
