@@ -10,7 +10,8 @@
 #             stress test (1000 back-to-back decoupled look-back scans, fresh random data, each checked)
 #   sanitize  compute-sanitizer memcheck and racecheck over test_scan --quick for every CUDA algorithm, on a
 #             few type x operator pairs (the full quick table takes hours under the sanitizer), and over every
-#             other primitive's quick table: one pool of 12 jobs, racecheck first; each job's time in the log
+#             other primitive's quick table: one pool of 12 jobs, racecheck first (the longest tables split by
+#             element type, --shard K/N); each job's time in the log
 #   bench     pscan bench --backend cuda (L2 flushed before each call, median of 25): copy + CUB + every
 #             algorithm for i32, copy + CUB + the default algorithm for u8, u16 and i64 sums, n = 2^10..2^30,
 #             all rows in one CSV named after the GPU (h100-scan.csv, h200-scan.csv: docs/bench/ keeps them);
@@ -158,15 +159,30 @@ if want sanitize; then
                 echo "$tool test_scan --backend cuda --algo $algo --quick --type $type --op $op"
             done
         done
-        for tool in memcheck racecheck; do # racecheck: the even-share fold and select's parked tile
-            echo "$tool test_reduce --backend cuda --algo decoupled-lookback --quick"
-            echo "$tool test_select --backend cuda --algo decoupled-lookback --quick"
-        done
+        # racecheck: the even-share fold and select's parked tile. Racecheck jobs past 300 s in the pool are
+        # split by element type (--shard K/N): on the H200 (2026-11-27) test_reduce and test_segscan ran past
+        # the 400 s limit beside 11 other jobs, test_sort and test_select took 364 and 361 s. The pool shares
+        # one GPU, so a split shortens the job, not the step (430 s either way): test_reduce in 3 shards still
+        # took 400+, 396 and 303 s, test_select in 2 354 and 278 s, test_segscan in 3 and test_sort in 2 under
+        # 330 s; hence 5 and 3 (not yet run on a GPU).
+        shards() { # shards PROGRAM N ARGS...: N racecheck jobs, one a shard
+            local prog=$1 n=$2 k
+            shift 2
+            for ((k = 0; k < n; k++)); do echo "racecheck $prog $* --shard $k/$n"; done
+        }
+        echo "memcheck test_reduce --backend cuda --algo decoupled-lookback --quick"
+        echo "memcheck test_select --backend cuda --algo decoupled-lookback --quick"
+        shards test_reduce 5 --backend cuda --algo decoupled-lookback --quick
+        shards test_select 3 --backend cuda --algo decoupled-lookback --quick
         echo "memcheck test_cuda_stress --backend cuda --algo mixed --iters 60"
         for prog in test_sort test_histogram test_userop test_segscan test_expand test_widen; do
             [ -x "$BUILD/tests/$prog" ] || continue
             echo "memcheck $prog --backend cuda --quick"
-            case $prog in test_sort | test_histogram | test_segscan) echo "racecheck $prog --backend cuda --quick" ;; esac
+            case $prog in
+            test_sort) shards $prog 2 --backend cuda --quick ;;
+            test_segscan) shards $prog 3 --backend cuda --quick ;;
+            test_histogram) echo "racecheck $prog --backend cuda --quick" ;;
+            esac
         done
     } >"$jobs_file"
     run_job() {

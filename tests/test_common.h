@@ -140,14 +140,33 @@ static inline void *test_caller_temp(pscan_context *ctx, void **buf, size_t *buf
 
 /* The options every primitive's test program takes (test_select, test_sort, test_histogram, test_segscan,
  * test_expand): --backend, --algo, --seed (default: PSCAN_TEST_SEED, else the program's own), --threads, --quick
- * and, where the program has larger cases, --full. */
+ * and, where the program has larger cases, --full; --shard K/N where the program's tables honour it (TEST_IN_SHARD). */
 typedef struct test_options {
     pscan_backend backend;
     pscan_algo algo;
     uint64_t seed;
     int quick, full;
-    long threads; /* -1: the backend's default */
+    long threads;          /* -1: the backend's default */
+    unsigned shard, shards; /* --shard K/N: only the types whose index is K mod N (0/0: all) */
 } test_options;
+
+/* --shard K/N: the sanitizers' jobs split a program's table by element type, so no one job runs past its time
+ * limit (racecheck of test_reduce's quick table passed 400 s beside 11 other jobs on an H200). Returns 0 on a
+ * well-formed K/N with K < N. */
+static inline int test_parse_shard(const char *s, unsigned *shard, unsigned *shards) {
+    char *end;
+    const unsigned long k = strtoul(s, &end, 10);
+    if (end == s || *end != '/') return 1;
+    const char *ns = end + 1;
+    const unsigned long n = strtoul(ns, &end, 10);
+    if (end == ns || *end || n == 0 || n > 64 || k >= n) return 1;
+    *shard = (unsigned)k, *shards = (unsigned)n;
+    return 0;
+}
+
+/* Whether the type of index ti is in the options' shard (any struct with shard and shards); a program's parts not
+ * split by type are numbered 0, 1, ... and go to the shards the same way. */
+#define TEST_IN_SHARD(o, ti) ((o)->shards == 0 || (size_t)(ti) % (o)->shards == (o)->shard)
 
 /* Fills *o from argv. Returns 0, or prints the program's usage line and returns 1 on anything it does not know
  * (--full too, unless with_full). */
@@ -173,10 +192,12 @@ static inline int test_parse_options(const char *program, int argc, char **argv,
             o->quick = 1;
         else if (with_full && strcmp(argv[i], "--full") == 0)
             o->full = 1;
+        else if (strcmp(argv[i], "--shard") == 0 && i + 1 < argc)
+            ok = test_parse_shard(argv[++i], &o->shard, &o->shards) == 0;
         else
             ok = 0;
         if (!ok) {
-            fprintf(stderr, "usage: %s --backend cpu|cuda|opencl [--algo NAME] [--quick]%s [--seed S] [--threads T]\n",
+            fprintf(stderr, "usage: %s --backend cpu|cuda|opencl [--algo NAME] [--quick]%s [--seed S] [--threads T] [--shard K/N]\n",
                     program, with_full ? " [--full]" : "");
             return 1;
         }

@@ -2,6 +2,7 @@
  * test_reduce.c - the reduce test table, read as a specification of pscan_reduce().
  *
  *   test_reduce --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T] [--strict-order]
+ *               [--shard K/N]   (the type table's types of index K mod N only: the sanitizers split it so)
  *
  * (The seed defaults to PSCAN_TEST_SEED, else a fixed value; --threads T sizes the CPU backend's pool;
  * --strict-order adds the NaN-payload and -0.0/+0.0 order checks below; PSCAN_TEST_REQUIRE_BACKENDS="cuda ..."
@@ -147,6 +148,7 @@ typedef struct options {
     int quick;
     int strict_order; /* check the first NaN's bits and the earlier of equal elements */
     long threads;     /* -1: the backend's default */
+    unsigned shard, shards; /* --shard K/N (test_common.h) */
 } options;
 
 typedef struct harness {
@@ -375,6 +377,7 @@ static void make_input(harness *h, const type_info *t, pscan_op op, size_t n, un
  * five ways each. */
 static void run_size(harness *h, size_t n_fixed, long tile_multiple, long tile_extra, unsigned size_index) {
     for (unsigned ti = 0; ti < TYPE_COUNT; ti++) {
+        if (!TEST_IN_SHARD(&h->opt, ti)) continue;
         const type_info *t = &types[ti];
         size_t n = tile_multiple >= 0
                        ? (size_t)((long)backend_reduce_tile(h->opt.backend, t) * tile_multiple + tile_extra)
@@ -764,7 +767,7 @@ static void run_many_tiles(harness *h, unsigned size_index, size_t (*size_of)(co
 
 static int usage(void) {
     fprintf(stderr, "usage: test_reduce --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]\n"
-                    "                   [--strict-order]\n");
+                    "                   [--strict-order] [--shard K/N]\n");
     return 2;
 }
 
@@ -808,6 +811,9 @@ int main(int argc, char **argv) {
             i++;
         } else if (v && !strcmp(a, "--threads")) {
             h.opt.threads = strtol(v, NULL, 0);
+            i++;
+        } else if (v && !strcmp(a, "--shard")) {
+            if (test_parse_shard(v, &h.opt.shard, &h.opt.shards) != 0) return usage();
             i++;
         } else {
             return usage();
@@ -869,10 +875,10 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    run_fixed(&h);
-    run_bad_inputs(&h);
-    run_nan(&h);
-    run_determinism(&h);
+    if (TEST_IN_SHARD(&h.opt, 0)) run_fixed(&h);
+    if (TEST_IN_SHARD(&h.opt, 1)) run_bad_inputs(&h);
+    if (TEST_IN_SHARD(&h.opt, 2)) run_nan(&h);
+    if (TEST_IN_SHARD(&h.opt, 3)) run_determinism(&h);
 
     static const size_t small_sizes[] = {0, 1, 2, 31, 1000};
     /* 16 tiles: the CUDA small tier's last size (256 KiB) and the first of the 64 KiB tiles */
@@ -884,8 +890,8 @@ int main(int argc, char **argv) {
         run_size(&h, 0, tile_sizes[k][0], tile_sizes[k][1], size_index++);
     printf("test_reduce: random size %zu\n", random_n);
     run_size(&h, random_n, -1, 0, size_index++);
-    if (opencl) run_many_tiles(&h, size_index++, opencl_many_tiles_n);
-    if (cuda) run_many_tiles(&h, size_index++, cuda_many_tiles_n);
+    if (TEST_IN_SHARD(&h.opt, 4) && opencl) run_many_tiles(&h, size_index++, opencl_many_tiles_n);
+    if (TEST_IN_SHARD(&h.opt, 5) && cuda) run_many_tiles(&h, size_index++, cuda_many_tiles_n);
 
     finish(&h);
     return h.failed ? 1 : 0;

@@ -379,6 +379,7 @@ static void run_table(harness *h) {
             for (int form = 0; form < FORM_COUNT; form++)
                 for (int dir = 0; dir < 4; dir++)
                     for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++, index++) {
+                        if (!TEST_IN_SHARD(&h->opt, ti)) continue;
                         if (h->opt.quick && (index % 3) != 0 && sizes[si] >= TILE) continue;
                         one_case c = {&types[ti], oi, form, dir & 1, dir >> 1, (int)(index / 5 % 2), sizes[si],
                                       means[index % 4], 0, (int)(index / 7 % 2), (int)(index % 2), (int)(index / 2 % 2),
@@ -868,13 +869,13 @@ int main(int argc, char **argv) {
         return h.failed ? 1 : 0;
     }
 
-    run_bad_inputs(&h);
+    if (TEST_IN_SHARD(&h.opt, 0)) run_bad_inputs(&h);
     run_table(&h);
-    run_lengths(&h);
+    if (TEST_IN_SHARD(&h.opt, 1)) run_lengths(&h);
     printf("test_segscan: random size %zu\n", random_n);
-    run_large(&h, random_n);
-    run_by_key_bad_inputs(&h);
-    run_by_key(&h, random_n);
+    if (TEST_IN_SHARD(&h.opt, 2)) run_large(&h, random_n);
+    if (TEST_IN_SHARD(&h.opt, 3)) run_by_key_bad_inputs(&h);
+    if (TEST_IN_SHARD(&h.opt, 4)) run_by_key(&h, random_n);
     finish(&h);
     return h.failed ? 1 : 0;
 }

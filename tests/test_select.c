@@ -408,6 +408,7 @@ static void run_table(harness *h) {
                     continue;
                 }
                 for (size_t si = 0; si < (h->opt.quick ? 8u : 10u); si++, index++) {
+                    if (!TEST_IN_SHARD(&h->opt, ti)) continue;
                     /* CUDA's tiers: the small tile, the cluster of 16 small tiles a partition fits in, the default
                      * tile, and 16 of them (past it, a partition counts first; not with --quick, which the
                      * sanitizers run: racecheck took over 400 s on an H100 with them) */
@@ -616,12 +617,12 @@ int main(int argc, char **argv) {
     }
     memset(h.h_keys, 0, bytes), memset(h.h_values, 0, bytes);
 
-    run_bad_inputs(&h);
+    if (TEST_IN_SHARD(&h.opt, 0)) run_bad_inputs(&h);
     run_table(&h);
-    run_patterns(&h);
+    if (TEST_IN_SHARD(&h.opt, 1)) run_patterns(&h);
     printf("test_select: random size %zu\n", random_n);
-    run_large(&h, random_n);
-    run_counted(&h);
+    if (TEST_IN_SHARD(&h.opt, 2)) run_large(&h, random_n);
+    if (TEST_IN_SHARD(&h.opt, 3)) run_counted(&h);
     finish(&h);
     return h.failed ? 1 : 0;
 }

@@ -417,6 +417,7 @@ static void run_table(harness *h) {
     for (size_t ti = 0; ti < TYPE_COUNT; ti++)
         for (int desc = 0; desc < 2; desc++)
             for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++, index++) {
+                if (!TEST_IN_SHARD(&h->opt, ti)) continue;
                 one_case c = make_case(&types[ti], desc, value_cycle[index % 5], sizes[si], PAT_RANDOM, index);
                 run_case(h, &c, h->opt.seed ^ (0x1000u + index));
             }
@@ -431,6 +432,7 @@ static void run_bits(harness *h) {
                                       {bits > 8 ? 3 : 1, bits > 8 ? 15 : 7}, {bits > 16 ? 5 : 0, bits - 1}};
         for (size_t r = 0; r < sizeof ranges / sizeof ranges[0]; r++)
             for (int desc = 0; desc < 2; desc++, index++) {
+                if (!TEST_IN_SHARD(&h->opt, ti)) continue;
                 const size_t n = index % 3 == 0 ? 1000 : 3 * TILE + 17;
                 one_case c = make_case(&types[ti], desc, 4, n, index % 4 == 3 ? PAT_FLOAT_SPECIAL : PAT_RANDOM, index);
                 c.s.begin_bit = ranges[r][0];
@@ -449,6 +451,7 @@ static void run_patterns(harness *h) {
         for (size_t ti = 0; ti < TYPE_COUNT; ti++)
             for (size_t si = 0; si < 2; si++, index++) {
                 if (pattern == PAT_FLOAT_SPECIAL && !types[ti].is_float) continue;
+                if (!TEST_IN_SHARD(&h->opt, ti)) continue;
                 one_case c = make_case(&types[ti], (int)(index % 2), value_cycle[index % 5] ? 4 : 0, sizes[si],
                                        pattern, index);
                 run_case(h, &c, h->opt.seed ^ (0x3000u + index));
@@ -595,11 +598,11 @@ int main(int argc, char **argv) {
         return h.failed ? 1 : 0;
     }
     run_table(&h);
-    run_bad_inputs(&h);
+    if (TEST_IN_SHARD(&h.opt, 0)) run_bad_inputs(&h);
     run_bits(&h);
     run_patterns(&h);
     printf("test_sort: large size %zu\n", large_n);
-    run_large(&h, large_n);
+    if (TEST_IN_SHARD(&h.opt, 1)) run_large(&h, large_n);
     finish(&h);
     return h.failed ? 1 : 0;
 }
