@@ -1,5 +1,5 @@
 """pscan from Python: scans, reductions, select, partition, sort, histogram, segmented scan, scan and reduce by
-key, run-length encoding, expand, linear recurrences and user operators on numpy, CuPy and PyTorch arrays.
+key, run-length encoding, expand, linear recurrences, Horner's rule and user operators on numpy, CuPy and PyTorch arrays.
 
 The C library (libpscan.so, built with this package) runs numpy arrays and CPU tensors on its CPU backend
 (threads) and CUDA arrays on its CUDA backend, zero-copy, on the array's current stream. See docs/python.md.
@@ -13,7 +13,7 @@ Example::
 from ._api import compact, partition, reduce, reduce_host, scan, scan_host, select, select_host
 from ._prims import expand, histogram, run_length_encode, segmented_scan, sort
 from ._bykey import reduce_by_key, scan_by_key
-from ._recurrence import recurrence, recurrence2
+from ._recurrence import polyval, recurrence, recurrence2
 from ._user import Operator
 from ._context import clear_cache, device_name, set_cpu_threads
 from ._errors import PscanError, PscanRuntimeError, PscanTypeError, PscanValueError
@@ -30,7 +30,7 @@ from ._arrays import _TYPE_OF as _types  # noqa: E402
 DTYPES = tuple(_types)
 
 __all__ = ["scan", "reduce", "select", "compact", "partition", "sort", "histogram", "segmented_scan",
-           "run_length_encode", "expand", "scan_by_key", "reduce_by_key", "recurrence", "recurrence2", "Operator",
+           "run_length_encode", "expand", "scan_by_key", "reduce_by_key", "recurrence", "recurrence2", "polyval", "Operator",
            "scan_host", "reduce_host", "select_host", "PscanError", "PscanTypeError", "PscanValueError",
            "PscanRuntimeError", "clear_cache", "set_cpu_threads", "device_name", "HAVE_CUDA", "OPS", "PREDICATES",
            "DTYPES", "__version__"]

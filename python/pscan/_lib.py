@@ -184,6 +184,14 @@ typedef struct pscan_recurrence2_desc {
 } pscan_recurrence2_desc;
 pscan_status pscan_recurrence2(pscan_context *ctx, const pscan_recurrence2_desc *desc, const void *a, const void *b,
                                const void *c, void *y, uint64_t n, void *temp, size_t temp_bytes);
+typedef struct pscan_polyval_desc {
+    pscan_type type;
+    unsigned flags;
+    pscan_algo algo;
+    const void *x;
+} pscan_polyval_desc;
+pscan_status pscan_polyval(pscan_context *ctx, const pscan_polyval_desc *desc, const void *c, void *values,
+                           uint64_t n, void *temp, size_t temp_bytes);
 
 typedef struct pscan_operator pscan_operator;
 typedef struct pscan_user_op_desc {

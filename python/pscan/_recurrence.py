@@ -1,4 +1,5 @@
-"""recurrence and recurrence2 (first- and second-order linear recurrences) over numpy, CuPy, PyTorch and any
+"""recurrence, recurrence2 (first- and second-order linear recurrences) and polyval (Horner's rule as the
+recurrence y = x y + c) over numpy, CuPy, PyTorch and any
 CUDA array: the pattern of _prims.py (adapt zero-copy, check what only Python sees, run on the first array's
 context and stream, return an array of its library). Inputs are read flattened; the work is queued, not waited.
 """
@@ -10,15 +11,15 @@ from . import _arrays as A
 from . import _context
 from ._api import ArrayLike
 from ._bykey import init_buffer
-from ._errors import PscanTypeError, check
+from ._errors import PscanTypeError, check, error
 from ._lib import ALGO_AUTO, SCAN_REVERSE, ffi, lib
 from ._prims import _same_device
 
 
 # ---- linear recurrences --------------------------------------------------------------------------------------
-def _recurrence_arrays(first: Any, others: Tuple[Tuple[Any, str], ...], out: Any):
-    a = A.adapt(first, "a")
-    tid = A.type_of(a.dtype, "a")  # f32 and f64 only: the C library says PSCAN_ERROR_UNSUPPORTED_TYPE otherwise
+def _recurrence_arrays(first: Any, others: Tuple[Tuple[Any, str], ...], out: Any, name: str = "a"):
+    a = A.adapt(first, name)
+    tid = A.type_of(a.dtype, name)  # f32 and f64 only: the C library says PSCAN_ERROR_UNSUPPORTED_TYPE otherwise
     n = a.size
     arrays = [a]
     for arr, what in others:
@@ -77,4 +78,35 @@ def recurrence2(a: ArrayLike, b: ArrayLike, c: ArrayLike, y1: Any = None, y2: An
     ctx, lock = _context.get(a_.device, a_.stream)
     with lock:
         check(lib.pscan_recurrence2(ctx, desc, a_.ptr, b_.ptr, c_.ptr, y.ptr, n, ffi.NULL, 0), "pscan_recurrence2")
+    return out if out is not None else y.obj
+
+
+def polyval(c: ArrayLike, x: Any, reverse: bool = False, *, out: Any = None) -> Any:
+    """Every Horner prefix of the polynomial with coefficients c at the point x, as one parallel scan of the
+    recurrence values[k] = x * values[k-1] + c[k] from values[-1] = 0: values[k] = c[0] x^k + c[1] x^(k-1) +
+    ... + c[k] (coefficients highest degree first, as numpy.polyval takes them), so values[-1] is
+    numpy.polyval(c, x). reverse=True takes them lowest degree first (c[k] multiplies x^k, as
+    numpy.polynomial.polynomial.polyval): values[k] = c[k] + c[k+1] x + ... + c[n-1] x^(n-1-k), and values[0] is
+    the polynomial's value.
+
+    c: float32 or float64 (read flattened); x: a scalar exactly representable in c's dtype (numpy.float32(0.1),
+    not 0.1, for float32). out: a 1-d array of c's size and dtype, which may be c itself. One polynomial at many
+    points is a map, not a scan: call numpy.polyval for that. Floats: the parallel order of evaluation differs
+    from Horner's loop by rounding.
+
+    Example::
+
+        >>> pscan.polyval(numpy.array([1.0, 2.0, 3.0]), 2.0)          # x^2 + 2x + 3 at 2
+        array([ 1.,  4., 11.])
+        >>> pscan.polyval(numpy.array([1.0, 2.0, 3.0]), 2.0, reverse=True)  # 1 + 2x + 3x^2 at 2
+        array([17.,  8.,  3.])
+    """
+    (c_,), tid, n, y = _recurrence_arrays(c, (), out, "c")
+    if x is None:
+        raise error("PSCAN_ERROR_NULL_POINTER", "x: the point is required")
+    xp, xbuf = init_buffer(x, c_.dtype, "x")
+    desc = ffi.new("pscan_polyval_desc *", [tid, SCAN_REVERSE if reverse else 0, ALGO_AUTO, xp])
+    ctx, lock = _context.get(c_.device, c_.stream)
+    with lock:
+        check(lib.pscan_polyval(ctx, desc, c_.ptr, y.ptr, n, ffi.NULL, 0), "pscan_polyval")
     return out if out is not None else y.obj

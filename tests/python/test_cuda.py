@@ -371,6 +371,11 @@ def test_recurrences_on_device():
                 a2, b2, c2 = exact_second_order(n, dtype, rng)
                 got = pscan.recurrence2(dev(a2), dev(b2), dev(c2), y1=1.0)
                 np.testing.assert_array_equal(back(got), ref_recurrence2(a2, b2, c2, 1.0).astype(dtype))
+                c = rng.integers(-8, 9, n).astype(dtype)  # Horner's rule at x = -1: exact in any grouping
+                for reverse in (False, True):
+                    got = pscan.polyval(dev(c), -1.0, reverse=reverse)
+                    want = ref_recurrence(np.full(n, -1.0), c, 0.0, reverse).astype(dtype)
+                    np.testing.assert_array_equal(back(got), want)
 
 
 @pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch (a device)")

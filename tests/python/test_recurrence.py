@@ -145,3 +145,57 @@ def test_recurrence_bad_inputs():
     assert pscan.recurrence(np.zeros(0), np.zeros(0)).size == 0
     assert pscan.recurrence(np.float32(0.5) * np.ones(3, np.float32), np.ones(3, np.float32),
                             y0=np.float32(0.1)).dtype == np.float32
+
+
+# ---- polyval: Horner's rule as the recurrence y = x y + c ------------------------------------------------------
+def ref_polyval(c, x, reverse=False):
+    """Every Horner prefix, serially, in float64 (reverse: the coefficients lowest degree first)."""
+    return ref_recurrence(np.full(c.size, float(x)), c, 0.0, reverse)
+
+
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_polyval_exact(dtype):
+    """x in {-1, 0, 1} with small integer coefficients at every size, and x = 2 or 0.5 where every prefix is a
+    dyadic number the dtype holds exactly (degree 20): every grouping gives the same bits."""
+    rng = np.random.default_rng(79)
+    for n in SIZES + [21]:
+        c = rng.integers(-8, 9, n).astype(dtype)
+        for x in ((-1, 0, 1, 2, 0.5) if n <= 21 else (-1, 0, 1)):
+            for reverse in (False, True):
+                got = pscan.polyval(c, x, reverse=reverse)
+                assert got.dtype == dtype and got.shape == (n,)
+                np.testing.assert_array_equal(got, ref_polyval(c, x, reverse).astype(dtype))
+
+
+def test_polyval_numpy_examples_inplace():
+    c = np.array([1.0, 2.0, 3.0])
+    assert pscan.polyval(c, 2.0).tolist() == [1, 4, 11]
+    assert pscan.polyval(c, 2.0, reverse=True).tolist() == [17, 8, 3]
+    rng = np.random.default_rng(83)
+    c = rng.uniform(-1, 1, 4097)
+    got = pscan.polyval(c, 0.75)
+    assert got[-1] == pytest.approx(np.polyval(c, 0.75), rel=1e-12, abs=1e-12)
+    back = pscan.polyval(c, -0.75, reverse=True)
+    assert back[0] == pytest.approx(np.polynomial.polynomial.polyval(-0.75, c), rel=1e-12, abs=1e-12)
+    c32 = rng.integers(-8, 9, 1000).astype(np.float32)
+    want = ref_polyval(c32, -1).astype(np.float32)
+    assert pscan.polyval(c32, np.float32(-1), out=c32) is c32  # in place
+    np.testing.assert_array_equal(c32, want)
+
+
+def test_polyval_bad_inputs():
+    c = np.ones(4)
+    y = np.full(4, -9.0)
+    cases = [
+        (lambda: pscan.polyval(c.astype(np.int64), 2), "PSCAN_ERROR_UNSUPPORTED_TYPE", TypeError),
+        (lambda: pscan.polyval(c.astype(np.float32), 0.1), "PSCAN_ERROR_INVALID_VALUE", ValueError),
+        (lambda: pscan.polyval(c, None, out=y), "PSCAN_ERROR_NULL_POINTER", ValueError),
+        (lambda: pscan.polyval(c, 2.0, out=np.zeros(5)), "PSCAN_ERROR_INVALID_VALUE", ValueError),
+        (lambda: pscan.polyval(c, 2.0, out=y.astype(np.float32)), "PSCAN_ERROR_INVALID_VALUE", TypeError),
+    ]
+    for fn, status, cls in cases:
+        with pytest.raises(cls) as e:
+            fn()
+        assert e.value.status == status
+    assert y.tolist() == [-9.0] * 4
+    assert pscan.polyval(np.zeros(0), 1.0).size == 0
