@@ -3,7 +3,8 @@
 # examples (docs/cli.md), random raw f32 and f64 files of the first and second order, forward and reverse, with
 # and without initial values, on every backend the tool finds (AUTO: CUDA on a GPU machine), .npy in and out, and
 # refusals (an integer type, inputs of different lengths, --init2 in the first order, too few files) with a
-# non-zero exit and no output.
+# non-zero exit and no output. --at X (Horner's rule, pscan_polyval): the worked examples, random coefficients
+# of both types and directions against python3's Horner loop, and its refusals.
 #   bash test_cli_recur.sh PATH/TO/pscan
 # Prints "test_cli_recur: P passed, F failed"; exits 1 on any failure.
 set -uo pipefail
@@ -122,6 +123,43 @@ print(" ".join(str(x) for x in struct.unpack(f"<{len(body) // 8}d", body)))
 PY
 )"
 
+# ---- --at X: Horner's rule ---------------------------------------------------------------------------------
+printf '1 2 3' >"$WORK/poly.txt"
+expect "Horner" "1 4 11" "$("$PSCAN" recur "$WORK/poly.txt" - --at 2 --format text --type f64 2>"$WORK/err" | words)"
+grep -q "pscan recur: 3 f64 coefficients, Horner's rule at 2" "$WORK/err" && ok || fail "--at summary: $(cat "$WORK/err")"
+expect "Horner reverse" "17 8 3" "$("$PSCAN" recur "$WORK/poly.txt" - --at 2 --reverse --format text --type f32 \
+  2>/dev/null | words)"
+# random coefficients in [-1, 1) at |x| < 1: every Horner prefix within 1e-4 (f32) or 1e-10 (f64) of the loop
+cat >"$WORK/horner.py" <<'PY'
+import struct, sys
+c_path, t, x, reverse, out = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4] == "1", sys.argv[5]
+f = "f" if t == "f32" else "d"
+def load(p):
+    data = open(p, "rb").read()
+    return struct.unpack(f"<{len(data) // struct.calcsize(f)}{f}", data)
+c, got = load(c_path), load(out)
+if len(got) != len(c): sys.exit(f"{len(got)} elements, expected {len(c)}")
+x = struct.unpack(f"<{f}", struct.pack(f"<{f}", x))[0]  # the point as the type holds it
+tol = 1e-4 if t == "f32" else 1e-10
+v = 0.0
+for k in range(len(c)):
+    i = len(c) - 1 - k if reverse else k
+    v = x * v + c[i]
+    if abs(got[i] - v) > tol * (1 + abs(v)): sys.exit(f"element {i}: {got[i]} against {v}")
+PY
+for t in f32 f64; do
+  for reverse in 0 1; do
+    opts=(--type "$t" --at -0.8125)
+    [[ $reverse == 1 ]] && opts+=(--reverse)
+    name="recur --at $t reverse $reverse"
+    if "$PSCAN" recur "$WORK/c.$t.bin" "$WORK/y.bin" "${opts[@]}" --quiet 2>"$WORK/err"; then
+      python3 "$WORK/horner.py" "$WORK/c.$t.bin" $t -0.8125 $reverse "$WORK/y.bin" && ok || fail "$name: differs from python3"
+    else
+      fail "$name: exit $? ($(cat "$WORK/err"))"
+    fi
+  done
+done
+
 # ---- refusals: a message, a non-zero exit, no output left behind ------------------------------------------
 refuse() { # name expected-exit args...
   local name=$1 want=$2
@@ -141,6 +179,10 @@ refuse "a bad --init" 2 recur "$WORK/a.f32.bin" "$WORK/b.f32.bin" "$WORK/refused
 head -c 4000 "$WORK/b.f32.bin" >"$WORK/short.bin"
 refuse "inputs of different lengths" 1 recur "$WORK/a.f32.bin" "$WORK/short.bin" "$WORK/refused.bin" --type f32
 refuse "a missing input" 1 recur "$WORK/a.f32.bin" "$WORK/nope.bin" "$WORK/refused.bin" --type f32
+refuse "--at with two inputs" 2 recur "$WORK/a.f32.bin" "$WORK/b.f32.bin" "$WORK/refused.bin" --type f32 --at 2
+refuse "--at with --init" 2 recur "$WORK/c.f32.bin" "$WORK/refused.bin" --type f32 --at 2 --init 1
+refuse "--at on i32" 2 recur "$WORK/c.f32.bin" "$WORK/refused.bin" --type i32 --at 2
+refuse "a bad --at" 2 recur "$WORK/c.f32.bin" "$WORK/refused.bin" --type f32 --at x
 
 echo "test_cli_recur: $passed passed, $failed failed"
 [[ $failed == 0 ]]

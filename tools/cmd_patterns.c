@@ -33,6 +33,7 @@ static const char patterns_usage[] =
     "       pscan segscan IN OUT [--type T] [--op OP] (--offsets OFFSETS | --flags FLAGS) [--exclusive] [--reverse]\n"
     "                            [--init V]\n"
     "       pscan recur A B [C] OUT [--type f32|f64] [--order 1|2] [--reverse] [--init Y1] [--init2 Y2]\n"
+    "       pscan recur C OUT --at X [--type f32|f64] [--reverse]\n"
     "   common: [--format F | --in-format F --out-format F] [--backend B] [--algo A] [--quiet]\n"
     "\n"
     "reduce   prints init (+) IN[0] (+) ... (+) IN[n-1] on stdout (--op sum product min max and or xor).\n"
@@ -60,6 +61,9 @@ static const char patterns_usage[] =
     "recur    the linear recurrence OUT[i] = A[i] OUT[i-1] + B[i] from --init Y1 (default 0), or with C (the\n"
     "         second order) OUT[i] = A[i] OUT[i-1] + B[i] OUT[i-2] + C[i] from Y1 = OUT[-1], Y2 = OUT[-2];\n"
     "         --reverse runs from the end (OUT[i+1], OUT[i+2]). A, B and C have the same length and type.\n"
+    "         --at X: Horner's rule, OUT[i] = X OUT[i-1] + C[i] from 0 (pscan_polyval): C holds a polynomial's\n"
+    "         coefficients, highest degree first, OUT every Horner prefix, its last element the value at X;\n"
+    "         with --reverse, lowest degree first, and the value is OUT[0].\n"
     "sort, rle, segscan and recur report a summary on stderr, unless --quiet.\n"
     "Example: printf '3 1 7 0 4 1 6 3' | pscan compact - - --format text --type i32 --keep '>2'\n"
     "         -> 3 7 4 6 3, one per line\n";
@@ -81,6 +85,7 @@ typedef struct patterns_options {
     int descending, exclusive, reverse;
     int decode;             /* rle --decode: VALUES LENGTHS OUT */
     const char *init2_text; /* recur */
+    const char *at_text;    /* recur --at X: Horner's rule (pscan_polyval) of C OUT */
     uint64_t order;         /* recur: 0 (from the number of inputs), 1 or 2 */
 } patterns_options;
 
@@ -148,6 +153,9 @@ static int parse_options(int argc, char **argv, patterns_options *o) {
         } else if (recur && (m = ps_cli_option(argc, argv, &i, "--init2", &v)) != 0) {
             r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
             o->init2_text = v;
+        } else if (recur && (m = ps_cli_option(argc, argv, &i, "--at", &v)) != 0) {
+            r = m < 0 ? PS_CLI_USAGE : PS_CLI_OK;
+            o->at_text = v;
         } else if (recur && (m = ps_cli_option(argc, argv, &i, "--order", &v)) != 0) {
             r = m < 0 ? PS_CLI_USAGE : ps_cli_parse_uint(v, "--order", 1, 2, &o->order);
         } else if ((segscan || recur) && strcmp(argv[i], "--reverse") == 0) {
@@ -201,12 +209,19 @@ static int parse_options(int argc, char **argv, patterns_options *o) {
         }
         if (r != PS_CLI_OK) return r;
     }
-    if (recur && (o->positional < 3 || (o->order && (uint64_t)o->positional != o->order + 2))) {
+    if (recur && o->at_text) {
+        if (o->positional != 2 || o->init_text || o->init2_text || o->order) {
+            ps_cli_error("recur --at X: needs C OUT and takes no --init, --init2 or --order (pscan recur --help)");
+            return PS_CLI_USAGE;
+        }
+    } else if (recur && (o->positional < 3 || (o->order && (uint64_t)o->positional != o->order + 2))) {
         ps_cli_error("recur: needs A B OUT (first order) or A B C OUT (second order)%s (pscan recur --help)",
                      o->order ? ", as --order says" : "");
         return PS_CLI_USAGE;
     }
-    if (recur) {
+    if (recur && o->at_text) {
+        o->order = 0; /* Horner's rule: run_recur's own branch */
+    } else if (recur) {
         o->order = (uint64_t)o->positional - 2;
         if (o->init2_text && o->order == 1) {
             ps_cli_error("recur: --init2 is the second order's y[-2] (give A B C OUT)");
@@ -805,6 +820,37 @@ static int run_segscan(patterns_options *o, device *d, const void *in, uint64_t 
 
 /* ---- recur ------------------------------------------------------------------------------------------- */
 
+/* --at X: C is already read (in, n elements); OUT gets every Horner prefix at X (pscan_polyval). */
+static int run_polyval(patterns_options *o, device *d, const void *c, uint64_t n) {
+    const pscan_type type = o->in.type;
+    const size_t esize = pscan_type_size(type);
+    unsigned char x[8];
+    char message[PS_IO_ERROR_MAX];
+    if (ps_io_number_parse(o->at_text, strlen(o->at_text), type, x, message, sizeof message)) {
+        ps_cli_error("recur: --at %s", message);
+        return PS_CLI_USAGE;
+    }
+    void *d_c = NULL;
+    unsigned char *host = NULL;
+    int r = device_buffer(d, (size_t)n * esize, c, &d_c);
+    if (r == PS_CLI_OK) {
+        pscan_polyval_desc desc = {type, o->reverse ? PSCAN_SCAN_REVERSE : 0u, o->algo, x};
+        const pscan_status s = pscan_polyval(d->ctx, &desc, d_c, d_c, n, NULL, 0); /* in place */
+        if (s != PSCAN_SUCCESS) r = call_error(d, "recur", s);
+    }
+    if (r == PS_CLI_OK && !(host = (unsigned char *)malloc((size_t)n * esize + 1))) {
+        ps_cli_error("out of memory");
+        r = PS_CLI_FAILURE;
+    }
+    if (r == PS_CLI_OK) r = device_download(d, host, d_c, (size_t)n * esize);
+    if (r == PS_CLI_OK) r = write_all(o->paths[1], o->out_format, o->in.in_format, type, host, n);
+    if (r == PS_CLI_OK && !o->quiet)
+        fprintf(stderr, "pscan recur: %" PRIu64 " %s coefficients, Horner's rule at %s%s\n", n, pscan_type_name(type),
+                o->at_text, o->reverse ? ", lowest degree first" : "");
+    free(host);
+    return r;
+}
+
 /* A is already read (in, n elements); B (and C) are read here with A's type and length. */
 static int run_recur(patterns_options *o, device *d, const void *a, uint64_t n) {
     const pscan_type type = o->in.type;
@@ -814,6 +860,7 @@ static int run_recur(patterns_options *o, device *d, const void *a, uint64_t n) 
         ps_cli_error("recur: --type must be f32 or f64, not %s", pscan_type_name(type));
         return PS_CLI_USAGE;
     }
+    if (o->at_text) return run_polyval(o, d, a, n);
     unsigned char init[2][8];
     const char *texts[2] = {o->init_text, o->init2_text};
     for (int k = 0; k < 2; k++) {
