@@ -260,6 +260,23 @@ def empty(like: Array, shape: Tuple[int, ...], dtype: np.dtype) -> Array:
     return a
 
 
+def arange(like: Array, n: int, dtype: np.dtype) -> Array:
+    """0, 1, ..., n - 1 in a new 1-d array of the same library and device as like, made on its current stream."""
+    out = empty(like, (n,), dtype)
+    if out.kind == "numpy":
+        out.obj[...] = np.arange(n, dtype=dtype)
+    elif out.kind == "torch":
+        import torch
+
+        torch.arange(n, out=out.obj)
+    else:
+        import cupy
+
+        with cupy.cuda.Device(out.device):
+            out.obj[...] = cupy.arange(n, dtype=dtype)
+    return out
+
+
 def astype(a: Array, dtype: np.dtype) -> Array:
     """A converted copy of a (numpy's casting rules; torch and CuPy their own), on a's stream."""
     a = as_library_array(a)

@@ -102,6 +102,27 @@ def sort(keys: ArrayLike, values: Any = None, descending: bool = False, begin_bi
     return o.obj if vo is None else (o.obj, vo.obj)
 
 
+def argsort(keys: ArrayLike, descending: bool = False, begin_bit: int = 0, end_bit: int = 0, *,
+            out: Any = None) -> Any:
+    """The indices that sort keys (flattened), stably, as ``numpy.argsort(keys, axis=None, kind="stable")``:
+    int64, of keys' array library and device. descending, begin_bit and end_bit as for sort (descending is the
+    exact reverse order with equal keys still in input order, which numpy's argsort()[::-1] is not). out: a 1-d
+    int64 array of keys' size to write into. It is sort with the payload 0, 1, ..., n - 1.
+
+    Example::
+
+        >>> pscan.argsort(numpy.array([3, 1, 7, 0, 4, 1, 6, 3]))
+        array([3, 1, 5, 0, 7, 4, 6, 2])
+    """
+    a = A.adapt(keys, "keys")
+    if out is not None:
+        A.check_out(out, a, (a.size,), np.dtype(np.int64))
+    index = A.arange(a, a.size, np.dtype(np.int64))
+    _, order = sort(keys, values=index.obj, descending=descending, begin_bit=begin_bit, end_bit=end_bit,
+                    values_out=out)
+    return order
+
+
 # ---- histogram -----------------------------------------------------------------------------------------------
 def _bounds(lo: Any, hi: Any, dt: np.dtype):
     """The host buffers of range=(lo, hi): int64 for signed samples, uint64 for unsigned ones (exact), and

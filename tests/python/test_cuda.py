@@ -244,6 +244,9 @@ def test_prims_on_device(dtype):
             order = ref_sort_order(x, True)
             assert_same(back(k), x[order])
             assert_same(back(v), order.astype(np.int32))
+            got = pscan.argsort(d, descending=True)
+            assert type(got) is type(d) and got.device == d.device
+            assert_same(back(got), order.astype(np.int64))
             lo, hi = (-8, 9) if dtype.kind == "f" else (0, 100)
             counts, _ = pscan.histogram(d, 17, range=(lo, hi), count_dtype=np.int64)
             assert_same(back(counts), ref_hist_range(x, 17, lo, hi).astype(np.int64))

@@ -89,6 +89,42 @@ def test_sort_out_and_2d():
     assert x.tolist() == [[3, 1], [7, 0]]  # the input is left as it was
 
 
+@pytest.mark.parametrize("dtype", [np.dtype(t) for t in ("u1", "i2", "i4", "u8", "f4", "f8")], ids=str)
+def test_argsort(dtype):
+    """numpy's stable argsort at awkward sizes, descending as the stable reverse order, a bit range, out=."""
+    for n in SIZES:
+        x = data(n, dtype)
+        got = pscan.argsort(x)
+        assert got.dtype == np.int64 and got.shape == (n,)
+        assert_same(got, np.argsort(x, kind="stable"))
+        assert_same(pscan.argsort(x, descending=True), ref_sort_order(x, True).astype(np.int64))
+    x = data(10000, dtype)
+    bits = 8 * dtype.itemsize
+    assert_same(pscan.argsort(x, begin_bit=bits // 2, end_bit=bits),
+                ref_sort_order(x, False, bits // 2, bits).astype(np.int64))
+    out = np.full(x.size, -1, np.int64)
+    assert pscan.argsort(x.reshape(100, 100), out=out) is out  # flattened, as numpy's axis=None
+    assert_same(out, np.argsort(x, kind="stable"))
+
+
+def test_argsort_bad_inputs():
+    x = np.array([3, 1, 2], np.int32)
+    for bad, status, cls in ((np.zeros(3, np.int32), "PSCAN_ERROR_INVALID_VALUE", TypeError),
+                             (np.zeros(4, np.int64), "PSCAN_ERROR_INVALID_VALUE", ValueError)):
+        with pytest.raises(cls) as e:
+            pscan.argsort(x, out=bad)
+        assert status_of(e) == status
+        assert (bad == 0).all()
+    out = np.full(3, -9, np.int64)
+    with pytest.raises(ValueError) as e:
+        pscan.argsort(x, begin_bit=8, end_bit=8, out=out)
+    assert status_of(e) == "PSCAN_ERROR_INVALID_VALUE"
+    with pytest.raises(pscan.PscanTypeError) as e:
+        pscan.argsort(np.zeros(3, np.float16), out=out)
+    assert status_of(e) == "PSCAN_ERROR_UNSUPPORTED_TYPE"
+    assert out.tolist() == [-9] * 3
+
+
 def test_sort_bad_inputs():
     x = np.array([3, 1, 2], np.int32)
     out = np.full(3, -9, np.int32)
