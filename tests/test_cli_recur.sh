@@ -2,7 +2,7 @@
 # test_cli_recur.sh - `pscan recur` on files, against a python3 serial loop in double precision: the worked
 # examples (docs/cli.md), random raw f32 and f64 files of the first and second order, forward and reverse, with
 # and without initial values, on every backend the tool finds (AUTO: CUDA on a GPU machine), .npy in and out, and
-# refusals (an integer type, inputs of different lengths, --init2 in the first order, too few files) with a
+# OpenCL where the tool has a device, refusals (an integer type, inputs of different lengths, --init2 in the first order, too few files) with a
 # non-zero exit and no output. --at X (Horner's rule, pscan_polyval): the worked examples, random coefficients
 # of both types and directions against python3's Horner loop, and its refusals.
 #   bash test_cli_recur.sh PATH/TO/pscan
@@ -97,6 +97,15 @@ for t in f32 f64; do
     done
   done
 done
+# OpenCL, where the tool has a device (PoCL in CI): both orders and Horner's rule against the same loops
+if "$PSCAN" info 2>/dev/null | grep -q "^opencl: compiled in, device"; then
+  "$PSCAN" recur "$WORK/a.f32.bin" "$WORK/b.f32.bin" "$WORK/c.f32.bin" "$WORK/y.bin" --type f32 --reverse --init 0.75 \
+    --init2 -0.5 --backend opencl --quiet && python3 "$WORK/check.py" "$WORK" f32 2 1 0.75 -0.5 "$WORK/y.bin" && ok ||
+    fail "recur f32 order 2 reverse on OpenCL"
+  "$PSCAN" recur "$WORK/a.f64.bin" "$WORK/b.f64.bin" "$WORK/y.bin" --type f64 --backend opencl --quiet &&
+    python3 "$WORK/check.py" "$WORK" f64 1 0 0 0 "$WORK/y.bin" && ok || fail "recur f64 order 1 on OpenCL"
+  OPENCL_HORNER=1
+fi
 # the CPU backend's threaded path and the serial one give the same answer within the tolerance too
 "$PSCAN" recur "$WORK/a.f64.bin" "$WORK/b.f64.bin" "$WORK/y.bin" --type f64 --backend cpu --algo threads --quiet &&
   python3 "$WORK/check.py" "$WORK" f64 1 0 0 0 "$WORK/y.bin" && ok || fail "recur f64 cpu threads"
@@ -159,6 +168,11 @@ for t in f32 f64; do
     fi
   done
 done
+
+if [[ ${OPENCL_HORNER:-0} == 1 ]]; then
+  "$PSCAN" recur "$WORK/c.f64.bin" "$WORK/y.bin" --type f64 --at -0.8125 --reverse --backend opencl --quiet &&
+    python3 "$WORK/horner.py" "$WORK/c.f64.bin" f64 -0.8125 1 "$WORK/y.bin" && ok || fail "recur --at on OpenCL"
+fi
 
 # ---- refusals: a message, a non-zero exit, no output left behind ------------------------------------------
 refuse() { # name expected-exit args...

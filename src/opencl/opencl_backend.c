@@ -35,6 +35,9 @@ static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
     [PS_CL_SELECT_SCATTER] = "ps_select_scatter",
     [PS_CL_EXPAND_COUNT] = "ps_expand_count",
     [PS_CL_EXPAND_FILL] = "ps_expand_fill",
+    [PS_CL_RECUR_TILES] = "ps_recur_tiles",
+    [PS_CL_RECUR_SPINE] = "ps_recur_spine",
+    [PS_CL_RECUR_APPLY] = "ps_recur_apply",
 };
 
 /* Work-group size of every kernel: 256 where the device allows it (a power of two either way). */
@@ -110,10 +113,12 @@ static pscan_status program_build(pscan_context *ctx, pscan_type in_type, pscan_
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DPS_T=%s -DPS_IN=%s -DPS_U=%s -DPS_BITS=%s -DPS_T_BYTES=%zu -D%s -DPS_LOWEST=%s "
              "-DPS_HIGHEST=%s -DPS_WG=%zu -DPS_ITEMS=%u -DPS_DLB_SPIN_LIMIT=%u -DPS_DLB_STALL_TILE=%ld "
-             "-DPS_DLB_WINDOW=%u%s",
+             "-DPS_DLB_WINDOW=%u%s%s",
              ti->t, type_info[in_type].t, ti->u, ti->bits, bytes, op_macro[op], ti->lowest, ti->highest, st->wg,
              ps_cl_items(bytes), st->dlb_spin_limit, st->dlb_stall_tile, st->dlb_window,
-             type == PSCAN_TYPE_F64 ? " -DPS_FP64" : "");
+             type == PSCAN_TYPE_F64 ? " -DPS_FP64" : "",
+             /* the recurrences' kernels (pattern_recurrence.cl) exist in the floating types' programs */
+             type == PSCAN_TYPE_F32 || type == PSCAN_TYPE_F64 ? " -DPS_REAL" : "");
 
     cl_int err = CL_SUCCESS;
     const cl_uint sources = in_type == type ? (cl_uint)ps_opencl_source_count : PS_CL_SCAN_SOURCES;
@@ -212,7 +217,7 @@ static pscan_status cl_choose_algo(const pscan_context *ctx, ps_request *call) {
     }
 }
 
-/* The scan here; reduce, select, partition and expand in opencl_patterns.c, which refuses the other
+/* The scan here; reduce, select, partition, expand and the recurrences in opencl_patterns.c, which refuses the other
  * primitives with PSCAN_ERROR_UNSUPPORTED_ALGORITHM (docs/opencl.md). */
 static pscan_status cl_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes) {
     *temp_bytes = 0;

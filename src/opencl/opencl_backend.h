@@ -26,6 +26,9 @@ typedef enum ps_cl_kernel_id {
     PS_CL_SELECT_SCATTER,
     PS_CL_EXPAND_COUNT,
     PS_CL_EXPAND_FILL,
+    PS_CL_RECUR_TILES, /* f32 and f64 sum programs only (PS_REAL) */
+    PS_CL_RECUR_SPINE,
+    PS_CL_RECUR_APPLY,
     PS_CL_KERNEL_COUNT
 } ps_cl_kernel_id;
 

@@ -1,15 +1,16 @@
 /*
- * opencl_patterns.c - reduce, select, partition and expand on OpenCL: sizes, temporary storage and launches of
- * the kernels in kernels/pattern_*.cl.
+ * opencl_patterns.c - reduce, select, partition, expand and the linear recurrences on OpenCL: sizes, temporary
+ * storage and launches of the kernels in kernels/pattern_*.cl.
  *
- * One design for all four, three passes over fixed tiles, none waiting on another work-group (so it runs as
+ * One design for all five, three passes over fixed tiles, none waiting on another work-group (so it runs as
  * well on PoCL's CPU devices as on GPUs):
  *   upsweep    one value per tile into temp: its reduction (reduce), its kept items (select, partition), the
- *              sum of its counts (expand)
+ *              sum of its counts (expand), its elements' affine maps composed (recurrence)
  *   spine      one work-group walks the tile values in order: reduce folds them into init and writes the
- *              result; the others scan them into each tile's first output slot and write the total to the
- *              caller's count (kernels/pattern_common.cl)
- *   downsweep  each tile again, from its slot: scatter the kept (and rejected) items, fill the expanded slots
+ *              result; the recurrence applies them to the initial state; the others scan them into each
+ *              tile's first output slot and write the total to the caller's count (kernels/pattern_common.cl)
+ *   downsweep  each tile again, from its slot (or state): scatter the kept (and rejected) items, fill the
+ *              expanded slots, step the recurrence
  * The tiles, and every tree inside a work-group, depend only on n and the work-group size: float reductions
  * give the same bits on every run of a device. Every combine joins an earlier range with the later one next to
  * it, so no operator is assumed commutative. The algorithm is PSCAN_ALGO_REDUCE_THEN_SCAN (what AUTO picks);
@@ -213,6 +214,53 @@ static pscan_status expand_run(pscan_context *ctx, const ps_request *req) {
     return ps_cl_launch(ctx, fill, fill_args, 10, groups_for(tiles));
 }
 
+/* ---- linear recurrences (pscan_recurrence, pscan_recurrence2, pscan_polyval) ----------------------------- */
+
+/* temp: each tile's composed map (6 elements), then the state entering it (2). */
+static pscan_status recurrence_plan(const pscan_context *ctx, const ps_request *req, size_t *bytes) {
+    *bytes = (size_t)ceil_div(req->n, tile_of(ctx, req->elem_bytes)) * 8 * req->elem_bytes;
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status recurrence_run(pscan_context *ctx, const ps_request *req) {
+    const uint64_t tiles = ceil_div(req->n, tile_of(ctx, req->elem_bytes)), bytes = req->n * req->elem_bytes;
+    const buffer_need needs[] = {
+        {req->in, bytes, PSCAN_ERROR_TOO_LARGE}, /* NULL for Horner's rule: every a is req->operand */
+        {req->in2, bytes, PSCAN_ERROR_TOO_LARGE},
+        {req->order == 2 ? req->in3 : NULL, bytes, PSCAN_ERROR_TOO_LARGE},
+        {req->out, bytes, PSCAN_ERROR_TOO_LARGE},
+        {req->temp, tiles * 8 * req->elem_bytes, PSCAN_ERROR_TEMP_TOO_SMALL},
+    };
+    cl_kernel up = NULL, spine = NULL, apply = NULL;
+    pscan_status s = buffers_hold(ctx, needs, 5);
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, PSCAN_OP_SUM, PS_CL_RECUR_TILES, &up);
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, PSCAN_OP_SUM, PS_CL_RECUR_SPINE, &spine);
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, PSCAN_OP_SUM, PS_CL_RECUR_APPLY, &apply);
+    if (s != PSCAN_SUCCESS) return s;
+
+    /* the maps, then the states, in one temp buffer (the kernels take the states' element offset) */
+    cl_mem a = (cl_mem)req->in, b = (cl_mem)req->in2, c = (cl_mem)req->in3, y = (cl_mem)req->out;
+    cl_mem maps = (cl_mem)req->temp;
+    cl_int use_a = req->in != NULL, reverse = req->reverse, order = req->order;
+    cl_ulong n = req->n, tiles_arg = tiles, states_at = tiles * 6;
+    const ps_cl_arg a_const = {req->elem_bytes, req->operand.bytes};
+    const ps_cl_arg y1 = {req->elem_bytes, req->init.bytes}, y2 = {req->elem_bytes, req->init2.bytes};
+    if (req->order != 2) c = NULL;
+
+    /* ---- upsweep: each tile's map ---- */
+    ps_cl_arg up_args[] = {PS_CL_ARG(a), PS_CL_ARG(use_a), a_const,          PS_CL_ARG(b),
+                           PS_CL_ARG(c), PS_CL_ARG(n),     PS_CL_ARG(reverse), PS_CL_ARG(order), PS_CL_ARG(maps)};
+    s = ps_cl_launch(ctx, up, up_args, 9, groups_for(tiles));
+    /* ---- spine: the state entering each tile ---- */
+    ps_cl_arg spine_args[] = {PS_CL_ARG(maps), PS_CL_ARG(tiles_arg), y1, y2, PS_CL_ARG(order), PS_CL_ARG(states_at)};
+    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, spine, spine_args, 6, 1);
+    /* ---- downsweep: y ---- */
+    ps_cl_arg apply_args[] = {PS_CL_ARG(a), PS_CL_ARG(use_a),   a_const,          PS_CL_ARG(b),    PS_CL_ARG(c), PS_CL_ARG(n),
+                              PS_CL_ARG(reverse), PS_CL_ARG(order), PS_CL_ARG(maps), PS_CL_ARG(states_at), PS_CL_ARG(y)};
+    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, apply, apply_args, 11, groups_for(tiles));
+    return s;
+}
+
 /* ---- the primitives this file runs ---------------------------------------------------------------------- */
 
 typedef struct cl_pattern {
@@ -226,6 +274,7 @@ static const cl_pattern patterns[PS_PRIM_COUNT] = {
     [PS_PRIM_SELECT] = {select_plan, select_run},
     [PS_PRIM_PARTITION] = {select_plan, select_run},
     [PS_PRIM_EXPAND] = {expand_plan, expand_run},
+    [PS_PRIM_RECURRENCE] = {recurrence_plan, recurrence_run},
 };
 
 pscan_status ps_cl_pattern_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes) {
