@@ -125,6 +125,12 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_FUSED
 #define PS_SORT_FUSED 0
 #endif
+/* Tuning only (tools/tune/tune_sort.cu): 1 skips the passes' look-back (every tile takes prefix 0), so a harness
+ * built with it times a pass without waiting on its predecessors: what the look-back costs. Every store stays in
+ * bounds (a tile's keys of digit d land in d's range), but the result is not sorted (tune_sort: MISMATCH). */
+#ifndef PS_SORT_CONTROL
+#define PS_SORT_CONTROL 0
+#endif
 /* The digit passes' tile and occupancy, per case (ps_sort_pass_policy below): threads, keys per thread and
  * blocks per SM. Defining any of these with -D overrides it for every case (tools/tune/variants.sh sweeps them):
  * PS_SORT_PASS_THREADS (a multiple of 32, at least 256: threads past the 256th own no digit), PS_SORT_PASS_ITEMS
@@ -558,7 +564,8 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pa
 
         /* ---- look-back: the keys of digit d in earlier tiles; the digit's first slot in the output (the block
          * scan's barriers also end the rank's use of the staging buffer) ---- */
-        const uint32_t prefix = digit_thread ? ps_sort_look_back(p.status, p.tag, p.tiles, tile, count) : 0u;
+        const uint32_t prefix =
+            digit_thread && !PS_SORT_CONTROL ? ps_sort_look_back(p.status, p.tag, p.tiles, tile, count) : 0u;
         uint32_t ignored;
         const uint32_t digit_start =
             ps_sort_block_exclusive<Rank::WARPS>(digit_thread ? p.counts[d] : 0u, rs.warp_totals, &ignored);
