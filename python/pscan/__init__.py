@@ -11,7 +11,7 @@ Example::
     >>> pscan.scan(numpy.array([3, 1, 7, 0, 4, 1, 6, 3]), exclusive=True)
     array([ 0,  3,  4, 11, 11, 15, 16, 22])
 """
-from ._api import compact, partition, reduce, reduce_host, scan, scan_host, select, select_host
+from ._api import compact, cumprod, cumsum, partition, reduce, reduce_host, scan, scan_host, select, select_host
 from ._prims import argsort, expand, histogram, run_length_encode, segmented_scan, sort
 from ._bykey import reduce_by_key, scan_by_key
 from ._recurrence import polyval, recurrence, recurrence2
@@ -30,7 +30,7 @@ from ._arrays import _TYPE_OF as _types  # noqa: E402
 
 DTYPES = tuple(_types)
 
-__all__ = ["scan", "reduce", "select", "compact", "partition", "sort", "argsort", "histogram", "segmented_scan",
+__all__ = ["scan", "cumsum", "cumprod", "reduce", "select", "compact", "partition", "sort", "argsort", "histogram", "segmented_scan",
            "run_length_encode", "expand", "scan_by_key", "reduce_by_key", "recurrence", "recurrence2", "polyval", "Operator",
            "scan_host", "reduce_host", "select_host", "PscanError", "PscanTypeError", "PscanValueError",
            "PscanRuntimeError", "clear_cache", "set_cpu_threads", "device_name", "HAVE_CUDA", "OPS", "PREDICATES",

@@ -75,7 +75,8 @@ _WIDENED = _widened_dtypes()
 def _widens(a: A.Array, dt: np.dtype, op: str, ax: Optional[int]) -> bool:
     """Whether a scan of a into dt is PSCAN_SCAN_WIDEN (no copy: the load converts): a sum or product of one row
     (the batched rows go through the segmented scan, which reads one type) into the 64-bit type of a's kind."""
-    if op not in ("sum", "product") or dt == a.dtype or _WIDENED.get(a.dtype) != dt:
+    wide = _WIDENED.get(a.dtype)  # None for a dtype pscan has not (bool): and numpy says None == float64
+    if op not in ("sum", "product") or dt == a.dtype or wide is None or wide != dt:
         return False
     return ax is None or _rows(a.shape, ax)[0] == 1
 
@@ -207,6 +208,44 @@ def scan(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optional[
     A.check_out(out, A.adapt(res), A.adapt(res).shape, dt)
     A.copy_into(out, res)
     return out
+
+
+def _accumulate_dtype(a: A.Array) -> np.dtype:
+    """The dtype the array's own library gives a cumulative sum or product without dtype=: numpy's (and CuPy's)
+    platform integer for small integers and bool (int8/16/32 and bool -> int64, uint8/16/32 -> uint64), torch's
+    int64 for every integer and bool; floats keep theirs."""
+    if a.kind == "torch":
+        return np.dtype(np.int64) if a.dtype.kind in "biu" else a.dtype
+    return np.cumsum(np.zeros(1, a.dtype)).dtype
+
+
+def cumsum(x: ArrayLike, axis: Optional[int] = None, dtype: DTypeLike = None, out: Any = None) -> Any:
+    """numpy.cumsum(x, axis, dtype, out), result dtype included: without dtype, small integers and bool sum into
+    the 64-bit integer as numpy (and CuPy) do, every integer into int64 for a torch tensor as torch.cumsum does.
+    pscan.scan(x, "sum", ...) with that dtype: int8/16/32 and uint8/16/32 widen as they are read (no copy); bool
+    is converted first. Raises what scan raises (float16, for one, is not a pscan type).
+
+    Example::
+
+        >>> pscan.cumsum(numpy.array([3, 1, 7, 0], numpy.int8))
+        array([ 3,  4, 11, 11])
+        >>> pscan.cumsum(numpy.array([[1, 2], [3, 4]]), axis=0)
+        array([[1, 2],
+               [4, 6]])
+    """
+    return scan(x, "sum", axis=axis, dtype=dtype if dtype is not None else _accumulate_dtype(A.adapt(x)), out=out)
+
+
+def cumprod(x: ArrayLike, axis: Optional[int] = None, dtype: DTypeLike = None, out: Any = None) -> Any:
+    """numpy.cumprod(x, axis, dtype, out), result dtype included (as pscan.cumsum says).
+
+    Example::
+
+        >>> pscan.cumprod(numpy.array([1, 2, 3, 4], numpy.uint8))
+        array([ 1,  2,  6, 24], dtype=uint64)
+    """
+    return scan(x, "product", axis=axis, dtype=dtype if dtype is not None else _accumulate_dtype(A.adapt(x)),
+                out=out)
 
 
 def reduce(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optional[int] = None,

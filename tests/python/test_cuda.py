@@ -228,6 +228,22 @@ PRIM_DTYPES = [np.dtype(d) for d in ("int8", "uint8", "int32", "int64", "float32
 
 
 @pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch")
+@pytest.mark.parametrize("dtype", [np.dtype(d) for d in ("bool", "int8", "uint8", "int32", "float32")], ids=str)
+def test_cumsum_dtype_is_the_librarys(dtype):
+    """pscan.cumsum and cumprod give the dtype the array's own library gives (torch: int64 for every integer,
+    CuPy: numpy's rule) and its values."""
+    x = (np.arange(1000) % 3 == 0) if dtype.kind == "b" else data(1000, dtype)
+    small = (np.arange(30) % 2 + 1).astype(dtype)
+    for name, dev, back in _device_cases():
+        for fn, v in ((pscan.cumsum, x), (pscan.cumprod, small)):
+            d = dev(v.astype(dtype))
+            own = d.cumsum(0) if fn is pscan.cumsum else d.cumprod(0)
+            got = fn(d)
+            assert type(got) is type(d) and got.dtype == own.dtype, (name, got.dtype, own.dtype)
+            np.testing.assert_allclose(back(got), back(own), rtol=1e-5)
+
+
+@pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch")
 @pytest.mark.parametrize("dtype", PRIM_DTYPES, ids=str)
 def test_prims_on_device(dtype):
     from test_prims import ref_hist_edges, ref_hist_range, ref_rle, ref_segscan, ref_sort_order, random_offsets

@@ -72,6 +72,9 @@ def test_dtype_keeps_or_widens():
     assert_same(pscan.scan(np.array([True, False, True]), dtype=np.int32), np.array([1, 1, 2], np.int32))
     assert_same(pscan.scan(np.arange(5, dtype=np.int16), dtype="f8"), np.cumsum(np.arange(5), dtype="f8"))
     assert_same(pscan.scan([1, 2, 3]), np.cumsum([1, 2, 3]))  # sequences become numpy arrays
+    # dtypes pscan has not convert first (numpy compares None equal to float64: that once took bool for widening)
+    assert_same(pscan.scan(np.array([True, False, True]), dtype=np.float64), np.array([1.0, 1.0, 2.0]))
+    assert_same(pscan.scan(np.ones(3, np.float16), dtype=np.float64), np.array([1.0, 2.0, 3.0]))
 
 
 WIDENS = {np.int8: np.int64, np.int16: np.int64, np.int32: np.int64, np.uint8: np.uint64, np.uint16: np.uint64,
@@ -109,6 +112,48 @@ def test_widening_falls_back_where_the_flag_does_not_apply():
     assert_same(pscan.scan(x, axis=1, dtype=np.int64), np.cumsum(x, axis=1, dtype=np.int64))
     assert_same(pscan.scan(x, op="max", dtype=np.int64), np.maximum.accumulate(x.ravel().astype(np.int64)))
     assert_same(pscan.scan(x, dtype=np.int32), np.cumsum(x, dtype=np.int32))
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(t) for t in ("?", "i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f4",
+                                                       "f8")], ids=str)
+def test_cumsum_cumprod_are_numpys(dtype, count_calls):
+    """numpy.cumsum and numpy.cumprod, result dtype included, flattened and along each axis, with out=; 32-bit and
+    smaller integers widen as they are read (one pscan_scan call each, no conversion)."""
+    rng = np.random.default_rng(89)
+    x = (rng.integers(0, 2, 4097) if dtype.kind == "b" else data(4097, dtype)).astype(dtype)
+    small = rng.integers(1, 3, 40).astype(dtype)  # products that stay small
+    for fn, ref, v in ((pscan.cumsum, np.cumsum, x), (pscan.cumprod, np.cumprod, small)):
+        got = fn(v)
+        want = ref(v)
+        assert got.dtype == want.dtype
+        if dtype.kind == "f":
+            np.testing.assert_allclose(got, want, rtol=1e-5 if dtype.itemsize == 4 else 1e-12, atol=1e-3)
+        else:
+            assert_same(got, want)
+    m = data(6 * 7, dtype if dtype.kind != "b" else np.dtype("i1")).reshape(6, 7).astype(dtype)
+    for axis in (0, 1, -1):
+        want = np.cumsum(m, axis=axis)
+        got = pscan.cumsum(m, axis=axis)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-6) if dtype.kind == "f" else assert_same(got, want)
+    out = np.empty(m.size, np.float64)
+    assert pscan.cumsum(m, dtype=np.float64, out=out) is out
+    np.testing.assert_allclose(out, np.cumsum(m, dtype=np.float64), rtol=1e-12)
+    if dtype.kind in "iu" and dtype.itemsize < 8:
+        count_calls.clear()
+        pscan.cumsum(x)
+        assert count_calls == {"pscan_scan": 1}  # widened as read: no conversion pass
+
+
+def test_cumsum_bad_inputs():
+    with pytest.raises(pscan.PscanTypeError) as e:
+        pscan.cumsum(np.ones(3, np.float16))  # numpy keeps float16, which pscan has not
+    assert e.value.status == "PSCAN_ERROR_UNSUPPORTED_TYPE"
+    out = np.full(3, -1, np.int32)
+    with pytest.raises(TypeError) as e:
+        pscan.cumsum(np.ones(3, np.int32), out=out)  # numpy's dtype is int64: out must say so
+    assert e.value.status == "PSCAN_ERROR_INVALID_VALUE"
+    assert out.tolist() == [-1] * 3
 
 
 def test_min_max_nan_propagates():
