@@ -608,7 +608,8 @@ pscan_status pscan_histogram_temp_bytes(pscan_context *ctx, const pscan_histogra
  * (PSCAN_ERROR_NULL_POINTER), then lower >= upper or the float bounds above (PSCAN_ERROR_INVALID_VALUE); n too
  * large (PSCAN_ERROR_TOO_LARGE); NULL counts, or NULL samples with n > 0 (PSCAN_ERROR_NULL_POINTER); counts not
  * aligned to its count size (PSCAN_ERROR_INVALID_VALUE); overlap; then the algorithm and temp as for pscan_scan. Integer
- * counts do not depend on the order of the samples, so every backend and algorithm gives the same counts. OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now.
+ * counts do not depend on the order of the samples, so every backend and algorithm gives the same counts (OpenCL:
+ * AUTO or REDUCE_THEN_SCAN, a count pass and a merge pass; docs/opencl.md).
  * Example: samples = [3 1 7 0 4 1 6 3] (i32), lower 0, upper 8 (int64_t), 4 bins -> counts = [3 2 1 2];
  *          the same with edges [0 1 2 4 8] -> counts = [1 2 2 3]. */
 pscan_status pscan_histogram(pscan_context *ctx, const pscan_histogram_desc *desc, const void *samples, uint64_t n,

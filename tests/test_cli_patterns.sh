@@ -181,6 +181,8 @@ for backend in opencl cuda; do
   same "compact f64 unique" compact "$WORK/f64.bin" "$WORK/b.out" --type f64 --keep unique
   same "split f32 flags" split "$WORK/f32.bin" "$WORK/b.out" --type f32 --flags "$WORK/flags.bin"
   same "expand u64 counts" expand "$WORK/counts.bin" "$WORK/b.out" --type u64 --index-type u32
+  same "histogram f32 range" histogram "$WORK/f32.bin" --type f32 --bins 100 --range -3:5 --out "$WORK/b.out"
+  same "histogram i32 range" histogram "$WORK/i32.bin" --type i32 --bins 7 --range -10:12 --out "$WORK/b.out"
 done
 
 # ---- refusals: a message, a non-zero exit, no output left behind ------------------------------------------

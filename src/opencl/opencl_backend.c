@@ -38,6 +38,8 @@ static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
     [PS_CL_RECUR_TILES] = "ps_recur_tiles",
     [PS_CL_RECUR_SPINE] = "ps_recur_spine",
     [PS_CL_RECUR_APPLY] = "ps_recur_apply",
+    [PS_CL_HIST_COUNT] = "ps_hist_count",
+    [PS_CL_HIST_MERGE] = "ps_hist_merge",
 };
 
 /* Work-group size of every kernel: 256 where the device allows it (a power of two either way). */
@@ -217,7 +219,8 @@ static pscan_status cl_choose_algo(const pscan_context *ctx, ps_request *call) {
     }
 }
 
-/* The scan here; reduce, select, partition, expand and the recurrences in opencl_patterns.c, which refuses the other
+/* The scan here; reduce, select, partition, expand, the recurrences and the histogram in opencl_patterns.c, which
+ * refuses the other
  * primitives with PSCAN_ERROR_UNSUPPORTED_ALGORITHM (docs/opencl.md). */
 static pscan_status cl_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes) {
     *temp_bytes = 0;

@@ -29,6 +29,8 @@ typedef enum ps_cl_kernel_id {
     PS_CL_RECUR_TILES, /* f32 and f64 sum programs only (PS_REAL) */
     PS_CL_RECUR_SPINE,
     PS_CL_RECUR_APPLY,
+    PS_CL_HIST_COUNT, /* sum programs (kernels/pattern_histogram.cl) */
+    PS_CL_HIST_MERGE,
     PS_CL_KERNEL_COUNT
 } ps_cl_kernel_id;
 

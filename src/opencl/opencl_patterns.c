@@ -18,6 +18,8 @@
  * the context's queue, and counts and results stay in device memory.
  * Limits: any n the core accepts; tile-looping kernels get at most 2^16 work-groups, the spine one.
  */
+#include <string.h>
+
 #include "opencl_backend.h"
 
 /* Tile-looping kernels get at most this many work-groups; each then strides over tiles. */
@@ -261,6 +263,90 @@ static pscan_status recurrence_run(pscan_context *ctx, const ps_request *req) {
     return s;
 }
 
+/* ---- histogram ------------------------------------------------------------------------------------------ */
+
+/* The kernels decide the bin's form by number: PS_HIST_* in kernels/pattern_histogram.cl mirror the core's. */
+typedef char ps_cl_hist_form_check[PS_HISTOGRAM_EVEN_SHIFT32 == 0 && PS_HISTOGRAM_EVEN_DIV32 == 1 &&
+                                           PS_HISTOGRAM_EVEN_SHIFT64 == 2 && PS_HISTOGRAM_EVEN_DIV64 == 3 &&
+                                           PS_HISTOGRAM_EVEN_FLOAT == 4 && PS_HISTOGRAM_EDGES == 5
+                                       ? 1
+                                       : -1];
+
+/* Work-groups of the count pass: four per compute unit, at most 256 and at most 2^22 / bins (16 MiB of temp at
+ * 65536 bins), each over one contiguous chunk of fewer than 2^31 samples, so its 32-bit counts cannot wrap. */
+static uint64_t hist_groups(const pscan_context *ctx, uint64_t n, uint32_t bins) {
+    const ps_cl_state *st = ps_cl_state_of(ctx);
+    const uint64_t by_size = ceil_div(n, (uint64_t)st->wg * 16), by_temp = ((uint64_t)1 << 22) / bins;
+    uint64_t g = (uint64_t)st->compute_units * 4;
+    if (g > 256) g = 256;
+    if (g > by_temp) g = by_temp;
+    if (g > by_size) g = by_size;
+    const uint64_t least = ceil_div(n, (uint64_t)1 << 31);
+    if (g < least) g = least;
+    return g ? g : 1;
+}
+
+static pscan_status histogram_plan(const pscan_context *ctx, const ps_request *req, size_t *bytes) {
+    *bytes = req->n ? (size_t)(hist_groups(ctx, req->n, req->hist.bins) * req->hist.bins * sizeof(cl_uint)) : 0;
+    return PSCAN_SUCCESS;
+}
+
+static pscan_status histogram_run(pscan_context *ctx, const ps_request *req) {
+    const ps_histogram_spec *h = &req->hist;
+    const int edges_form = h->form == PS_HISTOGRAM_EDGES;
+    const uint64_t groups = hist_groups(ctx, req->n, h->bins);
+    const buffer_need needs[] = {
+        {req->n ? req->in : NULL, req->n * req->elem_bytes, PSCAN_ERROR_TOO_LARGE},
+        {edges_form ? h->edges : NULL, ((uint64_t)h->bins + 1) * req->elem_bytes, PSCAN_ERROR_TOO_LARGE},
+        {req->out, (uint64_t)h->bins * h->count_bytes, PSCAN_ERROR_TOO_LARGE},
+        {req->n ? req->temp : NULL, groups * h->bins * sizeof(cl_uint), PSCAN_ERROR_TEMP_TOO_SMALL},
+    };
+    pscan_status s = buffers_hold(ctx, needs, 4);
+    if (s != PSCAN_SUCCESS) return s;
+    ps_cl_state *st = ps_cl_state_of(ctx);
+    if (req->n == 0) { /* nothing counted: zeros, or the counts as they were */
+        if (h->accumulate) return PSCAN_SUCCESS;
+        const cl_uchar zero = 0;
+        cl_int err = clEnqueueFillBuffer(st->queue, (cl_mem)req->out, &zero, 1, 0, (size_t)h->bins * h->count_bytes,
+                                         0, NULL, NULL);
+        if (err == CL_SUCCESS && st->out_of_order) err = clEnqueueBarrierWithWaitList(st->queue, 0, NULL, NULL);
+        return ps_cl_check(ctx, err);
+    }
+    cl_kernel count = NULL, merge = NULL;
+    s = ps_cl_kernel(ctx, req->type, PSCAN_OP_SUM, PS_CL_HIST_COUNT, &count);
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, PSCAN_OP_SUM, PS_CL_HIST_MERGE, &merge);
+    if (s != PSCAN_SUCCESS) return s;
+
+    cl_mem samples = (cl_mem)req->in, edges = (cl_mem)h->edges, priv = (cl_mem)req->temp, counts = (cl_mem)req->out;
+    cl_ulong n = req->n, chunk = ceil_div(req->n, groups), lower = h->lower.u64, range_m1 = h->range_m1;
+    cl_ulong groups_arg = groups;
+    cl_int form = (cl_int)h->form, wide = h->count_bytes == 8, accumulate = h->accumulate;
+    cl_uint bins = h->bins, shift = h->shift;
+    /* the integer forms' estimate of bins / range (the 64-bit forms resolve it in double only) */
+    cl_float estimate = h->form == PS_HISTOGRAM_EVEN_DIV64 || h->form == PS_HISTOGRAM_EVEN_SHIFT64 ? (cl_float)h->scale_d
+                                                                                                 : h->scale_f;
+    /* the float form's bounds and scale in the sample type (zeros of its size for the others) */
+    ps_value lower_t, upper_t, scale_t;
+    memset(&lower_t, 0, sizeof lower_t), memset(&upper_t, 0, sizeof upper_t), memset(&scale_t, 0, sizeof scale_t);
+    if (h->form == PS_HISTOGRAM_EVEN_FLOAT) {
+        lower_t = h->lower, upper_t = h->upper;
+        if (req->type == PSCAN_TYPE_F32)
+            scale_t.f32 = h->scale_f;
+        else
+            scale_t.f64 = h->scale_d;
+    }
+    const size_t eb = req->elem_bytes;
+    ps_cl_arg count_args[] = {PS_CL_ARG(samples), PS_CL_ARG(n),      PS_CL_ARG(chunk),    PS_CL_ARG(form),
+                              PS_CL_ARG(bins),    PS_CL_ARG(shift),  PS_CL_ARG(lower),    PS_CL_ARG(range_m1),
+                              PS_CL_ARG(estimate), {eb, lower_t.bytes}, {eb, upper_t.bytes}, {eb, scale_t.bytes},
+                              PS_CL_ARG(edges),   PS_CL_ARG(priv)};
+    s = ps_cl_launch(ctx, count, count_args, 14, groups);
+    ps_cl_arg merge_args[] = {PS_CL_ARG(priv), PS_CL_ARG(groups_arg), PS_CL_ARG(bins), PS_CL_ARG(wide),
+                              PS_CL_ARG(accumulate), PS_CL_ARG(counts)};
+    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, merge, merge_args, 6, ceil_div(h->bins, st->wg));
+    return s;
+}
+
 /* ---- the primitives this file runs ---------------------------------------------------------------------- */
 
 typedef struct cl_pattern {
@@ -275,6 +361,7 @@ static const cl_pattern patterns[PS_PRIM_COUNT] = {
     [PS_PRIM_PARTITION] = {select_plan, select_run},
     [PS_PRIM_EXPAND] = {expand_plan, expand_run},
     [PS_PRIM_RECURRENCE] = {recurrence_plan, recurrence_run},
+    [PS_PRIM_HISTOGRAM] = {histogram_plan, histogram_run},
 };
 
 pscan_status ps_cl_pattern_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes) {
