@@ -410,7 +410,7 @@ pscan_status pscan_recurrence_temp_bytes(pscan_context *ctx, const pscan_recurre
                                          size_t *bytes);
 /* Computes y from a, b and y0 on the context's stream. n == 0 is a no-op. y overlapping a or b other than
  * exactly (y == a or y == b) is PSCAN_ERROR_OVERLAP. temp as for pscan_scan. CPU: SERIAL or THREADS; CUDA:
- * DECOUPLED_LOOKBACK (the single-pass chain); OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now. */
+ * DECOUPLED_LOOKBACK (the single-pass chain); OpenCL: REDUCE_THEN_SCAN (three passes over tiles, docs/opencl.md). */
 pscan_status pscan_recurrence(pscan_context *ctx, const pscan_recurrence_desc *desc, const void *a, const void *b,
                               void *y, uint64_t n, void *temp, size_t temp_bytes);
 
