@@ -1,4 +1,5 @@
-"""Scans and reductions of Dask arrays: pscan on each block, the carries passed between blocks.
+"""Scans and reductions of Dask arrays: pscan on each block, the carries passed between blocks (scan, reduce, and
+numpy's cumsum and cumprod with their result dtypes).
 
 Reduce-then-scan at the level of blocks, the way pscan's GPU algorithms work at the level of tiles:
 
@@ -101,6 +102,29 @@ def scan(x: Any, op: str = "sum", axis: Optional[int] = None, dtype: Any = None,
     if ax != x.ndim - 1:
         out = da.moveaxis(out, -1, ax)
     return out
+
+
+def cumsum(x: Any, axis: Optional[int] = None, dtype: Any = None) -> Any:
+    """dask.array.cumsum's result through pscan, dtype included (numpy's: small integers and bool into the 64-bit
+    integer of their kind), lazily as scan.
+
+    Example::
+
+        >>> pscan.dask.cumsum(da.from_array(numpy.array([3, 1, 7, 0], numpy.int8), chunks=2)).compute()
+        array([ 3,  4, 11, 11])
+    """
+    import dask.array as da
+
+    x = da.asarray(x)
+    return scan(x, "sum", axis=axis, dtype=dtype if dtype is not None else np.cumsum(np.zeros(1, x.dtype)).dtype)
+
+
+def cumprod(x: Any, axis: Optional[int] = None, dtype: Any = None) -> Any:
+    """dask.array.cumprod's result through pscan, dtype included (as cumsum)."""
+    import dask.array as da
+
+    x = da.asarray(x)
+    return scan(x, "product", axis=axis, dtype=dtype if dtype is not None else np.cumprod(np.zeros(1, x.dtype)).dtype)
 
 
 def reduce(x: Any, op: str = "sum", axis: Optional[int] = None, dtype: Any = None, init: Any = None) -> Any:

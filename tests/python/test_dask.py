@@ -35,3 +35,16 @@ def test_dask_scan_init_dtype_axis():
     assert_same(pscan.dask.scan(dm).compute(), np.cumsum(m))
     assert_same(pscan.dask.scan(dm, axis=0, op="max", reverse=True).compute(),
                 np.flip(np.maximum.accumulate(np.flip(m, 0), axis=0), 0))
+
+
+@pytest.mark.parametrize("dtype", [np.dtype(t) for t in ("?", "i1", "u2", "i4", "f4")], ids=str)
+def test_dask_cumsum_cumprod_are_numpys(dtype):
+    x = (np.arange(1000) % 3 == 0).astype(dtype) if dtype.kind == "b" else data(1000, dtype)
+    small = (np.arange(40) % 2 + 1).astype(dtype)
+    for fn, ref, v in ((pscan.dask.cumsum, np.cumsum, x), (pscan.dask.cumprod, np.cumprod, small)):
+        got = fn(da.from_array(v, chunks=97)).compute()
+        want = ref(v)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-5) if dtype.kind == "f" else assert_same(got, want)
+    m = data(30 * 20, np.dtype(np.int16)).reshape(30, 20)
+    assert_same(pscan.dask.cumsum(da.from_array(m, chunks=(8, 7)), axis=0).compute(), np.cumsum(m, axis=0))
