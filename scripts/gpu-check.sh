@@ -2,12 +2,14 @@
 # gpu-check.sh - THE verification of the CUDA backend on a GPU machine: build for sm_90, the whole GPU test
 # suite, compute-sanitizer over every CUDA algorithm, the benchmark with its plot, and a short summary last.
 #
-#   scripts/gpu-check.sh [--quick] [--only build,tests,sanitize,bench,patterns,multigpu] [--jobs N]
+#   scripts/gpu-check.sh [--quick] [--only build,tests,opencl,sanitize,bench,patterns,multigpu] [--jobs N]
 #
 # Steps (all by default; --only picks some, build is implied when the build directory is missing):
 #   build     cmake -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 in build-gpu (BUILD_DIR overrides), ninja -j16
 #   tests     ctest -L cuda: the scan table for every CUDA algorithm, the API edges, 2^32+17 elements, and the
 #             stress test (1000 back-to-back decoupled look-back scans, fresh random data, each checked)
+#   opencl    ctest -L opencl: every OpenCL test on the machine's own OpenCL driver (NVIDIA's on the GPU machine;
+#             CI runs them on PoCL), skipped where the build has no OpenCL
 #   sanitize  compute-sanitizer memcheck and racecheck over test_scan --quick for every CUDA algorithm, on a
 #             few type x operator pairs (the full quick table takes hours under the sanitizer), and over every
 #             other primitive's quick table: one pool of 12 jobs, racecheck first (the longest tables split by
@@ -49,7 +51,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD_DIR:-$ROOT/build-gpu}
 DEST=${OUT:-$BUILD/gpu-check}
 QUICK=${GPU_CHECK_QUICK:-0}
-ONLY=build,tests,sanitize,bench,patterns,multigpu
+ONLY=build,tests,opencl,sanitize,bench,patterns,multigpu
 JOBS=16
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -137,6 +139,27 @@ if want tests; then
     # on the GPU machine a skipped CUDA test means the backend found no device: that is a failure here
     if [ $rc -ne 0 ] || [ "$skipped" -ne 0 ]; then STATUS=1; fi
     rm -f "$DEST/ctest.txt"
+fi
+
+# ---- OpenCL on the GPU's own driver -------------------------------------------------------------------------
+if want opencl; then
+    n_cl=$(cd "$BUILD" && ctest -N -L opencl 2>/dev/null | grep -c "Test *#")
+    if [ "$n_cl" -eq 0 ]; then
+        say "opencl: not built (no OpenCL headers or loader at configure)"
+    else
+        note "ctest -L opencl ($n_cl tests: the OpenCL backend on the first GPU platform, NVIDIA's here)"
+        (cd "$BUILD" && timeout 330 ctest -L opencl -j4 --output-on-failure --timeout 300) >"$DEST/ctest-opencl.txt" 2>&1
+        rc=$?
+        cat "$DEST/ctest-opencl.txt" >>"$LOG"
+        line=$(grep -E "tests passed" "$DEST/ctest-opencl.txt" | tail -1)
+        skipped=$(grep -c "\*\*\*Skipped" "$DEST/ctest-opencl.txt")
+        # skips are no failure here: a machine without an OpenCL driver skips the whole label
+        say "opencl (ctest -L opencl): ${line:-no result} (rc $rc), $skipped skipped"
+        grep -E "\*\*\*(Failed|Timeout|Exception)|Failed  " "$DEST/ctest-opencl.txt" | grep -v "^ *Start" |
+            sed 's/^/  /' >>"$SUMMARY"
+        [ $rc -ne 0 ] && STATUS=1
+        rm -f "$DEST/ctest-opencl.txt"
+    fi
 fi
 
 # ---- sanitizers --------------------------------------------------------------------------------------------
