@@ -121,7 +121,8 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #endif
 /* 1: the upsweep counts the first pass's digits only, and each pass counts the next pass's digits of its tile
  * (keys already in registers) into the global counts: one shared atomic per key in the upsweep instead of one
- * per pass, the upsweep's limit. A tuning knob, not measured yet (docs/tuning.md). */
+ * per pass. A tuning knob: on the H100 (2026-11-23, docs/bench/h100-sort-fused.csv) the upsweep halved and the passes
+ * absorbed it (u32 keys 0.485x -> 0.489x CUB at 2^28, before the upsweep counted in CUB's order). */
 #ifndef PS_SORT_FUSED
 #define PS_SORT_FUSED 0
 #endif
