@@ -50,11 +50,12 @@ static uint64_t expand_tile(const pscan_context *ctx) {
 
 static size_t index_bytes(const ps_request *req) { return req->index_type == PSCAN_TYPE_U32 ? 4 : 8; }
 
-/* Enqueues a write of the uint64_t 0 to count (select and expand of nothing). */
-static pscan_status write_zero_count(pscan_context *ctx, void *count) {
+/* Enqueues zeros over the first bytes of buf (a multiple of 8 or 4: select's and expand's uint64_t count, or a
+ * histogram's counts, for calls of nothing). */
+static pscan_status write_zeros(pscan_context *ctx, void *buf, size_t bytes) {
     ps_cl_state *st = ps_cl_state_of(ctx);
-    const cl_ulong zero = 0;
-    cl_int err = clEnqueueFillBuffer(st->queue, (cl_mem)count, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
+    const cl_uint zero = 0;
+    cl_int err = clEnqueueFillBuffer(st->queue, (cl_mem)buf, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
     if (err == CL_SUCCESS && st->out_of_order) err = clEnqueueBarrierWithWaitList(st->queue, 0, NULL, NULL);
     return ps_cl_check(ctx, err);
 }
@@ -126,7 +127,7 @@ static pscan_status select_run(pscan_context *ctx, const ps_request *req) {
     const buffer_need total_need = {req->count, sizeof(cl_ulong), PSCAN_ERROR_TOO_LARGE};
     if (req->n == 0) {
         pscan_status s = buffers_hold(ctx, &total_need, 1);
-        return s != PSCAN_SUCCESS ? s : write_zero_count(ctx, req->count);
+        return s != PSCAN_SUCCESS ? s : write_zeros(ctx, req->count, sizeof(cl_ulong));
     }
     const uint64_t tiles = ceil_div(req->n, tile_of(ctx, req->elem_bytes));
     const uint64_t kb = req->n * req->elem_bytes, vb = req->n * req->value_bytes;
@@ -178,7 +179,7 @@ static pscan_status expand_run(pscan_context *ctx, const ps_request *req) {
     const buffer_need total_need = {req->count, sizeof(cl_ulong), PSCAN_ERROR_TOO_LARGE};
     if (req->n == 0) {
         pscan_status s = buffers_hold(ctx, &total_need, 1);
-        return s != PSCAN_SUCCESS ? s : write_zero_count(ctx, req->count);
+        return s != PSCAN_SUCCESS ? s : write_zeros(ctx, req->count, sizeof(cl_ulong));
     }
     const uint64_t tiles = ceil_div(req->n, expand_tile(ctx)), cap = req->capacity;
     const buffer_need needs[] = {
@@ -303,15 +304,8 @@ static pscan_status histogram_run(pscan_context *ctx, const ps_request *req) {
     };
     pscan_status s = buffers_hold(ctx, needs, 4);
     if (s != PSCAN_SUCCESS) return s;
-    ps_cl_state *st = ps_cl_state_of(ctx);
-    if (req->n == 0) { /* nothing counted: zeros, or the counts as they were */
-        if (h->accumulate) return PSCAN_SUCCESS;
-        const cl_uchar zero = 0;
-        cl_int err = clEnqueueFillBuffer(st->queue, (cl_mem)req->out, &zero, 1, 0, (size_t)h->bins * h->count_bytes,
-                                         0, NULL, NULL);
-        if (err == CL_SUCCESS && st->out_of_order) err = clEnqueueBarrierWithWaitList(st->queue, 0, NULL, NULL);
-        return ps_cl_check(ctx, err);
-    }
+    if (req->n == 0) /* nothing counted: zeros, or the counts as they were */
+        return h->accumulate ? PSCAN_SUCCESS : write_zeros(ctx, req->out, (size_t)h->bins * h->count_bytes);
     cl_kernel count = NULL, merge = NULL;
     s = ps_cl_kernel(ctx, req->type, PSCAN_OP_SUM, PS_CL_HIST_COUNT, &count);
     if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, PSCAN_OP_SUM, PS_CL_HIST_MERGE, &merge);
@@ -343,7 +337,7 @@ static pscan_status histogram_run(pscan_context *ctx, const ps_request *req) {
     s = ps_cl_launch(ctx, count, count_args, 14, groups);
     ps_cl_arg merge_args[] = {PS_CL_ARG(priv), PS_CL_ARG(groups_arg), PS_CL_ARG(bins), PS_CL_ARG(wide),
                               PS_CL_ARG(accumulate), PS_CL_ARG(counts)};
-    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, merge, merge_args, 6, ceil_div(h->bins, st->wg));
+    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, merge, merge_args, 6, ceil_div(h->bins, ps_cl_state_of(ctx)->wg));
     return s;
 }
 
