@@ -11,8 +11,9 @@
  *  - upsweep (ps_sort_upsweep_kernel): a grid-stride read of the keys; each block counts the digits of every
  *    pass in shared memory (passes x 256 counters) and adds them to the global counts in temp. The keys do
  *    not change between passes, only their order, so one read serves all passes.
- *  - spine: each pass block scans that pass's 256 global counts itself (one block-wide exclusive scan of 256
- *    values, cheaper than a launch): the first slot of each digit in the output.
+ *  - spine: each pass block scans that pass's 256 global counts itself, in the same block scan of 64-bit pairs
+ *    as its tile's counts (cheaper than a launch): the first slot of each digit in the output, known before the
+ *    look-back (after it, as a scan of its own, it cost 0.6-2%: H100, 2026-11-27, docs/bench/h100-sort-early.csv).
  *  - one pass per digit (ps_sort_pass_kernel), tiles of THREADS x ITEMS keys per case (ps_sort_pass_policy:
  *    256 x 20 u32 keys alone, 384 x 15 u64 keys alone, 384 x 16 u32 keys with u32 payloads, 256 x 16 with an
  *    8-byte key or payload), tile id = blockIdx.x:
@@ -67,7 +68,12 @@
  * at 2^28 u32 keys 0.897x -> 0.945x, u32 pairs 0.884x -> 0.913x, u64 keys 1.024x -> 1.049x, u64 pairs 0.840x ->
  * 0.854x (32 keys a thread or 8 blocks per SM: no better). ncu's kernel times (base clocks, before that change,
  * docs/bench/profiles/h200-ncu-sort-kernels-u32-2p28.txt): CUB's histogram 0.59 ms and four passes of 1.54 ms,
- * ours 1.00 ms and four of 1.665 ms: the passes are what is left (8% a pass).
+ * ours 1.00 ms and four of 1.665 ms: the passes are what is left (8% a pass). Where a pass's time goes (H100,
+ * 2026-11-27, 2^28 u32 keys; docs/bench/profiles/h100-ncu-sort-pass-u32-2p28.txt, docs/bench/h100-sort-control.csv):
+ * 97 instructions a key, issue slots 65% busy, the ALU pipe 70% (stalls: long scoreboard, wait, not selected,
+ * math pipe throttle), DRAM 42%: issue-bound more than memory-bound; and the passes without their look-back
+ * (PS_SORT_CONTROL) take 13% less time for u32 keys (1.076x CUB instead of 0.935x), 31% less for u32 pairs
+ * (1.28x instead of 0.89x), whose 2 blocks an SM hide the wait worse than the keys' 4.
  * Earlier (H100, CUDA 13.0, CUB 3.0.1; tools/tune/tune_sort.cu, median of 20, every result equal to CUB's;
  * docs/bench/h100-sort-policy.csv, 2026-11-24), CUB's time over pscan's at 2^20 / 2^28: u32 keys 1.08x / 0.71x
  * (34.7 Gkeys/s against 48.7 at 2^28), u32 pairs 1.19x / 0.73x, u64 keys 1.14x / 0.96x, u64 keys with u32
@@ -76,7 +82,9 @@
  * rank and per-case tiles (this policy) 1.47x. Where the 2^28 u32 time went before the policy (10.95 ms; CUB
  * 5.51): the upsweep 0.81 ms (atomic-bound), the look-back's waiting 1.66 ms (timed by a variant that skips it),
  * the passes' load, rank and scatter 8.5 ms, 2.1 ms a pass where a read and a write of the keys take 0.72 ms.
- * Tried without gain: look-back windows of 8 and 16 words, tiles numbered by an atomic counter, counting the
+ * Tried without gain: the key's kind as a template argument (H100, 2026-11-27, docs/bench/h100-sort-kind.csv:
+ * the u32 pass's SASS halves, since ptxas had kept one path per kind behind uniform branches, but the time does
+ * not move, 0.935x -> 0.927x CUB at 2^28 u32 keys, and u64 pairs lose 0.90x -> 0.78x); look-back windows of 8 and 16 words, tiles numbered by an atomic counter, counting the
  * next pass's digits inside each pass (PS_SORT_FUSED: the upsweep halves, the passes absorb it); the payloads
  * fetched at the tile's start, by cp.async into shared memory or into registers, instead of after the keys'
  * scatter (H200, 2026-11-26: u32 pairs 0.842x CUB at 2^28 all three ways, docs/bench/h200-sort-values.csv; the
@@ -187,22 +195,23 @@ struct ps_sort_rank_smem {
     uint32_t warp_totals[PS_SORT_WARPS];
 };
 
-/* Exclusive sum of one value per thread across the block (WARPS x 32 threads); *total gets the sum. */
-template <int WARPS = PS_SORT_WARPS>
-__device__ __forceinline__ uint32_t ps_sort_block_exclusive(uint32_t x, uint32_t *warp_totals, uint32_t *total) {
+/* Exclusive sum of one value per thread across the block (WARPS x 32 threads); *total gets the sum. T is
+ * uint32_t, or uint64_t for two sums at once (two 32-bit halves that do not carry into each other). */
+template <int WARPS = PS_SORT_WARPS, class T = uint32_t>
+__device__ __forceinline__ T ps_sort_block_exclusive(T x, T *warp_totals, T *total) {
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    uint32_t inc = x;
+    T inc = x;
 #pragma unroll
     for (unsigned d = 1; d < 32; d <<= 1) {
-        const uint32_t y = __shfl_up_sync(PS_WARP_ALL, inc, d);
+        const T y = __shfl_up_sync(PS_WARP_ALL, inc, d);
         if (lane >= d) inc += y;
     }
     if (lane == 31) warp_totals[warp] = inc;
     __syncthreads();
-    uint32_t before = 0, all = 0;
+    T before = 0, all = 0;
 #pragma unroll
     for (unsigned w = 0; w < WARPS; w++) {
-        const uint32_t t = warp_totals[w];
+        const T t = warp_totals[w];
         before += w < warp ? t : 0;
         all += t;
     }
@@ -295,7 +304,7 @@ template <int THREADS> struct ps_sort_wrank {
     typedef uint32_t next[WARPS][PS_SORT_RADIX];
     struct smem {
         uint32_t start[PS_SORT_RADIX]; /* the tile's first place of each digit */
-        uint32_t warp_totals[WARPS];
+        uint64_t warp_totals[WARPS];
     };
     /* thread d of the block has a digit (compile-time true for 256 threads) */
     static __device__ __forceinline__ bool digit_thread() { return THREADS == PS_SORT_RADIX || threadIdx.x < PS_SORT_RADIX; }
@@ -331,13 +340,19 @@ template <int THREADS> __device__ __forceinline__ uint32_t ps_sort_warp_total(co
 }
 
 /* Thread d: turns digit d's counts into each warp's first place of d in the tile's stable order (the start of
- * d, plus the warps before) and sets s.start[d]. Ends with a __syncthreads. */
+ * d, plus the warps before) and sets s.start[d]; returns the digit's first slot in the output (the digits
+ * before it, from the pass's global counts: global_count is digit d's). Both scans share one block scan of
+ * 64-bit pairs, so the output's slot is known before the look-back instead of after it (one block scan and a
+ * load less on the path from the look-back to the scatter). Ends with a __syncthreads. */
 template <int THREADS>
-__device__ __forceinline__ void ps_sort_warp_places(typename ps_sort_wrank<THREADS>::smem &s,
-                                                    typename ps_sort_wrank<THREADS>::next &next, uint32_t total) {
+__device__ __forceinline__ uint32_t ps_sort_warp_places(typename ps_sort_wrank<THREADS>::smem &s,
+                                                        typename ps_sort_wrank<THREADS>::next &next, uint32_t total,
+                                                        uint32_t global_count) {
     const unsigned d = threadIdx.x;
-    uint32_t all;
-    uint32_t place = ps_sort_block_exclusive<ps_sort_wrank<THREADS>::WARPS>(total, s.warp_totals, &all);
+    uint64_t all;
+    const uint64_t both = ps_sort_block_exclusive<ps_sort_wrank<THREADS>::WARPS, uint64_t>(
+        (uint64_t)global_count << 32 | total, s.warp_totals, &all);
+    uint32_t place = (uint32_t)both; /* totals sum to the tile's slots: no carry into the high half */
     if (ps_sort_wrank<THREADS>::digit_thread()) {
         s.start[d] = place;
 #pragma unroll
@@ -348,6 +363,7 @@ __device__ __forceinline__ void ps_sort_warp_places(typename ps_sort_wrank<THREA
         }
     }
     __syncthreads();
+    return (uint32_t)(both >> 32);
 }
 
 /* The rank walk: each warp takes its rows in order; the lanes with the same digit (8 ballots) are placed at
@@ -517,6 +533,8 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pa
     const uint32_t tile = blockIdx.x, base = tile * TILE;
     const uint32_t valid_keys = p.n - base < TILE ? p.n - base : TILE;
     const bool digit_thread = Rank::digit_thread();
+    /* this pass's global count of digit d (threads d < 256), loaded with the keys */
+    const uint32_t global_count = digit_thread ? p.counts[threadIdx.x] : 0u;
 #if PS_SORT_FUSED
     __shared__ uint32_t next_hist[PS_SORT_RADIX]; /* the next pass's digits of this tile */
 #endif
@@ -555,7 +573,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pa
         const uint32_t total = ps_sort_warp_total<THREADS>(stage.next);
         const uint32_t count = total - (d == p.digit.mask ? TILE - valid : 0u);
         if (digit_thread) ps_sort_publish_count(p.status, p.tag, p.tiles, tile, count);
-        ps_sort_warp_places<THREADS>(rs, stage.next, total);
+        const uint32_t digit_start = ps_sort_warp_places<THREADS>(rs, stage.next, total, global_count);
 #if PS_SORT_FUSED
         if (digit_thread && p.next_counts && next_hist[d]) atomicAdd(&p.next_counts[d], next_hist[d]);
 #endif
@@ -563,14 +581,11 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pa
         /* ---- rank: final places in one walk ---- */
         ps_sort_warp_rank<THREADS, ITEMS>(digits, rank, stage.next);
 
-        /* ---- look-back: the keys of digit d in earlier tiles; the digit's first slot in the output (the block
-         * scan's barriers also end the rank's use of the staging buffer) ---- */
+        /* ---- look-back: the keys of digit d in earlier tiles ---- */
         const uint32_t prefix =
             digit_thread && !PS_SORT_CONTROL ? ps_sort_look_back(p.status, p.tag, p.tiles, tile, count) : 0u;
-        uint32_t ignored;
-        const uint32_t digit_start =
-            ps_sort_block_exclusive<Rank::WARPS>(digit_thread ? p.counts[d] : 0u, rs.warp_totals, &ignored);
         if (digit_thread) dest_base[d] = digit_start + prefix - rs.start[d];
+        __syncthreads(); /* the rank is done with the staging buffer */
 
         /* ---- scatter: keys through shared memory in tile order, then out by digit runs ---- */
 #pragma unroll
