@@ -121,6 +121,16 @@ static inline int test_open_backend(const char *program, pscan_backend backend, 
     return 0;
 }
 
+/* The byte written over every output buffer before a call: the bytes the call must not write still hold it. */
+#define TEST_POISON 0xA5u
+
+/* 1 when every byte of buf[from, to) still holds TEST_POISON. */
+static inline int test_poisoned(const unsigned char *buf, size_t from, size_t to) {
+    for (size_t j = from; j < to; j++)
+        if (buf[j] != TEST_POISON) return 0;
+    return 1;
+}
+
 /* Caller temp of need bytes one byte into *buf, device memory of *buf_bytes grown as needed (the library must
  * take temp at any address); on OpenCL, whose handles are cl_mem and cannot be offset, *buf itself. NULL when
  * the allocation failed. */

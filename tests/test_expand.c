@@ -35,7 +35,6 @@
 
 #define MAX_REPORTS 20
 #define SCAN_TILE 2048u /* the CUDA counts-scan tile (src/cuda/expand.cu): items per tile */
-#define POISON 0xA5u
 #define GUARD_ITEMS 8
 #define HUGE_COUNT ((1u << 20) + 3)
 
@@ -78,17 +77,11 @@ TEST_HARNESS_CHECKS(harness)
 /* Poisons the first bytes of every output buffer (all of them when bytes is 0) and the total. */
 static int poison_outputs(harness *h, size_t bytes) {
     if (bytes == 0 || bytes > out_bytes(h)) bytes = out_bytes(h);
-    memset(h->h_got, POISON, bytes);
+    memset(h->h_got, TEST_POISON, bytes);
     return pscan_memory_upload(h->ctx, h->d_indices, h->h_got, bytes) == PSCAN_SUCCESS &&
            pscan_memory_upload(h->ctx, h->d_ranks, h->h_got, bytes) == PSCAN_SUCCESS &&
            pscan_memory_upload(h->ctx, h->d_values_out, h->h_got, bytes) == PSCAN_SUCCESS &&
            pscan_memory_upload(h->ctx, h->d_total, h->h_got, 16) == PSCAN_SUCCESS;
-}
-
-static int poisoned(const unsigned char *buf, size_t from_byte, size_t to_byte) {
-    for (size_t j = from_byte; j < to_byte; j++)
-        if (buf[j] != POISON) return 0;
-    return 1;
 }
 
 /* Whether the first bytes of every output buffer and the total still hold only poison. */
@@ -97,7 +90,7 @@ static int outputs_untouched(harness *h, size_t bytes) {
     const size_t sizes[4] = {bytes, bytes, bytes, 16};
     for (int b = 0; b < 4; b++) {
         if (pscan_memory_download(h->ctx, h->h_got, bufs[b], sizes[b]) != PSCAN_SUCCESS ||
-            pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS || !poisoned(h->h_got, 0, sizes[b]))
+            pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS || !test_poisoned(h->h_got, 0, sizes[b]))
             return 0;
     }
     return 1;
@@ -169,7 +162,7 @@ static int check_output(harness *h, const char *label, const char *desc, const v
             return 0;
         }
     }
-    if (!poisoned(h->h_got, 0, off * bytes) || !poisoned(h->h_got, (off + written) * bytes, end_bytes)) {
+    if (!test_poisoned(h->h_got, 0, off * bytes) || !test_poisoned(h->h_got, (off + written) * bytes, end_bytes)) {
         char text[700];
         snprintf(text, sizeof text, "%s: %s written outside its %" PRIu64 " slots", desc, label, written);
         fail_report(h, text);
@@ -288,8 +281,8 @@ static void run_counts(harness *h, const one_case *c_in, size_t n, uint64_t cap_
     }
     uint64_t got_total;
     memcpy(&got_total, total_buf + c->total_at, 8);
-    if (got_total != total || !poisoned(total_buf, 0, (size_t)c->total_at) ||
-        !poisoned(total_buf, (size_t)c->total_at + 8, 16)) {
+    if (got_total != total || !test_poisoned(total_buf, 0, (size_t)c->total_at) ||
+        !test_poisoned(total_buf, (size_t)c->total_at + 8, 16)) {
         char what[600];
         snprintf(what, sizeof what, "%s: total %" PRIu64 ", expected %" PRIu64 " (or bytes around it written)", desc,
                  got_total, total);
@@ -441,7 +434,7 @@ static void run_bad_inputs(harness *h) {
     pscan_context_synchronize(ctx);
     uint64_t got;
     memcpy(&got, buf, 8);
-    EXPECT(h, got == 0 && poisoned(buf, 8, 16));
+    EXPECT(h, got == 0 && test_poisoned(buf, 8, 16));
     /* capacity 0: the outputs may be NULL; the total is still written */
     h->h_counts[0] = 7;
     memcpy(h->h_in, &(uint32_t){7}, 4);
@@ -450,7 +443,7 @@ static void run_bad_inputs(harness *h) {
     pscan_memory_download(ctx, buf, h->d_total, 16);
     pscan_context_synchronize(ctx);
     memcpy(&got, buf, 8);
-    EXPECT(h, got == 7 && poisoned(buf, 8, 16));
+    EXPECT(h, got == 7 && test_poisoned(buf, 8, 16));
 }
 
 static void finish(harness *h) {

@@ -35,7 +35,6 @@
 
 #define MAX_REPORTS 20
 #define TILE_BYTES 16384u /* the CUDA histogram tile: 256 threads x 4 vectors of 16 bytes (src/cuda/histogram.cu) */
-#define POISON 0xA5u
 #define MAX_BINS 65536u
 
 __extension__ typedef __int128 i128;
@@ -291,7 +290,7 @@ static void make_edges(test_rng *rng, const type_info *t, uint32_t bins, unsigne
 }
 
 static int poison_counts(harness *h) {
-    memset(h->h_got, POISON, COUNTS_BYTES);
+    memset(h->h_got, TEST_POISON, COUNTS_BYTES);
     return pscan_memory_upload(h->ctx, h->d_counts, h->h_got, COUNTS_BYTES) == PSCAN_SUCCESS;
 }
 
@@ -300,7 +299,7 @@ static int counts_untouched(harness *h) {
         pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS)
         return 0;
     for (size_t j = 0; j < COUNTS_BYTES; j++)
-        if (h->h_got[j] != POISON) return 0;
+        if (h->h_got[j] != TEST_POISON) return 0;
     return 1;
 }
 
@@ -349,7 +348,7 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
         store_raw(h->h_samples, off + i, sb, x);
     }
     /* start counts: random when accumulating, else irrelevant (poisoned) */
-    memset(h->h_start, POISON, COUNTS_BYTES);
+    memset(h->h_start, TEST_POISON, COUNTS_BYTES);
     for (uint32_t b = 0; b < bins; b++) {
         const uint64_t v = c->accumulate ? test_rng_next(&rng) >> (test_rng_next(&rng) % 64) : 0;
         h->h_ref[b] = v;
@@ -418,7 +417,7 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
     }
     const size_t begin = (size_t)c->count_offset * cb, end = begin + (size_t)bins * cb;
     for (size_t j = 0; j < COUNTS_BYTES; j++) {
-        if ((j < begin || j >= end) && h->h_got[j] != POISON) {
+        if ((j < begin || j >= end) && h->h_got[j] != TEST_POISON) {
             char what[600];
             snprintf(what, sizeof what, "%s: byte %zu outside the counts written", desc, j);
             fail_report(h, what);
@@ -493,7 +492,7 @@ static void run_wraps(harness *h) {
     for (int k = 0; k < 4 && ok; k++) {
         const size_t cb = k % 2 ? 8 : 4;
         const int accumulate = k >= 2;
-        memset(h->h_start, POISON, COUNTS_BYTES);
+        memset(h->h_start, TEST_POISON, COUNTS_BYTES);
         for (uint32_t b = 0; b < MAX_BINS; b++) {
             start[b] = accumulate ? (cb == 4 ? 0xFFFFFF00u : 0xFFFFFFFFFFFFFF00ull) + test_rng_next(&rng) % 512 : 0;
             if (accumulate) store_raw(h->h_start, b, cb, start[b]);

@@ -28,7 +28,6 @@
 #include "test_common.h"
 
 #define MAX_REPORTS 20
-#define POISON 0xA5u
 #define GUARD 16 /* elements past n in the decoded buffer that must keep their poison */
 
 typedef struct harness {
@@ -75,7 +74,7 @@ static void run_case(harness *h, pscan_type type, size_t n, uint64_t length, int
     if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(h->ctx, slots * esize, &d_out);
     if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(h->ctx, 8, &d_total);
     if (s == PSCAN_SUCCESS && n) s = pscan_memory_upload(h->ctx, d_in, in, n * esize);
-    memset(got, POISON, slots * esize);
+    memset(got, TEST_POISON, slots * esize);
     if (s == PSCAN_SUCCESS) s = pscan_memory_upload(h->ctx, d_out, got, slots * esize);
     if (s == PSCAN_SUCCESS && async) { /* zero lengths past the run count: they add no slots */
         unsigned char *zeros = (unsigned char *)calloc(n * 8 + 8, 1);
@@ -128,7 +127,7 @@ static void run_case(harness *h, pscan_type type, size_t n, uint64_t length, int
     for (size_t i = 0; i < n && bad == n; i++)
         if (memcmp(got + i * esize, in + i * esize, esize) != 0) bad = i;
     for (size_t i = n * esize; i < slots * esize && bad == n; i++)
-        if (got[i] != POISON) bad = i / esize;
+        if (got[i] != TEST_POISON) bad = i / esize;
     if (bad != n) {
         char msg[300];
         snprintf(msg, sizeof msg, "%s: decoded element %zu differs from the input%s", what, bad,

@@ -50,7 +50,6 @@
 /* the CUDA segmented-scan tile: 16 items x 256 threads (src/cuda/segmented_scan.cu); elements of up to 4 bytes
  * may take 32 items (PS_SEGSCAN_ITEMS4), so the table also runs around 2 x TILE */
 #define TILE 4096u
-#define POISON 0xA5u
 #define GUARD_ITEMS 8
 #define LARGE_SEGMENT ((1u << 24) + 3u)
 #define RLE_TIER_N (1023u * 24u * 256u) /* the most items CUDA run-length encoding runs in its small tiles */
@@ -260,12 +259,6 @@ static void describe(const one_case *c, size_t segments, char *text, size_t size
              c->caller_temp ? "caller+1" : "workspace");
 }
 
-static int poisoned(const unsigned char *buf, size_t from, size_t to) {
-    for (size_t j = from; j < to; j++)
-        if (buf[j] != POISON) return 0;
-    return 1;
-}
-
 /* Gives caller temp of `need` bytes at +1 byte of a buffer grown as needed; NULL on failure. */
 static void *caller_temp(harness *h, size_t need) {
     return test_caller_temp(h->ctx, &h->d_temp, &h->d_temp_bytes, need);
@@ -298,7 +291,7 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
 
     /* ---- upload, poison, call ---- */
     const size_t bytes = (off + n + GUARD_ITEMS) * b; /* what is checked below */
-    memset(h->h_got, POISON, bytes);
+    memset(h->h_got, TEST_POISON, bytes);
     const void *segs_host = c->form == FORM_OFFSETS ? (const void *)h->h_offsets
                             : c->form == FORM_FLAGS  ? (const void *)h->h_flags
                                                      : (const void *)h->h_keys;
@@ -360,7 +353,7 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
             return;
         }
     }
-    if (!c->in_place && (!poisoned(h->h_got, 0, off * b) || !poisoned(h->h_got, (off + n) * b, end))) {
+    if (!c->in_place && (!test_poisoned(h->h_got, 0, off * b) || !test_poisoned(h->h_got, (off + n) * b, end))) {
         char what[600];
         snprintf(what, sizeof what, "%s: out written outside [0, n)", desc);
         fail_report(h, what);
@@ -436,7 +429,7 @@ static void run_large(harness *h, size_t random_n) {
 /* ---- bad inputs ---------------------------------------------------------------------------------------- */
 
 static int poison_outputs(harness *h) {
-    memset(h->h_got, POISON, data_bytes(h));
+    memset(h->h_got, TEST_POISON, data_bytes(h));
     return pscan_memory_upload(h->ctx, h->d_out, h->h_got, data_bytes(h)) == PSCAN_SUCCESS;
 }
 
@@ -444,7 +437,7 @@ static int outputs_untouched(harness *h) {
     if (pscan_memory_download(h->ctx, h->h_got, h->d_out, data_bytes(h)) != PSCAN_SUCCESS ||
         pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS)
         return 0;
-    return poisoned(h->h_got, 0, data_bytes(h));
+    return test_poisoned(h->h_got, 0, data_bytes(h));
 }
 
 /* The reduce-by-key outputs (keys, values, count) all still poisoned. */
@@ -455,7 +448,7 @@ static int by_key_outputs_untouched(harness *h) {
         pscan_memory_download(h->ctx, c, h->d_count, 16) != PSCAN_SUCCESS ||
         pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS)
         return 0;
-    return poisoned(h->h_got, 0, data_bytes(h)) && poisoned(c, 0, 16);
+    return test_poisoned(h->h_got, 0, data_bytes(h)) && test_poisoned(c, 0, 16);
 }
 
 /* Uploads offsets (count + 1 of them) to d_segs. */
@@ -609,7 +602,7 @@ static void run_by_key_case(harness *h, const one_case *c, int rle, uint64_t cas
 
     /* ---- upload, poison, call ---- */
     const size_t guard_bytes = (off + n + GUARD_ITEMS) * 8;
-    memset(h->h_got, POISON, guard_bytes);
+    memset(h->h_got, TEST_POISON, guard_bytes);
     if (pscan_memory_upload(h->ctx, h->d_segs, h->h_keys, (off + n) * kb + 1) != PSCAN_SUCCESS ||
         pscan_memory_upload(h->ctx, h->d_in, h->h_in, (off + n) * vb + 1) != PSCAN_SUCCESS ||
         pscan_memory_upload(h->ctx, h->d_out, h->h_got, guard_bytes) != PSCAN_SUCCESS ||
@@ -680,7 +673,7 @@ static void run_by_key_case(harness *h, const one_case *c, int rle, uint64_t cas
                 return;
             }
         }
-        if (!poisoned(h->h_got, 0, off * b) || !poisoned(h->h_got, (off + runs) * b, guard_bytes)) {
+        if (!test_poisoned(h->h_got, 0, off * b) || !test_poisoned(h->h_got, (off + runs) * b, guard_bytes)) {
             char what[600];
             snprintf(what, sizeof what, "%s: %s written outside its runs", desc, pass ? "values_out" : "keys_out");
             fail_report(h, what);
@@ -728,7 +721,7 @@ static void run_by_key_bad_inputs(harness *h) {
     const size_t n = 16;
     pscan_context *ctx = h->ctx;
     const int cpu = h->opt.backend == PSCAN_BACKEND_CPU;
-    memset(h->h_got, POISON, data_bytes(h));
+    memset(h->h_got, TEST_POISON, data_bytes(h));
     if (pscan_memory_upload(ctx, h->d_out, h->h_got, data_bytes(h)) != PSCAN_SUCCESS ||
         pscan_memory_upload(ctx, h->d_out2, h->h_got, data_bytes(h)) != PSCAN_SUCCESS ||
         pscan_memory_upload(ctx, h->d_count, h->h_got, 16) != PSCAN_SUCCESS) {

@@ -47,7 +47,6 @@
 /* The CUDA tile of each key size (src/cuda/select_tile.h): the sizes follow it. */
 #include "select_tile.h"
 #define TILE ((size_t)PS_SELECT_ROWS * PS_SELECT_THREADS) /* the row tile: OpenCL's sizes and the API checks */
-#define POISON 0xA5u
 #define GUARD_ITEMS 8 /* items past n that must stay poisoned */
 
 typedef struct type_info {
@@ -202,7 +201,7 @@ TEST_HARNESS_CHECKS(harness)
 /* Fills every output buffer with the poison byte. */
 static int poison_outputs(harness *h) {
     const size_t bytes = buffer_bytes(h);
-    memset(h->h_got, POISON, bytes);
+    memset(h->h_got, TEST_POISON, bytes);
     return pscan_memory_upload(h->ctx, h->d_keys_out, h->h_got, bytes) == PSCAN_SUCCESS &&
            pscan_memory_upload(h->ctx, h->d_values_out, h->h_got, bytes) == PSCAN_SUCCESS &&
            pscan_memory_upload(h->ctx, h->d_count, h->h_got, 16) == PSCAN_SUCCESS;
@@ -218,7 +217,7 @@ static int outputs_untouched(harness *h) {
             pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS)
             return 0;
         for (size_t j = 0; j < sizes[b]; j++)
-            if (h->h_got[j] != POISON) return 0;
+            if (h->h_got[j] != TEST_POISON) return 0;
     }
     return 1;
 }
@@ -255,12 +254,6 @@ static int compare_items(harness *h, const char *label, const char *desc, const 
             return 0;
         }
     }
-    return 1;
-}
-
-static int poisoned(const unsigned char *buf, size_t from_byte, size_t to_byte) {
-    for (size_t j = from_byte; j < to_byte; j++)
-        if (buf[j] != POISON) return 0;
     return 1;
 }
 
@@ -363,8 +356,8 @@ static void run_case(harness *h, const one_case *c_in, uint64_t case_seed) {
     }
     uint64_t got_count;
     memcpy(&got_count, count_buf + c->count_at, 8);
-    if (got_count != kept || !poisoned(count_buf, 0, (size_t)c->count_at) ||
-        !poisoned(count_buf, (size_t)c->count_at + 8, 16)) {
+    if (got_count != kept || !test_poisoned(count_buf, 0, (size_t)c->count_at) ||
+        !test_poisoned(count_buf, (size_t)c->count_at + 8, 16)) {
         char what[500];
         snprintf(what, sizeof what, "%s: count %" PRIu64 ", expected %" PRIu64 " (or bytes around it written)", desc,
                  got_count, kept);
@@ -382,7 +375,7 @@ static void run_case(harness *h, const one_case *c_in, uint64_t case_seed) {
         if (!compare_items(h, pass ? "values_out" : "keys_out", desc, h->h_got, pass ? h->h_ref_values : h->h_ref_keys,
                            off, written, bytes))
             return;
-        if (!poisoned(h->h_got, 0, off * bytes) || !poisoned(h->h_got, (off + written) * bytes, end_bytes)) {
+        if (!test_poisoned(h->h_got, 0, off * bytes) || !test_poisoned(h->h_got, (off + written) * bytes, end_bytes)) {
             char what[500];
             snprintf(what, sizeof what, "%s: %s written outside [%zu, %zu)", desc, pass ? "values_out" : "keys_out",
                      off, off + written);
@@ -570,7 +563,7 @@ static void run_bad_inputs(harness *h) {
         pscan_context_synchronize(ctx);
         uint64_t got;
         memcpy(&got, buf, 8);
-        EXPECT(h, got == 0 && poisoned(buf, 8, 16));
+        EXPECT(h, got == 0 && test_poisoned(buf, 8, 16));
     }
 }
 

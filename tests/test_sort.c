@@ -35,7 +35,6 @@
 
 #define MAX_REPORTS 20
 #define TILE 4096u /* the CUDA one-block sort's limit: 256 threads x 16 keys (src/cuda/radix_sort.cu) */
-#define POISON 0xA5u
 #define GUARD_ITEMS 8
 
 typedef struct type_info {
@@ -168,15 +167,9 @@ static size_t buffer_bytes(const harness *h) { return (h->max_n + 1 + GUARD_ITEM
 #include "test_harness.h"
 TEST_HARNESS_CHECKS(harness)
 
-static int poisoned(const unsigned char *buf, size_t from_byte, size_t to_byte) {
-    for (size_t j = from_byte; j < to_byte; j++)
-        if (buf[j] != POISON) return 0;
-    return 1;
-}
-
 static int poison_outputs(harness *h) {
     const size_t bytes = buffer_bytes(h);
-    memset(h->h_got, POISON, bytes);
+    memset(h->h_got, TEST_POISON, bytes);
     return pscan_memory_upload(h->ctx, h->d_keys_out, h->h_got, bytes) == PSCAN_SUCCESS &&
            pscan_memory_upload(h->ctx, h->d_values_out, h->h_got, bytes) == PSCAN_SUCCESS;
 }
@@ -186,7 +179,7 @@ static int outputs_untouched(harness *h) {
     const void *bufs[2] = {h->d_keys_out, h->d_values_out};
     for (int b = 0; b < 2; b++) {
         if (pscan_memory_download(h->ctx, h->h_got, bufs[b], bytes) != PSCAN_SUCCESS ||
-            pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS || !poisoned(h->h_got, 0, bytes))
+            pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS || !test_poisoned(h->h_got, 0, bytes))
             return 0;
     }
     return 1;
@@ -360,7 +353,7 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
         if (!compare_items(h, pass ? "values_out" : "keys_out", desc, h->h_got, pass ? h->h_ref_values : h->h_ref_keys,
                            off, n, bytes))
             return;
-        if (!poisoned(h->h_got, 0, off * bytes) || !poisoned(h->h_got, (off + n) * bytes, end_bytes)) {
+        if (!test_poisoned(h->h_got, 0, off * bytes) || !test_poisoned(h->h_got, (off + n) * bytes, end_bytes)) {
             char what[500];
             snprintf(what, sizeof what, "%s: %s written outside [%zu, %zu)", desc, pass ? "values_out" : "keys_out",
                      off, off + n);

@@ -32,7 +32,6 @@
 #include "pscan.h"
 #include "test_common.h"
 
-#define POISON 0xA5u
 #define GUARD 8 /* wide elements past n that must keep the poison */
 
 typedef test_options options;
@@ -200,7 +199,7 @@ static void run_case(harness *h, pscan_type t, pscan_op op, unsigned flags, int 
             scale[i] = acc;
         }
     }
-    memset(hout, POISON, out_bytes);
+    memset(hout, TEST_POISON, out_bytes);
     if (pscan_memory_upload(h->ctx, din, hin, in_bytes) != PSCAN_SUCCESS ||
         pscan_memory_upload(h->ctx, dout, hout, out_bytes) != PSCAN_SUCCESS) {
         fail_report(h, "upload failed");
@@ -241,7 +240,7 @@ static void run_case(harness *h, pscan_type t, pscan_op op, unsigned flags, int 
     check(h, ok, __FILE__, __LINE__, ok ? what : msg);
     int poisoned = 1;
     for (size_t b = 0; b < out_bytes; b++)
-        if ((b < at || b >= at + (size_t)n * wsz) && hout[b] != POISON) poisoned = 0;
+        if ((b < at || b >= at + (size_t)n * wsz) && hout[b] != TEST_POISON) poisoned = 0;
     snprintf(msg, sizeof msg, "%s: a byte outside out[0, n) was written", what);
     check(h, poisoned, __FILE__, __LINE__, msg);
     snprintf(msg, sizeof msg, "%s: a second run gave other bits", what);
@@ -290,7 +289,7 @@ static void expect_refusal(harness *h, const pscan_scan_desc *d, pscan_status ex
     const uint64_t n = 1000;
     unsigned char hin[4 * 1000 + 64], hout[8 * 1000 + 64], after[8 * 1000 + 64];
     memset(hin, 7, sizeof hin);
-    memset(hout, POISON, sizeof hout);
+    memset(hout, TEST_POISON, sizeof hout);
     void *din = NULL, *dout = NULL;
     pscan_status s;
     char msg[500];
