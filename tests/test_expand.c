@@ -73,6 +73,7 @@ static size_t out_bytes(const harness *h) { return (h->max_slots + 1 + GUARD_ITE
 
 #include "test_harness.h"
 TEST_HARNESS_CHECKS(harness)
+TEST_HARNESS_TEMP(harness)
 
 /* Poisons the first bytes of every output buffer (all of them when bytes is 0) and the total. */
 static int poison_outputs(harness *h, size_t bytes) {
@@ -236,24 +237,13 @@ static void run_counts(harness *h, const one_case *c_in, size_t n, uint64_t cap_
     pscan_expand_desc d = {c->count_u64 ? PSCAN_TYPE_U64 : PSCAN_TYPE_U32, c->index_u64 ? PSCAN_TYPE_U64 : PSCAN_TYPE_U32,
                            vb, h->opt.algo};
     void *temp = NULL;
-    size_t temp_bytes = 0;
+    size_t temp_bytes = 0, need = 0;
     if (c->caller_temp) {
-        size_t need = 0;
-        pscan_status s = pscan_expand_temp_bytes(h->ctx, &d, n, cap, &need);
-        if (s != PSCAN_SUCCESS) {
-            char what[600];
-            snprintf(what, sizeof what, "%s: pscan_expand_temp_bytes returned %s", desc, pscan_status_name(s));
-            fail_report(h, what);
+        const pscan_status ts = pscan_expand_temp_bytes(h->ctx, &d, n, cap, &need);
+        if (!case_temp(h, desc, "pscan_expand_temp_bytes", ts, need, &temp, &temp_bytes)) {
             free(slot_item), free(slot_rank);
             return;
         }
-        temp = test_caller_temp(h->ctx, &h->d_temp, &h->d_temp_bytes, need);
-        if (!temp) {
-            fail_report(h, "temp allocation failed");
-            free(slot_item), free(slot_rank);
-            return;
-        }
-        temp_bytes = need;
     }
     uint64_t *total_out = (uint64_t *)((char *)h->d_total + c->total_at);
     void *counts = (char *)h->d_counts + off * cb;

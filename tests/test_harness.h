@@ -33,6 +33,28 @@
         fail_report(h, where);                                                                               \
     }
 
+/* For harnesses with `pscan_context *ctx`, `void *d_temp` and `size_t d_temp_bytes`; write once after
+ * TEST_HARNESS_CHECKS. case_temp(h, desc, query, s, need, &temp, &temp_bytes): the caller temp of a case whose
+ * temp-bytes call (named query) returned s and need: one byte into d_temp (test_caller_temp); 0 after a failure
+ * report (the query's status, or the allocation). */
+#define TEST_HARNESS_TEMP(harness_type)                                                                      \
+    static int case_temp(harness_type *h, const char *desc, const char *query, pscan_status s,               \
+                         size_t need, void **temp, size_t *temp_bytes) {                              \
+        char what[600];                                                                                      \
+        if (s != PSCAN_SUCCESS) {                                                                            \
+            snprintf(what, sizeof what, "%s: %s returned %s", desc, query, pscan_status_name(s));            \
+            fail_report(h, what);                                                                            \
+            return 0;                                                                                        \
+        }                                                                                                    \
+        if (!(*temp = test_caller_temp(h->ctx, &h->d_temp, &h->d_temp_bytes, need))) {                       \
+            snprintf(what, sizeof what, "%s: temp allocation of %zu bytes failed", desc, need);              \
+            fail_report(h, what);                                                                            \
+            return 0;                                                                                        \
+        }                                                                                                    \
+        *temp_bytes = need;                                                                                  \
+        return 1;                                                                                            \
+    }
+
 #define EXPECT_STATUS(h, expected, call)                                                                     \
     do {                                                                                                     \
         pscan_status got_ = (call);                                                                          \

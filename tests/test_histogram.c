@@ -179,6 +179,7 @@ typedef struct harness {
 
 #include "test_harness.h"
 TEST_HARNESS_CHECKS(harness)
+TEST_HARNESS_TEMP(harness)
 
 enum { DATA_UNIFORM, DATA_EQUAL, DATA_OUTSIDE, DATA_COUNT };
 static const char *const data_names[] = {"uniform", "all-equal", "all-outside"};
@@ -371,22 +372,10 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
                               c->accumulate ? PSCAN_HISTOGRAM_ACCUMULATE : 0u, h->opt.algo};
     if (c->edges) d.edges = h->d_edges;
     void *temp = NULL;
-    size_t temp_bytes = 0;
+    size_t temp_bytes = 0, need = 0;
     if (c->caller_temp) {
-        size_t need = 0;
-        pscan_status s = pscan_histogram_temp_bytes(h->ctx, &d, n, &need);
-        if (s != PSCAN_SUCCESS) {
-            char what[600];
-            snprintf(what, sizeof what, "%s: pscan_histogram_temp_bytes returned %s", desc, pscan_status_name(s));
-            fail_report(h, what);
-            return;
-        }
-        temp = test_caller_temp(h->ctx, &h->d_temp, &h->d_temp_bytes, need);
-        if (!temp) {
-            fail_report(h, "temp allocation failed");
-            return;
-        }
-        temp_bytes = need;
+        const pscan_status ts = pscan_histogram_temp_bytes(h->ctx, &d, n, &need);
+        if (!case_temp(h, desc, "pscan_histogram_temp_bytes", ts, need, &temp, &temp_bytes)) return;
     }
     void *counts = (char *)h->d_counts + (size_t)c->count_offset * cb;
     const void *samples = n ? (const char *)h->d_samples + off * sb : NULL;

@@ -197,6 +197,7 @@ static size_t buffer_bytes(const harness *h) { return (h->max_n + 1 + GUARD_ITEM
 
 #include "test_harness.h"
 TEST_HARNESS_CHECKS(harness)
+TEST_HARNESS_TEMP(harness)
 
 /* Fills every output buffer with the poison byte. */
 static int poison_outputs(harness *h) {
@@ -316,22 +317,10 @@ static void run_case(harness *h, const one_case *c_in, uint64_t case_seed) {
         d.operand = &op;
     }
     void *temp = NULL;
-    size_t temp_bytes = 0;
+    size_t temp_bytes = 0, need = 0;
     if (c->caller_temp) {
-        size_t need = 0;
-        pscan_status s = pscan_select_temp_bytes(h->ctx, &d, n, &need);
-        if (s != PSCAN_SUCCESS) {
-            char what[400];
-            snprintf(what, sizeof what, "%s: pscan_select_temp_bytes returned %s", desc, pscan_status_name(s));
-            fail_report(h, what);
-            return;
-        }
-        temp = test_caller_temp(h->ctx, &h->d_temp, &h->d_temp_bytes, need);
-        if (!temp) {
-            fail_report(h, "temp allocation failed");
-            return;
-        }
-        temp_bytes = need;
+        const pscan_status ts = pscan_select_temp_bytes(h->ctx, &d, n, &need);
+        if (!case_temp(h, desc, "pscan_select_temp_bytes", ts, need, &temp, &temp_bytes)) return;
     }
     uint64_t *count = (uint64_t *)((char *)h->d_count + c->count_at);
     void *keys_in = (char *)h->d_keys + off * kb, *keys_out = (char *)h->d_keys_out + off * kb;

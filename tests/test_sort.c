@@ -166,6 +166,7 @@ static size_t buffer_bytes(const harness *h) { return (h->max_n + 1 + GUARD_ITEM
 
 #include "test_harness.h"
 TEST_HARNESS_CHECKS(harness)
+TEST_HARNESS_TEMP(harness)
 
 static int poison_outputs(harness *h) {
     const size_t bytes = buffer_bytes(h);
@@ -313,22 +314,10 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
     pscan_sort_desc d = {t->type, vb, c->s.descending ? PSCAN_SORT_DESCENDING : 0u, c->s.begin_bit,
                          c->full_bits ? 0u : c->s.end_bit, h->opt.algo};
     void *temp = NULL;
-    size_t temp_bytes = 0;
+    size_t temp_bytes = 0, need = 0;
     if (c->caller_temp) {
-        size_t need = 0;
-        pscan_status s = pscan_sort_temp_bytes(h->ctx, &d, n, &need);
-        if (s != PSCAN_SUCCESS) {
-            char what[400];
-            snprintf(what, sizeof what, "%s: pscan_sort_temp_bytes returned %s", desc, pscan_status_name(s));
-            fail_report(h, what);
-            return;
-        }
-        temp = test_caller_temp(h->ctx, &h->d_temp, &h->d_temp_bytes, need);
-        if (!temp) {
-            fail_report(h, "temp allocation failed");
-            return;
-        }
-        temp_bytes = need;
+        const pscan_status ts = pscan_sort_temp_bytes(h->ctx, &d, n, &need);
+        if (!case_temp(h, desc, "pscan_sort_temp_bytes", ts, need, &temp, &temp_bytes)) return;
     }
     void *keys_in = (char *)h->d_keys + off * kb, *keys_out = (char *)h->d_keys_out + off * kb;
     void *values_in = vb ? (char *)h->d_values + off * vb : NULL;
