@@ -140,6 +140,13 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_CONTROL
 #define PS_SORT_CONTROL 0
 #endif
+/* Tuning (tools/tune/tune_sort.cu): 1 writes the tile's keys to shared memory in rank order before the
+ * look-back instead of after it, as CUB's Onesweep does (one barrier fewer between the look-back and the
+ * scatter; the keys' registers free during the wait). Not yet measured (2026-11-27: the ninth session's device
+ * time ran out; docs/tuning.md, "Next", has the command). */
+#ifndef PS_SORT_STAGE_EARLY
+#define PS_SORT_STAGE_EARLY 0
+#endif
 /* The digit passes' tile and occupancy, per case (ps_sort_pass_policy below): threads, keys per thread and
  * blocks per SM. Defining any of these with -D overrides it for every case (tools/tune/variants.sh sweeps them):
  * PS_SORT_PASS_THREADS (a multiple of 32, at least 256: threads past the 256th own no digit), PS_SORT_PASS_ITEMS
@@ -581,6 +588,16 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pa
         /* ---- rank: final places in one walk ---- */
         ps_sort_warp_rank<THREADS, ITEMS>(digits, rank, stage.next);
 
+#if PS_SORT_STAGE_EARLY
+        /* ---- the keys to shared memory in tile order, then the look-back (CUB's order) ---- */
+        __syncthreads(); /* the rank is done with the staging buffer */
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) stage.keys[rank[i]] = key[i];
+        const uint32_t prefix =
+            digit_thread && !PS_SORT_CONTROL ? ps_sort_look_back(p.status, p.tag, p.tiles, tile, count) : 0u;
+        if (digit_thread) dest_base[d] = digit_start + prefix - rs.start[d];
+        __syncthreads();
+#else
         /* ---- look-back: the keys of digit d in earlier tiles ---- */
         const uint32_t prefix =
             digit_thread && !PS_SORT_CONTROL ? ps_sort_look_back(p.status, p.tag, p.tiles, tile, count) : 0u;
@@ -591,6 +608,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pa
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) stage.keys[rank[i]] = key[i];
         __syncthreads();
+#endif
         uint32_t out_digits[PS_SORT_DIGIT_WORDS(ITEMS)]; /* the payloads' destinations, packed: fewer registers */
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
