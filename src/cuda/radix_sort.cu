@@ -147,6 +147,18 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_STAGE_EARLY
 #define PS_SORT_STAGE_EARLY 0
 #endif
+/* Tuning (tools/tune/tune_sort.cu): 1 makes the passes' status words 32 bits, CUB's form: 2 status bits over a
+ * 30-bit count, no epoch tag, so the words are cleared before each pass instead (two regions of tiles x 256
+ * words, the one of pass q + 1 zeroed by pass q's tiles, the first by the upsweep's memset): half the
+ * look-back's bytes, for n below 2^30 only (the launch refuses more). Not yet measured (docs/tuning.md, "Next"). */
+#ifndef PS_SORT_STATUS32
+#define PS_SORT_STATUS32 0
+#endif
+#if PS_SORT_STATUS32
+typedef uint32_t ps_sort_word;
+#else
+typedef unsigned long long ps_sort_word;
+#endif
 /* The digit passes' tile and occupancy, per case (ps_sort_pass_policy below): threads, keys per thread and
  * blocks per SM. Defining any of these with -D overrides it for every case (tools/tune/variants.sh sweeps them):
  * PS_SORT_PASS_THREADS (a multiple of 32, at least 256: threads past the 256th own no digit), PS_SORT_PASS_ITEMS
@@ -407,38 +419,55 @@ template <class U> struct ps_sort_pass_params {
     const uint32_t *counts;      /* this pass's 256 global digit counts (upsweep) */
     uint32_t *next_counts;       /* PS_SORT_FUSED: the next pass's 256 counts, added to here; NULL: last pass */
     ps_sort_digit<U> next_digit; /* PS_SORT_FUSED: the next pass's digit */
-    unsigned long long *status;  /* tiles x 256 self-tagged words */
+    ps_sort_word *status;        /* tiles x 256 status words (self-tagged unless PS_SORT_STATUS32) */
+    ps_sort_word *clear;         /* PS_SORT_STATUS32: the next pass's words, each tile zeroing its own; or NULL */
     uint32_t tag;                /* this launch's epoch bits, shifted left by 2 */
 };
 
-__device__ __forceinline__ void ps_sort_publish(unsigned long long *word, uint32_t tag, unsigned status, uint32_t count) {
+__device__ __forceinline__ void ps_sort_publish(ps_sort_word *word, uint32_t tag, unsigned status, uint32_t count) {
+#if PS_SORT_STATUS32
+    (void)tag;
+    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(word), "r"(status << 30 | count) : "memory");
+#else
     const unsigned long long w = ((unsigned long long)(tag | status) << 32) | count;
     asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(word), "l"(w) : "memory");
+#endif
 }
 
-__device__ __forceinline__ unsigned long long ps_sort_read(const unsigned long long *word) {
+/* A word's status, PS_TILE_AGGREGATE or PS_TILE_INCLUSIVE (0: not yet written in this pass), and its count. */
+__device__ __forceinline__ unsigned ps_sort_read(const ps_sort_word *word, uint32_t tag, uint32_t *count) {
+#if PS_SORT_STATUS32
+    (void)tag;
+    uint32_t w;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(w) : "l"(word) : "memory");
+    *count = w & 0x3fffffffu;
+    return w >> 30;
+#else
     unsigned long long w;
     asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(word) : "memory");
-    return w;
+    const uint32_t hi = (uint32_t)(w >> 32);
+    *count = (uint32_t)w;
+    return hi == (tag | PS_TILE_INCLUSIVE) ? PS_TILE_INCLUSIVE : hi == (tag | PS_TILE_AGGREGATE) ? PS_TILE_AGGREGATE : 0u;
+#endif
 }
 
 /* Thread d: how many keys of digit d the tiles before this one hold. The tile's count was published (as an
  * aggregate) before the rank; this publishes its inclusive count after. One word per round trip: reading 8 or
  * 16 earlier tiles' words at once measured the same or slower (the wait is for predecessors, not the walk). */
-__device__ __forceinline__ uint32_t ps_sort_look_back(unsigned long long *status, uint32_t tag, uint32_t tiles,
+__device__ __forceinline__ uint32_t ps_sort_look_back(ps_sort_word *status, uint32_t tag, uint32_t tiles,
                                                       uint32_t tile, uint32_t count) {
     const unsigned d = threadIdx.x;
     if (tile == 0) return 0;
     uint32_t prefix = 0;
     for (int64_t t = (int64_t)tile - 1;;) {
-        const unsigned long long w = ps_sort_read(status + (size_t)t * PS_SORT_RADIX + d);
-        const uint32_t hi = (uint32_t)(w >> 32);
-        if (hi == (tag | PS_TILE_INCLUSIVE)) {
-            prefix += (uint32_t)w;
+        uint32_t c;
+        const unsigned st = ps_sort_read(status + (size_t)t * PS_SORT_RADIX + d, tag, &c);
+        if (st == PS_TILE_INCLUSIVE) {
+            prefix += c;
             break;
         }
-        if (hi == (tag | PS_TILE_AGGREGATE)) {
-            prefix += (uint32_t)w;
+        if (st == PS_TILE_AGGREGATE) {
+            prefix += c;
             t--;
         }
     }
@@ -449,7 +478,7 @@ __device__ __forceinline__ uint32_t ps_sort_look_back(unsigned long long *status
 
 /* Thread d publishes the tile's count of digit d before the tile ranks (tile 0 publishes it as inclusive), so
  * that later tiles' look-backs pass this tile while it still ranks, as in CUB's Onesweep ("early counts"). */
-__device__ __forceinline__ void ps_sort_publish_count(unsigned long long *status, uint32_t tag, uint32_t tiles,
+__device__ __forceinline__ void ps_sort_publish_count(ps_sort_word *status, uint32_t tag, uint32_t tiles,
                                                       uint32_t tile, uint32_t count) {
     if (tile + 1 == tiles) return;
     ps_sort_publish(status + (size_t)tile * PS_SORT_RADIX + threadIdx.x, tag,
@@ -564,6 +593,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pa
         }
 
         const unsigned d = threadIdx.x; /* the digit of threads d < 256 */
+        if (PS_SORT_STATUS32 && digit_thread && p.clear) p.clear[(size_t)tile * PS_SORT_RADIX + d] = 0;
 #if PS_SORT_FUSED
         if (digit_thread) next_hist[d] = 0;
 #endif
@@ -865,7 +895,9 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
     /* ---- upsweep ---- */
     char *t = (char *)a.temp;
     uint32_t *counts = (uint32_t *)t;
-    unsigned long long *status = (unsigned long long *)(t + ps_sort_counts_bytes());
+    ps_sort_word *status = (ps_sort_word *)(t + ps_sort_counts_bytes());
+    const size_t region = (size_t)ps_sort_tiles(n) * PS_SORT_RADIX; /* PS_SORT_STATUS32: words of one pass */
+    if (PS_SORT_STATUS32 && n >= (1u << 30)) return cudaErrorInvalidValue;
     U *tmp_keys = (U *)(t + ps_sort_counts_bytes() + ps_sort_status_bytes(n));
     void *tmp_values = (char *)tmp_keys + ps_cuda_align((size_t)n * sizeof(U));
     cudaError_t err = ps_sort_upsweep<U>(a, dev);
@@ -876,8 +908,9 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
     memset(&p, 0, sizeof p);
     p.n = n;
     p.tiles = (uint32_t)ps_cuda_div_up(n, ps_sort_pass_policy<U, V>::TILE);
-    p.status = status;
     for (unsigned q = 0; q < k.passes; q++) {
+        p.status = PS_SORT_STATUS32 ? status + (q & 1) * region : status;
+        p.clear = PS_SORT_STATUS32 && q >= 1 && q + 1 < k.passes ? status + ((q + 1) & 1) * region : NULL;
         const bool to_out = (k.passes - 1 - q) % 2 == 0;
         p.keys_in = q == 0 ? (const U *)a.keys_in : to_out ? tmp_keys : (const U *)a.keys_out;
         p.values_in = q == 0 ? a.values_in : to_out ? tmp_values : a.values_out;
