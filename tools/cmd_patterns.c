@@ -365,6 +365,13 @@ static int device_download(device *d, void *host, const void *ptr, size_t bytes)
     return s == PSCAN_SUCCESS ? PS_CLI_OK : ps_cli_status_error(d->ctx, "download", s);
 }
 
+/* Downloads n elements of type from the device array ptr into host (room for them) and writes them to path. */
+static int save_device(device *d, const patterns_options *o, const char *path, pscan_type type, void *host,
+                       const void *ptr, uint64_t n) {
+    const int r = device_download(d, host, ptr, (size_t)n * pscan_type_size(type));
+    return r == PS_CLI_OK ? write_all(path, o->out_format, o->in.in_format, type, host, n) : r;
+}
+
 static void device_close(device *d) {
     for (int i = 0; i < d->count; i++) pscan_memory_free(d->ctx, d->buffers[i]);
     if (d->ctx) pscan_context_destroy(d->ctx);
@@ -541,12 +548,9 @@ static int run_expand(patterns_options *o, device *d, const void *counts, uint64
         ps_cli_error("out of memory");
         r = PS_CLI_FAILURE;
     }
-    if (r == PS_CLI_OK) r = device_download(d, host, d_indices, (size_t)total * ib);
-    if (r == PS_CLI_OK) r = write_all(o->paths[1], o->out_format, o->in.in_format, o->index_type, host, total);
-    if (r == PS_CLI_OK && o->ranks_path) r = device_download(d, host, d_ranks, (size_t)total * ib);
-    if (r == PS_CLI_OK && o->ranks_path) r = write_all(o->ranks_path, o->out_format, o->in.in_format, o->index_type, host, total);
-    if (r == PS_CLI_OK && vb) r = device_download(d, host, d_values_out, (size_t)total * vb);
-    if (r == PS_CLI_OK && vb) r = write_all(o->values_out, o->out_format, o->in.in_format, o->value_type, host, total);
+    if (r == PS_CLI_OK) r = save_device(d, o, o->paths[1], o->index_type, host, d_indices, total);
+    if (r == PS_CLI_OK && o->ranks_path) r = save_device(d, o, o->ranks_path, o->index_type, host, d_ranks, total);
+    if (r == PS_CLI_OK && vb) r = save_device(d, o, o->values_out, o->value_type, host, d_values_out, total);
     if (r == PS_CLI_OK && !o->quiet)
         fprintf(stderr, "pscan expand: %" PRIu64 " items -> %" PRIu64 " slots\n", n, total);
     free(values), free(host);
@@ -598,10 +602,8 @@ static int run_sort(patterns_options *o, device *d, const void *keys, uint64_t n
         ps_cli_error("out of memory");
         r = PS_CLI_FAILURE;
     }
-    if (r == PS_CLI_OK) r = device_download(d, host, d_keys_out, (size_t)n * esize);
-    if (r == PS_CLI_OK) r = write_all(o->paths[1], o->out_format, o->in.in_format, type, host, n);
-    if (r == PS_CLI_OK && vb) r = device_download(d, host, d_values_out, (size_t)n * vb);
-    if (r == PS_CLI_OK && vb) r = write_all(o->values_out, o->out_format, o->in.in_format, o->value_type, host, n);
+    if (r == PS_CLI_OK) r = save_device(d, o, o->paths[1], type, host, d_keys_out, n);
+    if (r == PS_CLI_OK && vb) r = save_device(d, o, o->values_out, o->value_type, host, d_values_out, n);
     if (r == PS_CLI_OK && !o->quiet)
         fprintf(stderr, "pscan sort: sorted %" PRIu64 " %s keys, %s%s%s\n", n, pscan_type_name(type),
                 o->descending ? "descending" : "ascending", o->bits_text ? ", by bits " : "",
@@ -703,10 +705,8 @@ static int run_rle(patterns_options *o, device *d, const void *in, uint64_t n) {
         ps_cli_error("out of memory");
         r = PS_CLI_FAILURE;
     }
-    if (r == PS_CLI_OK) r = device_download(d, host, d_values, (size_t)runs * esize);
-    if (r == PS_CLI_OK) r = write_all(o->paths[1], o->out_format, o->in.in_format, type, host, runs);
-    if (r == PS_CLI_OK) r = device_download(d, host, d_lengths, (size_t)runs * sizeof(uint64_t));
-    if (r == PS_CLI_OK) r = write_all(o->paths[2], o->out_format, o->in.in_format, PSCAN_TYPE_U64, host, runs);
+    if (r == PS_CLI_OK) r = save_device(d, o, o->paths[1], type, host, d_values, runs);
+    if (r == PS_CLI_OK) r = save_device(d, o, o->paths[2], PSCAN_TYPE_U64, host, d_lengths, runs);
     if (r == PS_CLI_OK && !o->quiet)
         fprintf(stderr, "pscan rle: %" PRIu64 " %s elements -> %" PRIu64 " runs\n", n, pscan_type_name(type), runs);
     free(host);
@@ -744,8 +744,7 @@ static int run_rle_decode(patterns_options *o, device *d, const void *values, ui
         ps_cli_error("out of memory");
         r = PS_CLI_FAILURE;
     }
-    if (r == PS_CLI_OK) r = device_download(d, host, d_out, (size_t)total * esize);
-    if (r == PS_CLI_OK) r = write_all(o->paths[2], o->out_format, o->in.in_format, type, host, total);
+    if (r == PS_CLI_OK) r = save_device(d, o, o->paths[2], type, host, d_out, total);
     if (r == PS_CLI_OK && !o->quiet)
         fprintf(stderr, "pscan rle --decode: %" PRIu64 " runs -> %" PRIu64 " %s elements\n", runs, total,
                 pscan_type_name(type));
@@ -809,8 +808,7 @@ static int run_segscan(patterns_options *o, device *d, const void *in, uint64_t 
         ps_cli_error("out of memory");
         r = PS_CLI_FAILURE;
     }
-    if (r == PS_CLI_OK) r = device_download(d, host, d_out, (size_t)n * esize);
-    if (r == PS_CLI_OK) r = write_all(o->paths[1], o->out_format, o->in.in_format, type, host, n);
+    if (r == PS_CLI_OK) r = save_device(d, o, o->paths[1], type, host, d_out, n);
     if (r == PS_CLI_OK && !o->quiet)
         fprintf(stderr, "pscan segscan: %" PRIu64 " %s elements in %" PRIu64 " segments\n", n, pscan_type_name(type),
                 segment_count);
@@ -842,8 +840,7 @@ static int run_polyval(patterns_options *o, device *d, const void *c, uint64_t n
         ps_cli_error("out of memory");
         r = PS_CLI_FAILURE;
     }
-    if (r == PS_CLI_OK) r = device_download(d, host, d_c, (size_t)n * esize);
-    if (r == PS_CLI_OK) r = write_all(o->paths[1], o->out_format, o->in.in_format, type, host, n);
+    if (r == PS_CLI_OK) r = save_device(d, o, o->paths[1], type, host, d_c, n);
     if (r == PS_CLI_OK && !o->quiet)
         fprintf(stderr, "pscan recur: %" PRIu64 " %s coefficients, Horner's rule at %s%s\n", n, pscan_type_name(type),
                 o->at_text, o->reverse ? ", lowest degree first" : "");
@@ -894,8 +891,7 @@ static int run_recur(patterns_options *o, device *d, const void *a, uint64_t n) 
         ps_cli_error("out of memory");
         r = PS_CLI_FAILURE;
     }
-    if (r == PS_CLI_OK) r = device_download(d, host, d_y, (size_t)n * esize);
-    if (r == PS_CLI_OK) r = write_all(o->paths[order + 1], o->out_format, o->in.in_format, type, host, n);
+    if (r == PS_CLI_OK) r = save_device(d, o, o->paths[order + 1], type, host, d_y, n);
     if (r == PS_CLI_OK && !o->quiet)
         fprintf(stderr, "pscan recur: %" PRIu64 " %s elements, order %d%s\n", n, pscan_type_name(type), order,
                 o->reverse ? ", reverse" : "");
