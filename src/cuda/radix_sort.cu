@@ -154,6 +154,12 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_STATUS32
 #define PS_SORT_STATUS32 0
 #endif
+/* Tuning: nanoseconds a look-back thread sleeps before it reads a word not yet written again (0: it reads again
+ * at once, as CUB's Onesweep does). A pass issues on 65% of its cycles with the ALU pipe 70% busy (H100, ncu,
+ * 2026-11-27), so a hot spin takes issue slots from the SM's other blocks. Not yet measured. */
+#ifndef PS_SORT_SPIN_NS
+#define PS_SORT_SPIN_NS 0
+#endif
 #if PS_SORT_STATUS32
 typedef uint32_t ps_sort_word;
 #else
@@ -469,6 +475,8 @@ __device__ __forceinline__ uint32_t ps_sort_look_back(ps_sort_word *status, uint
         if (st == PS_TILE_AGGREGATE) {
             prefix += c;
             t--;
+        } else if (PS_SORT_SPIN_NS && st == 0) {
+            __nanosleep(PS_SORT_SPIN_NS); /* not written yet: leave the issue slots to the SM's working warps */
         }
     }
     if (tile + 1 != tiles) /* nobody reads the last tile's words */
