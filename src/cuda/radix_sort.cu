@@ -160,6 +160,14 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_SPIN_NS
 #define PS_SORT_SPIN_NS 0
 #endif
+/* Tuning: earlier tiles' words a look-back thread reads per round trip (ps_sort_look_back), and 1 to count what
+ * the look-backs do (ps_sort_lookback_stats, read by tune_sort --lookback-stats). */
+#ifndef PS_SORT_WINDOW
+#define PS_SORT_WINDOW 1
+#endif
+#ifndef PS_SORT_LOOKBACK_STATS
+#define PS_SORT_LOOKBACK_STATS 0
+#endif
 #if PS_SORT_STATUS32
 typedef uint32_t ps_sort_word;
 #else
@@ -457,28 +465,56 @@ __device__ __forceinline__ unsigned ps_sort_read(const ps_sort_word *word, uint3
 #endif
 }
 
+#if PS_SORT_LOOKBACK_STATS
+/* Tuning only: summed over every digit thread of every tile of every pass since the last reset: words read,
+ * aggregates passed, reads that found a word not yet written, and clock cycles in the look-back
+ * (tools/tune/tune_sort.cu --lookback-stats prints them per tile and digit). */
+__device__ unsigned long long ps_sort_lookback_stats[4];
+#endif
+
 /* Thread d: how many keys of digit d the tiles before this one hold. The tile's count was published (as an
- * aggregate) before the rank; this publishes its inclusive count after. One word per round trip: reading 8 or
- * 16 earlier tiles' words at once measured the same or slower (the wait is for predecessors, not the walk). */
+ * aggregate) before the rank; this publishes its inclusive count after. Each round trip reads the WINDOW words
+ * before the last one passed, independently, and takes them nearest first until an inclusive count or a word
+ * not yet written (read again next round). A window of 8 or 16 measured the same or slower on 2026-11-23 (H100,
+ * when a pass took twice today's time: the wait was for predecessors, not the walk); PS_SORT_WINDOW, tuning. */
 __device__ __forceinline__ uint32_t ps_sort_look_back(ps_sort_word *status, uint32_t tag, uint32_t tiles,
                                                       uint32_t tile, uint32_t count) {
     const unsigned d = threadIdx.x;
     if (tile == 0) return 0;
     uint32_t prefix = 0;
+#if PS_SORT_LOOKBACK_STATS
+    unsigned long long reads = 0, passed = 0, unwritten = 0;
+    const long long t0 = clock64();
+#endif
     for (int64_t t = (int64_t)tile - 1;;) {
-        uint32_t c;
-        const unsigned st = ps_sort_read(status + (size_t)t * PS_SORT_RADIX + d, tag, &c);
-        if (st == PS_TILE_INCLUSIVE) {
-            prefix += c;
-            break;
+        uint32_t c[PS_SORT_WINDOW];
+        unsigned st[PS_SORT_WINDOW];
+#pragma unroll
+        for (int k = 0; k < PS_SORT_WINDOW; k++) /* below tile 0 nothing is read: tile 0's word ends every walk */
+            st[k] = t - k >= 0 ? ps_sort_read(status + (size_t)(t - k) * PS_SORT_RADIX + d, tag, &c[k]) : 0u;
+        int taken = 0;
+        bool found = false;
+#pragma unroll
+        for (int k = 0; k < PS_SORT_WINDOW; k++) {
+            if (found || taken < k || st[k] == 0) continue; /* stop at the first inclusive or unwritten word */
+            prefix += c[k];
+            found = st[k] == PS_TILE_INCLUSIVE;
+            taken += !found;
         }
-        if (st == PS_TILE_AGGREGATE) {
-            prefix += c;
-            t--;
-        } else if (PS_SORT_SPIN_NS && st == 0) {
+#if PS_SORT_LOOKBACK_STATS
+        reads += PS_SORT_WINDOW, passed += taken, unwritten += !found && taken < PS_SORT_WINDOW;
+#endif
+        if (found) break;
+        t -= taken;
+        if (PS_SORT_SPIN_NS && taken == 0)
             __nanosleep(PS_SORT_SPIN_NS); /* not written yet: leave the issue slots to the SM's working warps */
-        }
     }
+#if PS_SORT_LOOKBACK_STATS
+    atomicAdd(&ps_sort_lookback_stats[0], reads);
+    atomicAdd(&ps_sort_lookback_stats[1], passed);
+    atomicAdd(&ps_sort_lookback_stats[2], unwritten);
+    atomicAdd(&ps_sort_lookback_stats[3], (unsigned long long)(clock64() - t0));
+#endif
     if (tile + 1 != tiles) /* nobody reads the last tile's words */
         ps_sort_publish(status + (size_t)tile * PS_SORT_RADIX + d, tag, PS_TILE_INCLUSIVE, prefix + count);
     return prefix;

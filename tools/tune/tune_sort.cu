@@ -14,6 +14,8 @@
  * Method: random keys over the whole key range (never all zeros); each timed call is preceded by a write of 2x
  * the L2 size (outside the timed region), so nothing is timed from cache; CUDA events around the call alone;
  * the median of reps calls after two warm-ups; temp is allocated once, outside the timing, for both.
+ * Built with -DPS_SORT_LOOKBACK_STATS=1, each row is followed by a comment line of what the passes' look-backs
+ * did in one more call (reads, aggregates passed, reads of words not yet written, cycles; radix_sort.cu).
  */
 #include <cub/cub.cuh>
 
@@ -109,6 +111,21 @@ template <class K, bool PAIRS> static void bench(const char *name, uint64_t n, c
     const double up_us = n > PS_SORT_TILE ? time_it([&] { CK(ps_sort_upsweep<K>(a, &dev)); }).median_us : 0.0;
     printf("%s,%s,%llu,%.2f,%.2f,%.3f,%.3f,%.3f,%s,%.2f\n", name, PAIRS ? "pairs-u32" : "keys", (unsigned long long)n,
            ps_us, cub_us, n / ps_us * 1e-3, n / cub_us * 1e-3, cub_us / ps_us, ok ? "ok" : "MISMATCH", up_us);
+#if PS_SORT_LOOKBACK_STATS
+    if (n > PS_SORT_TILE) { /* one more call, counted: what a digit thread's look-back did, per tile and pass */
+        const unsigned long long zero[4] = {0, 0, 0, 0};
+        unsigned long long st[4];
+        CK(cudaMemcpyToSymbol(ps_sort_lookback_stats, zero, sizeof zero));
+        ps_call();
+        CK(cudaMemcpyFromSymbol(st, ps_sort_lookback_stats, sizeof st));
+        typedef ps_sort_pass_policy<K, typename std::conditional<PAIRS, uint32_t, ps_sort_no_value>::type> Policy;
+        const double walks = (double)(ps_cuda_div_up(n, Policy::TILE) - 1) * PS_SORT_RADIX * sizeof(K);
+        printf("# look-back %s %s n=%llu, per tile, digit and pass: %.2f reads, %.2f aggregates passed, %.2f reads "
+               "of unwritten words, %.0f cycles\n",
+               name, PAIRS ? "pairs-u32" : "keys", (unsigned long long)n, st[0] / walks, st[1] / walks, st[2] / walks,
+               st[3] / walks);
+    }
+#endif
     fflush(stdout);
 
     CK(cudaFree(keys_in));

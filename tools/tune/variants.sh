@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools/tune/variants.sh - compiles one tuning harness several times with different -D knobs (in parallel, on
 # the GPU machine's cores) and runs each build in turn, so one device call compares every variant on the same
-# GPU. Each CSV row of a variant's output is prefixed with the variant's name; comment lines pass through once.
+# GPU. Each CSV row of a variant's output is prefixed with the variant's name; comment lines pass through as
+# they are for the first variant, with "# NAME: " before them for the others.
 #
 #   tools/tune/variants.sh tools/tune/tune_sort.cu OUT.csv "base=" "w16=-DPS_SORT_WINDOW=16" ... -- [harness args]
 #
@@ -46,7 +47,7 @@ for i in "${!variants[@]}"; do
     }
     while IFS= read -r line; do
         case $line in
-        '#'*) [ $header -lt 1 ] && echo "$line" >>"$OUT" ;;
+        '#'*) if [ $header -lt 1 ]; then echo "$line"; else echo "# $name: ${line#\# }"; fi >>"$OUT" ;;
         keys,* | *,n,*) [ $header -lt 1 ] && echo "variant,$line" >>"$OUT" ;;
         *) echo "$name,$line" >>"$OUT" ;;
         esac
