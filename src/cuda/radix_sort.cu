@@ -96,11 +96,12 @@
  * Against CUB's Onesweep (CCCL main, 2026-08: agent_radix_sort_onesweep.cuh, block_radix_rank.cuh's
  * match/early-counts rank, agent_radix_sort_histogram.cuh, the sm90 tuning; docs/tuning.md, "sort"): the rank is
  * now CUB's way and the tiles per case near CUB's sm90 ones (ps_sort_pass_policy says what each measured). Left:
- * status words of 32 bits (2 flag bits over a 30-bit count, cleared before every pass): half our look-back
- * traffic; the upsweep at full occupancy (ours: 4 x 256 threads per SM; knobs PS_SORT_UP_BLOCKS,
- * PS_SORT_UP_BOUND); unchecked loads and stores for full tiles, programmatic dependent launch, the
- * one-digit-tile shortcut. Same as ours: warp-striped loads, direct scatter through shared memory, one
- * look-back thread per digit walking one tile at a time with no backoff, early counts.
+ * status words of 32 bits (2 flag bits over a 30-bit count, cleared before every pass: PS_SORT_STATUS32, not
+ * yet measured); the keys staged in shared memory before the look-back (PS_SORT_STAGE_EARLY, not yet measured);
+ * the upsweep at full occupancy (ours: 4 x 256 threads per SM; knobs PS_SORT_UP_BLOCKS, PS_SORT_UP_BOUND);
+ * unchecked loads and stores for full tiles, programmatic dependent launch, the one-digit-tile shortcut. Same
+ * as ours: warp-striped loads, direct scatter through shared memory, one look-back thread per digit walking one
+ * tile at a time with no backoff, early counts, the digits' output offsets loaded before the look-back.
  */
 #include <stdint.h>
 #include <string.h>
