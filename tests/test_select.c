@@ -49,21 +49,7 @@
 #define TILE ((size_t)PS_SELECT_ROWS * PS_SELECT_THREADS) /* the row tile: OpenCL's sizes and the API checks */
 #define GUARD_ITEMS 8 /* items past n that must stay poisoned */
 
-typedef struct type_info {
-    pscan_type type;
-    const char *name;
-    size_t bytes;
-    int is_float;
-    int is_signed;
-} type_info;
-
-static const type_info types[] = {
-    {PSCAN_TYPE_I8, "i8", 1, 0, 1},   {PSCAN_TYPE_U8, "u8", 1, 0, 0},   {PSCAN_TYPE_I16, "i16", 2, 0, 1},
-    {PSCAN_TYPE_U16, "u16", 2, 0, 0}, {PSCAN_TYPE_I32, "i32", 4, 0, 1}, {PSCAN_TYPE_U32, "u32", 4, 0, 0},
-    {PSCAN_TYPE_I64, "i64", 8, 0, 1}, {PSCAN_TYPE_U64, "u64", 8, 0, 0}, {PSCAN_TYPE_F32, "f32", 4, 1, 1},
-    {PSCAN_TYPE_F64, "f64", 8, 1, 1},
-};
-#define TYPE_COUNT (sizeof types / sizeof types[0])
+#include "test_types.h"
 
 /* The CUDA tile of a type's keys, in items. */
 static size_t tile_items(const type_info *t) {

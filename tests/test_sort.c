@@ -37,21 +37,7 @@
 #define TILE 4096u /* the CUDA one-block sort's limit: 256 threads x 16 keys (src/cuda/radix_sort.cu) */
 #define GUARD_ITEMS 8
 
-typedef struct type_info {
-    pscan_type type;
-    const char *name;
-    size_t bytes;
-    int is_float;
-    int is_signed;
-} type_info;
-
-static const type_info types[] = {
-    {PSCAN_TYPE_I8, "i8", 1, 0, 1},   {PSCAN_TYPE_U8, "u8", 1, 0, 0},   {PSCAN_TYPE_I16, "i16", 2, 0, 1},
-    {PSCAN_TYPE_U16, "u16", 2, 0, 0}, {PSCAN_TYPE_I32, "i32", 4, 0, 1}, {PSCAN_TYPE_U32, "u32", 4, 0, 0},
-    {PSCAN_TYPE_I64, "i64", 8, 0, 1}, {PSCAN_TYPE_U64, "u64", 8, 0, 0}, {PSCAN_TYPE_F32, "f32", 4, 1, 1},
-    {PSCAN_TYPE_F64, "f64", 8, 1, 1},
-};
-#define TYPE_COUNT (sizeof types / sizeof types[0])
+#include "test_types.h"
 static const size_t value_cycle[] = {0, 4, 1, 8, 2};
 
 static const type_info *type_named(pscan_type type) {
