@@ -55,6 +55,35 @@
         return 1;                                                                                            \
     }
 
+/* For harnesses with `pscan_context *ctx` (and test_types.h included); write once after TEST_HARNESS_CHECKS.
+ * check_output(h, desc, label, d_buf, got, want, from, count, bytes, end_bytes): downloads the first end_bytes
+ * bytes of d_buf into got; its items [from, from + count), of `bytes` each, must equal want's, and every other
+ * byte must still hold TEST_POISON. 0 after a failure report. */
+#define TEST_HARNESS_OUTPUTS(harness_type)                                                                   \
+    static int check_output(harness_type *h, const char *desc, const char *label, const void *d_buf,         \
+                            unsigned char *got, const unsigned char *want, size_t from, size_t count,        \
+                            size_t bytes, size_t end_bytes) {                                                \
+        char what[600];                                                                                      \
+        if (pscan_memory_download(h->ctx, got, d_buf, end_bytes) != PSCAN_SUCCESS ||                         \
+            pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS) {                                            \
+            fail_report(h, "download failed");                                                               \
+            return 0;                                                                                        \
+        }                                                                                                    \
+        for (size_t i = from; i < from + count; i++)                                                         \
+            if (memcmp(got + i * bytes, want + i * bytes, bytes) != 0) {                                     \
+                snprintf(what, sizeof what, "%s: %s[%zu] = 0x%" PRIx64 ", expected 0x%" PRIx64, desc, label, \
+                         i - from, load_raw(got, i, bytes), load_raw(want, i, bytes));                       \
+                fail_report(h, what);                                                                        \
+                return 0;                                                                                    \
+            }                                                                                                \
+        if (!test_poisoned(got, 0, from * bytes) || !test_poisoned(got, (from + count) * bytes, end_bytes)) { \
+            snprintf(what, sizeof what, "%s: %s written outside [%zu, %zu)", desc, label, from, from + count);  \
+            fail_report(h, what);                                                                            \
+            return 0;                                                                                        \
+        }                                                                                                    \
+        return 1;                                                                                            \
+    }
+
 #define EXPECT_STATUS(h, expected, call)                                                                     \
     do {                                                                                                     \
         pscan_status got_ = (call);                                                                          \

@@ -32,6 +32,7 @@
 
 #include "pscan.h"
 #include "test_common.h"
+#include "test_types.h"
 
 #define MAX_REPORTS 20
 #define TILE_BYTES 16384u /* the CUDA histogram tile: 256 threads x 4 vectors of 16 bytes (src/cuda/histogram.cu) */
@@ -39,18 +40,9 @@
 
 __extension__ typedef __int128 i128;
 
-#include "test_types.h"
-
 static size_t tile_items(const type_info *t) { return TILE_BYTES / t->bytes; }
 
 /* ---- values of any type as raw bits ---------------------------------------------------------------------- */
-
-static uint64_t load_raw(const unsigned char *buf, size_t i, size_t bytes) {
-    uint64_t v = 0;
-    memcpy(&v, buf + i * bytes, bytes);
-    return v;
-}
-static void store_raw(unsigned char *buf, size_t i, size_t bytes, uint64_t v) { memcpy(buf + i * bytes, &v, bytes); }
 
 /* An integer sample as a 128-bit number (sign-extended or not). */
 static i128 int_value(const type_info *t, uint64_t raw) {

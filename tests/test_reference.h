@@ -16,8 +16,8 @@
 
 #include "pscan.h"
 #include "test_common.h"
-
 #include "test_types.h"
+
 static const pscan_op ops[] = {PSCAN_OP_SUM, PSCAN_OP_PRODUCT, PSCAN_OP_MIN, PSCAN_OP_MAX,
                                PSCAN_OP_AND, PSCAN_OP_OR,      PSCAN_OP_XOR};
 #define OP_COUNT (sizeof ops / sizeof ops[0])
@@ -27,12 +27,6 @@ static inline int op_is_bitwise(pscan_op op) { return op == PSCAN_OP_AND || op =
 
 static inline uint64_t width_mask(const type_info *t) { return t->bytes == 8 ? ~0ull : (1ull << (8 * t->bytes)) - 1; }
 static inline uint64_t sign_bit(const type_info *t) { return 1ull << (8 * t->bytes - 1); }
-static inline uint64_t load_raw(const unsigned char *b, size_t i, size_t bytes) {
-    uint64_t v = 0;
-    memcpy(&v, b + i * bytes, bytes);
-    return v;
-}
-static inline void store_raw(unsigned char *b, size_t i, size_t bytes, uint64_t v) { memcpy(b + i * bytes, &v, bytes); }
 static inline long double load_float(const unsigned char *b, size_t i, const type_info *t) {
     if (t->bytes == 4) {
         float f;

@@ -45,6 +45,7 @@
 
 #include "pscan.h"
 #include "test_common.h"
+#include "test_types.h"
 
 #define MAX_REPORTS 20
 /* the CUDA segmented-scan tile: 16 items x 256 threads (src/cuda/segmented_scan.cu); elements of up to 4 bytes
@@ -54,7 +55,6 @@
 #define LARGE_SEGMENT ((1u << 24) + 3u)
 #define RLE_TIER_N (1023u * 24u * 256u) /* the most items CUDA run-length encoding runs in its small tiles */
 
-#include "test_types.h"
 #define T_I32 4
 #define T_U64 7
 
@@ -141,13 +141,6 @@ static uint64_t ref_identity(const type_info *t, pscan_op op) {
     default: return t->is_signed ? (m >> 1) + 1 : 0;
     }
 }
-
-static uint64_t load_raw(const unsigned char *buf, size_t i, size_t bytes) {
-    uint64_t v = 0;
-    memcpy(&v, buf + i * bytes, bytes);
-    return v;
-}
-static void store_raw(unsigned char *buf, size_t i, size_t bytes, uint64_t v) { memcpy(buf + i * bytes, &v, bytes); }
 
 /* Scans every segment of in into want, serially. */
 static void reference(const type_info *t, pscan_op op, int exclusive, int reverse, uint64_t init,

@@ -42,14 +42,13 @@
 
 #include "pscan.h"
 #include "test_common.h"
+#include "test_types.h"
 
 #define MAX_REPORTS 20
 /* The CUDA tile of each key size (src/cuda/select_tile.h): the sizes follow it. */
 #include "select_tile.h"
 #define TILE ((size_t)PS_SELECT_ROWS * PS_SELECT_THREADS) /* the row tile: OpenCL's sizes and the API checks */
 #define GUARD_ITEMS 8 /* items past n that must stay poisoned */
-
-#include "test_types.h"
 
 /* The CUDA tile of a type's keys, in items. */
 static size_t tile_items(const type_info *t) {
@@ -81,12 +80,6 @@ static const size_t value_sizes[] = {0, 1, 2, 4, 8};
 #define VALUE_SIZE_COUNT (sizeof value_sizes / sizeof value_sizes[0])
 
 /* ---- the reference ------------------------------------------------------------------------------------- */
-
-static uint64_t load_raw(const unsigned char *buf, size_t i, size_t bytes) {
-    uint64_t v = 0;
-    memcpy(&v, buf + i * bytes, bytes);
-    return v;
-}
 
 /* The key as a double (floats), or as a sign-extended / zero-extended 64-bit integer. */
 static double key_float(const type_info *t, uint64_t raw) {
@@ -184,6 +177,7 @@ static size_t buffer_bytes(const harness *h) { return (h->max_n + 1 + GUARD_ITEM
 #include "test_harness.h"
 TEST_HARNESS_CHECKS(harness)
 TEST_HARNESS_TEMP(harness)
+TEST_HARNESS_OUTPUTS(harness)
 
 /* Fills every output buffer with the poison byte. */
 static int poison_outputs(harness *h) {
@@ -227,21 +221,6 @@ static void describe(const one_case *c, char *text, size_t size) {
              c->partition ? "partition" : "select", c->mode == MODE_FLAGS ? "flags" : pred_names[c->mode],
              c->value_bytes, c->n, pattern_names[c->pattern], c->offset, c->caller_temp ? "caller+1" : "workspace",
              c->count_at);
-}
-
-/* Compares n_check items of got and want from item `from`; reports the first difference. */
-static int compare_items(harness *h, const char *label, const char *desc, const unsigned char *got,
-                         const unsigned char *want, size_t from, size_t count, size_t bytes) {
-    for (size_t i = from; i < from + count; i++) {
-        if (memcmp(got + i * bytes, want + i * bytes, bytes) != 0) {
-            char what[600];
-            snprintf(what, sizeof what, "%s: %s[%zu] = 0x%" PRIx64 ", expected 0x%" PRIx64, desc, label, i,
-                     load_raw(got, i, bytes), load_raw(want, i, bytes));
-            fail_report(h, what);
-            return 0;
-        }
-    }
-    return 1;
 }
 
 static void run_case(harness *h, const one_case *c_in, uint64_t case_seed) {
@@ -340,24 +319,10 @@ static void run_case(harness *h, const one_case *c_in, uint64_t case_seed) {
         return;
     }
     const size_t end_bytes = (off + n + GUARD_ITEMS) * 8;
-    for (int pass = 0; pass < (vb ? 2 : 1); pass++) {
-        const size_t bytes = pass ? vb : kb;
-        if (pscan_memory_download(h->ctx, h->h_got, pass ? h->d_values_out : h->d_keys_out, end_bytes) != PSCAN_SUCCESS ||
-            pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS) {
-            fail_report(h, "download failed");
+    for (int pass = 0; pass < (vb ? 2 : 1); pass++)
+        if (!check_output(h, desc, pass ? "values_out" : "keys_out", pass ? h->d_values_out : h->d_keys_out, h->h_got,
+                          pass ? h->h_ref_values : h->h_ref_keys, off, written, pass ? vb : kb, end_bytes))
             return;
-        }
-        if (!compare_items(h, pass ? "values_out" : "keys_out", desc, h->h_got, pass ? h->h_ref_values : h->h_ref_keys,
-                           off, written, bytes))
-            return;
-        if (!test_poisoned(h->h_got, 0, off * bytes) || !test_poisoned(h->h_got, (off + written) * bytes, end_bytes)) {
-            char what[500];
-            snprintf(what, sizeof what, "%s: %s written outside [%zu, %zu)", desc, pass ? "values_out" : "keys_out",
-                     off, off + written);
-            fail_report(h, what);
-            return;
-        }
-    }
     h->passed++;
 }
 

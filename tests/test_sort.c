@@ -32,12 +32,12 @@
 
 #include "pscan.h"
 #include "test_common.h"
+#include "test_types.h"
 
 #define MAX_REPORTS 20
 #define TILE 4096u /* the CUDA one-block sort's limit: 256 threads x 16 keys (src/cuda/radix_sort.cu) */
 #define GUARD_ITEMS 8
 
-#include "test_types.h"
 static const size_t value_cycle[] = {0, 4, 1, 8, 2};
 
 static const type_info *type_named(pscan_type type) {
@@ -47,12 +47,6 @@ static const type_info *type_named(pscan_type type) {
 }
 
 /* ---- the reference ------------------------------------------------------------------------------------- */
-
-static uint64_t load_raw(const unsigned char *buf, size_t i, size_t bytes) {
-    uint64_t v = 0;
-    memcpy(&v, buf + i * bytes, bytes);
-    return v;
-}
 
 static uint64_t all_bits(const type_info *t) { return t->bytes == 8 ? ~0ull : (1ull << (8 * t->bytes)) - 1; }
 
@@ -153,6 +147,7 @@ static size_t buffer_bytes(const harness *h) { return (h->max_n + 1 + GUARD_ITEM
 #include "test_harness.h"
 TEST_HARNESS_CHECKS(harness)
 TEST_HARNESS_TEMP(harness)
+TEST_HARNESS_OUTPUTS(harness)
 
 static int poison_outputs(harness *h) {
     const size_t bytes = buffer_bytes(h);
@@ -245,20 +240,6 @@ static void describe(const one_case *c, char *text, size_t size) {
              pattern_names[c->pattern], c->offset, c->caller_temp ? "caller+1" : "workspace");
 }
 
-static int compare_items(harness *h, const char *label, const char *desc, const unsigned char *got,
-                         const unsigned char *want, size_t from, size_t count, size_t bytes) {
-    for (size_t i = from; i < from + count; i++) {
-        if (memcmp(got + i * bytes, want + i * bytes, bytes) != 0) {
-            char what[600];
-            snprintf(what, sizeof what, "%s: %s[%zu] = 0x%" PRIx64 ", expected 0x%" PRIx64, desc, label, i - from,
-                     load_raw(got, i, bytes), load_raw(want, i, bytes));
-            fail_report(h, what);
-            return 0;
-        }
-    }
-    return 1;
-}
-
 static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
     const type_info *t = c->s.t;
     const size_t n = c->n, kb = t->bytes, vb = c->value_bytes, off = (size_t)c->offset;
@@ -318,24 +299,10 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
 
     /* ---- the items, the poison around them, the inputs ---- */
     const size_t end_bytes = (off + n + GUARD_ITEMS) * 8;
-    for (int pass = 0; pass < (vb ? 2 : 1); pass++) {
-        const size_t bytes = pass ? vb : kb;
-        if (pscan_memory_download(h->ctx, h->h_got, pass ? h->d_values_out : h->d_keys_out, end_bytes) != PSCAN_SUCCESS ||
-            pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS) {
-            fail_report(h, "download failed");
+    for (int pass = 0; pass < (vb ? 2 : 1); pass++)
+        if (!check_output(h, desc, pass ? "values_out" : "keys_out", pass ? h->d_values_out : h->d_keys_out, h->h_got,
+                          pass ? h->h_ref_values : h->h_ref_keys, off, n, pass ? vb : kb, end_bytes))
             return;
-        }
-        if (!compare_items(h, pass ? "values_out" : "keys_out", desc, h->h_got, pass ? h->h_ref_values : h->h_ref_keys,
-                           off, n, bytes))
-            return;
-        if (!test_poisoned(h->h_got, 0, off * bytes) || !test_poisoned(h->h_got, (off + n) * bytes, end_bytes)) {
-            char what[500];
-            snprintf(what, sizeof what, "%s: %s written outside [%zu, %zu)", desc, pass ? "values_out" : "keys_out",
-                     off, off + n);
-            fail_report(h, what);
-            return;
-        }
-    }
     for (int pass = 0; pass < (vb ? 2 : 1); pass++) {
         const size_t bytes = (off + n) * (pass ? vb : kb);
         if (pscan_memory_download(h->ctx, h->h_got, pass ? h->d_values : h->d_keys, bytes) != PSCAN_SUCCESS ||

@@ -7,6 +7,8 @@
 #define PSCAN_TEST_TYPES_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 #include "pscan.h"
 
@@ -23,5 +25,13 @@ typedef struct type_info {
 static const type_info types[] = {PSCAN_TYPE_LIST(TEST_TYPE_INFO_)};
 #undef TEST_TYPE_INFO_
 #define TYPE_COUNT (sizeof types / sizeof types[0])
+
+/* Element i of an array of bytes-wide elements, as raw bits (little-endian, zero-extended), and back. */
+static inline uint64_t load_raw(const unsigned char *buf, size_t i, size_t bytes) {
+    uint64_t v = 0;
+    memcpy(&v, buf + i * bytes, bytes);
+    return v;
+}
+static inline void store_raw(unsigned char *buf, size_t i, size_t bytes, uint64_t v) { memcpy(buf + i * bytes, &v, bytes); }
 
 #endif /* PSCAN_TEST_TYPES_H */
