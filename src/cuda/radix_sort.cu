@@ -556,8 +556,8 @@ template <class U, class V> struct ps_sort_pass_policy {
 #endif
 #if defined(PS_SORT_PASS_ITEMS) && defined(PS_SORT_PASS_ITEMS8)
     static constexpr int ITEMS = WIDE ? PS_SORT_PASS_ITEMS8 : PS_SORT_PASS_ITEMS;
-#elif defined(PS_SORT_PASS_ITEMS)
-    static constexpr int ITEMS = WIDE && PS_SORT_PASS_ITEMS > 16 ? 16 : PS_SORT_PASS_ITEMS;
+#elif defined(PS_SORT_PASS_ITEMS) /* narrow cases only: the wide ones keep their own */
+    static constexpr int ITEMS = WIDE ? (KEYS_ONLY ? 15 : 16) : PS_SORT_PASS_ITEMS;
 #elif defined(PS_SORT_PASS_ITEMS8)
     static constexpr int ITEMS = WIDE ? PS_SORT_PASS_ITEMS8 : KEYS_ONLY ? 20 : 16;
 #else
