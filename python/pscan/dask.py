@@ -20,7 +20,7 @@ Example::
 """
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Tuple
 
 import numpy as np
 
@@ -67,18 +67,9 @@ def _block_scan(b, c, op, exclusive, reverse):
     return out
 
 
-def scan(x: Any, op: str = "sum", axis: Optional[int] = None, dtype: Any = None, exclusive: bool = False,
-         reverse: bool = False, init: Any = None) -> Any:
-    """pscan.scan of a Dask array, lazily: a Dask array of the same chunks (axis None: x flattened first).
-
-    Arguments as for pscan.scan, less out. Each block runs pscan.scan on whatever device holds it.
-
-    Example::
-
-        >>> x = da.arange(10, chunks=4)
-        >>> pscan.dask.scan(x).compute()
-        array([ 0,  1,  3,  6, 10, 15, 21, 28, 36, 45])
-    """
+def _along_last(x: Any, op: str, axis: Optional[int], dtype: Any) -> Tuple[Any, int, Any, Any, Any]:
+    """x as a Dask array with the scanned axis last (axis None: flattened), cast to dtype; returns it, the axis it
+    came from, its dtype, the meta of results and the per-block totals along that axis (one per block)."""
     import dask.array as da
 
     x = da.asarray(x)
@@ -95,6 +86,24 @@ def scan(x: Any, op: str = "sum", axis: Optional[int] = None, dtype: Any = None,
     nb = len(x.chunks[-1])
     meta = x._meta.astype(dt) if hasattr(x._meta, "astype") else np.empty((0,) * x.ndim, dt)
     totals = x.map_blocks(_block_totals, op, chunks=x.chunks[:-1] + ((1,) * nb,), dtype=dt, meta=meta)
+    return x, ax, dt, meta, totals
+
+
+def scan(x: Any, op: str = "sum", axis: Optional[int] = None, dtype: Any = None, exclusive: bool = False,
+         reverse: bool = False, init: Any = None) -> Any:
+    """pscan.scan of a Dask array, lazily: a Dask array of the same chunks (axis None: x flattened first).
+
+    Arguments as for pscan.scan, less out. Each block runs pscan.scan on whatever device holds it.
+
+    Example::
+
+        >>> x = da.arange(10, chunks=4)
+        >>> pscan.dask.scan(x).compute()
+        array([ 0,  1,  3,  6, 10, 15, 21, 28, 36, 45])
+    """
+    import dask.array as da
+
+    x, ax, dt, meta, totals = _along_last(x, op, axis, dtype)
     carries = totals.rechunk({x.ndim - 1: -1}).map_blocks(_carries, op, reverse, init, dtype=dt, meta=meta)
     carries = carries.rechunk({x.ndim - 1: 1})
     out = da.map_blocks(_block_scan, x, carries, op, exclusive, reverse, dtype=dt, chunks=x.chunks,
@@ -135,22 +144,7 @@ def reduce(x: Any, op: str = "sum", axis: Optional[int] = None, dtype: Any = Non
         >>> int(pscan.dask.reduce(da.arange(10, chunks=4)).compute())  # a 0-d array
         45
     """
-    import dask.array as da
-
-    x = da.asarray(x)
-    if axis is None:
-        x = x.ravel()
-        ax = 0
-    else:
-        ax = axis + x.ndim if axis < 0 else axis
-    if dtype is not None:
-        x = x.astype(dtype)
-    if ax != x.ndim - 1:
-        x = da.moveaxis(x, ax, -1)
-    dt = x.dtype
-    nb = len(x.chunks[-1])
-    meta = x._meta.astype(dt) if hasattr(x._meta, "astype") else np.empty((0,) * x.ndim, dt)
-    totals = x.map_blocks(_block_totals, op, chunks=x.chunks[:-1] + ((1,) * nb,), dtype=dt, meta=meta)
+    x, _, dt, meta, totals = _along_last(x, op, axis, dtype)
     whole = totals.rechunk({x.ndim - 1: -1})
     out = whole.map_blocks(lambda t: _api.reduce(_dense(t), op=op, axis=-1, init=init), drop_axis=x.ndim - 1, dtype=dt,
                            meta=meta)
