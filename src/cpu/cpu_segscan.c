@@ -155,6 +155,20 @@ typedef struct segscan_job {
 #define SEGSCAN_SLOT_BYTES 64
 typedef char segscan_slot_fits_[sizeof(seg_pair) <= SEGSCAN_SLOT_BYTES ? 1 : -1];
 
+/* Sets up job over the pool's ranges of req (a slot each, cache-line aligned in req->temp), runs phase 0 of run
+ * on them and returns how many ranges there are. */
+static unsigned segscan_job_start(ps_cpu_pool *pool, const ps_request *req, void (*run)(void *, unsigned),
+                                  segscan_job *job) {
+    const unsigned threads = ps_cpu_pool_threads(pool);
+    job->req = req;
+    job->chunk = (req->n + threads - 1) / threads;
+    job->phase = 0;
+    const uintptr_t temp = ((uintptr_t)req->temp + SEGSCAN_SLOT_BYTES - 1) & ~(uintptr_t)(SEGSCAN_SLOT_BYTES - 1);
+    job->slots = (unsigned char *)temp;
+    ps_cpu_pool_run(pool, run, job);
+    return (unsigned)((req->n + job->chunk - 1) / job->chunk);
+}
+
 static void segscan_job_run(void *arg, unsigned t) {
     const segscan_job *job = (const segscan_job *)arg;
     const ps_request *req = job->req;
@@ -172,17 +186,10 @@ static void segscan_job_run(void *arg, unsigned t) {
 void ps_cpu_threads_segscan(ps_cpu_pool *pool, const ps_request *req) {
     if (req->n == 0) return;
     const ps_cpu_kernels *k = ps_cpu_kernels_get(req->type, req->op);
-    const unsigned threads = ps_cpu_pool_threads(pool);
     segscan_job job;
-    job.req = req;
-    job.chunk = (req->n + threads - 1) / threads;
-    job.phase = 0;
-    uintptr_t temp = ((uintptr_t)req->temp + SEGSCAN_SLOT_BYTES - 1) & ~(uintptr_t)(SEGSCAN_SLOT_BYTES - 1);
-    job.slots = (unsigned char *)temp;
-    ps_cpu_pool_run(pool, segscan_job_run, &job);
+    const unsigned used = segscan_job_start(pool, req, segscan_job_run, &job);
 
     /* ---- spine: fold the pairs in scan order; each range gets init + the open value before it ---- */
-    const unsigned used = (unsigned)((req->n + job.chunk - 1) / job.chunk);
     seg_pair fold;
     fold.f = 0;
     fold.v = *ps_core_identity(req->type, req->op);
@@ -272,17 +279,10 @@ void ps_cpu_threads_by_key(ps_cpu_pool *pool, const ps_request *req) {
     uint64_t runs = 0;
     if (req->n > 0) {
         const ps_cpu_kernels *k = ps_cpu_kernels_get(req->type, req->op);
-        const unsigned threads = ps_cpu_pool_threads(pool);
         segscan_job job;
-        job.req = req;
-        job.chunk = (req->n + threads - 1) / threads;
-        job.phase = 0;
-        uintptr_t temp = ((uintptr_t)req->temp + SEGSCAN_SLOT_BYTES - 1) & ~(uintptr_t)(SEGSCAN_SLOT_BYTES - 1);
-        job.slots = (unsigned char *)temp;
-        ps_cpu_pool_run(pool, by_key_job_run, &job);
+        const unsigned used = segscan_job_start(pool, req, by_key_job_run, &job);
 
         /* ---- spine: the heads before each range, and the carry of its open run ---- */
-        const unsigned used = (unsigned)((req->n + job.chunk - 1) / job.chunk);
         seg_pair fold;
         fold.f = 0;
         fold.v = *ps_core_identity(req->type, req->op);
