@@ -237,24 +237,10 @@ pscan_status ps_cl_user_plan(const pscan_context *ctx, ps_request *req, size_t *
 
 /* ---- launching --------------------------------------------------------------------------------------------- */
 
-typedef struct kernel_arg {
-    size_t size;
-    const void *value;
-} kernel_arg;
-#define ARG(x) {sizeof(x), &(x)}
-
-static pscan_status launch(pscan_context *ctx, cl_kernel kernel, const kernel_arg *args, int count, uint64_t groups) {
-    ps_cl_state *st = ps_cl_state_of(ctx);
-    for (int i = 0; i < count; i++) {
-        cl_int err = clSetKernelArg(kernel, (cl_uint)i, args[i].size, args[i].value);
-        if (err != CL_SUCCESS) return ps_cl_check(ctx, err);
-    }
+/* ps_cl_launch with the group count the user kernels' tile loops are sized for. */
+static pscan_status launch(pscan_context *ctx, cl_kernel kernel, const ps_cl_arg *args, int count, uint64_t groups) {
     if (groups > PS_CL_USER_MAX_GROUPS) groups = PS_CL_USER_MAX_GROUPS;
-    if (groups == 0) groups = 1;
-    size_t local = st->wg, global = (size_t)groups * st->wg;
-    cl_int err = clEnqueueNDRangeKernel(st->queue, kernel, 1, NULL, &global, &local, 0, NULL, NULL);
-    if (err == CL_SUCCESS && st->out_of_order) err = clEnqueueBarrierWithWaitList(st->queue, 0, NULL, NULL);
-    return ps_cl_check(ctx, err);
+    return ps_cl_launch(ctx, kernel, args, count, groups ? groups : 1);
 }
 
 /* One array of a level: buffers, element offsets, length, direction. */
@@ -269,9 +255,9 @@ static pscan_status reduce_tiles(pscan_context *ctx, const ps_request *req, cons
                                  cl_ulong totals_off, cl_int fold_init) {
     const ps_cl_user_program *p = (const ps_cl_user_program *)req->user_op->device;
     const size_t es = req->elem_bytes;
-    kernel_arg args[] = {ARG(io->in), ARG(io->in_off), ARG(io->n), ARG(io->reverse),
-                         {es, req->user_op->identity.bytes}, ARG(totals), ARG(totals_off), ARG(fold_init),
-                         {es, req->init.bytes}};
+    ps_cl_arg args[] = {PS_CL_ARG(io->in),       PS_CL_ARG(io->in_off),     PS_CL_ARG(io->n),
+                        PS_CL_ARG(io->reverse),  {es, req->user_op->identity.bytes}, PS_CL_ARG(totals),
+                        PS_CL_ARG(totals_off),   PS_CL_ARG(fold_init),      {es, req->init.bytes}};
     return launch(ctx, p->kernels[USER_REDUCE_TILES], args, (int)(sizeof args / sizeof args[0]),
                   ceil_div(io->n, user_tile(ctx)));
 }
@@ -282,10 +268,10 @@ static pscan_status scan_tiles(pscan_context *ctx, const ps_request *req, const 
     const ps_cl_user_program *p = (const ps_cl_user_program *)req->user_op->device;
     const size_t es = req->elem_bytes;
     cl_int use_carries = carries != NULL;
-    kernel_arg args[] = {ARG(io->in),        ARG(io->in_off),   ARG(io->out), ARG(io->out_off),
-                         ARG(io->n),         ARG(io->reverse),  ARG(io->exclusive),
-                         {es, req->user_op->identity.bytes},    {es, carry_in->bytes},
-                         ARG(carries),       ARG(carries_off),  ARG(use_carries)};
+    ps_cl_arg args[] = {PS_CL_ARG(io->in),      PS_CL_ARG(io->in_off),  PS_CL_ARG(io->out),
+                        PS_CL_ARG(io->out_off), PS_CL_ARG(io->n),       PS_CL_ARG(io->reverse),
+                        PS_CL_ARG(io->exclusive), {es, req->user_op->identity.bytes}, {es, carry_in->bytes},
+                        PS_CL_ARG(carries),     PS_CL_ARG(carries_off), PS_CL_ARG(use_carries)};
     return launch(ctx, p->kernels[USER_SCAN_TILES], args, (int)(sizeof args / sizeof args[0]),
                   ceil_div(io->n, user_tile(ctx)));
 }
