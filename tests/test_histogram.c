@@ -60,28 +60,6 @@ static i128 int_lowest(const type_info *t) {
 static i128 int_highest(const type_info *t) {
     return t->is_signed ? ((i128)1 << (8 * t->bytes - 1)) - 1 : ((i128)1 << (8 * t->bytes)) - 1;
 }
-static double float_value(const type_info *t, uint64_t raw) {
-    if (t->bytes == 4) {
-        float f;
-        uint32_t r = (uint32_t)raw;
-        memcpy(&f, &r, 4);
-        return f;
-    }
-    double d;
-    memcpy(&d, &raw, 8);
-    return d;
-}
-static uint64_t float_raw(const type_info *t, double v) {
-    if (t->bytes == 4) {
-        float f = (float)v;
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        return u;
-    }
-    uint64_t u;
-    memcpy(&u, &v, 8);
-    return u;
-}
 
 /* Evenly spaced integer bounds are int64_t (signed samples) or uint64_t (unsigned), held here as their 64 bits;
  * float bounds are samples. */
@@ -102,12 +80,12 @@ static uint32_t reference_even(const type_info *t, uint32_t bins, uint64_t lo_ra
     }
     uint32_t b;
     if (t->bytes == 4) {
-        const float x = (float)float_value(t, raw), lo = (float)float_value(t, lo_raw), hi = (float)float_value(t, hi_raw);
+        const float x = (float)raw_float(t, raw), lo = (float)raw_float(t, lo_raw), hi = (float)raw_float(t, hi_raw);
         if (!(x >= lo && x < hi)) return NO_BIN;
         const float range = hi - lo, scale = (float)bins / range, pos = (x - lo) * scale;
         b = (uint32_t)pos;
     } else {
-        const double x = float_value(t, raw), lo = float_value(t, lo_raw), hi = float_value(t, hi_raw);
+        const double x = raw_float(t, raw), lo = raw_float(t, lo_raw), hi = raw_float(t, hi_raw);
         if (!(x >= lo && x < hi)) return NO_BIN;
         const double range = hi - lo, scale = (double)bins / range, pos = (x - lo) * scale;
         b = (uint32_t)pos;
@@ -117,7 +95,7 @@ static uint32_t reference_even(const type_info *t, uint32_t bins, uint64_t lo_ra
 
 /* x < y in the type's order (false when either is NaN). */
 static int less(const type_info *t, uint64_t x, uint64_t y) {
-    if (t->is_float) return float_value(t, x) < float_value(t, y);
+    if (t->is_float) return raw_float(t, x) < raw_float(t, y);
     return int_value(t, x) < int_value(t, y);
 }
 
@@ -125,7 +103,7 @@ static int less(const type_info *t, uint64_t x, uint64_t y) {
 static uint32_t reference_edges(const type_info *t, uint32_t bins, const unsigned char *edges, uint64_t raw) {
     const uint64_t first = load_raw(edges, 0, t->bytes), last = load_raw(edges, bins, t->bytes);
     if (less(t, raw, first) || !less(t, raw, last)) return NO_BIN;
-    if (t->is_float && isnan(float_value(t, raw))) return NO_BIN;
+    if (t->is_float && isnan(raw_float(t, raw))) return NO_BIN;
     uint32_t lo = 0, hi = bins - 1; /* the answer is in [lo, hi] */
     while (lo < hi) {
         const uint32_t mid = lo + (hi - lo) / 2;
@@ -220,7 +198,7 @@ static void pick_bounds(test_rng *rng, const type_info *t, uint64_t *lo, uint64_
 static uint64_t random_sample(test_rng *rng, const type_info *t, uint32_t bins, uint64_t lo, uint64_t hi) {
     const unsigned kind = (unsigned)(test_rng_next(rng) % 16);
     if (t->is_float) {
-        const double a = float_value(t, lo), b = float_value(t, hi);
+        const double a = raw_float(t, lo), b = raw_float(t, hi);
         if (kind == 0) return float_raw(t, NAN);
         if (kind == 1) return float_raw(t, a - (b - a) * 0.1 * test_rng_unit(rng));
         if (kind == 2) return kind == 2 && test_rng_next(rng) % 2 ? hi : lo;
@@ -301,7 +279,7 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
     }
     char bounds[120], desc[400];
     if (t->is_float)
-        snprintf(bounds, sizeof bounds, "[%.17g, %.17g)", float_value(t, lo), float_value(t, hi));
+        snprintf(bounds, sizeof bounds, "[%.17g, %.17g)", raw_float(t, lo), raw_float(t, hi));
     else
         snprintf(bounds, sizeof bounds, t->is_signed ? "[%lld, %lld)" : "[%llu, %llu)", (long long)lo, (long long)hi);
     describe(c, bounds, desc, sizeof desc);
@@ -316,7 +294,7 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
         case DATA_EQUAL: x = equal; break;
         case DATA_OUTSIDE:
             if (t->is_float)
-                x = i % 3 == 0 ? float_raw(t, NAN) : i % 2 ? hi : float_raw(t, float_value(t, lo) - 1.0);
+                x = i % 3 == 0 ? float_raw(t, NAN) : i % 2 ? hi : float_raw(t, raw_float(t, lo) - 1.0);
             else if ((i % 2 && has_above) || !has_below)
                 x = has_above ? int_raw(t, hi_v) : int_raw(t, lo_v); /* no outside value: lower itself */
             else

@@ -70,40 +70,14 @@ static const char *const form_names[] = {"offsets", "flags", "keys"};
 /* ---- the reference: raw bits in a uint64, the type's own arithmetic ------------------------------------- */
 
 static uint64_t mask_of(const type_info *t) { return t->bytes == 8 ? ~0ull : (1ull << (8 * t->bytes)) - 1; }
-static int64_t as_signed(const type_info *t, uint64_t raw) {
-    const unsigned shift = 64 - 8 * (unsigned)t->bytes;
-    return (int64_t)(raw << shift) >> shift;
-}
-static double as_double(const type_info *t, uint64_t raw) {
-    if (t->bytes == 4) {
-        float f;
-        uint32_t r = (uint32_t)raw;
-        memcpy(&f, &r, 4);
-        return f;
-    }
-    double d;
-    memcpy(&d, &raw, 8);
-    return d;
-}
-static uint64_t from_double(const type_info *t, double d) {
-    if (t->bytes == 4) {
-        float f = (float)d;
-        uint32_t r;
-        memcpy(&r, &f, 4);
-        return r;
-    }
-    uint64_t r;
-    memcpy(&r, &d, 8);
-    return r;
-}
 
 /* a (+) b, a the earlier element. */
 static uint64_t ref_combine(const type_info *t, pscan_op op, uint64_t a, uint64_t b) {
     if (t->is_float) {
-        const double x = as_double(t, a), y = as_double(t, b);
+        const double x = raw_float(t, a), y = raw_float(t, b);
         switch (op) {
-        case PSCAN_OP_SUM: return t->bytes == 4 ? from_double(t, (float)x + (float)y) : from_double(t, x + y);
-        case PSCAN_OP_PRODUCT: return t->bytes == 4 ? from_double(t, (float)x * (float)y) : from_double(t, x * y);
+        case PSCAN_OP_SUM: return t->bytes == 4 ? float_raw(t, (float)x + (float)y) : float_raw(t, x + y);
+        case PSCAN_OP_PRODUCT: return t->bytes == 4 ? float_raw(t, (float)x * (float)y) : float_raw(t, x * y);
         case PSCAN_OP_MIN: return x != x ? a : y != y ? b : y < x ? b : a;
         default: return x != x ? a : y != y ? b : x < y ? b : a;
         }
@@ -117,9 +91,9 @@ static uint64_t ref_combine(const type_info *t, pscan_op op, uint64_t a, uint64_
     case PSCAN_OP_OR: return a | b;
     case PSCAN_OP_XOR: return a ^ b;
     default:
-        less = t->is_signed ? as_signed(t, b) < as_signed(t, a) : b < a;
+        less = t->is_signed ? raw_signed(t, b) < raw_signed(t, a) : b < a;
         if (op == PSCAN_OP_MIN) return less ? b : a;
-        return (t->is_signed ? as_signed(t, a) < as_signed(t, b) : a < b) ? b : a;
+        return (t->is_signed ? raw_signed(t, a) < raw_signed(t, b) : a < b) ? b : a;
     }
 }
 
@@ -127,10 +101,10 @@ static uint64_t ref_identity(const type_info *t, pscan_op op) {
     const uint64_t m = mask_of(t);
     if (t->is_float) {
         switch (op) {
-        case PSCAN_OP_SUM: return from_double(t, 0.0);
-        case PSCAN_OP_PRODUCT: return from_double(t, 1.0);
-        case PSCAN_OP_MIN: return from_double(t, HUGE_VAL);
-        default: return from_double(t, -HUGE_VAL);
+        case PSCAN_OP_SUM: return float_raw(t, 0.0);
+        case PSCAN_OP_PRODUCT: return float_raw(t, 1.0);
+        case PSCAN_OP_MIN: return float_raw(t, HUGE_VAL);
+        default: return float_raw(t, -HUGE_VAL);
         }
     }
     switch (op) {
@@ -170,7 +144,7 @@ static uint64_t random_value(test_rng *rng, const type_info *t, pscan_op op) {
     case PSCAN_OP_PRODUCT: d = (r & 1) ? 1.0 : -1.0; break;
     default: d = (r % 512 == 0) ? NAN : (double)((int)(r % 201) - 100) / 4; break;
     }
-    return from_double(t, d);
+    return float_raw(t, d);
 }
 
 /* Segment lengths: random with mean `mean` (geometric-like, lengths 0 allowed where empty is set), or all

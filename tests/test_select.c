@@ -81,31 +81,14 @@ static const size_t value_sizes[] = {0, 1, 2, 4, 8};
 
 /* ---- the reference ------------------------------------------------------------------------------------- */
 
-/* The key as a double (floats), or as a sign-extended / zero-extended 64-bit integer. */
-static double key_float(const type_info *t, uint64_t raw) {
-    if (t->bytes == 4) {
-        float f;
-        uint32_t r = (uint32_t)raw;
-        memcpy(&f, &r, 4);
-        return f;
-    }
-    double d;
-    memcpy(&d, &raw, 8);
-    return d;
-}
-static int64_t key_signed(const type_info *t, uint64_t raw) {
-    const unsigned shift = 64 - 8 * (unsigned)t->bytes;
-    return (int64_t)(raw << shift) >> shift;
-}
-
 /* -1, 0, 1 as a < b, ==, >; 2 when unordered (a NaN). */
 static int compare(const type_info *t, uint64_t a, uint64_t b) {
     if (t->is_float) {
-        double x = key_float(t, a), y = key_float(t, b);
+        double x = raw_float(t, a), y = raw_float(t, b);
         return x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
     }
     if (t->is_signed) {
-        int64_t x = key_signed(t, a), y = key_signed(t, b);
+        int64_t x = raw_signed(t, a), y = raw_signed(t, b);
         return x < y ? -1 : x > y;
     }
     return a < b ? -1 : a > b;
@@ -136,15 +119,7 @@ static uint64_t random_key(test_rng *rng, const type_info *t) {
     if (t->is_float) {
         const unsigned kind = (unsigned)(r >> 32) % 64;
         double d = kind == 0 ? NAN : kind < 3 ? -0.0 : (double)small;
-        if (t->bytes == 4) {
-            float f = (float)d;
-            uint32_t u;
-            memcpy(&u, &f, 4);
-            return u;
-        }
-        uint64_t u;
-        memcpy(&u, &d, 8);
-        return u;
+        return float_raw(t, d);
     }
     const uint64_t mask = t->bytes == 8 ? ~0ull : (1ull << (8 * t->bytes)) - 1;
     if ((r >> 40) % 8 == 0) return test_rng_next(rng) & mask;

@@ -51,14 +51,7 @@ static const type_info *type_named(pscan_type type) {
 static uint64_t all_bits(const type_info *t) { return t->bytes == 8 ? ~0ull : (1ull << (8 * t->bytes)) - 1; }
 
 static int is_nan_raw(const type_info *t, uint64_t raw) {
-    if (t->bytes == 4) {
-        float f;
-        uint32_t r = (uint32_t)raw;
-        memcpy(&f, &r, 4);
-        return f != f;
-    }
-    double d;
-    memcpy(&d, &raw, 8);
+    const double d = raw_float(t, raw);
     return d != d;
 }
 
@@ -172,18 +165,6 @@ enum { PAT_RANDOM, PAT_EQUAL, PAT_SORTED, PAT_REVERSE, PAT_FEW, PAT_TOP_BITS, PA
 static const char *const pattern_names[] = {"random", "all-equal", "sorted", "reverse-sorted", "few-distinct",
                                             "top-bits-only", "float-specials"};
 
-static uint64_t float_bits(const type_info *t, double d) {
-    if (t->bytes == 4) {
-        float f = (float)d;
-        uint32_t u;
-        memcpy(&u, &f, 4);
-        return u;
-    }
-    uint64_t u;
-    memcpy(&u, &d, 8);
-    return u;
-}
-
 static uint64_t pattern_key(const type_info *t, int pattern, size_t i, size_t n, test_rng *rng, uint64_t fixed) {
     const uint64_t all = all_bits(t), r = test_rng_next(rng);
     const unsigned bits = 8 * (unsigned)t->bytes;
@@ -194,12 +175,12 @@ static uint64_t pattern_key(const type_info *t, int pattern, size_t i, size_t n,
         /* spread i over the order (through the map's inverse for signed keys: raw = order ^ top) */
         const uint64_t step = n > 1 ? all / (n - 1) : 1, pos = pattern == PAT_SORTED ? i : n - 1 - i;
         uint64_t order = pos * (step ? step : 1) & all;
-        if (t->is_float) return float_bits(t, (double)pos - (double)n / 2);
+        if (t->is_float) return float_raw(t, (double)pos - (double)n / 2);
         return t->is_signed ? (order ^ (1ull << (bits - 1))) & all : order;
     }
     case PAT_FEW: {
         const uint64_t few[4] = {fixed & all, (fixed * 7 + 3) & all, (fixed >> 3) & all, all};
-        return t->is_float ? float_bits(t, (double)(r % 4) - 1.5) : few[r % 4];
+        return t->is_float ? float_raw(t, (double)(r % 4) - 1.5) : few[r % 4];
     }
     case PAT_TOP_BITS: return (r % 256) << (bits - 8);
     case PAT_FLOAT_SPECIAL: {
@@ -209,15 +190,15 @@ static uint64_t pattern_key(const type_info *t, int pattern, size_t i, size_t n,
         switch (r % 12) {
         case 0: return 0;                                   /* +0.0 */
         case 1: return top;                                 /* -0.0 */
-        case 2: return float_bits(t, INFINITY);
-        case 3: return float_bits(t, -INFINITY);
+        case 2: return float_raw(t, INFINITY);
+        case 3: return float_raw(t, -INFINITY);
         case 4: return qnan;                                /* NaN */
         case 5: return qnan | top | ((r >> 8) & 0xff);      /* negative NaN with a payload */
         case 6: return 1;                                   /* the smallest denormal */
         case 7: return top | 1;
-        case 8: return float_bits(t, 1.0);
-        case 9: return float_bits(t, -1.0);
-        default: return float_bits(t, ((double)(int)(r >> 16 & 0xff) - 128) / 4);
+        case 8: return float_raw(t, 1.0);
+        case 9: return float_raw(t, -1.0);
+        default: return float_raw(t, ((double)(int)(r >> 16 & 0xff) - 128) / 4);
         }
     }
     default: return r & all;

@@ -34,4 +34,34 @@ static inline uint64_t load_raw(const unsigned char *buf, size_t i, size_t bytes
 }
 static inline void store_raw(unsigned char *buf, size_t i, size_t bytes, uint64_t v) { memcpy(buf + i * bytes, &v, bytes); }
 
+/* An integer element's raw bits as a signed 64-bit value (sign-extended from the type's width). */
+static inline int64_t raw_signed(const type_info *t, uint64_t raw) {
+    const unsigned shift = 64 - 8 * (unsigned)t->bytes;
+    return (int64_t)(raw << shift) >> shift;
+}
+
+/* A float element's raw bits as a double (f32 widened exactly), and a double as the type's raw bits (rounded). */
+static inline double raw_float(const type_info *t, uint64_t raw) {
+    if (t->bytes == 4) {
+        float f;
+        const uint32_t r = (uint32_t)raw;
+        memcpy(&f, &r, 4);
+        return f;
+    }
+    double d;
+    memcpy(&d, &raw, 8);
+    return d;
+}
+static inline uint64_t float_raw(const type_info *t, double v) {
+    if (t->bytes == 4) {
+        const float f = (float)v;
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        return u;
+    }
+    uint64_t u;
+    memcpy(&u, &v, 8);
+    return u;
+}
+
 #endif /* PSCAN_TEST_TYPES_H */
