@@ -156,9 +156,22 @@ typedef struct test_options {
     pscan_algo algo;
     uint64_t seed;
     int quick, full;
+    int large;             /* --large (test_scan): the sizes past 2^24 */
+    int strict_order;      /* --strict-order (test_reduce): the first NaN's bits, the earlier of equal elements */
+    int only_type, only_op; /* --type T, --op O (test_scan): one type or operator; -1: all */
+    long long only_n;      /* --n N (test_scan): one size; -1: all */
     long threads;          /* -1: the backend's default */
     unsigned shard, shards; /* --shard K/N: only the types whose index is K mod N (0/0: all) */
 } test_options;
+
+/* The options a program takes beside --backend, --algo, --seed, --threads and --quick (test_parse_options). */
+enum {
+    TEST_OPT_FULL = 1,         /* --full */
+    TEST_OPT_SHARD = 2,        /* --shard K/N: only where the program skips by TEST_IN_SHARD */
+    TEST_OPT_LARGE = 4,        /* --large */
+    TEST_OPT_STRICT_ORDER = 8, /* --strict-order */
+    TEST_OPT_ONLY = 16,        /* --type, --op, --n */
+};
 
 /* --shard K/N: the sanitizers' jobs split a program's table by element type, so no one job runs past its time
  * limit (racecheck of test_reduce's quick table passed 400 s beside 11 other jobs on an H200). Returns 0 on a
@@ -181,34 +194,52 @@ static inline int test_parse_shard(const char *s, unsigned *shard, unsigned *sha
 /* Fills *o from argv. Returns 0, or prints the program's usage line and returns 1 on anything it does not know
  * (--full too, unless with_full). */
 static inline int test_parse_options(const char *program, int argc, char **argv, uint64_t default_seed,
-                                     int with_full, test_options *o) {
+                                     unsigned accept, test_options *o) {
     memset(o, 0, sizeof *o);
     o->backend = PSCAN_BACKEND_CPU;
     o->algo = PSCAN_ALGO_AUTO;
     o->threads = -1;
+    o->only_type = o->only_op = -1;
+    o->only_n = -1;
     const char *env_seed = getenv("PSCAN_TEST_SEED");
-    o->seed = env_seed ? strtoull(env_seed, NULL, 0) : default_seed;
+    o->seed = env_seed && *env_seed ? strtoull(env_seed, NULL, 0) : default_seed;
     for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         int ok = 1;
-        if (strcmp(argv[i], "--backend") == 0 && i + 1 < argc)
+        pscan_type type = PSCAN_TYPE_COUNT;
+        pscan_op op = PSCAN_OP_COUNT;
+        if (v && strcmp(a, "--backend") == 0)
             ok = pscan_backend_parse(argv[++i], &o->backend) == PSCAN_SUCCESS;
-        else if (strcmp(argv[i], "--algo") == 0 && i + 1 < argc)
+        else if (v && strcmp(a, "--algo") == 0)
             ok = pscan_algo_parse(argv[++i], &o->algo) == PSCAN_SUCCESS;
-        else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+        else if (v && strcmp(a, "--seed") == 0)
             o->seed = strtoull(argv[++i], NULL, 0);
-        else if (strcmp(argv[i], "--threads") == 0 && i + 1 < argc)
+        else if (v && strcmp(a, "--threads") == 0)
             o->threads = strtol(argv[++i], NULL, 0);
-        else if (strcmp(argv[i], "--quick") == 0)
+        else if (strcmp(a, "--quick") == 0)
             o->quick = 1;
-        else if (with_full && strcmp(argv[i], "--full") == 0)
+        else if ((accept & TEST_OPT_FULL) && strcmp(a, "--full") == 0)
             o->full = 1;
-        else if (strcmp(argv[i], "--shard") == 0 && i + 1 < argc)
+        else if ((accept & TEST_OPT_LARGE) && strcmp(a, "--large") == 0)
+            o->large = 1;
+        else if ((accept & TEST_OPT_STRICT_ORDER) && strcmp(a, "--strict-order") == 0)
+            o->strict_order = 1;
+        else if ((accept & TEST_OPT_SHARD) && v && strcmp(a, "--shard") == 0)
             ok = test_parse_shard(argv[++i], &o->shard, &o->shards) == 0;
+        else if ((accept & TEST_OPT_ONLY) && v && strcmp(a, "--type") == 0)
+            ok = pscan_type_parse(argv[++i], &type) == PSCAN_SUCCESS, o->only_type = (int)type;
+        else if ((accept & TEST_OPT_ONLY) && v && strcmp(a, "--op") == 0)
+            ok = pscan_op_parse(argv[++i], &op) == PSCAN_SUCCESS, o->only_op = (int)op;
+        else if ((accept & TEST_OPT_ONLY) && v && strcmp(a, "--n") == 0)
+            o->only_n = strtoll(argv[++i], NULL, 0);
         else
             ok = 0;
         if (!ok) {
-            fprintf(stderr, "usage: %s --backend cpu|cuda|opencl [--algo NAME] [--quick]%s [--seed S] [--threads T] [--shard K/N]\n",
-                    program, with_full ? " [--full]" : "");
+            fprintf(stderr, "usage: %s --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]",
+                    program);
+            fprintf(stderr, "%s%s%s%s%s\n", accept & TEST_OPT_FULL ? " [--full]" : "",
+                    accept & TEST_OPT_LARGE ? " [--large]" : "", accept & TEST_OPT_STRICT_ORDER ? " [--strict-order]" : "",
+                    accept & TEST_OPT_SHARD ? " [--shard K/N]" : "", accept & TEST_OPT_ONLY ? " [--type T] [--op O] [--n N]" : "");
             return 1;
         }
     }
@@ -219,11 +250,18 @@ static inline int test_parse_options(const char *program, int argc, char **argv,
 static inline int test_open_context(const char *program, const test_options *o, pscan_context **ctx) {
     int rc = test_open_backend(program, o->backend, ctx);
     if (rc != 0) return rc;
-    if (o->threads >= 0 && pscan_context_set_threads(*ctx, (unsigned)o->threads) != PSCAN_SUCCESS) {
-        fprintf(stderr, "%s: FAIL: pscan_context_set_threads(%ld)\n", program, o->threads);
-        pscan_context_destroy(*ctx);
-        *ctx = NULL;
-        return 1;
+    if (o->threads >= 0) {
+        const pscan_status st = pscan_context_set_threads(*ctx, (unsigned)o->threads);
+        if (st != PSCAN_SUCCESS) {
+            fprintf(stderr, "%s: FAIL: pscan_context_set_threads(%ld): %s\n", program, o->threads,
+                    pscan_status_name(st));
+            pscan_context_destroy(*ctx);
+            *ctx = NULL;
+            return 1;
+        }
+        char name[256] = "";
+        pscan_context_device_name(*ctx, name, sizeof name);
+        printf("%s: now \"%s\"\n", program, name);
     }
     return 0;
 }

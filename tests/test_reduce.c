@@ -141,18 +141,8 @@ static long double random_float(test_rng *rng, const type_info *t, pscan_op op, 
 
 /* ---- the run ------------------------------------------------------------------------------------------- */
 
-typedef struct options {
-    pscan_backend backend;
-    pscan_algo algo;
-    uint64_t seed;
-    int quick;
-    int strict_order; /* check the first NaN's bits and the earlier of equal elements */
-    long threads;     /* -1: the backend's default */
-    unsigned shard, shards; /* --shard K/N (test_common.h) */
-} options;
-
 typedef struct harness {
-    options opt;
+    test_options opt;
     pscan_context *ctx;
     int addresses;         /* device pointers are addresses (CPU, CUDA): offsets and overlap are meaningful */
     size_t max_n;          /* elements of the largest 64-bit case */
@@ -765,12 +755,6 @@ static void run_many_tiles(harness *h, unsigned size_index, size_t (*size_of)(co
 
 /* ---- main ---------------------------------------------------------------------------------------------- */
 
-static int usage(void) {
-    fprintf(stderr, "usage: test_reduce --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]\n"
-                    "                   [--strict-order] [--shard K/N]\n");
-    return 2;
-}
-
 static void finish(harness *h) {
     if (h->failed) {
         if (h->reports > MAX_REPORTS) fprintf(stderr, "(%lu more failures not shown)\n", h->reports - MAX_REPORTS);
@@ -788,55 +772,15 @@ static void finish(harness *h) {
 int main(int argc, char **argv) {
     harness h;
     memset(&h, 0, sizeof h);
-    h.opt.backend = PSCAN_BACKEND_CPU;
-    h.opt.algo = PSCAN_ALGO_AUTO;
-    h.opt.seed = 20260101;
-    h.opt.threads = -1;
-    const char *env_seed = getenv("PSCAN_TEST_SEED");
-    if (env_seed && *env_seed) h.opt.seed = strtoull(env_seed, NULL, 0);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--quick")) {
-            h.opt.quick = 1;
-        } else if (!strcmp(a, "--strict-order")) {
-            h.opt.strict_order = 1;
-        } else if (v && !strcmp(a, "--backend")) {
-            if (pscan_backend_parse(v, &h.opt.backend) != PSCAN_SUCCESS) return usage();
-            i++;
-        } else if (v && !strcmp(a, "--algo")) {
-            if (pscan_algo_parse(v, &h.opt.algo) != PSCAN_SUCCESS) return usage();
-            i++;
-        } else if (v && !strcmp(a, "--seed")) {
-            h.opt.seed = strtoull(v, NULL, 0);
-            i++;
-        } else if (v && !strcmp(a, "--threads")) {
-            h.opt.threads = strtol(v, NULL, 0);
-            i++;
-        } else if (v && !strcmp(a, "--shard")) {
-            if (test_parse_shard(v, &h.opt.shard, &h.opt.shards) != 0) return usage();
-            i++;
-        } else {
-            return usage();
-        }
-    }
+    if (test_parse_options("test_reduce", argc, argv, 20260101, TEST_OPT_STRICT_ORDER | TEST_OPT_SHARD, &h.opt) != 0)
+        return 2;
     if (TYPE_COUNT != PSCAN_TYPE_COUNT || OP_COUNT != PSCAN_OP_COUNT) {
         fprintf(stderr, "test_reduce: FAIL: the library has types or operators this table does not know\n");
         return 1;
     }
 
-    int rc = test_open_backend("test_reduce", h.opt.backend, &h.ctx);
+    int rc = test_open_context("test_reduce", &h.opt, &h.ctx);
     if (rc != 0) return rc;
-    if (h.opt.threads >= 0) {
-        pscan_status st = pscan_context_set_threads(h.ctx, (unsigned)h.opt.threads);
-        if (st != PSCAN_SUCCESS) {
-            fprintf(stderr, "FAIL: pscan_context_set_threads(%ld): %s\n", h.opt.threads, pscan_status_name(st));
-            pscan_context_destroy(h.ctx);
-            return 1;
-        }
-        char name[256] = "";
-        pscan_context_device_name(h.ctx, name, sizeof name);
-        printf("test_reduce: now \"%s\"\n", name);
-    }
     h.addresses = h.opt.backend != PSCAN_BACKEND_OPENCL;
     printf("test_reduce: algo %s, seed %" PRIu64 "%s\n", pscan_algo_name(h.opt.algo), h.opt.seed,
            h.opt.quick ? ", quick" : "");

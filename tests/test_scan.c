@@ -180,19 +180,10 @@ static long double random_float(test_rng *rng, const type_info *t, pscan_op op, 
 
 /* ---- the run ------------------------------------------------------------------------------------------- */
 
-typedef struct options {
-    pscan_backend backend;
-    pscan_algo algo;
-    uint64_t seed;
-    int quick, large;
-    int only_type, only_op; /* -1: all */
-    long long only_n;       /* -1: all */
-    long threads;           /* -1: the backend's default */
-} options;
 
 /* Buffers sized once for the largest n, reused by every case. */
 typedef struct harness {
-    options opt;
+    test_options opt;
     pscan_context *ctx;
     size_t max_n;
     unsigned char *h_in, *h_stage, *h_got, *h_check, *h_junk;
@@ -661,58 +652,10 @@ static void run_determinism(harness *h) {
     }
 }
 
-static int usage(void) {
-    fprintf(stderr, "usage: test_scan --backend cpu|cuda|opencl --algo NAME [--quick] [--large] [--seed S]\n"
-                    "                 [--type T] [--op O] [--n N] [--threads T]\n");
-    return 2;
-}
-
 int main(int argc, char **argv) {
     harness h;
     memset(&h, 0, sizeof h);
-    h.opt.backend = PSCAN_BACKEND_CPU;
-    h.opt.algo = PSCAN_ALGO_AUTO;
-    h.opt.seed = 20260101;
-    h.opt.only_type = h.opt.only_op = -1;
-    h.opt.only_n = -1;
-    h.opt.threads = -1;
-    const char *env_seed = getenv("PSCAN_TEST_SEED");
-    if (env_seed && *env_seed) h.opt.seed = strtoull(env_seed, NULL, 0);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--quick")) {
-            h.opt.quick = 1;
-        } else if (!strcmp(a, "--large")) {
-            h.opt.large = 1;
-        } else if (v && !strcmp(a, "--backend")) {
-            if (pscan_backend_parse(v, &h.opt.backend) != PSCAN_SUCCESS) return usage();
-            i++;
-        } else if (v && !strcmp(a, "--algo")) {
-            if (pscan_algo_parse(v, &h.opt.algo) != PSCAN_SUCCESS) return usage();
-            i++;
-        } else if (v && !strcmp(a, "--seed")) {
-            h.opt.seed = strtoull(v, NULL, 0);
-            i++;
-        } else if (v && !strcmp(a, "--type")) {
-            pscan_type t;
-            if (pscan_type_parse(v, &t) != PSCAN_SUCCESS) return usage();
-            h.opt.only_type = (int)t;
-            i++;
-        } else if (v && !strcmp(a, "--op")) {
-            pscan_op o;
-            if (pscan_op_parse(v, &o) != PSCAN_SUCCESS) return usage();
-            h.opt.only_op = (int)o;
-            i++;
-        } else if (v && !strcmp(a, "--threads")) {
-            h.opt.threads = strtol(v, NULL, 0);
-            i++;
-        } else if (v && !strcmp(a, "--n")) {
-            h.opt.only_n = strtoll(v, NULL, 0);
-            i++;
-        } else {
-            return usage();
-        }
-    }
+    if (test_parse_options("test_scan", argc, argv, 20260101, TEST_OPT_LARGE | TEST_OPT_ONLY, &h.opt) != 0) return 2;
     if (TYPE_COUNT != PSCAN_TYPE_COUNT || OP_COUNT != PSCAN_OP_COUNT) {
         fprintf(stderr, "test_scan: FAIL: the library has types or operators this table does not know\n");
         return 1;
@@ -731,19 +674,8 @@ int main(int argc, char **argv) {
     h.max_n = 3u * (1u << 20) + 7;
     if (h.opt.large) h.max_n = (1u << 25);
     if (h.opt.only_n > (long long)h.max_n) h.max_n = (size_t)h.opt.only_n;
-    int rc = test_open_backend("test_scan", h.opt.backend, &h.ctx);
+    int rc = test_open_context("test_scan", &h.opt, &h.ctx);
     if (rc != 0) return rc;
-    if (h.opt.threads >= 0) {
-        pscan_status st = pscan_context_set_threads(h.ctx, (unsigned)h.opt.threads);
-        if (st != PSCAN_SUCCESS) {
-            fprintf(stderr, "FAIL: pscan_context_set_threads(%ld): %s\n", h.opt.threads, pscan_status_name(st));
-            pscan_context_destroy(h.ctx);
-            return 1;
-        }
-        char name[256] = "";
-        pscan_context_device_name(h.ctx, name, sizeof name);
-        printf("test_scan: now \"%s\"\n", name);
-    }
     printf("test_scan: algo %s, seed %" PRIu64 "%s%s\n", pscan_algo_name(h.opt.algo), h.opt.seed,
            h.opt.quick ? ", quick" : "", h.opt.large ? ", large" : "");
 

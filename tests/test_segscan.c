@@ -780,7 +780,8 @@ static void finish(harness *h) {
 int main(int argc, char **argv) {
     harness h;
     memset(&h, 0, sizeof h);
-    if (test_parse_options("test_segscan", argc, argv, 0x5E65CAull, 1, &h.opt) != 0) return 1;
+    if (test_parse_options("test_segscan", argc, argv, 0x5E65CAull, TEST_OPT_FULL | TEST_OPT_SHARD, &h.opt) != 0)
+        return 1;
     int rc = test_open_context("test_segscan", &h.opt, &h.ctx);
     if (rc != 0) return rc;
     h.addresses = h.opt.backend != PSCAN_BACKEND_OPENCL;
