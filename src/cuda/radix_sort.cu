@@ -663,27 +663,24 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pa
         /* ---- rank: final places in one walk ---- */
         ps_sort_warp_rank<THREADS, ITEMS>(digits, rank, stage.next);
 
-#if PS_SORT_STAGE_EARLY
-        /* ---- the keys to shared memory in tile order, then the look-back (CUB's order) ---- */
-        __syncthreads(); /* the rank is done with the staging buffer */
+        /* ---- look-back: the keys of digit d in earlier tiles; with PS_SORT_STAGE_EARLY the keys go to shared
+         * memory in tile order first (CUB's order), else after it ---- */
+        if (PS_SORT_STAGE_EARLY) {
+            __syncthreads(); /* the rank is done with the staging buffer */
 #pragma unroll
-        for (int i = 0; i < ITEMS; i++) stage.keys[rank[i]] = key[i];
+            for (int i = 0; i < ITEMS; i++) stage.keys[rank[i]] = key[i];
+        }
         const uint32_t prefix =
             digit_thread && !PS_SORT_CONTROL ? ps_sort_look_back(p.status, p.tag, p.tiles, tile, count) : 0u;
         if (digit_thread) dest_base[d] = digit_start + prefix - rs.start[d];
-        __syncthreads();
-#else
-        /* ---- look-back: the keys of digit d in earlier tiles ---- */
-        const uint32_t prefix =
-            digit_thread && !PS_SORT_CONTROL ? ps_sort_look_back(p.status, p.tag, p.tiles, tile, count) : 0u;
-        if (digit_thread) dest_base[d] = digit_start + prefix - rs.start[d];
-        __syncthreads(); /* the rank is done with the staging buffer */
+        __syncthreads(); /* the rank is done with the staging buffer; dest_base is written */
 
         /* ---- scatter: keys through shared memory in tile order, then out by digit runs ---- */
+        if (!PS_SORT_STAGE_EARLY) {
 #pragma unroll
-        for (int i = 0; i < ITEMS; i++) stage.keys[rank[i]] = key[i];
-        __syncthreads();
-#endif
+            for (int i = 0; i < ITEMS; i++) stage.keys[rank[i]] = key[i];
+            __syncthreads();
+        }
         uint32_t out_digits[PS_SORT_DIGIT_WORDS(ITEMS)]; /* the payloads' destinations, packed: fewer registers */
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
