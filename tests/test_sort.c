@@ -15,7 +15,8 @@
  *    the top bits, a range that ends below the top.
  *  - run_patterns(): all keys equal, sorted, reverse sorted, four distinct values, keys that differ only in
  *    their top 8 bits, and (floats) -0.0, +0.0, +-inf, NaNs of both signs and payloads, denormals.
- *  - run_large(): 2^20 + k keys of u32, u64, f32 and i16 with payloads (2^24 + k with --full).
+ *  - run_large(): 2^20 + k keys of u32, u64, f32 and i16 with payloads (2^24 + k with --full); with --full also
+ *    4-byte keys with 4-byte payloads at 2^25 and 2^25 + k, where the CUDA passes take their LARGE tiles.
  *  - run_bad_inputs(): each bad argument returns its exact status and writes nothing.
  * After each call: the status, the output keys and payloads, everything past them still poisoned, and the
  * inputs unchanged.
@@ -386,6 +387,15 @@ static void run_large(harness *h, size_t n) {
     run_case(h, &c, h->opt.seed ^ 0x4100u);
 }
 
+/* 4-byte keys with 4-byte payloads from 2^25 keys on: radix_sort.cu's LARGE pass policy (384 x 24 keys a tile),
+ * at its first size and past it with a partial last tile. */
+static void run_large_tiles(harness *h, size_t n) {
+    one_case c = make_case(type_named(PSCAN_TYPE_U32), 0, 4, (size_t)1 << 25, PAT_RANDOM, 6);
+    run_case(h, &c, h->opt.seed ^ 0x4200u);
+    c = make_case(type_named(PSCAN_TYPE_F32), 1, 4, n, PAT_RANDOM, 7);
+    run_case(h, &c, h->opt.seed ^ 0x4201u);
+}
+
 static void run_bad_inputs(harness *h) {
     const size_t n = 16;
     if (!poison_outputs(h)) {
@@ -490,7 +500,9 @@ int main(int argc, char **argv) {
     test_rng size_rng = {test_mix64(h.opt.seed ^ 0x50F7u)};
     const size_t large_n = (h.opt.full ? (1u << 24) : h.opt.quick ? (1u << 18) : (1u << 20)) + 1 +
                            (size_t)(test_rng_next(&size_rng) % 5000);
+    const size_t tiles_n = h.opt.full ? ((size_t)1 << 25) + 1 + (size_t)(test_rng_next(&size_rng) % 9216) : 0;
     h.max_n = 64 * TILE + 3 > large_n ? 64 * TILE + 3 : large_n;
+    if (tiles_n > h.max_n) h.max_n = tiles_n;
     const size_t bytes = buffer_bytes(&h);
     h.h_keys = (unsigned char *)malloc(bytes), h.h_values = (unsigned char *)malloc(bytes);
     h.h_got = (unsigned char *)malloc(bytes), h.h_ref_keys = (unsigned char *)malloc(bytes);
@@ -520,6 +532,7 @@ int main(int argc, char **argv) {
     run_patterns(&h);
     printf("test_sort: large size %zu\n", large_n);
     if (TEST_IN_SHARD(&h.opt, 1)) run_large(&h, large_n);
+    if (tiles_n && TEST_IN_SHARD(&h.opt, 2)) run_large_tiles(&h, tiles_n);
     finish(&h);
     return h.failed ? 1 : 0;
 }

@@ -96,8 +96,8 @@
  * Against CUB's Onesweep (CCCL main, 2026-08: agent_radix_sort_onesweep.cuh, block_radix_rank.cuh's
  * match/early-counts rank, agent_radix_sort_histogram.cuh, the sm90 tuning; docs/tuning.md, "sort"): the rank is
  * now CUB's way and the tiles per case near CUB's sm90 ones (ps_sort_pass_policy says what each measured). Left:
- * status words of 32 bits (2 flag bits over a 30-bit count, cleared before every pass: PS_SORT_STATUS32, not
- * yet measured); the keys staged in shared memory before the look-back (PS_SORT_STAGE_EARLY, not yet measured);
+ * status words of 32 bits (2 flag bits over a 30-bit count, cleared before every pass: PS_SORT_STATUS32, 2% on
+ * pairs, not the default); the keys staged in shared memory before the look-back (measured: no gain, removed);
  * the upsweep at full occupancy (ours: 4 x 256 threads per SM; knobs PS_SORT_UP_BLOCKS, PS_SORT_UP_BOUND);
  * unchecked loads and stores for full tiles, programmatic dependent launch, the one-digit-tile shortcut. Same
  * as ours: warp-striped loads, direct scatter through shared memory, one look-back thread per digit walking one
@@ -141,31 +141,26 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_CONTROL
 #define PS_SORT_CONTROL 0
 #endif
-/* Tuning (tools/tune/tune_sort.cu): 1 writes the tile's keys to shared memory in rank order before the
- * look-back instead of after it, as CUB's Onesweep does (one barrier fewer between the look-back and the
- * scatter; the keys' registers free during the wait). Not yet measured (2026-11-27: the ninth session's device
- * time ran out; docs/tuning.md, "Next", has the command). */
-#ifndef PS_SORT_STAGE_EARLY
-#define PS_SORT_STAGE_EARLY 0
-#endif
 /* Tuning (tools/tune/tune_sort.cu): 1 makes the passes' status words 32 bits, CUB's form: 2 status bits over a
  * 30-bit count, no epoch tag, so the words are cleared before each pass instead (two regions of tiles x 256
  * words, the one of pass q + 1 zeroed by pass q's tiles, the first by the upsweep's memset): half the
- * look-back's bytes, for n below 2^30 only (the launch refuses more). Not yet measured (docs/tuning.md, "Next"). */
+ * look-back's bytes, for n below 2^30 only (the launch refuses more). H100, 2026-11-27 (tune_sort, four runs,
+ * docs/bench/h100-sort-knobs*.csv): pairs 1.5-2% faster at 2^24 and 2^28 (u32 pairs 0.942 -> 0.961 at 2^28),
+ * keys alone within 1% either way. Not the default: it needs the 64-bit words kept for n >= 2^30, a second
+ * instantiation of every pairs kernel, for 2%. */
 #ifndef PS_SORT_STATUS32
 #define PS_SORT_STATUS32 0
 #endif
-/* Tuning: nanoseconds a look-back thread sleeps before it reads a word not yet written again (0: it reads again
- * at once, as CUB's Onesweep does). A pass issues on 65% of its cycles with the ALU pipe 70% busy (H100, ncu,
- * 2026-11-27), so a hot spin takes issue slots from the SM's other blocks. Not yet measured. */
-#ifndef PS_SORT_SPIN_NS
-#define PS_SORT_SPIN_NS 0
+/* Tuning: the fewest keys (a power of two) that take a case's LARGE pass policy (ps_sort_pass_policy). */
+#ifndef PS_SORT_LARGE_LOG2
+#define PS_SORT_LARGE_LOG2 25
 #endif
-/* Tuning: earlier tiles' words a look-back thread reads per round trip (ps_sort_look_back), and 1 to count what
- * the look-backs do (ps_sort_lookback_stats, read by tune_sort --lookback-stats). */
-#ifndef PS_SORT_WINDOW
-#define PS_SORT_WINDOW 1
-#endif
+/* Tuning: 1 counts what the look-backs do (ps_sort_lookback_stats, printed by tune_sort). Measured and removed
+ * (H100, 2026-11-27, docs/bench/h100-sort-knobs.csv, pscan over CUB at 2^28 u32 keys / u32 pairs, base 0.883 /
+ * 0.899): the keys staged before the look-back (CUB's order) 0.883 / 0.887; a sleep of 64 or 256 ns before a
+ * word not yet written is read again 0.855 / 0.901; 8 words per look-back round trip 0.764 / 0.865. The payloads
+ * prefetched into L2 (one line a thread, with the keys' loads or before the look-back) made u32 pairs slower
+ * (0.944 -> 0.877 at 2^28, docs/bench/h100-sort-prefetch.csv). */
 #ifndef PS_SORT_LOOKBACK_STATS
 #define PS_SORT_LOOKBACK_STATS 0
 #endif
@@ -178,7 +173,7 @@ typedef unsigned long long ps_sort_word;
  * blocks per SM. Defining any of these with -D overrides it for every case (tools/tune/variants.sh sweeps them):
  * PS_SORT_PASS_THREADS (a multiple of 32, at least 256: threads past the 256th own no digit), PS_SORT_PASS_ITEMS
  * (keys and payloads of at most 4 bytes), PS_SORT_PASS_ITEMS8 (an 8-byte key or payload), PS_SORT_MIN_BLOCKS. */
-template <class U, class V> struct ps_sort_pass_policy;
+template <class U, class V, bool LARGE = false> struct ps_sort_pass_policy;
 
 /* Blocks per SM of the upsweep's grid (256 threads each, a grid-stride loop), and its launch bound: 1 makes
  * the compiler fit PS_SORT_UP_BLOCKS blocks per SM (u64 keys use 66 registers today: only 3 of the 4 blocks
@@ -449,72 +444,80 @@ __device__ __forceinline__ void ps_sort_publish(ps_sort_word *word, uint32_t tag
 #endif
 }
 
-/* A word's status, PS_TILE_AGGREGATE or PS_TILE_INCLUSIVE (0: not yet written in this pass), and its count. */
-__device__ __forceinline__ unsigned ps_sort_read(const ps_sort_word *word, uint32_t tag, uint32_t *count) {
+/* One status word, read relaxed; ps_sort_is tells whether it holds the given status in this pass (a word not
+ * yet written holds neither), ps_sort_count its count. Comparing the whole tag word, as here, rather than
+ * decoding a status first measured 1.6% faster (u32 keys at 2^24 and 2^28, H100, 2026-11-27). */
+__device__ __forceinline__ ps_sort_word ps_sort_read(const ps_sort_word *word) {
+    ps_sort_word w;
+#if PS_SORT_STATUS32
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(w) : "l"(word) : "memory");
+#else
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(word) : "memory");
+#endif
+    return w;
+}
+__device__ __forceinline__ bool ps_sort_is(ps_sort_word w, uint32_t tag, unsigned status) {
 #if PS_SORT_STATUS32
     (void)tag;
-    uint32_t w;
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(w) : "l"(word) : "memory");
-    *count = w & 0x3fffffffu;
-    return w >> 30;
+    return w >> 30 == status;
 #else
-    unsigned long long w;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(word) : "memory");
-    const uint32_t hi = (uint32_t)(w >> 32);
-    *count = (uint32_t)w;
-    return hi == (tag | PS_TILE_INCLUSIVE) ? PS_TILE_INCLUSIVE : hi == (tag | PS_TILE_AGGREGATE) ? PS_TILE_AGGREGATE : 0u;
+    return (uint32_t)(w >> 32) == (tag | status);
 #endif
+}
+__device__ __forceinline__ uint32_t ps_sort_count(ps_sort_word w) {
+    return PS_SORT_STATUS32 ? (uint32_t)w & 0x3fffffffu : (uint32_t)w;
 }
 
 #if PS_SORT_LOOKBACK_STATS
 /* Tuning only: summed over every digit thread of every tile of every pass since the last reset: words read,
- * aggregates passed, reads that found a word not yet written, and clock cycles in the look-back
- * (tools/tune/tune_sort.cu --lookback-stats prints them per tile and digit). */
-__device__ unsigned long long ps_sort_lookback_stats[4];
+ * aggregates passed, reads that found a word not yet written, and clock cycles in the look-back (tune_sort prints
+ * them per tile and digit). Each warp adds its sums to one of 64 slots, so that counting moves the timing little
+ * (one global counter per figure, added to by every thread, made the passes 20 times slower). */
+#define PS_SORT_STATS_SLOTS 64
+__device__ unsigned long long ps_sort_lookback_stats[PS_SORT_STATS_SLOTS][4];
+/* Called by every thread of the look-back's warps (the digit threads are whole warps). */
+__device__ __forceinline__ void ps_sort_lookback_count(uint32_t reads, uint32_t passed, uint32_t unwritten,
+                                                       uint32_t cycles) {
+    const uint32_t v[4] = {reads, passed, unwritten, cycles};
+    unsigned long long *slot = ps_sort_lookback_stats[(blockIdx.x * 8 + threadIdx.x / 32) % PS_SORT_STATS_SLOTS];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        /* 64-bit sums: a warp's cycles pass 2^32 */
+        const uint32_t lo = __reduce_add_sync(0xffffffffu, v[k] & 0xffffu), hi = __reduce_add_sync(0xffffffffu, v[k] >> 16);
+        if (threadIdx.x % 32 == 0) atomicAdd(slot + k, ((unsigned long long)hi << 16) + lo);
+    }
+}
 #endif
 
 /* Thread d: how many keys of digit d the tiles before this one hold. The tile's count was published (as an
- * aggregate) before the rank; this publishes its inclusive count after. Each round trip reads the WINDOW words
- * before the last one passed, independently, and takes them nearest first until an inclusive count or a word
- * not yet written (read again next round). A window of 8 or 16 measured the same or slower on 2026-11-23 (H100,
- * when a pass took twice today's time: the wait was for predecessors, not the walk); PS_SORT_WINDOW, tuning. */
+ * aggregate) before the rank; this publishes its inclusive count after. One word per round trip, as CUB's
+ * Onesweep: reading 8 or 16 earlier tiles' words at once measured slower (H100, 2026-11-23 and 2026-11-27). */
 __device__ __forceinline__ uint32_t ps_sort_look_back(ps_sort_word *status, uint32_t tag, uint32_t tiles,
                                                       uint32_t tile, uint32_t count) {
     const unsigned d = threadIdx.x;
     if (tile == 0) return 0;
     uint32_t prefix = 0;
 #if PS_SORT_LOOKBACK_STATS
-    unsigned long long reads = 0, passed = 0, unwritten = 0;
+    uint32_t reads = 0, passed = 0, unwritten = 0;
     const long long t0 = clock64();
 #endif
-    for (int64_t t = (int64_t)tile - 1;;) {
-        uint32_t c[PS_SORT_WINDOW];
-        unsigned st[PS_SORT_WINDOW];
-#pragma unroll
-        for (int k = 0; k < PS_SORT_WINDOW; k++) /* below tile 0 nothing is read: tile 0's word ends every walk */
-            st[k] = t - k >= 0 ? ps_sort_read(status + (size_t)(t - k) * PS_SORT_RADIX + d, tag, &c[k]) : 0u;
-        int taken = 0;
-        bool found = false;
-#pragma unroll
-        for (int k = 0; k < PS_SORT_WINDOW; k++) {
-            if (found || taken < k || st[k] == 0) continue; /* stop at the first inclusive or unwritten word */
-            prefix += c[k];
-            found = st[k] == PS_TILE_INCLUSIVE;
-            taken += !found;
-        }
+    for (int64_t t = (int64_t)tile - 1;;) { /* tile 0's word is inclusive: every walk ends there at the latest */
+        const ps_sort_word w = ps_sort_read(status + (size_t)t * PS_SORT_RADIX + d);
 #if PS_SORT_LOOKBACK_STATS
-        reads += PS_SORT_WINDOW, passed += taken, unwritten += !found && taken < PS_SORT_WINDOW;
+        reads++, passed += ps_sort_is(w, tag, PS_TILE_AGGREGATE);
+        unwritten += !ps_sort_is(w, tag, PS_TILE_AGGREGATE) && !ps_sort_is(w, tag, PS_TILE_INCLUSIVE);
 #endif
-        if (found) break;
-        t -= taken;
-        if (PS_SORT_SPIN_NS && taken == 0)
-            __nanosleep(PS_SORT_SPIN_NS); /* not written yet: leave the issue slots to the SM's working warps */
+        if (ps_sort_is(w, tag, PS_TILE_INCLUSIVE)) {
+            prefix += ps_sort_count(w);
+            break;
+        }
+        if (ps_sort_is(w, tag, PS_TILE_AGGREGATE)) { /* else not written yet: read it again */
+            prefix += ps_sort_count(w);
+            t--;
+        }
     }
 #if PS_SORT_LOOKBACK_STATS
-    atomicAdd(&ps_sort_lookback_stats[0], reads);
-    atomicAdd(&ps_sort_lookback_stats[1], passed);
-    atomicAdd(&ps_sort_lookback_stats[2], unwritten);
-    atomicAdd(&ps_sort_lookback_stats[3], (unsigned long long)(clock64() - t0));
+    ps_sort_lookback_count(reads, passed, unwritten, (uint32_t)(clock64() - t0));
 #endif
     if (tile + 1 != tiles) /* nobody reads the last tile's words */
         ps_sort_publish(status + (size_t)tile * PS_SORT_RADIX + d, tag, PS_TILE_INCLUSIVE, prefix + count);
@@ -543,10 +546,15 @@ __device__ __forceinline__ void ps_sort_publish_count(ps_sort_word *status, uint
  *                             -> 1.14x; 384 x 18 0.729, 384 x 20 0.818, 448 x 14 0.735, 320 x 16 0.848, 512 x 12
  *                             0.797, 256 x 20 at 3 0.778, 256 x 16 at 4 0.797 at 2^28). On the H100 before
  *                             ps_sort_peers, 256 x 16 at 3: 0.867 / 0.738 (0.727 / 0.692)
+ *                             From 2^PS_SORT_LARGE_LOG2 (25) keys on, 4-byte keys with 4-byte payloads take the
+ *                             LARGE policy, 384 x 24 (H100, 2026-11-27, pscan bench: 0.879x -> 0.921x CUB at
+ *                             2^28, 0.890x -> 0.913x at 2^26, 0.930x -> 0.937x at 2^25; below it lost, 0.974x ->
+ *                             0.943x at 2^24, 1.335x -> 0.858x at 2^14: fewer tiles than the GPU has slots;
+ *                             384 x 20 at 2^28 0.913 in tune_sort against 24's 0.942 and 16's 0.890)
  *   u64 keys, u32 payloads:   256 threads x 16 keys, 2 blocks/SM: 0.909 / 0.876 (0.812 / 0.826)
  * (with payloads, 384 threads leave 80 registers and spill). Keys of 1 and 2 bytes and payloads of 1, 2 and 8
  * bytes, not measured, follow the case of their width: an 8-byte key or payload is "wide". */
-template <class U, class V> struct ps_sort_pass_policy {
+template <class U, class V, bool LARGE> struct ps_sort_pass_policy {
     static constexpr bool KEYS_ONLY = std::is_same<V, ps_sort_no_value>::value;
     static constexpr bool WIDE = sizeof(U) > 4 || (!KEYS_ONLY && sizeof(V) > 4);
 #ifdef PS_SORT_PASS_THREADS
@@ -559,9 +567,9 @@ template <class U, class V> struct ps_sort_pass_policy {
 #elif defined(PS_SORT_PASS_ITEMS) /* narrow cases only: the wide ones keep their own */
     static constexpr int ITEMS = WIDE ? (KEYS_ONLY ? 15 : 16) : PS_SORT_PASS_ITEMS;
 #elif defined(PS_SORT_PASS_ITEMS8)
-    static constexpr int ITEMS = WIDE ? PS_SORT_PASS_ITEMS8 : KEYS_ONLY ? 20 : 16;
+    static constexpr int ITEMS = WIDE ? PS_SORT_PASS_ITEMS8 : KEYS_ONLY ? 20 : LARGE ? 24 : 16;
 #else
-    static constexpr int ITEMS = KEYS_ONLY ? (WIDE ? 15 : 20) : 16;
+    static constexpr int ITEMS = KEYS_ONLY ? (WIDE ? 15 : 20) : WIDE ? 16 : LARGE ? 24 : 16;
 #endif
 #ifdef PS_SORT_MIN_BLOCKS
     static constexpr int MIN_BLOCKS = PS_SORT_MIN_BLOCKS;
@@ -579,6 +587,8 @@ template <class U, class V> struct ps_sort_pass_policy {
     static constexpr bool FULL = !KEYS_ONLY && !WIDE;
 #endif
     static constexpr uint32_t TILE = (uint32_t)THREADS * ITEMS;
+    /* whether n >= 2^PS_SORT_LARGE_LOG2 launches the LARGE policy for this case (4-byte keys and payloads) */
+    static constexpr bool HAS_LARGE = !KEYS_ONLY && sizeof(U) == 4 && sizeof(V) == 4;
     static_assert(ITEMS >= 1 && THREADS % 32 == 0 && THREADS >= PS_SORT_RADIX && THREADS <= 1024,
                   "a digit pass has at least one thread per digit");
 };
@@ -597,10 +607,10 @@ template <class U, class V, int THREADS, int ITEMS> union ps_sort_stage {
 };
 
 /* One digit pass over one tile (the header's phases), shaped by the case's policy. */
-template <class U, class V>
-__global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pass_policy<U, V>::MIN_BLOCKS)
+template <class U, class V, bool LARGE>
+__global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_sort_pass_policy<U, V, LARGE>::MIN_BLOCKS)
     ps_sort_pass_kernel(const ps_sort_pass_params<U> p) {
-    typedef ps_sort_pass_policy<U, V> Policy;
+    typedef ps_sort_pass_policy<U, V, LARGE> Policy;
     constexpr bool HAS_VALUES = !Policy::KEYS_ONLY;
     constexpr int THREADS = Policy::THREADS, ITEMS = Policy::ITEMS;
     constexpr uint32_t TILE = Policy::TILE;
@@ -663,24 +673,16 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V>::THREADS, ps_sort_pa
         /* ---- rank: final places in one walk ---- */
         ps_sort_warp_rank<THREADS, ITEMS>(digits, rank, stage.next);
 
-        /* ---- look-back: the keys of digit d in earlier tiles; with PS_SORT_STAGE_EARLY the keys go to shared
-         * memory in tile order first (CUB's order), else after it ---- */
-        if (PS_SORT_STAGE_EARLY) {
-            __syncthreads(); /* the rank is done with the staging buffer */
-#pragma unroll
-            for (int i = 0; i < ITEMS; i++) stage.keys[rank[i]] = key[i];
-        }
+        /* ---- look-back: the keys of digit d in earlier tiles ---- */
         const uint32_t prefix =
             digit_thread && !PS_SORT_CONTROL ? ps_sort_look_back(p.status, p.tag, p.tiles, tile, count) : 0u;
         if (digit_thread) dest_base[d] = digit_start + prefix - rs.start[d];
         __syncthreads(); /* the rank is done with the staging buffer; dest_base is written */
 
         /* ---- scatter: keys through shared memory in tile order, then out by digit runs ---- */
-        if (!PS_SORT_STAGE_EARLY) {
 #pragma unroll
-            for (int i = 0; i < ITEMS; i++) stage.keys[rank[i]] = key[i];
-            __syncthreads();
-        }
+        for (int i = 0; i < ITEMS; i++) stage.keys[rank[i]] = key[i];
+        __syncthreads();
         uint32_t out_digits[PS_SORT_DIGIT_WORDS(ITEMS)]; /* the payloads' destinations, packed: fewer registers */
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
@@ -919,6 +921,39 @@ template <class U> static cudaError_t ps_sort_upsweep(const ps_sort_args &a, con
     return cudaGetLastError();
 }
 
+/* The digit passes, one launch each, ping-pong so that the last pass writes keys_out, with the case's policy. */
+template <class U, class V, bool LARGE>
+static cudaError_t ps_sort_passes(const ps_sort_args &a, const ps_sort_keys_desc<U> &k, uint32_t *counts,
+                                  ps_sort_word *status, U *tmp_keys, void *tmp_values, const ps_cuda_device *dev) {
+    ps_sort_pass_params<U> p;
+    cudaError_t err;
+    const uint32_t n = (uint32_t)a.n;
+    const size_t region = (size_t)ps_sort_tiles(n) * PS_SORT_RADIX; /* PS_SORT_STATUS32: words of one pass */
+    memset(&p, 0, sizeof p);
+    p.n = n;
+    p.tiles = (uint32_t)ps_cuda_div_up(n, ps_sort_pass_policy<U, V, LARGE>::TILE);
+    for (unsigned q = 0; q < k.passes; q++) {
+        p.status = PS_SORT_STATUS32 ? status + (q & 1) * region : status;
+        p.clear = PS_SORT_STATUS32 && q >= 1 && q + 1 < k.passes ? status + ((q + 1) & 1) * region : NULL;
+        const bool to_out = (k.passes - 1 - q) % 2 == 0;
+        p.keys_in = q == 0 ? (const U *)a.keys_in : to_out ? tmp_keys : (const U *)a.keys_out;
+        p.values_in = q == 0 ? a.values_in : to_out ? tmp_values : a.values_out;
+        p.keys_out = to_out ? (U *)a.keys_out : tmp_keys;
+        p.values_out = to_out ? a.values_out : tmp_values;
+        p.digit = ps_sort_pass_digit(k, q);
+        p.counts = counts + q * PS_SORT_RADIX;
+        p.next_counts = NULL;
+        if (PS_SORT_FUSED && q + 1 < k.passes) {
+            p.next_counts = counts + (q + 1) * PS_SORT_RADIX;
+            p.next_digit = ps_sort_pass_digit(k, q + 1);
+        }
+        p.tag = (uint32_t)(ps_chain_next_epoch() & 0x3fffffffull) << 2;
+        ps_sort_pass_kernel<U, V, LARGE><<<p.tiles, ps_sort_pass_policy<U, V, LARGE>::THREADS, 0, dev->stream>>>(p);
+        if ((err = cudaGetLastError()) != cudaSuccess) return err;
+    }
+    return cudaSuccess;
+}
+
 template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args &a, const ps_cuda_device *dev) {
     const uint32_t n = (uint32_t)a.n;
     const ps_sort_keys_desc<U> k = ps_sort_desc<U>(a);
@@ -938,38 +973,16 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
     char *t = (char *)a.temp;
     uint32_t *counts = (uint32_t *)t;
     ps_sort_word *status = (ps_sort_word *)(t + ps_sort_counts_bytes());
-    const size_t region = (size_t)ps_sort_tiles(n) * PS_SORT_RADIX; /* PS_SORT_STATUS32: words of one pass */
     if (PS_SORT_STATUS32 && n >= (1u << 30)) return cudaErrorInvalidValue;
     U *tmp_keys = (U *)(t + ps_sort_counts_bytes() + ps_sort_status_bytes(n));
     void *tmp_values = (char *)tmp_keys + ps_cuda_align((size_t)n * sizeof(U));
     cudaError_t err = ps_sort_upsweep<U>(a, dev);
     if (err != cudaSuccess) return err;
 
-    /* ---- one launch per digit pass: ping-pong so that the last pass writes keys_out ---- */
-    ps_sort_pass_params<U> p;
-    memset(&p, 0, sizeof p);
-    p.n = n;
-    p.tiles = (uint32_t)ps_cuda_div_up(n, ps_sort_pass_policy<U, V>::TILE);
-    for (unsigned q = 0; q < k.passes; q++) {
-        p.status = PS_SORT_STATUS32 ? status + (q & 1) * region : status;
-        p.clear = PS_SORT_STATUS32 && q >= 1 && q + 1 < k.passes ? status + ((q + 1) & 1) * region : NULL;
-        const bool to_out = (k.passes - 1 - q) % 2 == 0;
-        p.keys_in = q == 0 ? (const U *)a.keys_in : to_out ? tmp_keys : (const U *)a.keys_out;
-        p.values_in = q == 0 ? a.values_in : to_out ? tmp_values : a.values_out;
-        p.keys_out = to_out ? (U *)a.keys_out : tmp_keys;
-        p.values_out = to_out ? a.values_out : tmp_values;
-        p.digit = ps_sort_pass_digit(k, q);
-        p.counts = counts + q * PS_SORT_RADIX;
-        p.next_counts = NULL;
-        if (PS_SORT_FUSED && q + 1 < k.passes) {
-            p.next_counts = counts + (q + 1) * PS_SORT_RADIX;
-            p.next_digit = ps_sort_pass_digit(k, q + 1);
-        }
-        p.tag = (uint32_t)(ps_chain_next_epoch() & 0x3fffffffull) << 2;
-        ps_sort_pass_kernel<U, V><<<p.tiles, ps_sort_pass_policy<U, V>::THREADS, 0, dev->stream>>>(p);
-        if ((err = cudaGetLastError()) != cudaSuccess) return err;
-    }
-    return cudaSuccess;
+    /* ---- one launch per digit pass ---- */
+    if constexpr (ps_sort_pass_policy<U, V>::HAS_LARGE)
+        if (n >= (1ull << PS_SORT_LARGE_LOG2)) return ps_sort_passes<U, V, true>(a, k, counts, status, tmp_keys, tmp_values, dev);
+    return ps_sort_passes<U, V, false>(a, k, counts, status, tmp_keys, tmp_values, dev);
 }
 
 template <class U> static cudaError_t ps_sort_launch_values(const ps_sort_args &a, size_t value_bytes,

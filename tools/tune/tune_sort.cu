@@ -113,13 +113,17 @@ template <class K, bool PAIRS> static void bench(const char *name, uint64_t n, c
            ps_us, cub_us, n / ps_us * 1e-3, n / cub_us * 1e-3, cub_us / ps_us, ok ? "ok" : "MISMATCH", up_us);
 #if PS_SORT_LOOKBACK_STATS
     if (n > PS_SORT_TILE) { /* one more call, counted: what a digit thread's look-back did, per tile and pass */
-        const unsigned long long zero[4] = {0, 0, 0, 0};
-        unsigned long long st[4];
-        CK(cudaMemcpyToSymbol(ps_sort_lookback_stats, zero, sizeof zero));
+        unsigned long long slots[PS_SORT_STATS_SLOTS][4] = {}, st[4] = {0, 0, 0, 0};
+        CK(cudaMemcpyToSymbol(ps_sort_lookback_stats, slots, sizeof slots));
         ps_call();
-        CK(cudaMemcpyFromSymbol(st, ps_sort_lookback_stats, sizeof st));
-        typedef ps_sort_pass_policy<K, typename std::conditional<PAIRS, uint32_t, ps_sort_no_value>::type> Policy;
-        const double walks = (double)(ps_cuda_div_up(n, Policy::TILE) - 1) * PS_SORT_RADIX * sizeof(K);
+        CK(cudaMemcpyFromSymbol(slots, ps_sort_lookback_stats, sizeof slots));
+        for (int i = 0; i < PS_SORT_STATS_SLOTS; i++)
+            for (int k = 0; k < 4; k++) st[k] += slots[i][k];
+        typedef typename std::conditional<PAIRS, uint32_t, ps_sort_no_value>::type V;
+        const uint32_t tile = ps_sort_pass_policy<K, V>::HAS_LARGE && n >= (1ull << PS_SORT_LARGE_LOG2)
+                                  ? ps_sort_pass_policy<K, V, true>::TILE
+                                  : ps_sort_pass_policy<K, V>::TILE;
+        const double walks = (double)(ps_cuda_div_up(n, tile) - 1) * PS_SORT_RADIX * sizeof(K);
         printf("# look-back %s %s n=%llu, per tile, digit and pass: %.2f reads, %.2f aggregates passed, %.2f reads "
                "of unwritten words, %.0f cycles\n",
                name, PAIRS ? "pairs-u32" : "keys", (unsigned long long)n, st[0] / walks, st[1] / walks, st[2] / walks,

@@ -4,7 +4,7 @@
 # GPU. Each CSV row of a variant's output is prefixed with the variant's name; comment lines pass through as
 # they are for the first variant, with "# NAME: " before them for the others.
 #
-#   tools/tune/variants.sh tools/tune/tune_sort.cu OUT.csv "base=" "w16=-DPS_SORT_WINDOW=16" ... -- [harness args]
+#   tools/tune/variants.sh tools/tune/tune_sort.cu OUT.csv "base=" "s32=-DPS_SORT_STATUS32=1" ... -- [harness args]
 #
 # A variant is NAME=FLAGS (FLAGS: space-separated -D options, may be empty). Builds go to ${TUNE_BUILD:-/tmp/tune}.
 # TUNE_STAGE=build compiles only (to overlap with another build); TUNE_STAGE=run runs what an earlier build made.
