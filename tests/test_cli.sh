@@ -8,17 +8,7 @@
 # Prints "test_cli: P passed, F failed"; exits 1 on any failure.
 set -uo pipefail
 
-PSCAN=${1:?usage: test_cli.sh PATH/TO/pscan}
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/pscan-cli-test.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-passed=0
-failed=0
-
-ok() { passed=$((passed + 1)); }
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL: $*" >&2
-}
+source "$(dirname "$0")/cli_common.sh" test_cli "$@"
 
 # ---- the worked example: 8 i32 values 3 1 7 0 4 1 6 3 ----------------------------------------------------
 printf '\x03\x00\x00\x00\x01\x00\x00\x00\x07\x00\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00\x01\x00\x00\x00\x06\x00\x00\x00\x03\x00\x00\x00' \
@@ -394,5 +384,4 @@ printf 'precious' >"$WORK/keep.out"
 leftovers=$(find "$WORK" -name '*.tmp.*' | head -3)
 [[ -z $leftovers ]] && ok || fail "temporary files left behind: $leftovers"
 
-echo "test_cli: $passed passed, $failed failed"
-[[ $failed -eq 0 ]]
+finish

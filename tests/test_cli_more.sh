@@ -8,19 +8,7 @@
 # Prints "test_cli_more: P passed, F failed"; exits 1 on any failure.
 set -uo pipefail
 
-PSCAN=${1:?usage: test_cli_more.sh PATH/TO/pscan}
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/pscan-cli-more.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL: $*" >&2
-}
-# expect NAME WANT GOT
-expect() { [[ $3 == "$2" ]] && ok || fail "$1: got '$3', expected '$2'"; }
-words() { tr -s ' \n' ' ' | sed 's/^ //; s/ $//'; }
+source "$(dirname "$0")/cli_common.sh" test_cli_more "$@"
 # same NAME GOT WANT: two files byte for byte
 same() { cmp -s "$2" "$3" && ok || fail "$1: $2 differs from the python3 reference $3"; }
 
@@ -269,17 +257,6 @@ expect "rle .npy lengths" "1 1 2 1 1" "$(words <"$WORK/len.txt")"
 expect "histogram .npy" "2 4" "$("$PSCAN" histogram "$WORK/in.npy" --bins 2 --range -2:10 | words)"
 
 # ---- refusals: a message, the exit status, no output left behind ------------------------------------------
-refuse() { # name expected-exit args...
-  local name=$1 want=$2
-  shift 2
-  rm -f "$WORK/refused.bin" "$WORK/refused2.bin"
-  "$PSCAN" "$@" 2>"$WORK/err" >"$WORK/stdout"
-  local rc=$?
-  [[ $rc == "$want" ]] && ok || fail "$name: exit $rc, expected $want ($(cat "$WORK/err"))"
-  [[ -s $WORK/err ]] && ok || fail "$name: no message"
-  [[ ! -s $WORK/stdout ]] && ok || fail "$name: wrote to stdout"
-  [[ ! -e $WORK/refused.bin && ! -e $WORK/refused2.bin ]] && ok || fail "$name: left an output behind"
-}
 I32=("$WORK/i32.bin")
 refuse "--bits B > E" 2 sort "${I32[@]}" "$WORK/refused.bin" --type i32 --bits 7:3
 refuse "--bits B == E" 2 sort "${I32[@]}" "$WORK/refused.bin" --type i32 --bits 4:4
@@ -336,5 +313,4 @@ refuse "segscan offsets not from 0" 1 segscan - "$WORK/refused.bin" "${T[@]}" --
 refuse "segscan empty offsets" 1 segscan "${I32[@]}" "$WORK/refused.bin" --type i32 --offsets "$WORK/no-offsets.bin"
 refuse "unknown option" 2 rle "${I32[@]}" "$WORK/refused.bin" "$WORK/refused2.bin" --type i32 --descending
 
-echo "test_cli_more: $passed passed, $failed failed"
-[[ $failed == 0 ]]
+finish

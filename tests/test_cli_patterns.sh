@@ -8,19 +8,7 @@
 # Prints "test_cli_patterns: P passed, F failed"; exits 1 on any failure.
 set -uo pipefail
 
-PSCAN=${1:?usage: test_cli_patterns.sh PATH/TO/pscan}
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/pscan-cli-patterns.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL: $*" >&2
-}
-# expect NAME WANT GOT
-expect() { [[ $3 == "$2" ]] && ok || fail "$1: got '$3', expected '$2'"; }
-words() { tr -s ' \n' ' ' | sed 's/^ //; s/ $//'; }
+source "$(dirname "$0")/cli_common.sh" test_cli_patterns "$@"
 
 # ---- the worked examples (docs/api.md) --------------------------------------------------------------------
 ex() { printf '3 1 7 0 4 1 6 3'; }
@@ -186,16 +174,6 @@ for backend in opencl cuda; do
 done
 
 # ---- refusals: a message, a non-zero exit, no output left behind ------------------------------------------
-refuse() { # name expected-exit args...
-  local name=$1 want=$2
-  shift 2
-  rm -f "$WORK/refused.bin"
-  "$PSCAN" "$@" 2>"$WORK/err" >/dev/null
-  local rc=$?
-  [[ $rc == "$want" ]] && ok || fail "$name: exit $rc, expected $want ($(cat "$WORK/err"))"
-  [[ -s $WORK/err ]] && ok || fail "$name: no message"
-  [[ ! -e $WORK/refused.bin ]] && ok || fail "$name: left $WORK/refused.bin behind"
-}
 refuse "bad --keep" 2 compact "$WORK/i32.bin" "$WORK/refused.bin" --type i32 --keep '~3'
 refuse "--keep without a number" 2 compact "$WORK/i32.bin" "$WORK/refused.bin" --type i32 --keep '>'
 refuse "--keep out of range" 2 compact "$WORK/i8.bin" "$WORK/refused.bin" --type i8 --keep '>300'
@@ -213,5 +191,4 @@ refuse "--index-type i16" 2 expand "$WORK/counts.bin" "$WORK/refused.bin" --type
 refuse "reduce xor on floats" 2 reduce "$WORK/f32.bin" --type f32 --op xor
 refuse "unknown option" 2 reduce "$WORK/i32.bin" --type i32 --keep '>0'
 
-echo "test_cli_patterns: $passed passed, $failed failed"
-[[ $failed == 0 ]]
+finish

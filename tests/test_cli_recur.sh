@@ -9,18 +9,7 @@
 # Prints "test_cli_recur: P passed, F failed"; exits 1 on any failure.
 set -uo pipefail
 
-PSCAN=${1:?usage: test_cli_recur.sh PATH/TO/pscan}
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/pscan-cli-recur.XXXXXX")
-trap 'rm -rf "$WORK"' EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); }
-fail() {
-  failed=$((failed + 1))
-  echo "FAIL: $*" >&2
-}
-expect() { [[ $3 == "$2" ]] && ok || fail "$1: got '$3', expected '$2'"; }
-words() { tr -s ' \n' ' ' | sed 's/^ //; s/ $//'; }
+source "$(dirname "$0")/cli_common.sh" test_cli_recur "$@"
 
 # ---- the worked examples ----------------------------------------------------------------------------------
 printf '2 2 2 2' >"$WORK/a.txt"
@@ -175,16 +164,6 @@ if [[ ${OPENCL_HORNER:-0} == 1 ]]; then
 fi
 
 # ---- refusals: a message, a non-zero exit, no output left behind ------------------------------------------
-refuse() { # name expected-exit args...
-  local name=$1 want=$2
-  shift 2
-  rm -f "$WORK/refused.bin"
-  "$PSCAN" "$@" 2>"$WORK/err" >/dev/null
-  local rc=$?
-  [[ $rc == "$want" ]] && ok || fail "$name: exit $rc, expected $want ($(cat "$WORK/err"))"
-  [[ -s $WORK/err ]] && ok || fail "$name: no message"
-  [[ ! -e $WORK/refused.bin ]] && ok || fail "$name: left $WORK/refused.bin behind"
-}
 refuse "i32 coefficients" 2 recur "$WORK/a.f32.bin" "$WORK/b.f32.bin" "$WORK/refused.bin" --type i32
 refuse "one input" 2 recur "$WORK/a.f32.bin" "$WORK/refused.bin" --type f32
 refuse "--order 2 with two inputs" 2 recur "$WORK/a.f32.bin" "$WORK/b.f32.bin" "$WORK/refused.bin" --type f32 --order 2
@@ -198,5 +177,4 @@ refuse "--at with --init" 2 recur "$WORK/c.f32.bin" "$WORK/refused.bin" --type f
 refuse "--at on i32" 2 recur "$WORK/c.f32.bin" "$WORK/refused.bin" --type i32 --at 2
 refuse "a bad --at" 2 recur "$WORK/c.f32.bin" "$WORK/refused.bin" --type f32 --at x
 
-echo "test_cli_recur: $passed passed, $failed failed"
-[[ $failed == 0 ]]
+finish
