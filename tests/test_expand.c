@@ -253,10 +253,7 @@ static void run_counts(harness *h, const one_case *c_in, size_t n, uint64_t cap_
     void *values_out = vb ? (char *)h->d_values_out + off * vb : NULL;
     pscan_status s = pscan_expand(h->ctx, &d, counts, values, n, indices, ranks, values_out, cap, total_out, temp,
                                   temp_bytes);
-    if (s != PSCAN_SUCCESS) {
-        char what[600];
-        snprintf(what, sizeof what, "%s: returned %s", desc, pscan_status_name(s));
-        fail_report(h, what);
+    if (!call_ok(h, desc, s)) {
         free(slot_item), free(slot_rank);
         return;
     }

@@ -31,6 +31,14 @@
         char where[700];                                                                                     \
         snprintf(where, sizeof where, "%s:%d: %s", file, line, what);                                        \
         fail_report(h, where);                                                                               \
+    }                                                                                                        \
+    /* whether a case's call returned PSCAN_SUCCESS; else a failure report "desc: returned STATUS" */         \
+    static inline int call_ok(harness_type *h, const char *desc, pscan_status s) {                           \
+        if (s == PSCAN_SUCCESS) return 1;                                                                    \
+        char what[600];                                                                                      \
+        snprintf(what, sizeof what, "%s: returned %s", desc, pscan_status_name(s));                          \
+        fail_report(h, what);                                                                                \
+        return 0;                                                                                            \
     }
 
 /* For harnesses with `pscan_context *ctx`, `void *d_temp` and `size_t d_temp_bytes`; write once after

@@ -336,12 +336,7 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
     void *counts = (char *)h->d_counts + (size_t)c->count_offset * cb;
     const void *samples = n ? (const char *)h->d_samples + off * sb : NULL;
     pscan_status s = pscan_histogram(h->ctx, &d, samples, n, counts, temp, temp_bytes);
-    if (s != PSCAN_SUCCESS) {
-        char what[600];
-        snprintf(what, sizeof what, "%s: returned %s", desc, pscan_status_name(s));
-        fail_report(h, what);
-        return;
-    }
+    if (!call_ok(h, desc, s)) return;
 
     /* ---- every count, and the poison around them ---- */
     if (pscan_memory_download(h->ctx, h->h_got, h->d_counts, COUNTS_BYTES) != PSCAN_SUCCESS ||

@@ -189,6 +189,7 @@ static size_t segs_bytes(const harness *h) { return (2 * h->max_n + 16) * 8; }
 
 #include "test_harness.h"
 TEST_HARNESS_CHECKS(harness)
+TEST_HARNESS_TEMP(harness)
 
 typedef struct one_case {
     const type_info *t;
@@ -210,11 +211,6 @@ static void describe(const one_case *c, size_t segments, char *text, size_t size
              c->reverse ? " reverse" : "", c->with_init ? " init" : "", c->n, segments, c->mean, c->fixed,
              c->form == FORM_KEYS ? " keys " : "", c->form == FORM_KEYS ? types[c->key_type].name : "", c->offset,
              c->caller_temp ? "caller+1" : "workspace");
-}
-
-/* Gives caller temp of `need` bytes at +1 byte of a buffer grown as needed; NULL on failure. */
-static void *caller_temp(harness *h, size_t need) {
-    return test_caller_temp(h->ctx, &h->d_temp, &h->d_temp_bytes, need);
 }
 
 static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
@@ -269,23 +265,14 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
     size_t temp_bytes = 0;
     pscan_status s;
     if (c->caller_temp) {
-        s = c->form == FORM_KEYS ? pscan_scan_by_key_temp_bytes(h->ctx, &kd, n, &temp_bytes)
-                                 : pscan_segmented_scan_temp_bytes(h->ctx, &sd, n, segments, &temp_bytes);
-        if (s != PSCAN_SUCCESS || !(temp = caller_temp(h, temp_bytes))) {
-            char what[600];
-            snprintf(what, sizeof what, "%s: temp query returned %s", desc, pscan_status_name(s));
-            fail_report(h, what);
-            return;
-        }
+        size_t need = 0;
+        s = c->form == FORM_KEYS ? pscan_scan_by_key_temp_bytes(h->ctx, &kd, n, &need)
+                                 : pscan_segmented_scan_temp_bytes(h->ctx, &sd, n, segments, &need);
+        if (!case_temp(h, desc, "temp query", s, need, &temp, &temp_bytes)) return;
     }
     s = c->form == FORM_KEYS ? pscan_scan_by_key(h->ctx, &kd, d_segs, d_in, d_out, n, temp, temp_bytes)
                              : pscan_segmented_scan(h->ctx, &sd, d_in, d_out, n, d_segs, segments, temp, temp_bytes);
-    if (s != PSCAN_SUCCESS) {
-        char what[600];
-        snprintf(what, sizeof what, "%s: returned %s", desc, pscan_status_name(s));
-        fail_report(h, what);
-        return;
-    }
+    if (!call_ok(h, desc, s)) return;
 
     /* ---- the results, and the poison around them ---- */
     const size_t end = (off + n + GUARD_ITEMS) * b;
@@ -572,26 +559,17 @@ static void run_by_key_case(harness *h, const one_case *c, int rle, uint64_t cas
     size_t temp_bytes = 0;
     pscan_status s;
     if (c->caller_temp) {
-        s = rle ? pscan_run_length_encode_temp_bytes(h->ctx, &ld, n, &temp_bytes)
-                : pscan_reduce_by_key_temp_bytes(h->ctx, &rd, n, &temp_bytes);
-        if (s != PSCAN_SUCCESS || !(temp = caller_temp(h, temp_bytes))) {
-            char what[600];
-            snprintf(what, sizeof what, "%s: temp query returned %s", desc, pscan_status_name(s));
-            fail_report(h, what);
-            return;
-        }
+        size_t need = 0;
+        s = rle ? pscan_run_length_encode_temp_bytes(h->ctx, &ld, n, &need)
+                : pscan_reduce_by_key_temp_bytes(h->ctx, &rd, n, &need);
+        if (!case_temp(h, desc, "temp query", s, need, &temp, &temp_bytes)) return;
     }
     void *keys_in = (char *)h->d_segs + off * kb, *values_in = (char *)h->d_in + off * vb;
     void *keys_out = (char *)h->d_out + off * kb, *values_out = (char *)h->d_out2 + off * vb;
     uint64_t *count = (uint64_t *)((char *)h->d_count + (c->offset ? 3 : 0));
     s = rle ? pscan_run_length_encode(h->ctx, &ld, keys_in, n, keys_out, (uint64_t *)values_out, count, temp, temp_bytes)
             : pscan_reduce_by_key(h->ctx, &rd, keys_in, values_in, n, keys_out, values_out, count, temp, temp_bytes);
-    if (s != PSCAN_SUCCESS) {
-        char what[600];
-        snprintf(what, sizeof what, "%s: returned %s", desc, pscan_status_name(s));
-        fail_report(h, what);
-        return;
-    }
+    if (!call_ok(h, desc, s)) return;
 
     /* ---- the count, the runs, the poison after them ---- */
     unsigned char count_buf[16];

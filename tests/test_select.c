@@ -269,12 +269,7 @@ static void run_case(harness *h, const one_case *c_in, uint64_t case_seed) {
     pscan_status s = c->partition
                          ? pscan_partition(h->ctx, &d, keys_in, values_in, n, keys_out, values_out, count, temp, temp_bytes)
                          : pscan_select(h->ctx, &d, keys_in, values_in, n, keys_out, values_out, count, temp, temp_bytes);
-    if (s != PSCAN_SUCCESS) {
-        char what[400];
-        snprintf(what, sizeof what, "%s: returned %s", desc, pscan_status_name(s));
-        fail_report(h, what);
-        return;
-    }
+    if (!call_ok(h, desc, s)) return;
 
     /* ---- the count, the items, the poison around them ---- */
     unsigned char count_buf[16];

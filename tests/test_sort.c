@@ -272,12 +272,7 @@ static void run_case(harness *h, const one_case *c, uint64_t case_seed) {
     void *values_in = vb ? (char *)h->d_values + off * vb : NULL;
     void *values_out = vb ? (char *)h->d_values_out + off * vb : NULL;
     pscan_status s = pscan_sort(h->ctx, &d, keys_in, values_in, n, keys_out, values_out, temp, temp_bytes);
-    if (s != PSCAN_SUCCESS) {
-        char what[400];
-        snprintf(what, sizeof what, "%s: returned %s", desc, pscan_status_name(s));
-        fail_report(h, what);
-        return;
-    }
+    if (!call_ok(h, desc, s)) return;
 
     /* ---- the items, the poison around them, the inputs ---- */
     const size_t end_bytes = (off + n + GUARD_ITEMS) * 8;
