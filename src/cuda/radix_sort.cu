@@ -151,6 +151,12 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_STATUS32
 #define PS_SORT_STATUS32 0
 #endif
+/* Tuning: 1 puts a pass's staging buffer (its tile's keys, then payloads) in dynamic shared memory, so that tiles
+ * past the 48 KiB of static shared memory can be measured: 512 x 20 u32 keys at 2 blocks an SM, 384 x 16 u64
+ * pairs (docs/tuning.md, "Next"). Off: the default tiles fit, and the kernel is the same as before the knob. */
+#ifndef PS_SORT_DYNAMIC_SMEM
+#define PS_SORT_DYNAMIC_SMEM 0
+#endif
 /* Tuning: the fewest keys (a power of two) that take a case's LARGE pass policy (ps_sort_pass_policy). */
 #ifndef PS_SORT_LARGE_LOG2
 #define PS_SORT_LARGE_LOG2 25
@@ -606,6 +612,10 @@ template <class U, class V, int THREADS, int ITEMS> union ps_sort_stage {
     typename ps_sort_wrank<THREADS>::next next; /* the rank's, done before the scatter */
 };
 
+#if PS_SORT_DYNAMIC_SMEM
+extern __shared__ __align__(16) unsigned char ps_sort_dynamic_smem[]; /* the pass's staging buffer */
+#endif
+
 /* One digit pass over one tile (the header's phases), shaped by the case's policy. */
 template <class U, class V, bool LARGE>
 __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_sort_pass_policy<U, V, LARGE>::MIN_BLOCKS)
@@ -615,11 +625,15 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
     constexpr int THREADS = Policy::THREADS, ITEMS = Policy::ITEMS;
     constexpr uint32_t TILE = Policy::TILE;
     typedef ps_sort_wrank<THREADS> Rank;
-    __shared__ ps_sort_stage<U, V, THREADS, ITEMS> stage;
+    typedef ps_sort_stage<U, V, THREADS, ITEMS> Stage;
+#if PS_SORT_DYNAMIC_SMEM
+    Stage &stage = *reinterpret_cast<Stage *>(ps_sort_dynamic_smem);
+#else
+    __shared__ Stage stage;
+    static_assert(sizeof(Stage) + sizeof(typename Rank::smem) + (1 + PS_SORT_FUSED) * 1024 <= 48 * 1024,
+                  "a pass tile fits 48 KiB of static shared memory: fewer keys per thread (or PS_SORT_DYNAMIC_SMEM)");
+#endif
     __shared__ typename Rank::smem rs;
-    static_assert(sizeof(ps_sort_stage<U, V, THREADS, ITEMS>) + sizeof(typename Rank::smem) + (1 + PS_SORT_FUSED) * 1024 <=
-                      48 * 1024,
-                  "a pass tile fits 48 KiB of static shared memory: fewer keys per thread");
     __shared__ uint32_t dest_base[PS_SORT_RADIX];
     const uint32_t tile = blockIdx.x, base = tile * TILE;
     const uint32_t valid_keys = p.n - base < TILE ? p.n - base : TILE;
@@ -948,7 +962,13 @@ static cudaError_t ps_sort_passes(const ps_sort_args &a, const ps_sort_keys_desc
             p.next_digit = ps_sort_pass_digit(k, q + 1);
         }
         p.tag = (uint32_t)(ps_chain_next_epoch() & 0x3fffffffull) << 2;
-        ps_sort_pass_kernel<U, V, LARGE><<<p.tiles, ps_sort_pass_policy<U, V, LARGE>::THREADS, 0, dev->stream>>>(p);
+        typedef ps_sort_pass_policy<U, V, LARGE> Policy;
+        const size_t dynamic_smem = PS_SORT_DYNAMIC_SMEM ? sizeof(ps_sort_stage<U, V, Policy::THREADS, Policy::ITEMS>) : 0;
+        if (PS_SORT_DYNAMIC_SMEM && (err = cudaFuncSetAttribute(ps_sort_pass_kernel<U, V, LARGE>,
+                                                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                                 (int)dynamic_smem)) != cudaSuccess)
+            return err;
+        ps_sort_pass_kernel<U, V, LARGE><<<p.tiles, Policy::THREADS, dynamic_smem, dev->stream>>>(p);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
     }
     return cudaSuccess;
