@@ -939,13 +939,15 @@ template <class U> static cudaError_t ps_sort_upsweep(const ps_sort_args &a, con
 template <class U, class V, bool LARGE>
 static cudaError_t ps_sort_passes(const ps_sort_args &a, const ps_sort_keys_desc<U> &k, uint32_t *counts,
                                   ps_sort_word *status, U *tmp_keys, void *tmp_values, const ps_cuda_device *dev) {
+    typedef ps_sort_pass_policy<U, V, LARGE> Policy;
+    const size_t dynamic_smem = PS_SORT_DYNAMIC_SMEM ? sizeof(ps_sort_stage<U, V, Policy::THREADS, Policy::ITEMS>) : 0;
     ps_sort_pass_params<U> p;
     cudaError_t err;
     const uint32_t n = (uint32_t)a.n;
     const size_t region = (size_t)ps_sort_tiles(n) * PS_SORT_RADIX; /* PS_SORT_STATUS32: words of one pass */
     memset(&p, 0, sizeof p);
     p.n = n;
-    p.tiles = (uint32_t)ps_cuda_div_up(n, ps_sort_pass_policy<U, V, LARGE>::TILE);
+    p.tiles = (uint32_t)ps_cuda_div_up(n, Policy::TILE);
     for (unsigned q = 0; q < k.passes; q++) {
         p.status = PS_SORT_STATUS32 ? status + (q & 1) * region : status;
         p.clear = PS_SORT_STATUS32 && q >= 1 && q + 1 < k.passes ? status + ((q + 1) & 1) * region : NULL;
@@ -962,8 +964,6 @@ static cudaError_t ps_sort_passes(const ps_sort_args &a, const ps_sort_keys_desc
             p.next_digit = ps_sort_pass_digit(k, q + 1);
         }
         p.tag = (uint32_t)(ps_chain_next_epoch() & 0x3fffffffull) << 2;
-        typedef ps_sort_pass_policy<U, V, LARGE> Policy;
-        const size_t dynamic_smem = PS_SORT_DYNAMIC_SMEM ? sizeof(ps_sort_stage<U, V, Policy::THREADS, Policy::ITEMS>) : 0;
         if (PS_SORT_DYNAMIC_SMEM && (err = cudaFuncSetAttribute(ps_sort_pass_kernel<U, V, LARGE>,
                                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                                  (int)dynamic_smem)) != cudaSuccess)
