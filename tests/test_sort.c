@@ -16,7 +16,8 @@
  *  - run_patterns(): all keys equal, sorted, reverse sorted, four distinct values, keys that differ only in
  *    their top 8 bits, and (floats) -0.0, +0.0, +-inf, NaNs of both signs and payloads, denormals.
  *  - run_large(): 2^20 + k keys of u32, u64, f32 and i16 with payloads (2^24 + k with --full); with --full also
- *    4-byte keys with 4-byte payloads at 2^25 and 2^25 + k, where the CUDA passes take their LARGE tiles.
+ *    4-byte keys with 4-byte payloads at 2^25 and 2^25 + k, and i64 keys with 4-byte payloads at 2^22, where
+ *    the CUDA passes take their LARGE tiles.
  *  - run_bad_inputs(): each bad argument returns its exact status and writes nothing.
  * After each call: the status, the output keys and payloads, everything past them still poisoned, and the
  * inputs unchanged.
@@ -382,13 +383,17 @@ static void run_large(harness *h, size_t n) {
     run_case(h, &c, h->opt.seed ^ 0x4100u);
 }
 
-/* 4-byte keys with 4-byte payloads from 2^25 keys on: radix_sort.cu's LARGE pass policy (384 x 24 keys a tile),
- * at its first size and past it with a partial last tile. */
+/* radix_sort.cu's LARGE pass policies: 4-byte keys with 4-byte payloads from 2^25 keys on (384 x 24 keys a tile)
+ * at its first size and past it with a partial last tile; 8-byte keys with 4-byte payloads from 2^22 on (384 x
+ * 16, the staging buffer in dynamic shared memory) at its first size (run_large's u64 case at 2^24 + k is past
+ * it). */
 static void run_large_tiles(harness *h, size_t n) {
     one_case c = make_case(type_named(PSCAN_TYPE_U32), 0, 4, (size_t)1 << 25, PAT_RANDOM, 6);
     run_case(h, &c, h->opt.seed ^ 0x4200u);
     c = make_case(type_named(PSCAN_TYPE_F32), 1, 4, n, PAT_RANDOM, 7);
     run_case(h, &c, h->opt.seed ^ 0x4201u);
+    c = make_case(type_named(PSCAN_TYPE_I64), 1, 4, (size_t)1 << 22, PAT_RANDOM, 8);
+    run_case(h, &c, h->opt.seed ^ 0x4202u);
 }
 
 static void run_bad_inputs(harness *h) {

@@ -151,15 +151,20 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_STATUS32
 #define PS_SORT_STATUS32 0
 #endif
-/* Tuning: 1 puts a pass's staging buffer (its tile's keys, then payloads) in dynamic shared memory, so that tiles
- * past the 48 KiB of static shared memory can be measured: 512 x 20 u32 keys at 2 blocks an SM, 384 x 16 u64
- * pairs (docs/tuning.md, "Next"). Off: the default tiles fit, and the kernel is the same as before the knob. */
+/* Tuning: 1 puts every pass's staging buffer (its tile's keys, then payloads) in dynamic shared memory. Without
+ * it only a tile past the 48 KiB of static shared memory has it there (u64 keys with 4-byte payloads in their
+ * LARGE tiles, 384 x 16: 48 KiB of keys); the others keep a static buffer, and their kernels are the same as
+ * before the knob. Every case at 1 measured within 1% of 0 (H100, 2026-11-27, docs/bench/h100-sort-tiles.csv). */
 #ifndef PS_SORT_DYNAMIC_SMEM
 #define PS_SORT_DYNAMIC_SMEM 0
 #endif
-/* Tuning: the fewest keys (a power of two) that take a case's LARGE pass policy (ps_sort_pass_policy). */
+/* Tuning: the fewest keys (a power of two) that take a case's LARGE pass policy (ps_sort_pass_policy): 4-byte keys
+ * with 4-byte payloads, and 8-byte keys with 4-byte payloads (_WIDE). */
 #ifndef PS_SORT_LARGE_LOG2
 #define PS_SORT_LARGE_LOG2 25
+#endif
+#ifndef PS_SORT_LARGE_LOG2_WIDE
+#define PS_SORT_LARGE_LOG2_WIDE 22
 #endif
 /* Tuning: 1 counts what the look-backs do (ps_sort_lookback_stats, printed by tune_sort). Measured and removed
  * (H100, 2026-11-27, docs/bench/h100-sort-knobs.csv, pscan over CUB at 2^28 u32 keys / u32 pairs, base 0.883 /
@@ -169,6 +174,11 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
  * (0.944 -> 0.877 at 2^28, docs/bench/h100-sort-prefetch.csv). */
 #ifndef PS_SORT_LOOKBACK_STATS
 #define PS_SORT_LOOKBACK_STATS 0
+#endif
+/* Tuning: 1 reads two earlier tiles' words per look-back round trip (the second used when the first is an
+ * aggregate), not one. */
+#ifndef PS_SORT_LOOKBACK_PAIR
+#define PS_SORT_LOOKBACK_PAIR 0
 #endif
 #if PS_SORT_STATUS32
 typedef uint32_t ps_sort_word;
@@ -507,6 +517,28 @@ __device__ __forceinline__ uint32_t ps_sort_look_back(ps_sort_word *status, uint
     uint32_t reads = 0, passed = 0, unwritten = 0;
     const long long t0 = clock64();
 #endif
+#if PS_SORT_LOOKBACK_PAIR
+    /* two words per round trip: the second is used only when the first was an aggregate */
+    for (int64_t t = (int64_t)tile - 1;;) {
+        const ps_sort_word w = ps_sort_read(status + (size_t)t * PS_SORT_RADIX + d);
+        const ps_sort_word w1 = t > 0 ? ps_sort_read(status + (size_t)(t - 1) * PS_SORT_RADIX + d) : 0;
+        if (ps_sort_is(w, tag, PS_TILE_INCLUSIVE)) {
+            prefix += ps_sort_count(w);
+            break;
+        }
+        if (!ps_sort_is(w, tag, PS_TILE_AGGREGATE)) continue;
+        prefix += ps_sort_count(w);
+        t--;
+        if (ps_sort_is(w1, tag, PS_TILE_INCLUSIVE)) {
+            prefix += ps_sort_count(w1);
+            break;
+        }
+        if (ps_sort_is(w1, tag, PS_TILE_AGGREGATE)) {
+            prefix += ps_sort_count(w1);
+            t--;
+        }
+    }
+#else
     for (int64_t t = (int64_t)tile - 1;;) { /* tile 0's word is inclusive: every walk ends there at the latest */
         const ps_sort_word w = ps_sort_read(status + (size_t)t * PS_SORT_RADIX + d);
 #if PS_SORT_LOOKBACK_STATS
@@ -522,6 +554,7 @@ __device__ __forceinline__ uint32_t ps_sort_look_back(ps_sort_word *status, uint
             t--;
         }
     }
+#endif
 #if PS_SORT_LOOKBACK_STATS
     ps_sort_lookback_count(reads, passed, unwritten, (uint32_t)(clock64() - t0));
 #endif
@@ -558,6 +591,11 @@ __device__ __forceinline__ void ps_sort_publish_count(ps_sort_word *status, uint
  *                             0.943x at 2^24, 1.335x -> 0.858x at 2^14: fewer tiles than the GPU has slots;
  *                             384 x 20 at 2^28 0.913 in tune_sort against 24's 0.942 and 16's 0.890)
  *   u64 keys, u32 payloads:   256 threads x 16 keys, 2 blocks/SM: 0.909 / 0.876 (0.812 / 0.826)
+ *                             From 2^PS_SORT_LARGE_LOG2_WIDE (22) keys on, the LARGE policy: 384 x 16 at 2 blocks
+ *                             (H100, 2026-11-27, docs/bench/h100-sort-tiles.csv, tune_sort, median of 15, at 2^22
+ *                             / 2^24 / 2^26 / 2^28: 1.077 -> 1.121 / 0.941 -> 0.986 / 0.877 -> 0.938 / 0.896 ->
+ *                             0.957; at 2^20 it lost, 1.286 -> 1.183). Its 48 KiB of staged keys take dynamic
+ *                             shared memory (ps_sort_staging)
  * (with payloads, 384 threads leave 80 registers and spill). Keys of 1 and 2 bytes and payloads of 1, 2 and 8
  * bytes, not measured, follow the case of their width: an 8-byte key or payload is "wide". */
 template <class U, class V, bool LARGE> struct ps_sort_pass_policy {
@@ -566,7 +604,8 @@ template <class U, class V, bool LARGE> struct ps_sort_pass_policy {
 #ifdef PS_SORT_PASS_THREADS
     static constexpr int THREADS = PS_SORT_PASS_THREADS;
 #else
-    static constexpr int THREADS = WIDE != KEYS_ONLY ? 256 : 384; /* 384: u64 keys alone, narrow pairs */
+    /* 384: u64 keys alone, narrow pairs, and wide pairs' LARGE tiles */
+    static constexpr int THREADS = WIDE != KEYS_ONLY && !(WIDE && LARGE) ? 256 : 384;
 #endif
 #if defined(PS_SORT_PASS_ITEMS) && defined(PS_SORT_PASS_ITEMS8)
     static constexpr int ITEMS = WIDE ? PS_SORT_PASS_ITEMS8 : PS_SORT_PASS_ITEMS;
@@ -593,11 +632,20 @@ template <class U, class V, bool LARGE> struct ps_sort_pass_policy {
     static constexpr bool FULL = !KEYS_ONLY && !WIDE;
 #endif
     static constexpr uint32_t TILE = (uint32_t)THREADS * ITEMS;
-    /* whether n >= 2^PS_SORT_LARGE_LOG2 launches the LARGE policy for this case (4-byte keys and payloads) */
-    static constexpr bool HAS_LARGE = !KEYS_ONLY && sizeof(U) == 4 && sizeof(V) == 4;
+    /* n >= 2^LARGE_LOG2 keys launch the case's LARGE policy (ps_sort_large); 0: the case has none. Measured for
+     * 4- and 8-byte keys with 4-byte payloads only. */
+    static constexpr int LARGE_LOG2 = KEYS_ONLY || sizeof(V) != 4 ? 0
+                                      : sizeof(U) == 4           ? PS_SORT_LARGE_LOG2
+                                      : sizeof(U) == 8           ? PS_SORT_LARGE_LOG2_WIDE
+                                                                 : 0;
     static_assert(ITEMS >= 1 && THREADS % 32 == 0 && THREADS >= PS_SORT_RADIX && THREADS <= 1024,
                   "a digit pass has at least one thread per digit");
 };
+
+/* Whether a sort of n keys takes the case's LARGE pass policy (the launch and tune_sort's stats ask alike). */
+template <class U, class V> constexpr bool ps_sort_large(uint64_t n) {
+    return ps_sort_pass_policy<U, V>::LARGE_LOG2 != 0 && n >= (1ull << ps_sort_pass_policy<U, V>::LARGE_LOG2);
+}
 
 /* The smallest pass tile of any case (keys of 1-8 bytes, payloads of 0-8): status words are sized for it. */
 static constexpr uint32_t ps_sort_min2(uint32_t a, uint32_t b) { return a < b ? a : b; }
@@ -612,9 +660,26 @@ template <class U, class V, int THREADS, int ITEMS> union ps_sort_stage {
     typename ps_sort_wrank<THREADS>::next next; /* the rank's, done before the scatter */
 };
 
-#if PS_SORT_DYNAMIC_SMEM
-extern __shared__ __align__(16) unsigned char ps_sort_dynamic_smem[]; /* the pass's staging buffer */
-#endif
+extern __shared__ __align__(16) unsigned char ps_sort_dynamic_smem[];
+
+/* Where a pass keeps its staging buffer: static shared memory where the tile fits 48 KiB beside the rank's and
+ * the counts' (that kernel is the same as before dynamic memory was an option), else dynamic shared memory of
+ * BYTES, which ps_sort_passes opts into per launch (u64 keys with 4-byte payloads' LARGE tiles: 48 KiB of keys). */
+template <class U, class V, bool LARGE> struct ps_sort_staging {
+    typedef ps_sort_pass_policy<U, V, LARGE> Policy;
+    typedef ps_sort_stage<U, V, Policy::THREADS, Policy::ITEMS> Stage;
+    static constexpr bool DYNAMIC = PS_SORT_DYNAMIC_SMEM || sizeof(Stage) + sizeof(typename ps_sort_wrank<Policy::THREADS>::smem) +
+                                                                    (1 + PS_SORT_FUSED) * 1024 > 48 * 1024;
+    static constexpr size_t BYTES = DYNAMIC ? sizeof(Stage) : 0;
+    __device__ static Stage &get() {
+        if constexpr (DYNAMIC) {
+            return *reinterpret_cast<Stage *>(ps_sort_dynamic_smem);
+        } else {
+            __shared__ Stage stage;
+            return stage;
+        }
+    }
+};
 
 /* One digit pass over one tile (the header's phases), shaped by the case's policy. */
 template <class U, class V, bool LARGE>
@@ -625,14 +690,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
     constexpr int THREADS = Policy::THREADS, ITEMS = Policy::ITEMS;
     constexpr uint32_t TILE = Policy::TILE;
     typedef ps_sort_wrank<THREADS> Rank;
-    typedef ps_sort_stage<U, V, THREADS, ITEMS> Stage;
-#if PS_SORT_DYNAMIC_SMEM
-    Stage &stage = *reinterpret_cast<Stage *>(ps_sort_dynamic_smem);
-#else
-    __shared__ Stage stage;
-    static_assert(sizeof(Stage) + sizeof(typename Rank::smem) + (1 + PS_SORT_FUSED) * 1024 <= 48 * 1024,
-                  "a pass tile fits 48 KiB of static shared memory: fewer keys per thread (or PS_SORT_DYNAMIC_SMEM)");
-#endif
+    typename ps_sort_staging<U, V, LARGE>::Stage &stage = ps_sort_staging<U, V, LARGE>::get();
     __shared__ typename Rank::smem rs;
     __shared__ uint32_t dest_base[PS_SORT_RADIX];
     const uint32_t tile = blockIdx.x, base = tile * TILE;
@@ -940,7 +998,7 @@ template <class U, class V, bool LARGE>
 static cudaError_t ps_sort_passes(const ps_sort_args &a, const ps_sort_keys_desc<U> &k, uint32_t *counts,
                                   ps_sort_word *status, U *tmp_keys, void *tmp_values, const ps_cuda_device *dev) {
     typedef ps_sort_pass_policy<U, V, LARGE> Policy;
-    const size_t dynamic_smem = PS_SORT_DYNAMIC_SMEM ? sizeof(ps_sort_stage<U, V, Policy::THREADS, Policy::ITEMS>) : 0;
+    const size_t dynamic_smem = ps_sort_staging<U, V, LARGE>::BYTES;
     ps_sort_pass_params<U> p;
     cudaError_t err;
     const uint32_t n = (uint32_t)a.n;
@@ -964,7 +1022,7 @@ static cudaError_t ps_sort_passes(const ps_sort_args &a, const ps_sort_keys_desc
             p.next_digit = ps_sort_pass_digit(k, q + 1);
         }
         p.tag = (uint32_t)(ps_chain_next_epoch() & 0x3fffffffull) << 2;
-        if (PS_SORT_DYNAMIC_SMEM && (err = cudaFuncSetAttribute(ps_sort_pass_kernel<U, V, LARGE>,
+        if (dynamic_smem && (err = cudaFuncSetAttribute(ps_sort_pass_kernel<U, V, LARGE>,
                                                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                                  (int)dynamic_smem)) != cudaSuccess)
             return err;
@@ -1000,8 +1058,8 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
     if (err != cudaSuccess) return err;
 
     /* ---- one launch per digit pass ---- */
-    if constexpr (ps_sort_pass_policy<U, V>::HAS_LARGE)
-        if (n >= (1ull << PS_SORT_LARGE_LOG2)) return ps_sort_passes<U, V, true>(a, k, counts, status, tmp_keys, tmp_values, dev);
+    if constexpr (ps_sort_pass_policy<U, V>::LARGE_LOG2 != 0)
+        if (ps_sort_large<U, V>(n)) return ps_sort_passes<U, V, true>(a, k, counts, status, tmp_keys, tmp_values, dev);
     return ps_sort_passes<U, V, false>(a, k, counts, status, tmp_keys, tmp_values, dev);
 }
 

@@ -120,7 +120,7 @@ template <class K, bool PAIRS> static void bench(const char *name, uint64_t n, c
         for (int i = 0; i < PS_SORT_STATS_SLOTS; i++)
             for (int k = 0; k < 4; k++) st[k] += slots[i][k];
         typedef typename std::conditional<PAIRS, uint32_t, ps_sort_no_value>::type V;
-        const uint32_t tile = ps_sort_pass_policy<K, V>::HAS_LARGE && n >= (1ull << PS_SORT_LARGE_LOG2)
+        const uint32_t tile = ps_sort_large<K, V>(n)
                                   ? ps_sort_pass_policy<K, V, true>::TILE
                                   : ps_sort_pass_policy<K, V>::TILE;
         const double walks = (double)(ps_cuda_div_up(n, tile) - 1) * PS_SORT_RADIX * sizeof(K);
