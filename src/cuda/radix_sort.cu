@@ -96,8 +96,7 @@
  * Against CUB's Onesweep (CCCL main, 2026-08: agent_radix_sort_onesweep.cuh, block_radix_rank.cuh's
  * match/early-counts rank, agent_radix_sort_histogram.cuh, the sm90 tuning; docs/tuning.md, "sort"): the rank is
  * now CUB's way and the tiles per case near CUB's sm90 ones (ps_sort_pass_policy says what each measured). Left:
- * status words of 32 bits (2 flag bits over a 30-bit count, cleared before every pass: PS_SORT_STATUS32, 2% on
- * pairs, not the default); the keys staged in shared memory before the look-back (measured: no gain, removed);
+ * the keys staged in shared memory before the look-back (measured: no gain, removed);
  * the upsweep at full occupancy (ours: 4 x 256 threads per SM; knobs PS_SORT_UP_BLOCKS, PS_SORT_UP_BOUND);
  * unchecked loads and stores for full tiles, programmatic dependent launch, the one-digit-tile shortcut. Same
  * as ours: warp-striped loads, direct scatter through shared memory, one look-back thread per digit walking one
@@ -141,15 +140,10 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_CONTROL
 #define PS_SORT_CONTROL 0
 #endif
-/* Tuning (tools/tune/tune_sort.cu): 1 makes the passes' status words 32 bits, CUB's form: 2 status bits over a
- * 30-bit count, no epoch tag, so the words are cleared before each pass instead (two regions of tiles x 256
- * words, the one of pass q + 1 zeroed by pass q's tiles, the first by the upsweep's memset): half the
- * look-back's bytes, for n below 2^30 only (the launch refuses more). H100, 2026-11-27 (tune_sort, four runs,
- * docs/bench/h100-sort-knobs*.csv): pairs 1.5-2% faster at 2^24 and 2^28 (u32 pairs 0.942 -> 0.961 at 2^28),
- * keys alone within 1% either way. Not the default: it needs the 64-bit words kept for n >= 2^30, a second
- * instantiation of every pairs kernel, for 2%. */
+/* Tuning (tools/tune/tune_sort.cu): which cases take 32-bit status words below 2^30 keys (ps_sort_pass_policy's
+ * STATUS32): -1 (default) the policy's choice, keys of at most 4 bytes; 0 none; 1 every case. */
 #ifndef PS_SORT_STATUS32
-#define PS_SORT_STATUS32 0
+#define PS_SORT_STATUS32 (-1)
 #endif
 /* Tuning: 1 puts every pass's staging buffer (its tile's keys, then payloads) in dynamic shared memory. Without
  * it only a tile past the 48 KiB of static shared memory has it there (u64 keys with 4-byte payloads in their
@@ -174,16 +168,6 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
  * (0.944 -> 0.877 at 2^28, docs/bench/h100-sort-prefetch.csv). */
 #ifndef PS_SORT_LOOKBACK_STATS
 #define PS_SORT_LOOKBACK_STATS 0
-#endif
-/* Tuning: 1 reads two earlier tiles' words per look-back round trip (the second used when the first is an
- * aggregate), not one. */
-#ifndef PS_SORT_LOOKBACK_PAIR
-#define PS_SORT_LOOKBACK_PAIR 0
-#endif
-#if PS_SORT_STATUS32
-typedef uint32_t ps_sort_word;
-#else
-typedef unsigned long long ps_sort_word;
 #endif
 /* The digit passes' tile and occupancy, per case (ps_sort_pass_policy below): threads, keys per thread and
  * blocks per SM. Defining any of these with -D overrides it for every case (tools/tune/variants.sh sweeps them):
@@ -445,43 +429,44 @@ template <class U> struct ps_sort_pass_params {
     const uint32_t *counts;      /* this pass's 256 global digit counts (upsweep) */
     uint32_t *next_counts;       /* PS_SORT_FUSED: the next pass's 256 counts, added to here; NULL: last pass */
     ps_sort_digit<U> next_digit; /* PS_SORT_FUSED: the next pass's digit */
-    ps_sort_word *status;        /* tiles x 256 status words (self-tagged unless PS_SORT_STATUS32) */
-    ps_sort_word *clear;         /* PS_SORT_STATUS32: the next pass's words, each tile zeroing its own; or NULL */
+    void *status;                /* tiles x 256 status words of the kernel's W (64-bit ones self-tagged) */
+    void *clear;                 /* 32-bit words: the next pass's, each tile zeroing its own; or NULL */
     uint32_t tag;                /* this launch's epoch bits, shifted left by 2 */
 };
 
-__device__ __forceinline__ void ps_sort_publish(ps_sort_word *word, uint32_t tag, unsigned status, uint32_t count) {
-#if PS_SORT_STATUS32
-    (void)tag;
-    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(word), "r"(status << 30 | count) : "memory");
-#else
-    const unsigned long long w = ((unsigned long long)(tag | status) << 32) | count;
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(word), "l"(w) : "memory");
-#endif
+/* The passes' status words, W of 64 or 32 bits (ps_sort_pass_policy's STATUS32). A 64-bit word is the
+ * launch's epoch tag and a status over a 32-bit count: never cleared, a word of an earlier launch holds another
+ * tag. A 32-bit word is CUB's form, 2 status bits over a 30-bit count (so for n below 2^30 only): no tag, so the
+ * words are zero before each pass (two regions of tiles x 256 words, the one of pass q + 1 zeroed by pass q's
+ * tiles, the first by the upsweep's memset); half the bytes a look-back reads. */
+template <class W> __device__ __forceinline__ void ps_sort_publish(W *word, uint32_t tag, unsigned status, uint32_t count) {
+    if constexpr (sizeof(W) == 4) {
+        asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(word), "r"(status << 30 | count) : "memory");
+    } else {
+        const unsigned long long w = ((unsigned long long)(tag | status) << 32) | count;
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(word), "l"(w) : "memory");
+    }
 }
 
 /* One status word, read relaxed; ps_sort_is tells whether it holds the given status in this pass (a word not
  * yet written holds neither), ps_sort_count its count. Comparing the whole tag word, as here, rather than
  * decoding a status first measured 1.6% faster (u32 keys at 2^24 and 2^28, H100, 2026-11-27). */
-__device__ __forceinline__ ps_sort_word ps_sort_read(const ps_sort_word *word) {
-    ps_sort_word w;
-#if PS_SORT_STATUS32
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(w) : "l"(word) : "memory");
-#else
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(word) : "memory");
-#endif
+template <class W> __device__ __forceinline__ W ps_sort_read(const W *word) {
+    W w;
+    if constexpr (sizeof(W) == 4)
+        asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(w) : "l"(word) : "memory");
+    else
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(w) : "l"(word) : "memory");
     return w;
 }
-__device__ __forceinline__ bool ps_sort_is(ps_sort_word w, uint32_t tag, unsigned status) {
-#if PS_SORT_STATUS32
-    (void)tag;
-    return w >> 30 == status;
-#else
-    return (uint32_t)(w >> 32) == (tag | status);
-#endif
+template <class W> __device__ __forceinline__ bool ps_sort_is(W w, uint32_t tag, unsigned status) {
+    if constexpr (sizeof(W) == 4)
+        return w >> 30 == status;
+    else
+        return (uint32_t)(w >> 32) == (tag | status);
 }
-__device__ __forceinline__ uint32_t ps_sort_count(ps_sort_word w) {
-    return PS_SORT_STATUS32 ? (uint32_t)w & 0x3fffffffu : (uint32_t)w;
+template <class W> __device__ __forceinline__ uint32_t ps_sort_count(W w) {
+    return sizeof(W) == 4 ? (uint32_t)w & 0x3fffffffu : (uint32_t)w;
 }
 
 #if PS_SORT_LOOKBACK_STATS
@@ -506,55 +491,62 @@ __device__ __forceinline__ void ps_sort_lookback_count(uint32_t reads, uint32_t 
 #endif
 
 /* Thread d: how many keys of digit d the tiles before this one hold. The tile's count was published (as an
- * aggregate) before the rank; this publishes its inclusive count after. One word per round trip, as CUB's
- * Onesweep: reading 8 or 16 earlier tiles' words at once measured slower (H100, 2026-11-23 and 2026-11-27). */
-__device__ __forceinline__ uint32_t ps_sort_look_back(ps_sort_word *status, uint32_t tag, uint32_t tiles,
-                                                      uint32_t tile, uint32_t count) {
+ * aggregate) before the rank; this publishes its inclusive count after. 64-bit words: one word per round trip,
+ * as CUB's Onesweep (reading 8 or 16 earlier tiles' words at once measured slower, H100, 2026-11-23 and
+ * 2026-11-27). 32-bit words: two words per round trip, the second used when the first is an aggregate; with
+ * the 64-bit words it lost 1-3%, with the 32-bit ones it gained 2-4% (ps_sort_pass_policy's STATUS32). */
+template <class W>
+__device__ __forceinline__ uint32_t ps_sort_look_back(W *status, uint32_t tag, uint32_t tiles, uint32_t tile, uint32_t count) {
     const unsigned d = threadIdx.x;
     if (tile == 0) return 0;
     uint32_t prefix = 0;
 #if PS_SORT_LOOKBACK_STATS
     uint32_t reads = 0, passed = 0, unwritten = 0;
     const long long t0 = clock64();
-#endif
-#if PS_SORT_LOOKBACK_PAIR
-    /* two words per round trip: the second is used only when the first was an aggregate */
-    for (int64_t t = (int64_t)tile - 1;;) {
-        const ps_sort_word w = ps_sort_read(status + (size_t)t * PS_SORT_RADIX + d);
-        const ps_sort_word w1 = t > 0 ? ps_sort_read(status + (size_t)(t - 1) * PS_SORT_RADIX + d) : 0;
-        if (ps_sort_is(w, tag, PS_TILE_INCLUSIVE)) {
-            prefix += ps_sort_count(w);
-            break;
-        }
-        if (!ps_sort_is(w, tag, PS_TILE_AGGREGATE)) continue;
-        prefix += ps_sort_count(w);
-        t--;
-        if (ps_sort_is(w1, tag, PS_TILE_INCLUSIVE)) {
-            prefix += ps_sort_count(w1);
-            break;
-        }
-        if (ps_sort_is(w1, tag, PS_TILE_AGGREGATE)) {
-            prefix += ps_sort_count(w1);
-            t--;
-        }
-    }
+#define PS_SORT_COUNT_READ(w)                                                                                  \
+    (reads++, passed += ps_sort_is(w, tag, PS_TILE_AGGREGATE),                                                 \
+     unwritten += !ps_sort_is(w, tag, PS_TILE_AGGREGATE) && !ps_sort_is(w, tag, PS_TILE_INCLUSIVE))
 #else
-    for (int64_t t = (int64_t)tile - 1;;) { /* tile 0's word is inclusive: every walk ends there at the latest */
-        const ps_sort_word w = ps_sort_read(status + (size_t)t * PS_SORT_RADIX + d);
-#if PS_SORT_LOOKBACK_STATS
-        reads++, passed += ps_sort_is(w, tag, PS_TILE_AGGREGATE);
-        unwritten += !ps_sort_is(w, tag, PS_TILE_AGGREGATE) && !ps_sort_is(w, tag, PS_TILE_INCLUSIVE);
+#define PS_SORT_COUNT_READ(w) ((void)0)
 #endif
-        if (ps_sort_is(w, tag, PS_TILE_INCLUSIVE)) {
-            prefix += ps_sort_count(w);
-            break;
-        }
-        if (ps_sort_is(w, tag, PS_TILE_AGGREGATE)) { /* else not written yet: read it again */
+    /* tile 0's word is inclusive: every walk ends there at the latest */
+    if constexpr (sizeof(W) == 4) {
+        for (int64_t t = (int64_t)tile - 1;;) {
+            const W w = ps_sort_read(status + (size_t)t * PS_SORT_RADIX + d);
+            const W w1 = t > 0 ? ps_sort_read(status + (size_t)(t - 1) * PS_SORT_RADIX + d) : 0u;
+            PS_SORT_COUNT_READ(w);
+            if (ps_sort_is(w, tag, PS_TILE_INCLUSIVE)) {
+                prefix += ps_sort_count(w);
+                break;
+            }
+            if (!ps_sort_is(w, tag, PS_TILE_AGGREGATE)) continue; /* not written yet: read it again */
             prefix += ps_sort_count(w);
             t--;
+            PS_SORT_COUNT_READ(w1);
+            if (ps_sort_is(w1, tag, PS_TILE_INCLUSIVE)) {
+                prefix += ps_sort_count(w1);
+                break;
+            }
+            if (ps_sort_is(w1, tag, PS_TILE_AGGREGATE)) {
+                prefix += ps_sort_count(w1);
+                t--;
+            }
+        }
+    } else {
+        for (int64_t t = (int64_t)tile - 1;;) {
+            const W w = ps_sort_read(status + (size_t)t * PS_SORT_RADIX + d);
+            PS_SORT_COUNT_READ(w);
+            if (ps_sort_is(w, tag, PS_TILE_INCLUSIVE)) {
+                prefix += ps_sort_count(w);
+                break;
+            }
+            if (ps_sort_is(w, tag, PS_TILE_AGGREGATE)) { /* else not written yet: read it again */
+                prefix += ps_sort_count(w);
+                t--;
+            }
         }
     }
-#endif
+#undef PS_SORT_COUNT_READ
 #if PS_SORT_LOOKBACK_STATS
     ps_sort_lookback_count(reads, passed, unwritten, (uint32_t)(clock64() - t0));
 #endif
@@ -565,8 +557,8 @@ __device__ __forceinline__ uint32_t ps_sort_look_back(ps_sort_word *status, uint
 
 /* Thread d publishes the tile's count of digit d before the tile ranks (tile 0 publishes it as inclusive), so
  * that later tiles' look-backs pass this tile while it still ranks, as in CUB's Onesweep ("early counts"). */
-__device__ __forceinline__ void ps_sort_publish_count(ps_sort_word *status, uint32_t tag, uint32_t tiles,
-                                                      uint32_t tile, uint32_t count) {
+template <class W>
+__device__ __forceinline__ void ps_sort_publish_count(W *status, uint32_t tag, uint32_t tiles, uint32_t tile, uint32_t count) {
     if (tile + 1 == tiles) return;
     ps_sort_publish(status + (size_t)tile * PS_SORT_RADIX + threadIdx.x, tag,
                     tile == 0 ? PS_TILE_INCLUSIVE : PS_TILE_AGGREGATE, count);
@@ -632,6 +624,18 @@ template <class U, class V, bool LARGE> struct ps_sort_pass_policy {
     static constexpr bool FULL = !KEYS_ONLY && !WIDE;
 #endif
     static constexpr uint32_t TILE = (uint32_t)THREADS * ITEMS;
+    /* 32-bit status words below 2^30 keys (ps_sort_publish), with the look-back reading two words a round trip.
+     * H100, 2026-11-27 (docs/bench/h100-sort-walk.csv, tune_sort, median of 15, pscan over CUB at 2^20 / 2^24 /
+     * 2^28, 64-bit words and one word a round trip before): u32 keys 1.292 -> 1.345 / 1.064 -> 1.095 / 0.940 ->
+     * 0.962, u32 pairs 1.213 -> 1.252 / 1.031 -> 1.035 / 0.938 -> 0.953; u64 keys 1.266 -> 1.304 / 1.080 ->
+     * 1.088 / 1.040 -> 1.015 and u64 keys with u32 payloads 0.957 -> 0.932 at 2^28 lost at large n, so 8-byte
+     * keys keep 64-bit words. Either change alone: 32-bit words within 1% (four earlier runs: pairs +1.5-2%),
+     * two words a round trip of 64 bits 1-3% slower. */
+#if PS_SORT_STATUS32 >= 0
+    static constexpr bool STATUS32 = PS_SORT_STATUS32 != 0;
+#else
+    static constexpr bool STATUS32 = sizeof(U) <= 4;
+#endif
     /* n >= 2^LARGE_LOG2 keys launch the case's LARGE policy (ps_sort_large); 0: the case has none. Measured for
      * 4- and 8-byte keys with 4-byte payloads only. */
     static constexpr int LARGE_LOG2 = KEYS_ONLY || sizeof(V) != 4 ? 0
@@ -682,10 +686,11 @@ template <class U, class V, bool LARGE> struct ps_sort_staging {
 };
 
 /* One digit pass over one tile (the header's phases), shaped by the case's policy. */
-template <class U, class V, bool LARGE>
+template <class U, class V, bool LARGE, class W>
 __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_sort_pass_policy<U, V, LARGE>::MIN_BLOCKS)
     ps_sort_pass_kernel(const ps_sort_pass_params<U> p) {
     typedef ps_sort_pass_policy<U, V, LARGE> Policy;
+    W *const status = (W *)p.status;
     constexpr bool HAS_VALUES = !Policy::KEYS_ONLY;
     constexpr int THREADS = Policy::THREADS, ITEMS = Policy::ITEMS;
     constexpr uint32_t TILE = Policy::TILE;
@@ -720,7 +725,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
         }
 
         const unsigned d = threadIdx.x; /* the digit of threads d < 256 */
-        if (PS_SORT_STATUS32 && digit_thread && p.clear) p.clear[(size_t)tile * PS_SORT_RADIX + d] = 0;
+        if (sizeof(W) == 4 && digit_thread && p.clear) ((W *)p.clear)[(size_t)tile * PS_SORT_RADIX + d] = 0;
 #if PS_SORT_FUSED
         if (digit_thread) next_hist[d] = 0;
 #endif
@@ -736,7 +741,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
 #endif
         const uint32_t total = ps_sort_warp_total<THREADS>(stage.next);
         const uint32_t count = total - (d == p.digit.mask ? TILE - valid : 0u);
-        if (digit_thread) ps_sort_publish_count(p.status, p.tag, p.tiles, tile, count);
+        if (digit_thread) ps_sort_publish_count(status, p.tag, p.tiles, tile, count);
         const uint32_t digit_start = ps_sort_warp_places<THREADS>(rs, stage.next, total, global_count);
 #if PS_SORT_FUSED
         if (digit_thread && p.next_counts && next_hist[d]) atomicAdd(&p.next_counts[d], next_hist[d]);
@@ -747,7 +752,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
 
         /* ---- look-back: the keys of digit d in earlier tiles ---- */
         const uint32_t prefix =
-            digit_thread && !PS_SORT_CONTROL ? ps_sort_look_back(p.status, p.tag, p.tiles, tile, count) : 0u;
+            digit_thread && !PS_SORT_CONTROL ? ps_sort_look_back(status, p.tag, p.tiles, tile, count) : 0u;
         if (digit_thread) dest_base[d] = digit_start + prefix - rs.start[d];
         __syncthreads(); /* the rank is done with the staging buffer; dest_base is written */
 
@@ -993,22 +998,24 @@ template <class U> static cudaError_t ps_sort_upsweep(const ps_sort_args &a, con
     return cudaGetLastError();
 }
 
-/* The digit passes, one launch each, ping-pong so that the last pass writes keys_out, with the case's policy. */
-template <class U, class V, bool LARGE>
+/* The digit passes, one launch each, ping-pong so that the last pass writes keys_out, with the case's policy and
+ * status words of type W (ps_sort_publish). */
+template <class U, class V, bool LARGE, class W>
 static cudaError_t ps_sort_passes(const ps_sort_args &a, const ps_sort_keys_desc<U> &k, uint32_t *counts,
-                                  ps_sort_word *status, U *tmp_keys, void *tmp_values, const ps_cuda_device *dev) {
+                                  W *status, U *tmp_keys, void *tmp_values, const ps_cuda_device *dev) {
     typedef ps_sort_pass_policy<U, V, LARGE> Policy;
+    constexpr bool S32 = sizeof(W) == 4;
     const size_t dynamic_smem = ps_sort_staging<U, V, LARGE>::BYTES;
     ps_sort_pass_params<U> p;
     cudaError_t err;
     const uint32_t n = (uint32_t)a.n;
-    const size_t region = (size_t)ps_sort_tiles(n) * PS_SORT_RADIX; /* PS_SORT_STATUS32: words of one pass */
+    const size_t region = (size_t)ps_sort_tiles(n) * PS_SORT_RADIX; /* 32-bit words: those of one pass */
     memset(&p, 0, sizeof p);
     p.n = n;
     p.tiles = (uint32_t)ps_cuda_div_up(n, Policy::TILE);
     for (unsigned q = 0; q < k.passes; q++) {
-        p.status = PS_SORT_STATUS32 ? status + (q & 1) * region : status;
-        p.clear = PS_SORT_STATUS32 && q >= 1 && q + 1 < k.passes ? status + ((q + 1) & 1) * region : NULL;
+        p.status = S32 ? status + (q & 1) * region : status;
+        p.clear = S32 && q >= 1 && q + 1 < k.passes ? status + ((q + 1) & 1) * region : NULL;
         const bool to_out = (k.passes - 1 - q) % 2 == 0;
         p.keys_in = q == 0 ? (const U *)a.keys_in : to_out ? tmp_keys : (const U *)a.keys_out;
         p.values_in = q == 0 ? a.values_in : to_out ? tmp_values : a.values_out;
@@ -1022,14 +1029,24 @@ static cudaError_t ps_sort_passes(const ps_sort_args &a, const ps_sort_keys_desc
             p.next_digit = ps_sort_pass_digit(k, q + 1);
         }
         p.tag = (uint32_t)(ps_chain_next_epoch() & 0x3fffffffull) << 2;
-        if (dynamic_smem && (err = cudaFuncSetAttribute(ps_sort_pass_kernel<U, V, LARGE>,
-                                                                 cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                                 (int)dynamic_smem)) != cudaSuccess)
+        if (dynamic_smem && (err = cudaFuncSetAttribute(ps_sort_pass_kernel<U, V, LARGE, W>,
+                                                        cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                        (int)dynamic_smem)) != cudaSuccess)
             return err;
-        ps_sort_pass_kernel<U, V, LARGE><<<p.tiles, Policy::THREADS, dynamic_smem, dev->stream>>>(p);
+        ps_sort_pass_kernel<U, V, LARGE, W><<<p.tiles, Policy::THREADS, dynamic_smem, dev->stream>>>(p);
         if ((err = cudaGetLastError()) != cudaSuccess) return err;
     }
     return cudaSuccess;
+}
+
+/* 32-bit status words where the case's policy takes them and every count fits their 30 bits, else 64-bit. */
+template <class U, class V, bool LARGE>
+static cudaError_t ps_sort_passes_sized(const ps_sort_args &a, const ps_sort_keys_desc<U> &k, uint32_t *counts,
+                                        void *status, U *tmp_keys, void *tmp_values, const ps_cuda_device *dev) {
+    if constexpr (ps_sort_pass_policy<U, V, LARGE>::STATUS32)
+        if (a.n < (1u << 30))
+            return ps_sort_passes<U, V, LARGE>(a, k, counts, (uint32_t *)status, tmp_keys, tmp_values, dev);
+    return ps_sort_passes<U, V, LARGE>(a, k, counts, (unsigned long long *)status, tmp_keys, tmp_values, dev);
 }
 
 template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args &a, const ps_cuda_device *dev) {
@@ -1050,8 +1067,7 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
     /* ---- upsweep ---- */
     char *t = (char *)a.temp;
     uint32_t *counts = (uint32_t *)t;
-    ps_sort_word *status = (ps_sort_word *)(t + ps_sort_counts_bytes());
-    if (PS_SORT_STATUS32 && n >= (1u << 30)) return cudaErrorInvalidValue;
+    void *status = t + ps_sort_counts_bytes();
     U *tmp_keys = (U *)(t + ps_sort_counts_bytes() + ps_sort_status_bytes(n));
     void *tmp_values = (char *)tmp_keys + ps_cuda_align((size_t)n * sizeof(U));
     cudaError_t err = ps_sort_upsweep<U>(a, dev);
@@ -1059,8 +1075,9 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
 
     /* ---- one launch per digit pass ---- */
     if constexpr (ps_sort_pass_policy<U, V>::LARGE_LOG2 != 0)
-        if (ps_sort_large<U, V>(n)) return ps_sort_passes<U, V, true>(a, k, counts, status, tmp_keys, tmp_values, dev);
-    return ps_sort_passes<U, V, false>(a, k, counts, status, tmp_keys, tmp_values, dev);
+        if (ps_sort_large<U, V>(n))
+            return ps_sort_passes_sized<U, V, true>(a, k, counts, status, tmp_keys, tmp_values, dev);
+    return ps_sort_passes_sized<U, V, false>(a, k, counts, status, tmp_keys, tmp_values, dev);
 }
 
 template <class U> static cudaError_t ps_sort_launch_values(const ps_sort_args &a, size_t value_bytes,
