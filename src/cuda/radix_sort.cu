@@ -134,6 +134,17 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_FUSED
 #define PS_SORT_FUSED 0
 #endif
+/* Tuning only, to find why some passes run slower (the result lands unsorted or in the wrong buffer: tune_sort
+ * MISMATCH; time them in ncu). PS_SORT_PINGPONG_SWAP 1: pass q writes where pass q + 1 would, so the even passes
+ * write keys_out; PS_SORT_DIGIT_SWAP 1: pass q sorts by digit q ^ 1. H100, 2026-11-27 (ncu at the GPU's clocks, u32
+ * keys at 2^28, docs/performance.md, eleventh session): the passes that write keys_out run 1420-1500 us, those
+ * that write the temp's buffer 1285-1330, whichever digit they sort by. */
+#ifndef PS_SORT_PINGPONG_SWAP
+#define PS_SORT_PINGPONG_SWAP 0
+#endif
+#ifndef PS_SORT_DIGIT_SWAP
+#define PS_SORT_DIGIT_SWAP 0
+#endif
 /* Tuning only (tools/tune/tune_sort.cu): 1 skips the passes' look-back (every tile takes prefix 0), so a harness
  * built with it times a pass without waiting on its predecessors: what the look-back costs. Every store stays in
  * bounds (a tile's keys of digit d land in d's range), but the result is not sorted (tune_sort: MISMATCH). */
@@ -1016,12 +1027,12 @@ static cudaError_t ps_sort_passes(const ps_sort_args &a, const ps_sort_keys_desc
     for (unsigned q = 0; q < k.passes; q++) {
         p.status = S32 ? status + (q & 1) * region : status;
         p.clear = S32 && q >= 1 && q + 1 < k.passes ? status + ((q + 1) & 1) * region : NULL;
-        const bool to_out = (k.passes - 1 - q) % 2 == 0;
+        const bool to_out = ((k.passes - 1 - q) % 2 == 0) != (PS_SORT_PINGPONG_SWAP != 0);
         p.keys_in = q == 0 ? (const U *)a.keys_in : to_out ? tmp_keys : (const U *)a.keys_out;
         p.values_in = q == 0 ? a.values_in : to_out ? tmp_values : a.values_out;
         p.keys_out = to_out ? (U *)a.keys_out : tmp_keys;
         p.values_out = to_out ? a.values_out : tmp_values;
-        p.digit = ps_sort_pass_digit(k, q);
+        p.digit = ps_sort_pass_digit(k, PS_SORT_DIGIT_SWAP ? q ^ 1u : q);
         p.counts = counts + q * PS_SORT_RADIX;
         p.next_counts = NULL;
         if (PS_SORT_FUSED && q + 1 < k.passes) {
