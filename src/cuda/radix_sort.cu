@@ -52,12 +52,19 @@
  * u32 keys, under 1% of the sort's traffic), because 30 tag bits alone would leave foreign bytes of a shared
  * workspace (another primitive's entries, with epochs from another counter) a 2^-30 chance per word to pass
  * (the engine's entries carry 60 tag bits, at twice the bytes). Status 0 never validates. The count half is 32
- * bits, which is why CUDA sorts at most 2^32 - 1 keys.
+ * bits, which is why CUDA sorts at most 2^32 - 1 keys. Keys of up to 4 bytes below 2^30 keys take CUB's
+ * 32-bit words instead (2 status bits over a 30-bit count, no tag, so zeroed before each pass: two regions
+ * in the same bytes, ps_sort_publish), with a look-back reading two words a round trip: 2-4% faster for them,
+ * slower for 8-byte keys (ps_sort_pass_policy's STATUS32).
  *
  * Work O(n x passes); global memory: the upsweep reads the keys once; each pass reads and writes keys (and
  * payloads) once, plus 2 KiB of status words written per 4096-key tile (about 12% of a u32 pass) and the
  * look-back's reads of them. Passes ping-pong between keys_out and one buffer in temp, the parity chosen so
  * that the last pass writes keys_out. Depth: passes x (one tile + the look-back chain).
+ * Now (H100, 2026-11-27, `pscan bench`, median of 25, docs/bench/h100-sort.csv), CUB's time over pscan's at 2^20 /
+ * 2^28: u32 keys 1.29x / 1.12x (0.126 of a copy's keys a second), u64 keys 1.28x / 1.04x, u32 pairs 1.15x /
+ * 0.94x. ncu at the GPU's clocks (docs/performance.md, eleventh session): the upsweep is CUB's speed, a pass into
+ * temp 4% slower than CUB's and a pass into keys_out 16% slower (partial sectors written to DRAM: the lead).
  * Measured on an H200 (tools/tune/tune_sort.cu, 2026-11-26, median of 15, every result equal to CUB's), CUB's
  * time over pscan's at 2^20 / 2^28: u32 keys 1.24x / 0.82x, u32 pairs 1.21x / 0.84x, u64 keys 1.22x / 1.03x,
  * u64 keys with u32 payloads 1.24x / 0.84x, after the rank's ballots took a predicated not (ps_sort_peers: a
