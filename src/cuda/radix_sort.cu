@@ -62,7 +62,7 @@
  * look-back's reads of them. Passes ping-pong between keys_out and one buffer in temp, the parity chosen so
  * that the last pass writes keys_out. Depth: passes x (one tile + the look-back chain).
  * Now (H100, 2026-11-27, `pscan bench`, median of 25, docs/bench/h100-sort.csv), CUB's time over pscan's at 2^20 /
- * 2^28: u32 keys 1.29x / 1.12x (0.126 of a copy's keys a second), u64 keys 1.28x / 1.04x, u32 pairs 1.15x /
+ * 2^28: u32 keys 1.29x / 1.12x (the time of 7.9 copies of the keys), u64 keys 1.28x / 1.04x, u32 pairs 1.15x /
  * 0.94x. ncu at the GPU's clocks (docs/performance.md, eleventh session): the upsweep is CUB's speed, a pass into
  * temp 4% slower than CUB's and a pass into keys_out 16% slower (partial sectors written to DRAM: the lead).
  * Measured on an H200 (tools/tune/tune_sort.cu, 2026-11-26, median of 15, every result equal to CUB's), CUB's
