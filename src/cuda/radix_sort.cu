@@ -149,6 +149,12 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_PINGPONG_SWAP
 #define PS_SORT_PINGPONG_SWAP 0
 #endif
+/* Tuning (not yet run on a GPU): 1 gives the passes two ping-pong buffers in temp (n keys and payloads more), so
+ * that only the last pass writes keys_out (the passes into keys_out ran 16% slower than CUB's, those into temp
+ * 4%: docs/performance.md, eleventh session). The result is sorted either way. */
+#ifndef PS_SORT_TWO_TMP
+#define PS_SORT_TWO_TMP 0
+#endif
 #ifndef PS_SORT_DIGIT_SWAP
 #define PS_SORT_DIGIT_SWAP 0
 #endif
@@ -986,8 +992,8 @@ static size_t ps_sort_counts_bytes(void) { return ps_cuda_align(PS_SORT_MAX_PASS
 static size_t ps_sort_status_bytes(uint64_t n) { return ps_cuda_align((size_t)ps_sort_tiles(n) * PS_SORT_RADIX * 8); }
 static size_t ps_sort_temp_bytes(uint64_t n, size_t key_bytes, size_t value_bytes) {
     if (n <= PS_SORT_TILE) return 0;
-    return ps_sort_counts_bytes() + ps_sort_status_bytes(n) + ps_cuda_align((size_t)n * key_bytes) +
-           ps_cuda_align((size_t)n * value_bytes);
+    return ps_sort_counts_bytes() + ps_sort_status_bytes(n) +
+           (1 + PS_SORT_TWO_TMP) * (ps_cuda_align((size_t)n * key_bytes) + ps_cuda_align((size_t)n * value_bytes));
 }
 
 template <class U> static ps_sort_keys_desc<U> ps_sort_desc(const ps_sort_args &a) {
@@ -1034,11 +1040,22 @@ static cudaError_t ps_sort_passes(const ps_sort_args &a, const ps_sort_keys_desc
     for (unsigned q = 0; q < k.passes; q++) {
         p.status = S32 ? status + (q & 1) * region : status;
         p.clear = S32 && q >= 1 && q + 1 < k.passes ? status + ((q + 1) & 1) * region : NULL;
-        const bool to_out = ((k.passes - 1 - q) % 2 == 0) != (PS_SORT_PINGPONG_SWAP != 0);
-        p.keys_in = q == 0 ? (const U *)a.keys_in : to_out ? tmp_keys : (const U *)a.keys_out;
-        p.values_in = q == 0 ? a.values_in : to_out ? tmp_values : a.values_out;
-        p.keys_out = to_out ? (U *)a.keys_out : tmp_keys;
-        p.values_out = to_out ? a.values_out : tmp_values;
+        if (PS_SORT_TWO_TMP) { /* in -> A -> B -> A ... -> out: only the last pass writes keys_out */
+            const size_t pair =
+                ps_cuda_align((size_t)n * sizeof(U)) + ps_cuda_align((size_t)n * (Policy::KEYS_ONLY ? 0 : sizeof(V)));
+            U *const keys_a = tmp_keys, *const keys_b = (U *)((char *)tmp_keys + pair);
+            char *const values_a = (char *)tmp_values, *const values_b = values_a + pair;
+            p.keys_in = q == 0 ? (const U *)a.keys_in : q % 2 ? keys_a : keys_b;
+            p.values_in = q == 0 ? a.values_in : q % 2 ? values_a : values_b;
+            p.keys_out = q + 1 == k.passes ? (U *)a.keys_out : q % 2 ? keys_b : keys_a;
+            p.values_out = q + 1 == k.passes ? a.values_out : q % 2 ? values_b : values_a;
+        } else {
+            const bool to_out = ((k.passes - 1 - q) % 2 == 0) != (PS_SORT_PINGPONG_SWAP != 0);
+            p.keys_in = q == 0 ? (const U *)a.keys_in : to_out ? tmp_keys : (const U *)a.keys_out;
+            p.values_in = q == 0 ? a.values_in : to_out ? tmp_values : a.values_out;
+            p.keys_out = to_out ? (U *)a.keys_out : tmp_keys;
+            p.values_out = to_out ? a.values_out : tmp_values;
+        }
         p.digit = ps_sort_pass_digit(k, PS_SORT_DIGIT_SWAP ? q ^ 1u : q);
         p.counts = counts + q * PS_SORT_RADIX;
         p.next_counts = NULL;
