@@ -155,6 +155,13 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_TWO_TMP
 #define PS_SORT_TWO_TMP 0
 #endif
+/* Tuning (not yet run on a GPU), L2 eviction hints on the passes' 4- and 8-byte keys and payloads: 1 marks the
+ * scatter's stores evict-last, so that a sector half written by one tile stays in L2 until the next tile writes
+ * the rest (the passes into keys_out wrote 2-3x CUB's partial sectors to DRAM: docs/performance.md, eleventh
+ * session); 2 also marks the tile's loads evict-first (each key is read once a pass). */
+#ifndef PS_SORT_STORE_HINT
+#define PS_SORT_STORE_HINT 0
+#endif
 #ifndef PS_SORT_DIGIT_SWAP
 #define PS_SORT_DIGIT_SWAP 0
 #endif
@@ -690,6 +697,54 @@ template <class U, class V, int THREADS, int ITEMS> union ps_sort_stage {
 
 extern __shared__ __align__(16) unsigned char ps_sort_dynamic_smem[];
 
+/* A pass's global loads and stores of keys and payloads, with PS_SORT_STORE_HINT's L2 policy where it applies.
+ * Without the knob the macros are the plain expressions, so the kernels are the same as before it. */
+#if PS_SORT_STORE_HINT
+#define PS_SORT_LD(src) ps_sort_ld(&(src))
+#define PS_SORT_ST(dst, v) ps_sort_st(&(dst), (v))
+#else
+#define PS_SORT_LD(src) (src)
+#define PS_SORT_ST(dst, v) ((dst) = (v))
+#endif
+template <class T> __device__ __forceinline__ T ps_sort_ld(const T *at) {
+    if constexpr (PS_SORT_STORE_HINT >= 2 && (sizeof(T) == 4 || sizeof(T) == 8)) {
+        uint64_t policy;
+        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+        if constexpr (sizeof(T) == 4) {
+            uint32_t r;
+            asm volatile("ld.global.L2::cache_hint.b32 %0, [%1], %2;" : "=r"(r) : "l"(at), "l"(policy));
+            T v;
+            memcpy(&v, &r, 4);
+            return v;
+        } else {
+            unsigned long long r;
+            asm volatile("ld.global.L2::cache_hint.b64 %0, [%1], %2;" : "=l"(r) : "l"(at), "l"(policy));
+            T v;
+            memcpy(&v, &r, 8);
+            return v;
+        }
+    } else {
+        return *at;
+    }
+}
+template <class T> __device__ __forceinline__ void ps_sort_st(T *at, T v) {
+    if constexpr (PS_SORT_STORE_HINT >= 1 && (sizeof(T) == 4 || sizeof(T) == 8)) {
+        uint64_t policy;
+        asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+        if constexpr (sizeof(T) == 4) {
+            uint32_t r;
+            memcpy(&r, &v, 4);
+            asm volatile("st.global.L2::cache_hint.b32 [%0], %1, %2;" ::"l"(at), "r"(r), "l"(policy) : "memory");
+        } else {
+            unsigned long long r;
+            memcpy(&r, &v, 8);
+            asm volatile("st.global.L2::cache_hint.b64 [%0], %1, %2;" ::"l"(at), "l"(r), "l"(policy) : "memory");
+        }
+    } else {
+        *at = v;
+    }
+}
+
 /* Where a pass keeps its staging buffer: static shared memory where the tile fits 48 KiB beside the rank's and
  * the counts' (that kernel is the same as before dynamic memory was an option), else dynamic shared memory of
  * BYTES, which ps_sort_passes opts into per launch (u64 keys with 4-byte payloads' LARGE tiles: 48 KiB of keys). */
@@ -743,7 +798,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
-            key[i] = (FULL || slot < valid) ? p.keys_in[base + slot] : (U)0;
+            key[i] = (FULL || slot < valid) ? PS_SORT_LD(p.keys_in[base + slot]) : (U)0;
             const uint32_t dg = (FULL || slot < valid) ? p.digit(key[i]) : p.digit.mask;
             digits[i / 4] = i % 4 ? digits[i / 4] | dg << (8 * (i % 4)) : dg;
         }
@@ -792,7 +847,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
             if (FULL || j < valid) {
                 const U k = stage.keys[j];
                 dg = p.digit(k);
-                p.keys_out[dest_base[dg] + j] = k;
+                PS_SORT_ST(p.keys_out[dest_base[dg] + j], k);
             }
             out_digits[i / 4] = i % 4 ? out_digits[i / 4] | dg << (8 * (i % 4)) : dg;
         }
@@ -803,7 +858,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
 #pragma unroll
             for (int i = 0; i < ITEMS; i++) {
                 const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
-                if (FULL || slot < valid) v[i] = values_in[base + slot];
+                if (FULL || slot < valid) v[i] = PS_SORT_LD(values_in[base + slot]);
             }
             __syncthreads(); /* the keys are out of the staging buffer */
 #pragma unroll
@@ -813,7 +868,8 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
 #pragma unroll
             for (int i = 0; i < ITEMS; i++) {
                 const uint32_t j = i * THREADS + threadIdx.x;
-                if (FULL || j < valid) values_out[dest_base[ps_sort_digit_at<ITEMS>(out_digits, i)] + j] = stage.values[j];
+                if (FULL || j < valid)
+                    PS_SORT_ST(values_out[dest_base[ps_sort_digit_at<ITEMS>(out_digits, i)] + j], stage.values[j]);
             }
         }
     };
