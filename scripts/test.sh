@@ -34,7 +34,8 @@ CUDA_ARGS=()
 if command -v nvcc >/dev/null 2>&1 && ! nvidia-smi -L >/dev/null 2>&1; then
   CUDA_ARGS=(-DCMAKE_CUDA_ARCHITECTURES="${PSCAN_CI_CUDA_ARCHS:-90-virtual}")
 fi
-# The OpenCL scan tables run --quick here (PoCL, on 2 cores); scripts/gpu-check.sh runs them in full on the GPU.
+# The OpenCL scan tables run --quick here (PoCL, on 2 cores: about 10% of their time, the rest is compiling
+# kernels); scripts/gpu-check.sh runs them in full on the GPU.
 cmake -S "$ROOT" -B "$BUILD" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release -DPSCAN_TEST_OPENCL_QUICK=ON "${CUDA_ARGS[@]}"
 say "build (-j$JOBS; the CUDA backend's type x operator instantiations are the slow part)"
 cmake --build "$BUILD" -j "$JOBS"
