@@ -64,7 +64,10 @@
  * Now (H100, 2026-11-27, `pscan bench`, median of 25, docs/bench/h100-sort.csv), CUB's time over pscan's at 2^20 /
  * 2^28: u32 keys 1.29x / 1.12x (the time of 7.9 copies of the keys), u64 keys 1.28x / 1.04x, u32 pairs 1.15x /
  * 0.94x. ncu at the GPU's clocks (docs/performance.md, eleventh session): the upsweep is CUB's speed, a pass into
- * temp 4% slower than CUB's and a pass into keys_out 16% slower (partial sectors written to DRAM: the lead).
+ * temp 4% slower than CUB's and a pass into keys_out 16% slower (10x the partial sectors read back from DRAM to
+ * merge a write; the H100 only: on the H200 all four passes take the same time, 2026-11-27 twelfth session).
+ * Two ping-pong buffers in temp (only the last pass into keys_out) and L2 hints on the scatter were measured and
+ * left out (docs/performance.md, twelfth session).
  * Measured on an H200 (tools/tune/tune_sort.cu, 2026-11-26, median of 15, every result equal to CUB's), CUB's
  * time over pscan's at 2^20 / 2^28: u32 keys 1.24x / 0.82x, u32 pairs 1.21x / 0.84x, u64 keys 1.22x / 1.03x,
  * u64 keys with u32 payloads 1.24x / 0.84x, after the rank's ballots took a predicated not (ps_sort_peers: a
@@ -140,30 +143,6 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
  * absorbed it (u32 keys 0.485x -> 0.489x CUB at 2^28, before the upsweep counted in CUB's order). */
 #ifndef PS_SORT_FUSED
 #define PS_SORT_FUSED 0
-#endif
-/* Tuning only, to find why some passes run slower (the result lands unsorted or in the wrong buffer: tune_sort
- * MISMATCH; time them in ncu). PS_SORT_PINGPONG_SWAP 1: pass q writes where pass q + 1 would, so the even passes
- * write keys_out; PS_SORT_DIGIT_SWAP 1: pass q sorts by digit q ^ 1. H100, 2026-11-27 (ncu at the GPU's clocks, u32
- * keys at 2^28, docs/performance.md, eleventh session): the passes that write keys_out run 1420-1500 us, those
- * that write the temp's buffer 1285-1330, whichever digit they sort by. */
-#ifndef PS_SORT_PINGPONG_SWAP
-#define PS_SORT_PINGPONG_SWAP 0
-#endif
-/* Tuning (not yet run on a GPU): 1 gives the passes two ping-pong buffers in temp (n keys and payloads more), so
- * that only the last pass writes keys_out (the passes into keys_out ran 16% slower than CUB's, those into temp
- * 4%: docs/performance.md, eleventh session). The result is sorted either way. */
-#ifndef PS_SORT_TWO_TMP
-#define PS_SORT_TWO_TMP 0
-#endif
-/* Tuning (not yet run on a GPU), L2 eviction hints on the passes' 4- and 8-byte keys and payloads: 1 marks the
- * scatter's stores evict-last, so that a sector half written by one tile stays in L2 until the next tile writes
- * the rest (the passes into keys_out wrote 2-3x CUB's partial sectors to DRAM: docs/performance.md, eleventh
- * session); 2 also marks the tile's loads evict-first (each key is read once a pass). */
-#ifndef PS_SORT_STORE_HINT
-#define PS_SORT_STORE_HINT 0
-#endif
-#ifndef PS_SORT_DIGIT_SWAP
-#define PS_SORT_DIGIT_SWAP 0
 #endif
 /* Tuning only (tools/tune/tune_sort.cu): 1 skips the passes' look-back (every tile takes prefix 0), so a harness
  * built with it times a pass without waiting on its predecessors: what the look-back costs. Every store stays in
@@ -697,53 +676,6 @@ template <class U, class V, int THREADS, int ITEMS> union ps_sort_stage {
 
 extern __shared__ __align__(16) unsigned char ps_sort_dynamic_smem[];
 
-/* A pass's global loads and stores of keys and payloads, with PS_SORT_STORE_HINT's L2 policy where it applies.
- * Without the knob the macros are the plain expressions, so the kernels are the same as before it. */
-#if PS_SORT_STORE_HINT
-#define PS_SORT_LD(src) ps_sort_ld(&(src))
-#define PS_SORT_ST(dst, v) ps_sort_st(&(dst), (v))
-#else
-#define PS_SORT_LD(src) (src)
-#define PS_SORT_ST(dst, v) ((dst) = (v))
-#endif
-template <class T> __device__ __forceinline__ T ps_sort_ld(const T *at) {
-    if constexpr (PS_SORT_STORE_HINT >= 2 && (sizeof(T) == 4 || sizeof(T) == 8)) {
-        uint64_t policy;
-        asm("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-        if constexpr (sizeof(T) == 4) {
-            uint32_t r;
-            asm volatile("ld.global.L2::cache_hint.b32 %0, [%1], %2;" : "=r"(r) : "l"(at), "l"(policy));
-            T v;
-            memcpy(&v, &r, 4);
-            return v;
-        } else {
-            unsigned long long r;
-            asm volatile("ld.global.L2::cache_hint.b64 %0, [%1], %2;" : "=l"(r) : "l"(at), "l"(policy));
-            T v;
-            memcpy(&v, &r, 8);
-            return v;
-        }
-    } else {
-        return *at;
-    }
-}
-template <class T> __device__ __forceinline__ void ps_sort_st(T *at, T v) {
-    if constexpr (PS_SORT_STORE_HINT >= 1 && (sizeof(T) == 4 || sizeof(T) == 8)) {
-        uint64_t policy;
-        asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-        if constexpr (sizeof(T) == 4) {
-            uint32_t r;
-            memcpy(&r, &v, 4);
-            asm volatile("st.global.L2::cache_hint.b32 [%0], %1, %2;" ::"l"(at), "r"(r), "l"(policy) : "memory");
-        } else {
-            unsigned long long r;
-            memcpy(&r, &v, 8);
-            asm volatile("st.global.L2::cache_hint.b64 [%0], %1, %2;" ::"l"(at), "l"(r), "l"(policy) : "memory");
-        }
-    } else {
-        *at = v;
-    }
-}
 
 /* Where a pass keeps its staging buffer: static shared memory where the tile fits 48 KiB beside the rank's and
  * the counts' (that kernel is the same as before dynamic memory was an option), else dynamic shared memory of
@@ -798,7 +730,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
             const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
-            key[i] = (FULL || slot < valid) ? PS_SORT_LD(p.keys_in[base + slot]) : (U)0;
+            key[i] = (FULL || slot < valid) ? p.keys_in[base + slot] : (U)0;
             const uint32_t dg = (FULL || slot < valid) ? p.digit(key[i]) : p.digit.mask;
             digits[i / 4] = i % 4 ? digits[i / 4] | dg << (8 * (i % 4)) : dg;
         }
@@ -847,7 +779,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
             if (FULL || j < valid) {
                 const U k = stage.keys[j];
                 dg = p.digit(k);
-                PS_SORT_ST(p.keys_out[dest_base[dg] + j], k);
+                p.keys_out[dest_base[dg] + j] = k;
             }
             out_digits[i / 4] = i % 4 ? out_digits[i / 4] | dg << (8 * (i % 4)) : dg;
         }
@@ -858,7 +790,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
 #pragma unroll
             for (int i = 0; i < ITEMS; i++) {
                 const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
-                if (FULL || slot < valid) v[i] = PS_SORT_LD(values_in[base + slot]);
+                if (FULL || slot < valid) v[i] = values_in[base + slot];
             }
             __syncthreads(); /* the keys are out of the staging buffer */
 #pragma unroll
@@ -869,7 +801,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
             for (int i = 0; i < ITEMS; i++) {
                 const uint32_t j = i * THREADS + threadIdx.x;
                 if (FULL || j < valid)
-                    PS_SORT_ST(values_out[dest_base[ps_sort_digit_at<ITEMS>(out_digits, i)] + j], stage.values[j]);
+                    values_out[dest_base[ps_sort_digit_at<ITEMS>(out_digits, i)] + j] = stage.values[j];
             }
         }
     };
@@ -1049,7 +981,7 @@ static size_t ps_sort_status_bytes(uint64_t n) { return ps_cuda_align((size_t)ps
 static size_t ps_sort_temp_bytes(uint64_t n, size_t key_bytes, size_t value_bytes) {
     if (n <= PS_SORT_TILE) return 0;
     return ps_sort_counts_bytes() + ps_sort_status_bytes(n) +
-           (1 + PS_SORT_TWO_TMP) * (ps_cuda_align((size_t)n * key_bytes) + ps_cuda_align((size_t)n * value_bytes));
+           ps_cuda_align((size_t)n * key_bytes) + ps_cuda_align((size_t)n * value_bytes);
 }
 
 template <class U> static ps_sort_keys_desc<U> ps_sort_desc(const ps_sort_args &a) {
@@ -1096,23 +1028,12 @@ static cudaError_t ps_sort_passes(const ps_sort_args &a, const ps_sort_keys_desc
     for (unsigned q = 0; q < k.passes; q++) {
         p.status = S32 ? status + (q & 1) * region : status;
         p.clear = S32 && q >= 1 && q + 1 < k.passes ? status + ((q + 1) & 1) * region : NULL;
-        if (PS_SORT_TWO_TMP) { /* in -> A -> B -> A ... -> out: only the last pass writes keys_out */
-            const size_t pair =
-                ps_cuda_align((size_t)n * sizeof(U)) + ps_cuda_align((size_t)n * (Policy::KEYS_ONLY ? 0 : sizeof(V)));
-            U *const keys_a = tmp_keys, *const keys_b = (U *)((char *)tmp_keys + pair);
-            char *const values_a = (char *)tmp_values, *const values_b = values_a + pair;
-            p.keys_in = q == 0 ? (const U *)a.keys_in : q % 2 ? keys_a : keys_b;
-            p.values_in = q == 0 ? a.values_in : q % 2 ? values_a : values_b;
-            p.keys_out = q + 1 == k.passes ? (U *)a.keys_out : q % 2 ? keys_b : keys_a;
-            p.values_out = q + 1 == k.passes ? a.values_out : q % 2 ? values_b : values_a;
-        } else {
-            const bool to_out = ((k.passes - 1 - q) % 2 == 0) != (PS_SORT_PINGPONG_SWAP != 0);
-            p.keys_in = q == 0 ? (const U *)a.keys_in : to_out ? tmp_keys : (const U *)a.keys_out;
-            p.values_in = q == 0 ? a.values_in : to_out ? tmp_values : a.values_out;
-            p.keys_out = to_out ? (U *)a.keys_out : tmp_keys;
-            p.values_out = to_out ? a.values_out : tmp_values;
-        }
-        p.digit = ps_sort_pass_digit(k, PS_SORT_DIGIT_SWAP ? q ^ 1u : q);
+        const bool to_out = (k.passes - 1 - q) % 2 == 0; /* the last pass writes keys_out */
+        p.keys_in = q == 0 ? (const U *)a.keys_in : to_out ? tmp_keys : (const U *)a.keys_out;
+        p.values_in = q == 0 ? a.values_in : to_out ? tmp_values : a.values_out;
+        p.keys_out = to_out ? (U *)a.keys_out : tmp_keys;
+        p.values_out = to_out ? a.values_out : tmp_values;
+        p.digit = ps_sort_pass_digit(k, q);
         p.counts = counts + q * PS_SORT_RADIX;
         p.next_counts = NULL;
         if (PS_SORT_FUSED && q + 1 < k.passes) {

@@ -51,9 +51,6 @@ template <class K, bool PAIRS> static void bench(const char *name, uint64_t n, c
     CK(cudaMalloc(&keys_in, n * sizeof(K)));
     CK(cudaMalloc(&keys_out, n * sizeof(K)));
     CK(cudaMalloc(&keys_ref, n * sizeof(K)));
-    /* TUNE_SORT_SWAP_OUT set: pscan writes the third buffer and CUB the second (which buffer a pass writes changed
-     * pscan's time, not CUB's: docs/performance.md, eleventh session) */
-    if (getenv("TUNE_SORT_SWAP_OUT")) std::swap(keys_out, keys_ref);
     CK(cudaMemcpy(keys_in, h_keys.data(), n * sizeof(K), cudaMemcpyHostToDevice));
     if (PAIRS) {
         CK(cudaMalloc(&values_in, n * 4));
