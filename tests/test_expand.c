@@ -8,13 +8,13 @@
  * the total (saturating at UINT64_MAX); and that nothing else was written (outputs are poisoned first, and
  * everything past the written slots, up to capacity and beyond, must still hold the poison).
  *  - run_table(): count type {u32, u64} x index type {u32, u64} x count pattern, at item counts 0, 1, 1000 and
- *    around the CUDA tiles (2048 items per tile of the counts' scan), cycling the value
+ *    around the CUDA tiles (4096 items per tile of the counts' scan), cycling the value
  *    size (0, 1, 2, 4, 8), which of indices / ranks is wanted, the capacity (exact, total + 5, total - 1, half,
  *    0), data at their allocation's start or one element in, temp from the workspace or a caller buffer at
  *    +1 byte, the total at an 8-byte boundary or 3 bytes past one.
  *  - Patterns: random small counts (half of them 0), all zero, all one, one huge count (2^20 + 3 slots at a
- *    random item, the rest small), random counts around 64, zeros with rare large counts, and tiles of 2048
- *    items alternating between a few slots and more than the 16384 a CUDA tile writes itself (the others go to
+ *    random item, the rest small), random counts around 64, zeros with rare large counts, and tiles of 4096
+ *    items alternating between a few slots and more than the 32768 a CUDA tile writes itself (the others go to
  *    expand's second pass), so that both passes write parts of one output.
  *  - run_large(): 64 scan tiles + 3 items and one random size up to 2^20 (2^18 with --quick).
  *  - run_saturating(): u64 counts whose sum passes 2^64: the total is UINT64_MAX and the first slots right.
@@ -34,7 +34,7 @@
 #include "test_common.h"
 
 #define MAX_REPORTS 20
-#define SCAN_TILE 2048u /* the CUDA counts-scan tile (src/cuda/expand.cu): items per tile */
+#define SCAN_TILE 4096u /* the CUDA counts-scan tile (src/cuda/expand.cu): items per tile */
 #define GUARD_ITEMS 8
 #define HUGE_COUNT ((1u << 20) + 3)
 
@@ -133,7 +133,7 @@ static uint64_t random_count(test_rng *rng, int pattern, size_t i, size_t huge_a
     case PATTERN_HUGE: return i == huge_at ? HUGE_COUNT : r % 3;
     case PATTERN_AROUND_64: return 32 + r % 65;
     case PATTERN_SPARSE: return r % 97 == 0 ? 1000 + r % 5000 : 0;
-    /* every third CUDA tile past its budget of slots (16384 per 2048 items: left to the second pass), the others
+    /* every third CUDA tile past its budget of slots (32768 per 4096 items: left to the second pass), the others
      * written by the scan's own tiles */
     case PATTERN_TILES: return i / SCAN_TILE % 3 == 1 ? 16 + r % 17 : r % 3;
     default: return r % 2 ? 0 : r % 9;

@@ -11,7 +11,7 @@
  * hands every slot its item (marks increase with the slot, so the max is the last mark at or before it). Then the
  * block writes the chunk in order, coalesced: index, rank = slot - start, and the gathered value.
  *
- * Balance. One tile with a huge count (or 2048 items of 64 each) would keep one block busy while the others
+ * Balance. One tile with a huge count (or 4096 items of 64 each) would keep one block busy while the others
  * idle, so a tile whose slots pass BUDGET leaves them to the second pass: it writes its starts to temp and
  * counts its slots as "deferred". The chain carries (slots, deferred slots), so every tile also knows how many
  * deferred slots come before it (written per tile, the total after the last). The second pass cuts the deferred
@@ -36,7 +36,11 @@
  * Measured (NVIDIA H200, tools/tune/tune_expand.cu, u32 counts uniform in 0..8 / 0..128, u32 indices, median of
  * 21, L2 written over before each call; docs/bench/h200-expand-tune.csv): average count 4 at 2^28 items 0.42 of
  * a copy of the same bytes, average 64 at 2^24 items 0.61 (a memset of the output alone: 0.31 / 0.55 of its
- * speed); H100 80GB HBM3: 0.58 / 0.73. The earlier three-launch merge-path version (scan, partition, expand,
+ * speed); H100 80GB HBM3: 0.58 / 0.73. Tiles of 4096 items with a budget of 32768 slots (twelfth session,
+ * docs/bench/h200-expand-tiles.csv, H200): 0.425 -> 0.470 at average 4, 0.612 -> 0.644 at 64, 0.275 -> 0.358 at
+ * 1.5 (2^28); from 2^20 items up they win, at 2^16 they lose (0.288 -> 0.240 at average 4). The look-back is not
+ * what holds expand back: without it (PS_CHAIN_CONTROL) the 2048-item tiles ran 0.30 / 0.38 at 1.5 / 4, and a
+ * wider window (W = 128, 256) was slower; the tile's own phases are. The earlier three-launch merge-path version (scan, partition, expand,
  * every start through global memory, a binary search and a serial merge per thread) reached 0.22 / 0.35 on the
  * H200. Measured and not kept: chunks of 4096 slots (0.40 / 0.56), a budget of 32768 (the same), chunks done by
  * single warps without block barriers (0.41 / 0.55), 16-byte vector stores from registers (0.29 / 0.14). A full
@@ -55,16 +59,16 @@
 #include "scan_problem.cuh"
 
 #ifndef PS_EXPAND_ITEMS
-#define PS_EXPAND_ITEMS 8 /* counts per thread: 2048-item tiles */
+#define PS_EXPAND_ITEMS 16 /* counts per thread: 4096-item tiles (8: 2048; docs/performance.md, twelfth session) */
 #endif
 #ifndef PS_EXPAND_CHUNK_VT
 #define PS_EXPAND_CHUNK_VT 32 /* slots per thread in a chunk's scan: 8192-slot chunks (16: 0.56 / 0.40 of copy) */
 #endif
 #ifndef PS_EXPAND_BUDGET
-#define PS_EXPAND_BUDGET 16384 /* the most slots a tile of the scan writes itself */
+#define PS_EXPAND_BUDGET 32768 /* the most slots a tile of the scan writes itself */
 #endif
 #ifndef PS_EXPAND_MIN_BLOCKS
-#define PS_EXPAND_MIN_BLOCKS 4
+#define PS_EXPAND_MIN_BLOCKS 3 /* the 4096-item tile's shared memory (69 KiB) fits 3 blocks an SM */
 #endif
 /* How a chunk finds each slot's item: 0, marks and a block max-scan (below); 1, a search and walk per thread
  * (ps_expand_walk) in tiles of at least PS_EXPAND_WALK_SLOTS slots an item (0: every tile), the marks in the
@@ -176,7 +180,7 @@ static __device__ __forceinline__ void ps_expand_store(const ps_expand_out &o, c
 }
 
 /* How many of the tile's items start at or below x (all 32 lanes of a warp call): a 32-way search, each round
- * one probe per lane and a ballot, so 3 rounds of shared-memory latency for 2048 items instead of 11. */
+ * one probe per lane and a ballot, so 3 rounds of shared-memory latency for 4096 items instead of 12. */
 static __device__ __forceinline__ uint32_t ps_expand_rank(const ps_expand_smem &s, uint32_t valid, uint64_t x,
                                                           uint32_t lane) {
     uint32_t lo = 0, hi = valid; /* items below lo start at or below x; items from hi on start past it */
@@ -250,8 +254,15 @@ static __device__ __forceinline__ void ps_expand_owners_by_marks(ps_expand_smem 
         const uint32_t r = ps_expand_rank(s, valid, warp ? j1 - 1 : j0, lane);
         if (lane == 0) s.range[warp] = warp ? r : r - 1;
     }
+    /* only the chunk's len slots: the marks land below it and the scan reads nothing past it, so a short chunk
+     * (a tile's last few slots past a full one) costs its slots, not CHUNK's */
+    const uint32_t len = (uint32_t)(j1 - j0);
+    if (len == PS_EXPAND_CHUNK) {
 #pragma unroll 8
-    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) s.owner[ps_expand_mark_at(threadIdx.x + k * PS_EXPAND_THREADS)] = 0;
+        for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) s.owner[ps_expand_mark_at(threadIdx.x + k * PS_EXPAND_THREADS)] = 0;
+    } else {
+        for (uint32_t q = threadIdx.x; q < len; q += PS_EXPAND_THREADS) s.owner[ps_expand_mark_at(q)] = 0;
+    }
     __syncthreads();
 
     /* ---- mark: each item's first slot gets its index + 1 (items with no slots mark nothing) ---- */
@@ -263,11 +274,16 @@ static __device__ __forceinline__ void ps_expand_owners_by_marks(ps_expand_smem 
     }
     __syncthreads();
 
-    /* ---- scan: inclusive max over the whole chunk (marks past len are 0), a run of CHUNK_VT per thread ---- */
-    const uint32_t base = ps_expand_mark_at(threadIdx.x * PS_EXPAND_CHUNK_VT);
+    /* ---- scan: inclusive max over the chunk's len slots, a run of CHUNK_VT per thread (runs past len: 0) ---- */
+    const uint32_t q0 = threadIdx.x * PS_EXPAND_CHUNK_VT, base = ps_expand_mark_at(q0);
+    const uint32_t mine = q0 >= len ? 0 : len - q0 < PS_EXPAND_CHUNK_VT ? len - q0 : PS_EXPAND_CHUNK_VT;
     uint32_t run = 0;
+    if (mine == PS_EXPAND_CHUNK_VT) {
 #pragma unroll 8
-    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) run = max(run, s.owner[base + k]);
+        for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) run = max(run, s.owner[base + k]);
+    } else {
+        for (uint32_t k = 0; k < mine; k++) run = max(run, s.owner[base + k]);
+    }
     const uint32_t inclusive = ps_warp_inclusive(run, lane, ps_expand_max());
     if (lane == PS_WARP_LANES - 1) s.warp_max[warp] = inclusive;
     __syncthreads();
@@ -276,10 +292,17 @@ static __device__ __forceinline__ void ps_expand_owners_by_marks(ps_expand_smem 
 #pragma unroll
     for (int w = 0; w < PS_EXPAND_WARPS; w++)
         if (w < (int)warp) run = max(run, s.warp_max[w]);
+    if (mine == PS_EXPAND_CHUNK_VT) {
 #pragma unroll 8
-    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) {
-        run = max(run, s.owner[base + k]);
-        s.owner[base + k] = run - 1;
+        for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) {
+            run = max(run, s.owner[base + k]);
+            s.owner[base + k] = run - 1;
+        }
+    } else {
+        for (uint32_t k = 0; k < mine; k++) {
+            run = max(run, s.owner[base + k]);
+            s.owner[base + k] = run - 1;
+        }
     }
 }
 
