@@ -8,15 +8,16 @@
  * the total (saturating at UINT64_MAX); and that nothing else was written (outputs are poisoned first, and
  * everything past the written slots, up to capacity and beyond, must still hold the poison).
  *  - run_table(): count type {u32, u64} x index type {u32, u64} x count pattern, at item counts 0, 1, 1000 and
- *    around the CUDA tiles (4096 items per tile of the counts' scan), cycling the value
+ *    around the CUDA tiles (2048 items per tile of the counts' scan below 2^20 items), cycling the value
  *    size (0, 1, 2, 4, 8), which of indices / ranks is wanted, the capacity (exact, total + 5, total - 1, half,
  *    0), data at their allocation's start or one element in, temp from the workspace or a caller buffer at
  *    +1 byte, the total at an 8-byte boundary or 3 bytes past one.
  *  - Patterns: random small counts (half of them 0), all zero, all one, one huge count (2^20 + 3 slots at a
- *    random item, the rest small), random counts around 64, zeros with rare large counts, and tiles of 4096
- *    items alternating between a few slots and more than the 32768 a CUDA tile writes itself (the others go to
+ *    random item, the rest small), random counts around 64, zeros with rare large counts, and tiles of 2048
+ *    items alternating between a few slots and more than the 8 slots an item a CUDA tile writes itself (the others go to
  *    expand's second pass), so that both passes write parts of one output.
- *  - run_large(): 64 scan tiles + 3 items and one random size up to 2^20 (2^18 with --quick).
+ *  - run_large(): 64 scan tiles + 3 items and one random size up to 2^20 (2^18 with --quick); on CUDA also
+ *    2^20 + 4095 items, 256 tiles and a partial one of the 4096-item shape.
  *  - run_saturating(): u64 counts whose sum passes 2^64: the total is UINT64_MAX and the first slots right.
  *  - run_bad_inputs(): each bad argument returns its exact status and leaves every output as it was.
  * On OpenCL, whose handles are cl_mem and cannot be offset, every buffer (and the total) sits at its start.
@@ -34,7 +35,9 @@
 #include "test_common.h"
 
 #define MAX_REPORTS 20
-#define SCAN_TILE 4096u /* the CUDA counts-scan tile (src/cuda/expand.cu): items per tile */
+#define SCAN_TILE 2048u /* the CUDA counts-scan tile below LARGE_FROM items (src/cuda/expand.cu): items per tile */
+#define LARGE_TILE 4096u /* ... and from LARGE_FROM items on */
+#define LARGE_FROM ((size_t)1 << 20)
 #define GUARD_ITEMS 8
 #define HUGE_COUNT ((1u << 20) + 3)
 
@@ -133,7 +136,7 @@ static uint64_t random_count(test_rng *rng, int pattern, size_t i, size_t huge_a
     case PATTERN_HUGE: return i == huge_at ? HUGE_COUNT : r % 3;
     case PATTERN_AROUND_64: return 32 + r % 65;
     case PATTERN_SPARSE: return r % 97 == 0 ? 1000 + r % 5000 : 0;
-    /* every third CUDA tile past its budget of slots (32768 per 4096 items: left to the second pass), the others
+    /* every third CUDA tile past its budget of slots (8 slots per item: left to the second pass), the others
      * written by the scan's own tiles */
     case PATTERN_TILES: return i / SCAN_TILE % 3 == 1 ? 16 + r % 17 : r % 3;
     default: return r % 2 ? 0 : r % 9;
@@ -317,10 +320,11 @@ static void run_table(harness *h) {
 
 /* Past the scan's 64-tile look-back window, and a random size. */
 static void run_large(harness *h, size_t random_n) {
-    const size_t sizes[] = {64 * SCAN_TILE + 3, random_n};
+    const size_t sizes[] = {64 * SCAN_TILE + 3, random_n, LARGE_FROM + LARGE_TILE - 1};
+    const size_t n_sizes = h->opt.backend == PSCAN_BACKEND_CUDA ? 3 : 2; /* the large shape is CUDA's alone */
     unsigned index = 0;
     for (int cu = 0; cu < 2; cu++)
-        for (size_t si = 0; si < 2; si++)
+        for (size_t si = 0; si < n_sizes; si++)
             for (int pattern = 0; pattern < PATTERN_COUNT; pattern++, index++) {
                 if (pattern == PATTERN_AROUND_64) continue; /* 64 slots per item: too many at these sizes */
                 one_case c = {cu, (int)(index % 2), pattern, value_cycle[index % 5], 1, (int)(index % 3 != 0),
@@ -455,6 +459,7 @@ int main(int argc, char **argv) {
     test_rng size_rng = {test_mix64(h.opt.seed ^ 0xE2BAu)};
     const size_t random_n = 1 + (size_t)(test_rng_next(&size_rng) % (h.opt.quick ? (1u << 18) : (1u << 20)));
     h.max_n = 64 * SCAN_TILE + 3 > random_n ? 64 * SCAN_TILE + 3 : random_n;
+    if (h.opt.backend == PSCAN_BACKEND_CUDA && h.max_n < LARGE_FROM + LARGE_TILE - 1) h.max_n = LARGE_FROM + LARGE_TILE - 1;
     /* the most slots any case asks for: sparse counts average 32, around-64 at 2 x SCAN_TILE + 1 items, huge */
     h.max_slots = h.max_n * 40;
     if (h.max_slots < (size_t)(2 * SCAN_TILE + 1) * 96 + 5) h.max_slots = (size_t)(2 * SCAN_TILE + 1) * 96 + 5;

@@ -36,13 +36,15 @@
  * Measured (NVIDIA H200, tools/tune/tune_expand.cu, u32 counts uniform in 0..8 / 0..128, u32 indices, median of
  * 21, L2 written over before each call; docs/bench/h200-expand-tune.csv): average count 4 at 2^28 items 0.42 of
  * a copy of the same bytes, average 64 at 2^24 items 0.61 (a memset of the output alone: 0.31 / 0.55 of its
- * speed); H100 80GB HBM3: 0.58 / 0.73. Tiles of 4096 items with a budget of 32768 slots (twelfth session,
- * docs/bench/h200-expand-tiles.csv, H200): 0.425 -> 0.470 at average 4, 0.612 -> 0.644 at 64, 0.275 -> 0.358 at
- * 1.5 (2^28); from 2^20 items up they win, at 2^16 they lose (0.288 -> 0.240 at average 4). The look-back is not
+ * speed); H100 80GB HBM3: 0.58 / 0.73. Tiles of 4096 items with a budget of 32768 slots from 2^20 items up
+ * (twelfth session, docs/bench/h200-expand-tiles.csv, H200): 0.423 -> 0.471 at average 4, 0.607 -> 0.647 at 64,
+ * 0.269 -> 0.356 at 1.5 (2^28; 64 at 2^24); below 2^20 they lose (2^18, average 4: 0.540 -> 0.430), so smaller
+ * calls keep 2048-item tiles (PS_EXPAND_SMALL_ITEMS: two shapes of the program). The look-back is not
  * what holds expand back: without it (PS_CHAIN_CONTROL) the 2048-item tiles ran 0.30 / 0.38 at 1.5 / 4, and a
- * wider window (W = 128, 256) was slower; the tile's own phases are. The earlier three-launch merge-path version (scan, partition, expand,
- * every start through global memory, a binary search and a serial merge per thread) reached 0.22 / 0.35 on the
- * H200. Measured and not kept: chunks of 4096 slots (0.40 / 0.56), a budget of 32768 (the same), chunks done by
+ * wider window (W = 128, 256) was slower; the tile's own phases are. The earlier three-launch merge-path
+ * version (scan, partition, expand, every start through global memory, a binary search and a serial merge per
+ * thread) reached 0.22 / 0.35 on the H200. Measured and not kept (2048-item tiles): chunks of 4096 slots (0.40 /
+ * 0.56), a budget of 32768 (the same), chunks done by
  * single warps without block barriers (0.41 / 0.55), 16-byte vector stores from registers (0.29 / 0.14). A full
  * chunk's rows at constant offsets (3 instructions a slot) gained 3%. What is left (Nsight Compute, 2^22): the
  * scan kernel (average 4) issues on 58% of its cycles and 22% of its warps wait behind the look-back's barrier;
@@ -58,17 +60,29 @@
 #include "cuda_ops.cuh"
 #include "scan_problem.cuh"
 
+/* Counts per thread: tiles of 4096 items from PS_EXPAND_LARGE_FROM items up, 2048 below (more tiles for the GPU).
+ * H200, tune_expand (docs/performance.md, twelfth session): 4096 against 2048 at 2^20 / 2^24 / 2^28 items, of
+ * copy, average count 4: 0.504 / 0.466 / 0.471 against 0.494 / 0.429 / 0.423; at 2^18 0.430 against 0.540. */
 #ifndef PS_EXPAND_ITEMS
-#define PS_EXPAND_ITEMS 16 /* counts per thread: 4096-item tiles (8: 2048; docs/performance.md, twelfth session) */
+#define PS_EXPAND_ITEMS 16
+#endif
+#ifndef PS_EXPAND_SMALL_ITEMS
+#define PS_EXPAND_SMALL_ITEMS 8
+#endif
+#ifndef PS_EXPAND_LARGE_FROM
+#define PS_EXPAND_LARGE_FROM (1ull << 20)
 #endif
 #ifndef PS_EXPAND_CHUNK_VT
 #define PS_EXPAND_CHUNK_VT 32 /* slots per thread in a chunk's scan: 8192-slot chunks (16: 0.56 / 0.40 of copy) */
 #endif
 #ifndef PS_EXPAND_BUDGET
-#define PS_EXPAND_BUDGET 32768 /* the most slots a tile of the scan writes itself */
+#define PS_EXPAND_BUDGET 8 /* the most slots a tile of the scan writes itself, per item of the tile */
 #endif
-#ifndef PS_EXPAND_MIN_BLOCKS
-#define PS_EXPAND_MIN_BLOCKS 3 /* the 4096-item tile's shared memory (69 KiB) fits 3 blocks an SM */
+/* Blocks per SM of the scan: the 4096-item tile's shared memory (69 KiB) fits 3, the 2048-item one's (52 KiB) 4. */
+#ifdef PS_EXPAND_MIN_BLOCKS
+#define PS_EXPAND_MIN_BLOCKS_OF(items) PS_EXPAND_MIN_BLOCKS
+#else
+#define PS_EXPAND_MIN_BLOCKS_OF(items) ((items) >= 16 ? 3 : 4)
 #endif
 /* How a chunk finds each slot's item: 0, marks and a block max-scan (below); 1, a search and walk per thread
  * (ps_expand_walk) in tiles of at least PS_EXPAND_WALK_SLOTS slots an item (0: every tile), the marks in the
@@ -83,7 +97,6 @@
 #endif
 #define PS_EXPAND_THREADS 256
 #define PS_EXPAND_WARPS (PS_EXPAND_THREADS / PS_WARP_LANES)
-#define PS_EXPAND_TILE (PS_EXPAND_ITEMS * PS_EXPAND_THREADS)
 #define PS_EXPAND_CHUNK (PS_EXPAND_CHUNK_VT * PS_EXPAND_THREADS)
 
 /* a + b, or UINT64_MAX when that overflows: still associative, so the chain may group sums any way. */
@@ -115,14 +128,15 @@ static __device__ __forceinline__ void ps_store_u64_anywhere(uint64_t *p, uint64
  * one word per thread's run (at()) so the scan's runs and the rows read without bank conflicts; owner: per slot
  * of the chunk, its item in the tile, padded one word per 32 (mark_at()) so that a thread's run of CHUNK_VT
  * slots and a row of the block are both conflict-free, and at constant offsets from one base per thread. */
-struct ps_expand_smem {
-    uint64_t starts[PS_EXPAND_TILE + PS_EXPAND_TILE / PS_EXPAND_ITEMS + 1];
+template <int ITEMS_> struct ps_expand_smem {
+    enum { ITEMS = ITEMS_, TILE = ITEMS_ * PS_EXPAND_THREADS };
+    uint64_t starts[TILE + TILE / ITEMS + 1];
     uint32_t owner[PS_EXPAND_CHUNK + PS_EXPAND_CHUNK / 32];
     uint64_t warp_sums[PS_EXPAND_WARPS];
     uint32_t warp_max[PS_EXPAND_WARPS];
     uint32_t range[2]; /* the chunk's items: first owns its first slot, first + 1 .. last - 1 start inside */
+    static __device__ __forceinline__ uint32_t at(uint32_t i) { return i + i / ITEMS; } /* starts' padding */
 };
-static __device__ __forceinline__ uint32_t ps_expand_at(uint32_t i) { return i + i / PS_EXPAND_ITEMS; }
 static __device__ __forceinline__ uint32_t ps_expand_mark_at(uint32_t q) { return q + q / 32; }
 static_assert(32 % PS_EXPAND_CHUNK_VT == 0, "a thread's run of a chunk lies within one padded row of 32");
 
@@ -136,8 +150,8 @@ struct ps_expand_out {
 /* Calls f(k, owner) for the thread's slot of each row k of the chunk (slot threadIdx.x + k x THREADS). A full
  * chunk tests nothing, and f's addresses are constant offsets from the thread's base: the per-slot instructions
  * are what this kernel spends, so each output is its own pass over the rows (a NULL one costs nothing). */
-template <bool FULL, class F>
-static __device__ __forceinline__ void ps_expand_rows(const ps_expand_smem &s, uint32_t len, F f) {
+template <bool FULL, class S, class F>
+static __device__ __forceinline__ void ps_expand_rows(const S &s, uint32_t len, F f) {
     enum { ROW = PS_EXPAND_THREADS + PS_EXPAND_THREADS / 32 }; /* a row of owners, padded */
     const uint32_t *const owners = s.owner + ps_expand_mark_at(threadIdx.x);
 #pragma unroll 8
@@ -146,8 +160,8 @@ static __device__ __forceinline__ void ps_expand_rows(const ps_expand_smem &s, u
 }
 
 /* Each slot's item's value. */
-template <class V, bool FULL>
-static __device__ __forceinline__ void ps_expand_gather(const ps_expand_out &o, const ps_expand_smem &s, uint64_t item0,
+template <class V, bool FULL, class S>
+static __device__ __forceinline__ void ps_expand_gather(const ps_expand_out &o, const S &s, uint64_t item0,
                                                         uint64_t j0, uint32_t len) {
     V *const out = (V *)o.values_out + j0 + threadIdx.x;
     const V *const values = (const V *)o.values + item0;
@@ -155,8 +169,8 @@ static __device__ __forceinline__ void ps_expand_gather(const ps_expand_out &o, 
 }
 
 /* The chunk's slots in order, each row of the block one coalesced store per output. */
-template <class I, bool FULL>
-static __device__ __forceinline__ void ps_expand_store(const ps_expand_out &o, const ps_expand_smem &s, uint64_t item0,
+template <class I, bool FULL, class S>
+static __device__ __forceinline__ void ps_expand_store(const ps_expand_out &o, const S &s, uint64_t item0,
                                                        uint64_t j0, uint32_t len) {
     if (o.indices) {
         I *const out = (I *)o.indices + j0 + threadIdx.x;
@@ -167,7 +181,7 @@ static __device__ __forceinline__ void ps_expand_store(const ps_expand_out &o, c
         I *const out = (I *)o.ranks + j0 + threadIdx.x;
         const uint64_t slot = j0 + threadIdx.x;
         ps_expand_rows<FULL>(s, len, [&](int k, uint32_t owner) {
-            out[k] = (I)(slot + k - s.starts[ps_expand_at(owner)]);
+            out[k] = (I)(slot + k - s.starts[S::at(owner)]);
         });
     }
     switch (o.value_bytes) {
@@ -181,12 +195,13 @@ static __device__ __forceinline__ void ps_expand_store(const ps_expand_out &o, c
 
 /* How many of the tile's items start at or below x (all 32 lanes of a warp call): a 32-way search, each round
  * one probe per lane and a ballot, so 3 rounds of shared-memory latency for 4096 items instead of 12. */
-static __device__ __forceinline__ uint32_t ps_expand_rank(const ps_expand_smem &s, uint32_t valid, uint64_t x,
+template <class S>
+static __device__ __forceinline__ uint32_t ps_expand_rank(const S &s, uint32_t valid, uint64_t x,
                                                           uint32_t lane) {
     uint32_t lo = 0, hi = valid; /* items below lo start at or below x; items from hi on start past it */
     while (lo < hi) {
         const uint32_t step = (hi - lo + PS_WARP_LANES - 1) / PS_WARP_LANES, probe = lo + lane * step;
-        const bool below = probe < hi && s.starts[ps_expand_at(probe)] <= x;
+        const bool below = probe < hi && s.starts[S::at(probe)] <= x;
         const uint32_t c = __popc(__ballot_sync(PS_WARP_ALL, below)); /* the probes below x come first */
         if (c == 0) break;
         const uint32_t next = lo + c * step;
@@ -212,17 +227,17 @@ static __device__ __forceinline__ uint32_t ps_expand_gap(uint64_t start, uint64_
  * barrier, and its 11 dependent loads for 2048 items are fewer than the rank's 3 rounds, a barrier and a search
  * of the chunk's items at small counts, where a chunk spans most of the tile anyway (average 4: 3 + 11); large
  * counts would search fewer items (average 64: 3 + 7) but still wait on the rank's rounds and the barrier. */
-template <bool FULL>
-static __device__ __forceinline__ void ps_expand_walk(const ps_expand_smem &s, uint32_t valid, uint64_t x,
+template <bool FULL, class S>
+static __device__ __forceinline__ void ps_expand_walk(const S &s, uint32_t valid, uint64_t x,
                                                       uint32_t *out, uint32_t m) {
     uint32_t owner = 0; /* the answer lies in [owner, owner + n) */
     for (uint32_t n = valid; n > 1;) {
         const uint32_t half = n / 2;
-        if (s.starts[ps_expand_at(owner + half)] <= x) owner += half;
+        if (s.starts[S::at(owner + half)] <= x) owner += half;
         n -= half;
     }
-    uint32_t gap = ps_expand_gap(s.starts[ps_expand_at(owner + 1)], x); /* to the next item's start: past x */
-    uint64_t after = s.starts[ps_expand_at(min(owner + 2, valid))];     /* used only if owner + 1 < valid */
+    uint32_t gap = ps_expand_gap(s.starts[S::at(owner + 1)], x); /* to the next item's start: past x */
+    uint64_t after = s.starts[S::at(min(owner + 2, valid))];     /* used only if owner + 1 < valid */
     out[0] = owner;
 #pragma unroll
     for (int k = 1; k < PS_EXPAND_CHUNK_VT; k++) {
@@ -230,7 +245,7 @@ static __device__ __forceinline__ void ps_expand_walk(const ps_expand_smem &s, u
         while (gap <= (uint32_t)k) {
             owner++;
             gap = ps_expand_gap(after, x);
-            after = s.starts[ps_expand_at(min(owner + 2, valid))];
+            after = s.starts[S::at(min(owner + 2, valid))];
         }
         out[k] = owner;
     }
@@ -245,7 +260,8 @@ static __device__ __forceinline__ bool ps_expand_walks(uint64_t slots, uint32_t 
 
 /* The owner of each slot of [j0, j1) into s.owner by marks: each item's first slot gets its index + 1, then an
  * inclusive max-scan over the chunk hands every slot the last mark at or before it. */
-static __device__ __forceinline__ void ps_expand_owners_by_marks(ps_expand_smem &s, uint32_t valid, uint64_t j0,
+template <class S>
+static __device__ __forceinline__ void ps_expand_owners_by_marks(S &s, uint32_t valid, uint64_t j0,
                                                                  uint64_t j1) {
     const uint32_t lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
 
@@ -259,7 +275,8 @@ static __device__ __forceinline__ void ps_expand_owners_by_marks(ps_expand_smem 
     const uint32_t len = (uint32_t)(j1 - j0);
     if (len == PS_EXPAND_CHUNK) {
 #pragma unroll 8
-        for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) s.owner[ps_expand_mark_at(threadIdx.x + k * PS_EXPAND_THREADS)] = 0;
+        for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++)
+            s.owner[ps_expand_mark_at(threadIdx.x + k * PS_EXPAND_THREADS)] = 0;
     } else {
         for (uint32_t q = threadIdx.x; q < len; q += PS_EXPAND_THREADS) s.owner[ps_expand_mark_at(q)] = 0;
     }
@@ -269,8 +286,8 @@ static __device__ __forceinline__ void ps_expand_owners_by_marks(ps_expand_smem 
     const uint32_t first = s.range[0], last = s.range[1];
     if (threadIdx.x == 0) s.owner[0] = first + 1;
     for (uint32_t i = first + 1 + threadIdx.x; i < last; i += PS_EXPAND_THREADS) {
-        const uint64_t start = s.starts[ps_expand_at(i)];
-        if (s.starts[ps_expand_at(i + 1)] > start) s.owner[ps_expand_mark_at((uint32_t)(start - j0))] = i + 1;
+        const uint64_t start = s.starts[S::at(i)];
+        if (s.starts[S::at(i + 1)] > start) s.owner[ps_expand_mark_at((uint32_t)(start - j0))] = i + 1;
     }
     __syncthreads();
 
@@ -309,8 +326,8 @@ static __device__ __forceinline__ void ps_expand_owners_by_marks(ps_expand_smem 
 /* Writes slots [j0, j1) of the tile whose first item is item0 and whose `valid` starts (and end) are in
  * s.starts; start(0) <= j0 < j1 <= end, j1 - j0 <= CHUNK. Called by the whole block (walk the same in every
  * thread: ps_expand_walks); leaves s.starts as it was. */
-template <class I>
-static __device__ __forceinline__ void ps_expand_chunk(const ps_expand_out &o, ps_expand_smem &s, uint32_t valid,
+template <class I, class S>
+static __device__ __forceinline__ void ps_expand_chunk(const ps_expand_out &o, S &s, uint32_t valid,
                                                        uint64_t item0, uint64_t j0, uint64_t j1, bool walk) {
     const uint32_t len = (uint32_t)(j1 - j0);
     (void)walk;
@@ -341,14 +358,15 @@ struct ps_expand_carry {
     uint64_t slots, deferred; /* every slot before; those of them in deferred tiles */
 };
 
-template <class C, class I> struct ps_expand_scan_program {
+template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
     typedef ps_expand_carry carry;
-    typedef ps_expand_smem smem;
+    typedef ps_expand_smem<ITEMS_> smem;
+    typedef smem S;
     enum {
         THREADS = PS_EXPAND_THREADS,
-        MIN_BLOCKS = PS_EXPAND_MIN_BLOCKS,
-        ITEMS = PS_EXPAND_ITEMS,
-        TILE = PS_EXPAND_TILE,
+        MIN_BLOCKS = PS_EXPAND_MIN_BLOCKS_OF(ITEMS_),
+        ITEMS = ITEMS_,
+        TILE = smem::TILE,
         WARPS = PS_EXPAND_WARPS
     };
     struct params {
@@ -384,14 +402,14 @@ template <class C, class I> struct ps_expand_scan_program {
 #pragma unroll
         for (int k = 0; k < ITEMS; k++) {
             const uint32_t i = k * THREADS + threadIdx.x;
-            s.starts[ps_expand_at(i)] = i < l.valid ? (uint64_t)p.counts[base + i] : 0;
+            s.starts[S::at(i)] = i < l.valid ? (uint64_t)p.counts[base + i] : 0;
         }
         __syncthreads();
 
         /* ---- reduce: each thread its run of ITEMS consecutive counts, then the block in thread order ---- */
         uint64_t sum = 0;
 #pragma unroll
-        for (int k = 0; k < ITEMS; k++) sum = ps_add_saturating(sum, s.starts[ps_expand_at(threadIdx.x * ITEMS + k)]);
+        for (int k = 0; k < ITEMS; k++) sum = ps_add_saturating(sum, s.starts[S::at(threadIdx.x * ITEMS + k)]);
         const uint64_t inclusive = ps_warp_inclusive(sum, lane, ps_expand_sum());
         const uint64_t before = ps_shfl_up(inclusive, 1);
         if (lane == PS_WARP_LANES - 1) s.warp_sums[warp] = inclusive;
@@ -403,7 +421,7 @@ template <class C, class I> struct ps_expand_scan_program {
             aggregate = ps_add_saturating(aggregate, s.warp_sums[w]);
         }
         l.offset = ps_add_saturating(warp_before, lane ? before : 0);
-        carry c = {aggregate, aggregate > (uint64_t)PS_EXPAND_BUDGET ? aggregate : 0};
+        carry c = {aggregate, aggregate > (uint64_t)PS_EXPAND_BUDGET * TILE ? aggregate : 0};
         return c;
     }
 
@@ -413,13 +431,13 @@ template <class C, class I> struct ps_expand_scan_program {
         uint64_t running = ps_add_saturating(prefix.slots, l.offset);
 #pragma unroll
         for (int k = 0; k < ITEMS; k++) {
-            const uint32_t at = ps_expand_at(threadIdx.x * ITEMS + k);
+            const uint32_t at = S::at(threadIdx.x * ITEMS + k);
             const uint64_t count = s.starts[at];
             s.starts[at] = running;
             running = ps_add_saturating(running, count);
         }
         const uint64_t end = ps_add_saturating(prefix.slots, aggregate.slots);
-        if (l.valid == TILE && threadIdx.x == 0) s.starts[ps_expand_at(TILE)] = end; /* no thread's run has it */
+        if (l.valid == TILE && threadIdx.x == 0) s.starts[S::at(TILE)] = end; /* no thread's run has it */
         if (threadIdx.x == 0) {
             p.dprefix[id] = prefix.deferred;
             if (id == p.tiles - 1) {
@@ -431,7 +449,7 @@ template <class C, class I> struct ps_expand_scan_program {
 
         if (aggregate.deferred) { /* the second pass writes this tile's slots: leave it the starts */
             uint64_t *g = p.starts + (uint64_t)id * (TILE + 1);
-            for (uint32_t i = threadIdx.x; i <= l.valid; i += THREADS) g[i] = s.starts[ps_expand_at(i)];
+            for (uint32_t i = threadIdx.x; i <= l.valid; i += THREADS) g[i] = s.starts[S::at(i)];
             return;
         }
         const uint64_t stop = end < p.capacity ? end : p.capacity;
@@ -469,14 +487,17 @@ static __device__ __forceinline__ uint32_t ps_expand_find_tile(const uint64_t *d
 }
 
 /* The chunk's shared memory as the chain driver sees a program's: static up to 48 KiB, dynamic past it. */
-struct ps_expand_smem_of {
-    typedef ps_expand_smem smem;
+template <int ITEMS> struct ps_expand_smem_of {
+    typedef ps_expand_smem<ITEMS> smem;
 };
 
-template <class I> __global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expand_deferred_kernel(const ps_expand_params p) {
-    __shared__ typename ps_chain_smem<ps_expand_smem_of>::static_type s_static;
+template <class I, int ITEMS>
+__global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expand_deferred_kernel(const ps_expand_params p) {
+    typedef ps_expand_smem<ITEMS> S;
+    enum { TILE = S::TILE };
+    __shared__ typename ps_chain_smem<ps_expand_smem_of<ITEMS>>::static_type s_static;
     extern __shared__ uint4 ps_expand_dynamic[];
-    ps_expand_smem &s = ps_chain_program_smem<ps_expand_smem_of>(s_static, ps_expand_dynamic);
+    S &s = ps_chain_program_smem<ps_expand_smem_of<ITEMS>>(s_static, ps_expand_dynamic);
     __shared__ uint32_t s_tile;
     /* deferred slot d of tile t is slot start(t) + d - dprefix[t]: the mapping only grows, so those below the
      * capacity are the first min(total, capacity) or fewer */
@@ -489,10 +510,10 @@ template <class I> __global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expan
         if (threadIdx.x == 0) s_tile = ps_expand_find_tile(p.dprefix, t, p.tiles, d);
         __syncthreads();
         t = s_tile;
-        const uint64_t item0 = (uint64_t)t * PS_EXPAND_TILE, left = p.n - item0;
-        const uint32_t valid = left < PS_EXPAND_TILE ? (uint32_t)left : PS_EXPAND_TILE;
-        const uint64_t *g = p.starts + (uint64_t)t * (PS_EXPAND_TILE + 1);
-        for (uint32_t i = threadIdx.x; i <= valid; i += PS_EXPAND_THREADS) s.starts[ps_expand_at(i)] = g[i];
+        const uint64_t item0 = (uint64_t)t * TILE, left = p.n - item0;
+        const uint32_t valid = left < (uint64_t)TILE ? (uint32_t)left : (uint32_t)TILE;
+        const uint64_t *g = p.starts + (uint64_t)t * (TILE + 1);
+        for (uint32_t i = threadIdx.x; i <= valid; i += PS_EXPAND_THREADS) s.starts[S::at(i)] = g[i];
         __syncthreads();
         const uint64_t t_first = p.dprefix[t], t_end = p.dprefix[t + 1], start = s.starts[0];
         const uint64_t stop = d_end < t_end ? d_end : t_end;
@@ -511,16 +532,19 @@ template <class I> __global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expan
 
 /* Where each piece lives in temp, every piece 256-byte aligned. */
 typedef struct expand_layout {
-    uint64_t tiles;
+    int items; /* counts per thread of a tile: PS_EXPAND_ITEMS or PS_EXPAND_SMALL_ITEMS, by n */
+    uint64_t tile, tiles;
     size_t chain, starts, dprefix, bytes;
 } expand_layout;
 
 static expand_layout expand_layout_of(uint64_t n) {
     expand_layout L;
-    L.tiles = ps_cuda_div_up(n, PS_EXPAND_TILE);
+    L.items = n >= PS_EXPAND_LARGE_FROM ? PS_EXPAND_ITEMS : PS_EXPAND_SMALL_ITEMS;
+    L.tile = (uint64_t)L.items * PS_EXPAND_THREADS;
+    L.tiles = ps_cuda_div_up(n, L.tile);
     L.chain = 0;
     L.starts = L.chain + ps_cuda_align(ps_chain_temp_bytes<ps_expand_carry>(L.tiles));
-    L.dprefix = L.starts + ps_cuda_align((size_t)L.tiles * (PS_EXPAND_TILE + 1) * 8);
+    L.dprefix = L.starts + ps_cuda_align((size_t)L.tiles * (L.tile + 1) * 8);
     L.bytes = L.dprefix + (size_t)(L.tiles + 1) * 8;
     return L;
 }
@@ -535,10 +559,10 @@ pscan_status ps_cuda_expand_plan(const ps_request *req, const ps_cuda_device *de
     return PSCAN_SUCCESS;
 }
 
-template <class C, class I>
+template <class C, class I, int ITEMS>
 static cudaError_t expand_scan(const ps_request *req, const expand_layout &L, const ps_expand_out &out,
                                const ps_cuda_device *dev) {
-    typedef ps_expand_scan_program<C, I> P;
+    typedef ps_expand_scan_program<C, I, ITEMS> P;
     typename P::params p;
     memset(&p, 0, sizeof p);
     p.counts = (const C *)req->in;
@@ -552,20 +576,46 @@ static cudaError_t expand_scan(const ps_request *req, const expand_layout &L, co
     return ps_chain_single_pass<P>(p, p.tiles, (char *)req->temp + L.chain, dev->stream);
 }
 
-template <class I> static cudaError_t expand_deferred(const ps_expand_params &p, const ps_cuda_device *dev) {
+template <class I, int ITEMS> static cudaError_t expand_deferred(const ps_expand_params &p, const ps_cuda_device *dev) {
     /* enough blocks to fill the device, each taking an even share of the deferred slots */
-    const size_t dynamic = ps_chain_dynamic_bytes<ps_expand_smem_of>();
+    const size_t dynamic = ps_chain_dynamic_bytes<ps_expand_smem_of<ITEMS>>();
     static int per_sm = 0;
     if (per_sm == 0) {
-        cudaError_t err = ps_chain_kernel_attributes(ps_expand_deferred_kernel<I>, dynamic);
+        cudaError_t err = ps_chain_kernel_attributes(ps_expand_deferred_kernel<I, ITEMS>, dynamic);
         if (err == cudaSuccess)
-            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ps_expand_deferred_kernel<I>, PS_EXPAND_THREADS,
-                                                                dynamic);
+            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ps_expand_deferred_kernel<I, ITEMS>,
+                                                                PS_EXPAND_THREADS, dynamic);
         if (err != cudaSuccess) return err;
         if (per_sm < 1) per_sm = 1;
     }
-    ps_expand_deferred_kernel<I><<<(unsigned)(dev->sm_count * per_sm), PS_EXPAND_THREADS, dynamic, dev->stream>>>(p);
+    const unsigned grid = (unsigned)(dev->sm_count * per_sm);
+    ps_expand_deferred_kernel<I, ITEMS><<<grid, PS_EXPAND_THREADS, dynamic, dev->stream>>>(p);
     return cudaGetLastError();
+}
+
+/* Both launches at one tile shape. */
+template <int ITEMS>
+static cudaError_t expand_shaped(const ps_request *req, const expand_layout &L, const ps_expand_out &out,
+                                 const ps_cuda_device *dev) {
+    const bool u32_counts = req->type == PSCAN_TYPE_U32, u32_indices = req->index_type == PSCAN_TYPE_U32;
+
+    /* ---- 1. scan + expand ---- */
+    PS_CUDA_TRY(u32_counts ? (u32_indices ? expand_scan<uint32_t, uint32_t, ITEMS>(req, L, out, dev)
+                                          : expand_scan<uint32_t, uint64_t, ITEMS>(req, L, out, dev))
+                           : (u32_indices ? expand_scan<uint64_t, uint32_t, ITEMS>(req, L, out, dev)
+                                          : expand_scan<uint64_t, uint64_t, ITEMS>(req, L, out, dev)));
+    if (req->capacity == 0) return cudaSuccess;
+
+    /* ---- 2. deferred ---- */
+    ps_expand_params p;
+    memset(&p, 0, sizeof p);
+    p.starts = (const uint64_t *)((char *)req->temp + L.starts);
+    p.dprefix = (const uint64_t *)((char *)req->temp + L.dprefix);
+    p.out = out;
+    p.n = req->n;
+    p.capacity = req->capacity;
+    p.tiles = (uint32_t)L.tiles;
+    return u32_indices ? expand_deferred<uint32_t, ITEMS>(p, dev) : expand_deferred<uint64_t, ITEMS>(p, dev);
 }
 
 cudaError_t ps_cuda_expand_run(const ps_request *req, const ps_cuda_device *dev) {
@@ -578,23 +628,6 @@ cudaError_t ps_cuda_expand_run(const ps_request *req, const ps_cuda_device *dev)
     out.ranks = req->ranks;
     out.values_out = req->out2;
     out.value_bytes = (uint32_t)req->value_bytes;
-    const bool u32_counts = req->type == PSCAN_TYPE_U32, u32_indices = req->index_type == PSCAN_TYPE_U32;
-
-    /* ---- 1. scan + expand ---- */
-    PS_CUDA_TRY(u32_counts ? (u32_indices ? expand_scan<uint32_t, uint32_t>(req, L, out, dev)
-                                          : expand_scan<uint32_t, uint64_t>(req, L, out, dev))
-                           : (u32_indices ? expand_scan<uint64_t, uint32_t>(req, L, out, dev)
-                                          : expand_scan<uint64_t, uint64_t>(req, L, out, dev)));
-    if (req->capacity == 0) return cudaSuccess;
-
-    /* ---- 2. deferred ---- */
-    ps_expand_params p;
-    memset(&p, 0, sizeof p);
-    p.starts = (const uint64_t *)((char *)req->temp + L.starts);
-    p.dprefix = (const uint64_t *)((char *)req->temp + L.dprefix);
-    p.out = out;
-    p.n = req->n;
-    p.capacity = req->capacity;
-    p.tiles = (uint32_t)L.tiles;
-    return u32_indices ? expand_deferred<uint32_t>(p, dev) : expand_deferred<uint64_t>(p, dev);
+    return L.items == PS_EXPAND_ITEMS ? expand_shaped<PS_EXPAND_ITEMS>(req, L, out, dev)
+                                      : expand_shaped<PS_EXPAND_SMALL_ITEMS>(req, L, out, dev);
 }

@@ -1,13 +1,14 @@
 /*
  * tune_expand.cu - the timing harness of expand (src/cuda/expand.cu, included as source): its two launches
  * (the counts' scan expanding its own tiles, the deferred tiles' pass) at knob settings given with -D through
- * tools/tune/variants.sh (PS_EXPAND_ITEMS: counts per thread of a tile; PS_EXPAND_CHUNK_VT: slots per thread of
- * a chunk; PS_EXPAND_BUDGET: the most slots a tile writes itself; PS_EXPAND_MIN_BLOCKS; PS_EXPAND_WALK: 1 for a
+ * tools/tune/variants.sh (PS_EXPAND_ITEMS: counts per thread of a tile, PS_EXPAND_SMALL_ITEMS below
+ * PS_EXPAND_LARGE_FROM items; PS_EXPAND_CHUNK_VT: slots per thread of a chunk; PS_EXPAND_BUDGET: the most slots
+ * a tile writes itself, per item; PS_EXPAND_MIN_BLOCKS, for both shapes; PS_EXPAND_WALK: 1 for a
  * chunk's owners by a search and walk per thread instead of marks and a max-scan, in tiles of at least
  * PS_EXPAND_WALK_SLOTS slots an item, 0 for every tile), beside a device copy of the bytes expand must move
  * (counts in, indices out), each result checked on the host. Not part of the library.
  *
- *   tools/tune/variants.sh tools/tune/tune_expand.cu OUT.csv "base=" "b64k=-DPS_EXPAND_BUDGET=65536" -- [--reps 21]
+ *   tools/tune/variants.sh tools/tune/tune_expand.cu OUT.csv "base=" "b16=-DPS_EXPAND_BUDGET=16" -- [--reps 21]
  *   tune_expand [--min-log2 16] [--max-log2 26] [--reps 21] [--cases 1.5,4,64]
  *
  * Counts uniform in 0..M for M = 3, 8 and 128 (averages 1.5, 4 and 64), u32 counts, u32 indices out. Method as
@@ -97,8 +98,11 @@ int main(int argc, char **argv) {
     ps_cuda_device dev;
     cudaDeviceProp prop;
     tune_device_init(dev, &prop);
-    printf("# %s, PS_EXPAND_ITEMS %d, PS_EXPAND_CHUNK_VT %d, PS_EXPAND_BUDGET %d, PS_EXPAND_MIN_BLOCKS %d, reps %d\n",
-           prop.name, PS_EXPAND_ITEMS, PS_EXPAND_CHUNK_VT, PS_EXPAND_BUDGET, PS_EXPAND_MIN_BLOCKS, g_reps);
+    printf("# %s, PS_EXPAND_ITEMS %d from %llu items (PS_EXPAND_SMALL_ITEMS %d below), PS_EXPAND_CHUNK_VT %d, "
+           "PS_EXPAND_BUDGET %d slots an item, blocks per SM %d / %d, reps %d\n",
+           prop.name, PS_EXPAND_ITEMS, (unsigned long long)PS_EXPAND_LARGE_FROM, PS_EXPAND_SMALL_ITEMS,
+           PS_EXPAND_CHUNK_VT, PS_EXPAND_BUDGET, (int)PS_EXPAND_MIN_BLOCKS_OF(PS_EXPAND_ITEMS),
+           (int)PS_EXPAND_MIN_BLOCKS_OF(PS_EXPAND_SMALL_ITEMS), g_reps);
     printf("case,n,us,copy_us,of_copy,memset_us,of_memset,gbps,spread,check\n");
     const uint32_t cases[] = {3, 8, 128};
     for (uint32_t m : cases)
