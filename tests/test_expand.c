@@ -14,8 +14,8 @@
  *    +1 byte, the total at an 8-byte boundary or 3 bytes past one.
  *  - Patterns: random small counts (half of them 0), all zero, all one, one huge count (2^20 + 3 slots at a
  *    random item, the rest small), random counts around 64, zeros with rare large counts, and tiles of 2048
- *    items alternating between a few slots and more than the 8 slots an item a CUDA tile writes itself (the others go to
- *    expand's second pass), so that both passes write parts of one output.
+ *    items alternating between a few slots and more than the 8 slots an item a CUDA tile writes itself (the
+ *    others go to expand's second pass), so that both passes write parts of one output.
  *  - run_large(): 64 scan tiles + 3 items and one random size up to 2^20 (2^18 with --quick); on CUDA also
  *    2^20 + 4095 items, 256 tiles and a partial one of the 4096-item shape.
  *  - run_saturating(): u64 counts whose sum passes 2^64: the total is UINT64_MAX and the first slots right.
