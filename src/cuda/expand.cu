@@ -92,6 +92,11 @@
 #ifndef PS_EXPAND_WALK
 #define PS_EXPAND_WALK 0
 #endif
+/* 1: a chunk's owners from a bit per slot (set where a nonzero item starts) and the list of those items, each slot
+ * counting the bits at or before it; 0: the owner array by marks and a max-scan (or the walk). Tuning. */
+#ifndef PS_EXPAND_BITS
+#define PS_EXPAND_BITS 0
+#endif
 #ifndef PS_EXPAND_WALK_SLOTS
 #define PS_EXPAND_WALK_SLOTS 16
 #endif
@@ -106,6 +111,9 @@ static __device__ __forceinline__ uint64_t ps_add_saturating(uint64_t a, uint64_
 }
 struct ps_expand_sum {
     __device__ __forceinline__ uint64_t operator()(uint64_t a, uint64_t b) const { return ps_add_saturating(a, b); }
+};
+struct ps_expand_add32 {
+    __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const { return a + b; }
 };
 struct ps_expand_max {
     __device__ __forceinline__ uint32_t operator()(uint32_t a, uint32_t b) const { return a > b ? a : b; }
@@ -131,7 +139,14 @@ static __device__ __forceinline__ void ps_store_u64_anywhere(uint64_t *p, uint64
 template <int ITEMS_> struct ps_expand_smem {
     enum { ITEMS = ITEMS_, TILE = ITEMS_ * PS_EXPAND_THREADS };
     uint64_t starts[TILE + TILE / ITEMS + 1];
+#if PS_EXPAND_BITS
+    enum { NZ = (PS_EXPAND_CHUNK < TILE ? PS_EXPAND_CHUNK : TILE) + 1 }; /* a chunk's items that start in it */
+    uint32_t bits[PS_EXPAND_CHUNK / 32];   /* slot q's bit: a nonzero item starts at q (q = 0: the chunk's first) */
+    uint32_t before[PS_EXPAND_CHUNK / 32]; /* the bits set in the words before */
+    uint16_t nz[NZ];                       /* the k-th bit's item */
+#else
     uint32_t owner[PS_EXPAND_CHUNK + PS_EXPAND_CHUNK / 32];
+#endif
     uint64_t warp_sums[PS_EXPAND_WARPS];
     uint32_t warp_max[PS_EXPAND_WARPS];
     uint32_t range[2]; /* the chunk's items: first owns its first slot, first + 1 .. last - 1 start inside */
@@ -152,11 +167,24 @@ struct ps_expand_out {
  * are what this kernel spends, so each output is its own pass over the rows (a NULL one costs nothing). */
 template <bool FULL, class S, class F>
 static __device__ __forceinline__ void ps_expand_rows(const S &s, uint32_t len, F f) {
+#if PS_EXPAND_BITS
+    /* slot q = threadIdx.x + k THREADS is bit lane of word warp + k THREADS / 32: the warp reads one word */
+    static_assert(S::TILE <= 65536, "the items of a tile in 16 bits");
+    const uint32_t lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+    const uint32_t upto = 0xffffffffu >> (31 - lane); /* the bits at or below this lane's */
+#pragma unroll 8
+    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) {
+        const uint32_t w = warp + k * (PS_EXPAND_THREADS / 32);
+        if (FULL || threadIdx.x + k * PS_EXPAND_THREADS < len)
+            f(k * PS_EXPAND_THREADS, (uint32_t)s.nz[s.before[w] + __popc(s.bits[w] & upto) - 1]);
+    }
+#else
     enum { ROW = PS_EXPAND_THREADS + PS_EXPAND_THREADS / 32 }; /* a row of owners, padded */
     const uint32_t *const owners = s.owner + ps_expand_mark_at(threadIdx.x);
 #pragma unroll 8
     for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++)
         if (FULL || threadIdx.x + k * PS_EXPAND_THREADS < len) f(k * PS_EXPAND_THREADS, owners[k * ROW]);
+#endif
 }
 
 /* Each slot's item's value. */
@@ -258,6 +286,49 @@ static __device__ __forceinline__ bool ps_expand_walks(uint64_t slots, uint32_t 
     return PS_EXPAND_WALK && slots >= (uint64_t)PS_EXPAND_WALK_SLOTS * valid;
 }
 
+#if PS_EXPAND_BITS
+/* The bits and items of [j0, j1) (ps_expand_rows reads them): bit 0 for the item owning slot 0, a bit at each
+ * later start of a nonzero item, then per word the bits before it, then each such item at its bit's rank. */
+template <class S>
+static __device__ __forceinline__ void ps_expand_owners_by_bits(S &s, uint32_t valid, uint64_t j0, uint64_t j1) {
+    static_assert(PS_EXPAND_CHUNK / 32 == PS_EXPAND_THREADS, "one word of bits a thread");
+    const uint32_t lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+    if (warp < 2) {
+        const uint32_t r = ps_expand_rank(s, valid, warp ? j1 - 1 : j0, lane);
+        if (lane == 0) s.range[warp] = warp ? r : r - 1;
+    }
+    s.bits[threadIdx.x] = threadIdx.x == 0 ? 1u : 0u;
+    __syncthreads();
+    const uint32_t first = s.range[0], last = s.range[1];
+    for (uint32_t i = first + 1 + threadIdx.x; i < last; i += PS_EXPAND_THREADS) {
+        const uint64_t start = s.starts[S::at(i)];
+        if (s.starts[S::at(i + 1)] > start) {
+            const uint32_t q = (uint32_t)(start - j0);
+            atomicOr(&s.bits[q / 32], 1u << (q % 32));
+        }
+    }
+    __syncthreads();
+    const uint32_t c = __popc(s.bits[threadIdx.x]);
+    const uint32_t inclusive = ps_warp_inclusive(c, lane, ps_expand_add32());
+    if (lane == PS_WARP_LANES - 1) s.warp_max[warp] = inclusive;
+    __syncthreads();
+    uint32_t before = inclusive - c;
+#pragma unroll
+    for (int w = 0; w < PS_EXPAND_WARPS; w++)
+        if (w < (int)warp) before += s.warp_max[w];
+    s.before[threadIdx.x] = before;
+    __syncthreads();
+    if (threadIdx.x == 0) s.nz[0] = (uint16_t)first;
+    for (uint32_t i = first + 1 + threadIdx.x; i < last; i += PS_EXPAND_THREADS) {
+        const uint64_t start = s.starts[S::at(i)];
+        if (s.starts[S::at(i + 1)] > start) {
+            const uint32_t q = (uint32_t)(start - j0), below = (1u << (q % 32)) - 1u;
+            s.nz[s.before[q / 32] + __popc(s.bits[q / 32] & below)] = (uint16_t)i;
+        }
+    }
+}
+#endif
+
 /* The owner of each slot of [j0, j1) into s.owner by marks: each item's first slot gets its index + 1, then an
  * inclusive max-scan over the chunk hands every slot the last mark at or before it. */
 template <class S>
@@ -341,7 +412,11 @@ static __device__ __forceinline__ void ps_expand_chunk(const ps_expand_out &o, S
             ps_expand_walk<false>(s, valid, j0 + q0, s.owner + ps_expand_mark_at(q0), len - q0);
     } else
 #endif
+#if PS_EXPAND_BITS
+        ps_expand_owners_by_bits(s, valid, j0, j1);
+#else
         ps_expand_owners_by_marks(s, valid, j0, j1);
+#endif
     __syncthreads();
 
     /* ---- store ---- */
