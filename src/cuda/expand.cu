@@ -5,11 +5,13 @@
  * The idea. Item i owns the output slots [start(i), start(i) + counts[i]), start being the exclusive sum of the
  * counts, and slot j belongs to the last item whose start is at most j (that item's count is never 0: the next
  * start lies past j). A tile of the counts' scan knows its items' starts in shared memory the moment its
- * look-back returns, so it can write its own slots at once, without the starts ever going through global memory:
- * per chunk of CHUNK slots, every item that starts inside the chunk (with a nonzero count) marks its first slot
- * with its index, the item owning the chunk's first slot marks slot 0, and an inclusive max-scan over the chunk
- * hands every slot its item (marks increase with the slot, so the max is the last mark at or before it). Then the
- * block writes the chunk in order, coalesced: index, rank = slot - start, and the gathered value.
+ * look-back returns, so it can write its own slots at once, without the starts ever going through global memory.
+ * In the same pass that turns its counts into starts, each thread sets a bit at the first slot of each of its
+ * items with a nonzero count (a bit per slot of the tile, at most BUDGET an item) and counts those items; one
+ * block scan then gives every 32-bit word of bits the bits set before it and every such item its place in a list
+ * of them, in order. Slot q's item is the list's entry at (the bits set at or before q) - 1: a warp's 32 slots of a
+ * row read one word and its count, a popcount and one 16-bit entry each. Then the block writes the tile's slots
+ * in order, CHUNK at a time, coalesced: index, rank = slot - start, and the gathered value.
  *
  * Balance. One tile with a huge count (or 4096 items of 64 each) would keep one block busy while the others
  * idle, so a tile whose slots pass BUDGET leaves them to the second pass: it writes its starts to temp and
@@ -17,7 +19,10 @@
  * deferred slots come before it (written per tile, the total after the last). The second pass cuts the deferred
  * slots (those below the capacity) evenly over a grid that fills the GPU: each block finds the tile of its first
  * slot by a galloping search over the per-tile counts, loads that tile's starts into shared memory and expands
- * its share chunk by chunk through the same routine, moving to the next deferred tile as needed. No block ever
+ * its share chunk by chunk, moving to the next deferred tile as needed: per chunk of CHUNK slots, every item
+ * that starts inside it (with a nonzero count) marks its first slot with its index, the item owning the chunk's
+ * first slot marks slot 0, and an inclusive max-scan over the chunk hands every slot its item (marks increase
+ * with the slot, so the max is the last mark at or before it); the same stores follow. No block ever
  * has more than BUDGET slots plus its even share of the deferred ones.
  *
  *   1. scan + expand (single-pass chain, chain/single_pass.cuh): counts -> starts (64-bit, saturating at
@@ -43,13 +48,15 @@
  * what holds expand back: without it (PS_CHAIN_CONTROL) the 2048-item tiles ran 0.30 / 0.38 at 1.5 / 4, and a
  * wider window (W = 128, 256) was slower; the tile's own phases are. The earlier three-launch merge-path
  * version (scan, partition, expand, every start through global memory, a binary search and a serial merge per
- * thread) reached 0.22 / 0.35 on the H200. Measured and not kept (2048-item tiles): chunks of 4096 slots (0.40 /
- * 0.56), a budget of 32768 (the same), chunks done by
- * single warps without block barriers (0.41 / 0.55), 16-byte vector stores from registers (0.29 / 0.14). A full
- * chunk's rows at constant offsets (3 instructions a slot) gained 3%. What is left (Nsight Compute, 2^22): the
- * scan kernel (average 4) issues on 58% of its cycles and 22% of its warps wait behind the look-back's barrier;
- * the second pass (average 64) reaches 56% of DRAM throughput, stalled at barriers, on the MIO queue and on
- * shared-memory loads: latency per chunk more than any one instruction (docs/performance.md).
+ * thread) reached 0.22 / 0.35 on the H200. The tile's owners from its bits, built in the scan's pass, instead
+ * of the chunks' marks and max-scans in the first pass (twelfth session, docs/bench/h200-expand-tilebits.csv,
+ * H200, 2^28): average 1.5 0.359 -> 0.470, average 4 0.470 -> 0.665; 2^16 0.289 -> 0.332 at 4; average 64 (the
+ * second pass) unchanged, 0.649 at 2^24. Measured and not kept (2048-item tiles, chunks in both passes): chunks of
+ * 4096 slots (0.40 / 0.56), a budget of 32768 (the same), chunks done by single warps without block barriers
+ * (0.41 / 0.55), 16-byte vector stores from registers (0.29 / 0.14); per-chunk bits (PS_EXPAND_BITS). A full
+ * chunk's rows at constant offsets (3 instructions a slot) gained 3%. What is left (Nsight Compute, 2^22, before
+ * the bits): the second pass (average 64) reaches 56% of DRAM throughput, stalled at barriers, on the MIO queue
+ * and on shared-memory loads: latency per chunk more than any one instruction (docs/performance.md).
  */
 #include <stdint.h>
 #include <string.h>
@@ -132,12 +139,13 @@ static __device__ __forceinline__ void ps_store_u64_anywhere(uint64_t *p, uint64
 
 /* ---- the chunk: a tile's slots [j0, j1), at most CHUNK of them ----------------------------------------- */
 
-/* Shared by both passes. starts: the tile's counts, then its starts, with entry `valid` the tile's end, padded
- * one word per thread's run (at()) so the scan's runs and the rows read without bank conflicts; owner: per slot
+/* The second pass's (the scan's tiles have ps_expand_tile_smem). starts: the tile's counts, then its starts, with
+ * entry `valid` the tile's end, padded one word per thread's run (at()) so the scan's runs and the rows read
+ * without bank conflicts; owner: per slot
  * of the chunk, its item in the tile, padded one word per 32 (mark_at()) so that a thread's run of CHUNK_VT
  * slots and a row of the block are both conflict-free, and at constant offsets from one base per thread. */
 template <int ITEMS_> struct ps_expand_smem {
-    enum { ITEMS = ITEMS_, TILE = ITEMS_ * PS_EXPAND_THREADS };
+    enum { ITEMS = ITEMS_, TILE = ITEMS_ * PS_EXPAND_THREADS, BITS_ROWS = PS_EXPAND_BITS };
     uint64_t starts[TILE + TILE / ITEMS + 1];
 #if PS_EXPAND_BITS
     enum { NZ = (PS_EXPAND_CHUNK < TILE ? PS_EXPAND_CHUNK : TILE) + 1 }; /* a chunk's items that start in it */
@@ -153,6 +161,23 @@ template <int ITEMS_> struct ps_expand_smem {
     static __device__ __forceinline__ uint32_t at(uint32_t i) { return i + i / ITEMS; } /* starts' padding */
 };
 static __device__ __forceinline__ uint32_t ps_expand_mark_at(uint32_t q) { return q + q / 32; }
+
+/* The scan's tiles: the starts as above; a bit per slot of the tile (a tile that writes its own slots has at most
+ * BUDGET an item), set where a nonzero item starts; per word the bits set before it; and the nonzero items in
+ * order, so that the owner of slot q is nz[bits set at or before q, less one]. */
+template <int ITEMS_> struct ps_expand_tile_smem {
+    enum { ITEMS = ITEMS_, TILE = ITEMS_ * PS_EXPAND_THREADS, BITS_ROWS = 1 };
+    enum { WORDS = PS_EXPAND_BUDGET * TILE / 32, THREAD_WORDS = WORDS / PS_EXPAND_THREADS };
+    static_assert(WORDS % PS_EXPAND_THREADS == 0 && TILE <= 65536, "whole words a thread; items in 16 bits");
+    static_assert(PS_EXPAND_BUDGET * TILE <= 65535, "a tile's slots and items counted in 16 bits each");
+    uint64_t starts[TILE + TILE / ITEMS + 1];
+    uint32_t bits[WORDS];
+    uint32_t before[WORDS];
+    uint16_t nz[TILE];
+    uint64_t warp_sums[PS_EXPAND_WARPS];
+    uint32_t warp_max[PS_EXPAND_WARPS];
+    static __device__ __forceinline__ uint32_t at(uint32_t i) { return i + i / ITEMS; }
+};
 static_assert(32 % PS_EXPAND_CHUNK_VT == 0, "a thread's run of a chunk lies within one padded row of 32");
 
 /* Where the slots go. */
@@ -166,57 +191,58 @@ struct ps_expand_out {
  * chunk tests nothing, and f's addresses are constant offsets from the thread's base: the per-slot instructions
  * are what this kernel spends, so each output is its own pass over the rows (a NULL one costs nothing). */
 template <bool FULL, class S, class F>
-static __device__ __forceinline__ void ps_expand_rows(const S &s, uint32_t len, F f) {
-#if PS_EXPAND_BITS
-    /* slot q = threadIdx.x + k THREADS is bit lane of word warp + k THREADS / 32: the warp reads one word */
-    static_assert(S::TILE <= 65536, "the items of a tile in 16 bits");
-    const uint32_t lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
-    const uint32_t upto = 0xffffffffu >> (31 - lane); /* the bits at or below this lane's */
+static __device__ __forceinline__ void ps_expand_rows(const S &s, uint32_t word0, uint32_t len, F f) {
+    if constexpr (S::BITS_ROWS) {
+        /* slot q = threadIdx.x + k THREADS of the chunk is bit lane of word word0 + warp + k THREADS / 32: the
+         * warp reads one word */
+        static_assert(S::TILE <= 65536, "the items of a tile in 16 bits");
+        const uint32_t lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+        const uint32_t upto = 0xffffffffu >> (31 - lane); /* the bits at or below this lane's */
 #pragma unroll 8
-    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) {
-        const uint32_t w = warp + k * (PS_EXPAND_THREADS / 32);
-        if (FULL || threadIdx.x + k * PS_EXPAND_THREADS < len)
-            f(k * PS_EXPAND_THREADS, (uint32_t)s.nz[s.before[w] + __popc(s.bits[w] & upto) - 1]);
+        for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) {
+            const uint32_t w = word0 + warp + k * (PS_EXPAND_THREADS / 32);
+            if (FULL || threadIdx.x + k * PS_EXPAND_THREADS < len)
+                f(k * PS_EXPAND_THREADS, (uint32_t)s.nz[s.before[w] + __popc(s.bits[w] & upto) - 1]);
+        }
+    } else {
+        enum { ROW = PS_EXPAND_THREADS + PS_EXPAND_THREADS / 32 }; /* a row of owners, padded */
+        const uint32_t *const owners = s.owner + ps_expand_mark_at(threadIdx.x);
+#pragma unroll 8
+        for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++)
+            if (FULL || threadIdx.x + k * PS_EXPAND_THREADS < len) f(k * PS_EXPAND_THREADS, owners[k * ROW]);
     }
-#else
-    enum { ROW = PS_EXPAND_THREADS + PS_EXPAND_THREADS / 32 }; /* a row of owners, padded */
-    const uint32_t *const owners = s.owner + ps_expand_mark_at(threadIdx.x);
-#pragma unroll 8
-    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++)
-        if (FULL || threadIdx.x + k * PS_EXPAND_THREADS < len) f(k * PS_EXPAND_THREADS, owners[k * ROW]);
-#endif
 }
 
 /* Each slot's item's value. */
 template <class V, bool FULL, class S>
-static __device__ __forceinline__ void ps_expand_gather(const ps_expand_out &o, const S &s, uint64_t item0,
-                                                        uint64_t j0, uint32_t len) {
+static __device__ __forceinline__ void ps_expand_gather(const ps_expand_out &o, const S &s, uint32_t word0,
+                                                        uint64_t item0, uint64_t j0, uint32_t len) {
     V *const out = (V *)o.values_out + j0 + threadIdx.x;
     const V *const values = (const V *)o.values + item0;
-    ps_expand_rows<FULL>(s, len, [&](int k, uint32_t owner) { out[k] = values[owner]; });
+    ps_expand_rows<FULL>(s, word0, len, [&](int k, uint32_t owner) { out[k] = values[owner]; });
 }
 
 /* The chunk's slots in order, each row of the block one coalesced store per output. */
 template <class I, bool FULL, class S>
-static __device__ __forceinline__ void ps_expand_store(const ps_expand_out &o, const S &s, uint64_t item0,
-                                                       uint64_t j0, uint32_t len) {
+static __device__ __forceinline__ void ps_expand_store(const ps_expand_out &o, const S &s, uint32_t word0,
+                                                       uint64_t item0, uint64_t j0, uint32_t len) {
     if (o.indices) {
         I *const out = (I *)o.indices + j0 + threadIdx.x;
         const I first = (I)item0;
-        ps_expand_rows<FULL>(s, len, [&](int k, uint32_t owner) { out[k] = first + (I)owner; });
+        ps_expand_rows<FULL>(s, word0, len, [&](int k, uint32_t owner) { out[k] = first + (I)owner; });
     }
     if (o.ranks) {
         I *const out = (I *)o.ranks + j0 + threadIdx.x;
         const uint64_t slot = j0 + threadIdx.x;
-        ps_expand_rows<FULL>(s, len, [&](int k, uint32_t owner) {
+        ps_expand_rows<FULL>(s, word0, len, [&](int k, uint32_t owner) {
             out[k] = (I)(slot + k - s.starts[S::at(owner)]);
         });
     }
     switch (o.value_bytes) {
-    case 1: ps_expand_gather<uint8_t, FULL>(o, s, item0, j0, len); break;
-    case 2: ps_expand_gather<uint16_t, FULL>(o, s, item0, j0, len); break;
-    case 4: ps_expand_gather<uint32_t, FULL>(o, s, item0, j0, len); break;
-    case 8: ps_expand_gather<uint64_t, FULL>(o, s, item0, j0, len); break;
+    case 1: ps_expand_gather<uint8_t, FULL>(o, s, word0, item0, j0, len); break;
+    case 2: ps_expand_gather<uint16_t, FULL>(o, s, word0, item0, j0, len); break;
+    case 4: ps_expand_gather<uint32_t, FULL>(o, s, word0, item0, j0, len); break;
+    case 8: ps_expand_gather<uint64_t, FULL>(o, s, word0, item0, j0, len); break;
     default: break;
     }
 }
@@ -421,9 +447,9 @@ static __device__ __forceinline__ void ps_expand_chunk(const ps_expand_out &o, S
 
     /* ---- store ---- */
     if (len == PS_EXPAND_CHUNK)
-        ps_expand_store<I, true>(o, s, item0, j0, len);
+        ps_expand_store<I, true>(o, s, 0, item0, j0, len);
     else
-        ps_expand_store<I, false>(o, s, item0, j0, len);
+        ps_expand_store<I, false>(o, s, 0, item0, j0, len);
     __syncthreads(); /* owner, range (and, in the second pass, starts) are refilled next */
 }
 
@@ -435,7 +461,7 @@ struct ps_expand_carry {
 
 template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
     typedef ps_expand_carry carry;
-    typedef ps_expand_smem<ITEMS_> smem;
+    typedef ps_expand_tile_smem<ITEMS_> smem;
     typedef smem S;
     enum {
         THREADS = PS_EXPAND_THREADS,
@@ -479,6 +505,8 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
             const uint32_t i = k * THREADS + threadIdx.x;
             s.starts[S::at(i)] = i < l.valid ? (uint64_t)p.counts[base + i] : 0;
         }
+#pragma unroll
+        for (int j = 0; j < S::THREAD_WORDS; j++) s.bits[j * THREADS + threadIdx.x] = 0; /* consume sets them */
         __syncthreads();
 
         /* ---- reduce: each thread its run of ITEMS consecutive counts, then the block in thread order ---- */
@@ -504,12 +532,18 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
                                                    local &l, smem &s) {
         /* ---- scan: each thread's run, from the slots before it; entry `valid` ends up the tile's end ---- */
         uint64_t running = ps_add_saturating(prefix.slots, l.offset);
+        uint32_t q = (uint32_t)l.offset, nonzero = 0; /* the slot in the tile; the run's nonzero items */
 #pragma unroll
         for (int k = 0; k < ITEMS; k++) {
             const uint32_t at = S::at(threadIdx.x * ITEMS + k);
             const uint64_t count = s.starts[at];
             s.starts[at] = running;
             running = ps_add_saturating(running, count);
+            if (!aggregate.deferred && count) { /* then every slot of the tile is below BUDGET x TILE */
+                atomicOr(&s.bits[q / 32], 1u << (q % 32));
+                nonzero |= 1u << k;
+            }
+            q += (uint32_t)count;
         }
         const uint64_t end = ps_add_saturating(prefix.slots, aggregate.slots);
         if (l.valid == TILE && threadIdx.x == 0) s.starts[S::at(TILE)] = end; /* no thread's run has it */
@@ -528,10 +562,45 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
             return;
         }
         const uint64_t stop = end < p.capacity ? end : p.capacity;
-        const bool walk = ps_expand_walks(aggregate.slots, l.valid);
-        for (uint64_t j0 = prefix.slots; j0 < stop; j0 += PS_EXPAND_CHUNK)
-            ps_expand_chunk<I>(p.out, s, l.valid, (uint64_t)id * TILE, j0,
-                               stop - j0 > PS_EXPAND_CHUNK ? j0 + PS_EXPAND_CHUNK : stop, walk);
+        if (prefix.slots >= stop) return;
+        {
+            /* per word the bits before it, per nonzero item its place in the list: one block scan of both, 16
+             * bits each (a tile has at most 65535 slots and items) */
+            const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+            uint32_t set = 0;
+#pragma unroll
+            for (int j = 0; j < S::THREAD_WORDS; j++) set += __popc(s.bits[threadIdx.x * S::THREAD_WORDS + j]);
+            const uint32_t mine = set << 16 | (uint32_t)__popc(nonzero);
+            const uint32_t inclusive = ps_warp_inclusive(mine, lane, ps_expand_add32());
+            if (lane == PS_WARP_LANES - 1) s.warp_max[warp] = inclusive;
+            __syncthreads();
+            uint32_t before = inclusive - mine;
+#pragma unroll
+            for (int w = 0; w < WARPS; w++)
+                if (w < (int)warp) before += s.warp_max[w];
+            uint32_t bits_before = before >> 16;
+#pragma unroll
+            for (int j = 0; j < S::THREAD_WORDS; j++) {
+                const uint32_t w = threadIdx.x * S::THREAD_WORDS + j;
+                s.before[w] = bits_before;
+                bits_before += __popc(s.bits[w]);
+            }
+            const uint32_t place = before & 0xffffu;
+#pragma unroll
+            for (int k = 0; k < ITEMS; k++)
+                if (nonzero >> k & 1u)
+                    s.nz[place + __popc(nonzero & ((1u << k) - 1u))] = (uint16_t)(threadIdx.x * ITEMS + k);
+            __syncthreads();
+        }
+        /* the chunks' rows read what no thread writes any more: no barrier between them */
+        for (uint64_t j0 = prefix.slots, c = 0; j0 < stop; j0 += PS_EXPAND_CHUNK, c++) {
+            const uint32_t len = stop - j0 > PS_EXPAND_CHUNK ? PS_EXPAND_CHUNK : (uint32_t)(stop - j0);
+            const uint32_t word0 = (uint32_t)c * (PS_EXPAND_CHUNK / 32);
+            if (len == PS_EXPAND_CHUNK)
+                ps_expand_store<I, true>(p.out, s, word0, (uint64_t)id * TILE, j0, len);
+            else
+                ps_expand_store<I, false>(p.out, s, word0, (uint64_t)id * TILE, j0, len);
+        }
     }
 };
 
