@@ -137,6 +137,20 @@ static __device__ __forceinline__ void ps_store_u64_anywhere(uint64_t *p, uint64
     }
 }
 
+/* x's exclusive sum over the block in thread order (every thread calls; one barrier inside, after which
+ * warp_totals, WARPS words, may be read but not rewritten until another barrier). */
+static __device__ __forceinline__ uint32_t ps_expand_block_exclusive(uint32_t x, uint32_t *warp_totals) {
+    const uint32_t lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+    const uint32_t inclusive = ps_warp_inclusive(x, lane, ps_expand_add32());
+    if (lane == PS_WARP_LANES - 1) warp_totals[warp] = inclusive;
+    __syncthreads();
+    uint32_t before = inclusive - x;
+#pragma unroll
+    for (int w = 0; w < PS_EXPAND_WARPS; w++)
+        if (w < (int)warp) before += warp_totals[w];
+    return before;
+}
+
 /* ---- the chunk: a tile's slots [j0, j1), at most CHUNK of them ----------------------------------------- */
 
 /* The second pass's (the scan's tiles have ps_expand_tile_smem). starts: the tile's counts, then its starts, with
@@ -334,15 +348,7 @@ static __device__ __forceinline__ void ps_expand_owners_by_bits(S &s, uint32_t v
         }
     }
     __syncthreads();
-    const uint32_t c = __popc(s.bits[threadIdx.x]);
-    const uint32_t inclusive = ps_warp_inclusive(c, lane, ps_expand_add32());
-    if (lane == PS_WARP_LANES - 1) s.warp_max[warp] = inclusive;
-    __syncthreads();
-    uint32_t before = inclusive - c;
-#pragma unroll
-    for (int w = 0; w < PS_EXPAND_WARPS; w++)
-        if (w < (int)warp) before += s.warp_max[w];
-    s.before[threadIdx.x] = before;
+    s.before[threadIdx.x] = ps_expand_block_exclusive(__popc(s.bits[threadIdx.x]), s.warp_max);
     __syncthreads();
     if (threadIdx.x == 0) s.nz[0] = (uint16_t)first;
     for (uint32_t i = first + 1 + threadIdx.x; i < last; i += PS_EXPAND_THREADS) {
@@ -566,18 +572,10 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
         {
             /* per word the bits before it, per nonzero item its place in the list: one block scan of both, 16
              * bits each (a tile has at most 65535 slots and items) */
-            const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
             uint32_t set = 0;
 #pragma unroll
             for (int j = 0; j < S::THREAD_WORDS; j++) set += __popc(s.bits[threadIdx.x * S::THREAD_WORDS + j]);
-            const uint32_t mine = set << 16 | (uint32_t)__popc(nonzero);
-            const uint32_t inclusive = ps_warp_inclusive(mine, lane, ps_expand_add32());
-            if (lane == PS_WARP_LANES - 1) s.warp_max[warp] = inclusive;
-            __syncthreads();
-            uint32_t before = inclusive - mine;
-#pragma unroll
-            for (int w = 0; w < WARPS; w++)
-                if (w < (int)warp) before += s.warp_max[w];
+            const uint32_t before = ps_expand_block_exclusive(set << 16 | (uint32_t)__popc(nonzero), s.warp_max);
             uint32_t bits_before = before >> 16;
 #pragma unroll
             for (int j = 0; j < S::THREAD_WORDS; j++) {
