@@ -52,9 +52,10 @@ PSCAN_TEST_REQUIRE_BACKENDS=${PSCAN_TEST_REQUIRE_BACKENDS:-opencl} \
 # CPU backend only: the CUDA runtime and the OpenCL ICD loader / PoCL are not ASan-clean (they leak at exit and
 # touch memory the sanitizer cannot see), so their reports would be theirs, not ours. The tables run --quick
 # (PSCAN_TEST_QUICK: every tile edge and awkward size, fewer large ones; the Release run above has the full
-# tables; under ASan the full ones took 492 s of a 1913 s CI run); the "large" label does not: under ASan the 2^32-element case takes
-# minutes and 4 GiB more of shadow memory, and the Release run above covers it. Nor does "install": a user's
-# plain program cannot link a sanitizer-instrumented static libpscan (the Release run above covers it too).
+# tables; under ASan the full ones took 492 s of a 1913 s CI run); the "large" label does not: under ASan the
+# 2^32-element case takes minutes and 4 GiB more of shadow memory, and the Release run above covers it. Nor does
+# "install": a user's plain program cannot link a sanitizer-instrumented static libpscan (the Release run above
+# covers it too).
 ASAN_BUILD=${BUILD}-asan
 say "configure sanitizer build ($ASAN_BUILD)"
 # No MPI add-on either: Open MPI's own allocations at MPI_Init and MPI_Finalize are reported as leaks.
