@@ -373,16 +373,8 @@ static __device__ __forceinline__ void ps_expand_owners_by_marks(S &s, uint32_t 
         const uint32_t r = ps_expand_rank(s, valid, warp ? j1 - 1 : j0, lane);
         if (lane == 0) s.range[warp] = warp ? r : r - 1;
     }
-    /* only the chunk's len slots: the marks land below it and the scan reads nothing past it, so a short chunk
-     * (a tile's last few slots past a full one) costs its slots, not CHUNK's */
-    const uint32_t len = (uint32_t)(j1 - j0);
-    if (len == PS_EXPAND_CHUNK) {
 #pragma unroll 8
-        for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++)
-            s.owner[ps_expand_mark_at(threadIdx.x + k * PS_EXPAND_THREADS)] = 0;
-    } else {
-        for (uint32_t q = threadIdx.x; q < len; q += PS_EXPAND_THREADS) s.owner[ps_expand_mark_at(q)] = 0;
-    }
+    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) s.owner[ps_expand_mark_at(threadIdx.x + k * PS_EXPAND_THREADS)] = 0;
     __syncthreads();
 
     /* ---- mark: each item's first slot gets its index + 1 (items with no slots mark nothing) ---- */
@@ -394,16 +386,13 @@ static __device__ __forceinline__ void ps_expand_owners_by_marks(S &s, uint32_t 
     }
     __syncthreads();
 
-    /* ---- scan: inclusive max over the chunk's len slots, a run of CHUNK_VT per thread (runs past len: 0) ---- */
-    const uint32_t q0 = threadIdx.x * PS_EXPAND_CHUNK_VT, base = ps_expand_mark_at(q0);
-    const uint32_t mine = q0 >= len ? 0 : len - q0 < PS_EXPAND_CHUNK_VT ? len - q0 : PS_EXPAND_CHUNK_VT;
+    /* ---- scan: inclusive max over the whole chunk (marks past len are 0), a run of CHUNK_VT per thread ---- */
+    /* (Clearing and scanning only a short chunk's own slots gained 0.5% when the scan's tiles used chunks too, and
+     * made ptxas spill in the second pass, where average 64 at 2^16 lost 10%: undone, twelfth session.) */
+    const uint32_t base = ps_expand_mark_at(threadIdx.x * PS_EXPAND_CHUNK_VT);
     uint32_t run = 0;
-    if (mine == PS_EXPAND_CHUNK_VT) {
 #pragma unroll 8
-        for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) run = max(run, s.owner[base + k]);
-    } else {
-        for (uint32_t k = 0; k < mine; k++) run = max(run, s.owner[base + k]);
-    }
+    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) run = max(run, s.owner[base + k]);
     const uint32_t inclusive = ps_warp_inclusive(run, lane, ps_expand_max());
     if (lane == PS_WARP_LANES - 1) s.warp_max[warp] = inclusive;
     __syncthreads();
@@ -412,17 +401,10 @@ static __device__ __forceinline__ void ps_expand_owners_by_marks(S &s, uint32_t 
 #pragma unroll
     for (int w = 0; w < PS_EXPAND_WARPS; w++)
         if (w < (int)warp) run = max(run, s.warp_max[w]);
-    if (mine == PS_EXPAND_CHUNK_VT) {
 #pragma unroll 8
-        for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) {
-            run = max(run, s.owner[base + k]);
-            s.owner[base + k] = run - 1;
-        }
-    } else {
-        for (uint32_t k = 0; k < mine; k++) {
-            run = max(run, s.owner[base + k]);
-            s.owner[base + k] = run - 1;
-        }
+    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) {
+        run = max(run, s.owner[base + k]);
+        s.owner[base + k] = run - 1;
     }
 }
 
