@@ -166,6 +166,7 @@ template <int ITEMS_> struct ps_expand_smem {
     uint32_t bits[PS_EXPAND_CHUNK / 32];   /* slot q's bit: a nonzero item starts at q (q = 0: the chunk's first) */
     uint32_t before[PS_EXPAND_CHUNK / 32]; /* the bits set in the words before */
     uint16_t nz[NZ];                       /* the k-th bit's item */
+    static_assert(TILE <= 65536, "a tile's items in 16 bits");
 #else
     uint32_t owner[PS_EXPAND_CHUNK + PS_EXPAND_CHUNK / 32];
 #endif
@@ -182,8 +183,8 @@ static __device__ __forceinline__ uint32_t ps_expand_mark_at(uint32_t q) { retur
 template <int ITEMS_> struct ps_expand_tile_smem {
     enum { ITEMS = ITEMS_, TILE = ITEMS_ * PS_EXPAND_THREADS, BITS_ROWS = 1 };
     enum { WORDS = PS_EXPAND_BUDGET * TILE / 32, THREAD_WORDS = WORDS / PS_EXPAND_THREADS };
-    static_assert(WORDS % PS_EXPAND_THREADS == 0 && TILE <= 65536, "whole words a thread; items in 16 bits");
-    static_assert(PS_EXPAND_BUDGET * TILE <= 65535, "a tile's slots and items counted in 16 bits each");
+    static_assert(WORDS % PS_EXPAND_THREADS == 0, "whole words of bits a thread");
+    static_assert(TILE <= 65535, "the block scan counts a tile's nonzero items (and as many bits) in 16 bits each");
     uint64_t starts[TILE + TILE / ITEMS + 1];
     uint32_t bits[WORDS];
     uint32_t before[WORDS];
@@ -209,7 +210,6 @@ static __device__ __forceinline__ void ps_expand_rows(const S &s, uint32_t word0
     if constexpr (S::BITS_ROWS) {
         /* slot q = threadIdx.x + k THREADS of the chunk is bit lane of word word0 + warp + k THREADS / 32: the
          * warp reads one word */
-        static_assert(S::TILE <= 65536, "the items of a tile in 16 bits");
         const uint32_t lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         const uint32_t upto = 0xffffffffu >> (31 - lane); /* the bits at or below this lane's */
 #pragma unroll 8
@@ -553,7 +553,7 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
         if (prefix.slots >= stop) return;
         {
             /* per word the bits before it, per nonzero item its place in the list: one block scan of both, 16
-             * bits each (a tile has at most 65535 slots and items) */
+             * bits each (a bit per nonzero item, at most TILE of each) */
             uint32_t set = 0;
 #pragma unroll
             for (int j = 0; j < S::THREAD_WORDS; j++) set += __popc(s.bits[threadIdx.x * S::THREAD_WORDS + j]);
