@@ -326,17 +326,24 @@ static __device__ __forceinline__ bool ps_expand_walks(uint64_t slots, uint32_t 
     return PS_EXPAND_WALK && slots >= (uint64_t)PS_EXPAND_WALK_SLOTS * valid;
 }
 
+/* Warps 0 and 1 put the items of chunk [j0, j1) in s.range: the one owning j0, and one past the last starting
+ * before j1 (the caller's next barrier publishes them). */
+template <class S>
+static __device__ __forceinline__ void ps_expand_chunk_items(S &s, uint32_t valid, uint64_t j0, uint64_t j1) {
+    const uint32_t lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+    if (warp < 2) {
+        const uint32_t r = ps_expand_rank(s, valid, warp ? j1 - 1 : j0, lane);
+        if (lane == 0) s.range[warp] = warp ? r : r - 1;
+    }
+}
+
 #if PS_EXPAND_BITS
 /* The bits and items of [j0, j1) (ps_expand_rows reads them): bit 0 for the item owning slot 0, a bit at each
  * later start of a nonzero item, then per word the bits before it, then each such item at its bit's rank. */
 template <class S>
 static __device__ __forceinline__ void ps_expand_owners_by_bits(S &s, uint32_t valid, uint64_t j0, uint64_t j1) {
     static_assert(PS_EXPAND_CHUNK / 32 == PS_EXPAND_THREADS, "one word of bits a thread");
-    const uint32_t lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
-    if (warp < 2) {
-        const uint32_t r = ps_expand_rank(s, valid, warp ? j1 - 1 : j0, lane);
-        if (lane == 0) s.range[warp] = warp ? r : r - 1;
-    }
+    ps_expand_chunk_items(s, valid, j0, j1);
     s.bits[threadIdx.x] = threadIdx.x == 0 ? 1u : 0u;
     __syncthreads();
     const uint32_t first = s.range[0], last = s.range[1];
@@ -369,10 +376,7 @@ static __device__ __forceinline__ void ps_expand_owners_by_marks(S &s, uint32_t 
     const uint32_t lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
 
     /* ---- warps 0 and 1 find the chunk's items while the block clears the marks ---- */
-    if (warp < 2) {
-        const uint32_t r = ps_expand_rank(s, valid, warp ? j1 - 1 : j0, lane);
-        if (lane == 0) s.range[warp] = warp ? r : r - 1;
-    }
+    ps_expand_chunk_items(s, valid, j0, j1);
 #pragma unroll 8
     for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) s.owner[ps_expand_mark_at(threadIdx.x + k * PS_EXPAND_THREADS)] = 0;
     __syncthreads();
@@ -657,18 +661,18 @@ __global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expand_deferred_kernel(c
 /* Where each piece lives in temp, every piece 256-byte aligned. */
 typedef struct expand_layout {
     int items; /* counts per thread of a tile: PS_EXPAND_ITEMS or PS_EXPAND_SMALL_ITEMS, by n */
-    uint64_t tile, tiles;
+    uint64_t tiles;
     size_t chain, starts, dprefix, bytes;
 } expand_layout;
 
 static expand_layout expand_layout_of(uint64_t n) {
     expand_layout L;
     L.items = n >= PS_EXPAND_LARGE_FROM ? PS_EXPAND_ITEMS : PS_EXPAND_SMALL_ITEMS;
-    L.tile = (uint64_t)L.items * PS_EXPAND_THREADS;
-    L.tiles = ps_cuda_div_up(n, L.tile);
+    const uint64_t tile = (uint64_t)L.items * PS_EXPAND_THREADS;
+    L.tiles = ps_cuda_div_up(n, tile);
     L.chain = 0;
     L.starts = L.chain + ps_cuda_align(ps_chain_temp_bytes<ps_expand_carry>(L.tiles));
-    L.dprefix = L.starts + ps_cuda_align((size_t)L.tiles * (L.tile + 1) * 8);
+    L.dprefix = L.starts + ps_cuda_align((size_t)L.tiles * (tile + 1) * 8);
     L.bytes = L.dprefix + (size_t)(L.tiles + 1) * 8;
     return L;
 }
