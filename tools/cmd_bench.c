@@ -25,7 +25,8 @@
  * of_copy compares that bandwidth with the copy's (a reduce can reach 2x the copy's time-ratio, never more
  * than 1.0 of its bandwidth); of_cub is CUB's time over pscan's, the same work. Expand (u32 or u64 counts
  * uniform in 0..M, u32 indices out; --case counts-0-3 (M = 3, the default), avg-4 (M = 8), avg-64 (M = 128))
- * reads the counts and writes one index per slot; CUB has no expand, so it is timed beside the copy alone.
+ * reads the counts and writes one index per slot; CUB has no expand, so it is timed beside the copy alone, a
+ * copy of as many bytes as expand moves on average (counts in, M/2 indices per count out: half read, half written).
  *
  * The by-key family and the rest, each with one input block and one output block (the copy moves the whole
  * input block, all the bytes the primitive reads):
@@ -339,10 +340,11 @@ static void midpoint(pscan_type type, unsigned char operand[8]) {
     }
 }
 
-/* The blocks of one size (see bench_buffers): in_bytes = every input, the bytes the copy moves; in2 = the second
- * input's offset; out_bytes = every output, at least in_bytes; out2 = the second output's offset. */
+/* The blocks of one size (see bench_buffers): in_bytes = every input; in2 = the second input's offset; out_bytes =
+ * every output, at least in_bytes; out2 = the second output's offset; copy_bytes = what the copy moves, the input
+ * block (expand: half the bytes it reads and writes, since its output outweighs its input; both blocks hold it). */
 typedef struct bench_layout {
-    size_t in_bytes, in2, out_bytes, out2;
+    size_t in_bytes, in2, out_bytes, out2, copy_bytes;
 } bench_layout;
 
 static size_t align256(size_t x) { return (x + 255) & ~(size_t)255; }
@@ -356,12 +358,15 @@ static uint64_t expand_capacity(const bench_options *o, uint64_t n) {
 
 static bench_layout layout_of(const bench_options *o, uint64_t n) {
     const size_t items = (size_t)n * pscan_type_size(o->desc.type), second = align256(items);
-    bench_layout l = {items, 0, items, 0};
+    bench_layout l = {items, 0, items, 0, 0};
     switch (o->prim) {
     case BENCH_scan: /* widened: n elements of the 64-bit type out */
         if (o->desc.flags & PSCAN_SCAN_WIDEN) l.out_bytes = (size_t)n * pscan_type_size(pscan_type_widened(o->desc.type));
         break;
-    case BENCH_expand: l.out_bytes = (size_t)expand_capacity(o, n) * 4; break; /* u32 indices */
+    case BENCH_expand: /* u32 indices; the copy: counts in, the mean n M / 2 indices out */
+        l.out_bytes = (size_t)expand_capacity(o, n) * 4;
+        l.copy_bytes = (items + (size_t)((double)n * o->bcase->param / 2) * 4) / 2;
+        break;
     case BENCH_select:
     case BENCH_partition: /* keys (and u8 flags) */
         if (o->bcase->param) l.in2 = second, l.in_bytes = second + (size_t)n;
@@ -378,7 +383,9 @@ static bench_layout layout_of(const bench_options *o, uint64_t n) {
         break;
     default: break;
     }
+    if (l.copy_bytes == 0) l.copy_bytes = l.in_bytes;
     if (l.out_bytes < l.in_bytes) l.out_bytes = l.in_bytes;
+    if (l.out_bytes < l.copy_bytes) l.out_bytes = l.copy_bytes;
     return l;
 }
 
@@ -634,12 +641,14 @@ static void buffers_free(bench_buffers *b) {
 }
 
 /* Allocates the pairs (inputs of bytes, outputs of out_bytes) and uploads host to every input. */
-static pscan_status buffers_alloc(bench_buffers *b, int pairs, const void *host, size_t bytes, size_t out_bytes) {
+/* Each pair: the input block (uploaded from host, bytes of it; in_alloc >= bytes, the copy's source) and out. */
+static pscan_status buffers_alloc(bench_buffers *b, int pairs, const void *host, size_t bytes, size_t in_alloc,
+                                  size_t out_bytes) {
     pscan_status s = pscan_memory_alloc(b->ctx, 8, &b->result);
     b->pairs = 0;
     for (int p = 0; p < pairs && s == PSCAN_SUCCESS; p++) {
         b->in[p] = b->out[p] = NULL;
-        s = pscan_memory_alloc(b->ctx, bytes, &b->in[p]);
+        s = pscan_memory_alloc(b->ctx, in_alloc, &b->in[p]);
         if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(b->ctx, out_bytes, &b->out[p]);
         b->pairs = p + 1;
         if (s == PSCAN_SUCCESS) s = pscan_memory_upload(b->ctx, b->in[p], host, bytes);
@@ -779,8 +788,8 @@ int ps_cli_bench(int argc, char **argv) {
     for (uint64_t k = o.min_log2; k <= o.max_log2 && r == PS_CLI_OK; k++) {
         const uint64_t n = 1ull << k;
         const bench_layout lay = layout_of(&o, n);
-        const size_t bytes = lay.in_bytes; /* every input: what the copy moves */
-        int pairs = on_cuda ? 1 : (int)((BENCH_ROTATE_BYTES + bytes + lay.out_bytes - 1) / (bytes + lay.out_bytes));
+        const size_t bytes = lay.in_bytes, in_alloc = bytes > lay.copy_bytes ? bytes : lay.copy_bytes;
+        int pairs = on_cuda ? 1 : (int)((BENCH_ROTATE_BYTES + in_alloc + lay.out_bytes - 1) / (in_alloc + lay.out_bytes));
         if (pairs > BENCH_MAX_PAIRS) pairs = BENCH_MAX_PAIRS;
         if (pairs < 1) pairs = 1;
 
@@ -792,7 +801,7 @@ int ps_cli_bench(int argc, char **argv) {
         }
         fill_input(&o, n, &lay, host);
         b.in2 = lay.in2, b.out2 = lay.out2;
-        s = buffers_alloc(&b, pairs, host, bytes, lay.out_bytes);
+        s = buffers_alloc(&b, pairs, host, bytes, in_alloc, lay.out_bytes);
         if (s != PSCAN_SUCCESS) {
             printf("# n = 2^%" PRIu64 ": skipped, %s (%s)\n", k, pscan_status_name(s), pscan_status_string(s));
             buffers_free(&b);
@@ -821,7 +830,7 @@ int ps_cli_bench(int argc, char **argv) {
         double seconds[PSCAN_ALGO_COUNT + 1], spread[PSCAN_ALGO_COUNT + 1], cub_seconds = 0, cub_spread = 0;
         uint64_t kept = n;
         int count = 1;
-        calls[0].buf = &b, calls[0].o = NULL, calls[0].algo = PSCAN_ALGO_AUTO, calls[0].n = n, calls[0].bytes = bytes;
+        calls[0].buf = &b, calls[0].o = NULL, calls[0].algo = PSCAN_ALGO_AUTO, calls[0].n = n, calls[0].bytes = lay.copy_bytes;
         for (int a = 0; a < algo_count; a++) {
             /* An algorithm with a size limit (one block, 32-bit indices) sits out the sizes it refuses. */
             calls[count] = calls[0];
@@ -907,7 +916,7 @@ int ps_cli_bench(int argc, char **argv) {
 #endif
         /* the bytes each primitive must move at least (see the header); sort: keys */
         const double in_bytes = (double)bytes, values = (double)n * (double)esize, runs = (double)kept;
-        double traffic = 2 * in_bytes, copy_traffic = 2 * in_bytes;
+        double traffic = 2 * in_bytes, copy_traffic = 2 * (double)lay.copy_bytes;
         switch (o.prim) {
         case BENCH_scan: /* widened: narrow in, 64-bit out */
             if (widen) traffic = in_bytes + (double)n * (double)pscan_type_size(pscan_type_widened(o.desc.type));
