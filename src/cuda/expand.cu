@@ -22,7 +22,8 @@
  * its share chunk by chunk, moving to the next deferred tile as needed: per chunk of CHUNK slots, every item
  * that starts inside it (with a nonzero count) marks its first slot with its index, the item owning the chunk's
  * first slot marks slot 0, and an inclusive max-scan over the chunk hands every slot its item (marks increase
- * with the slot, so the max is the last mark at or before it); the same stores follow. No block ever
+ * with the slot, so the max is the last mark at or before it; each mark carries its chunk's number above the
+ * item, so older chunks' marks lose every max and are never cleared); the same stores follow. No block ever
  * has more than BUDGET slots plus its even share of the deferred ones.
  *
  *   1. scan + expand (single-pass chain, chain/single_pass.cuh): counts -> starts (64-bit, saturating at
@@ -53,10 +54,14 @@
  * H200, 2^28): average 1.5 0.359 -> 0.470, average 4 0.470 -> 0.665; 2^16 0.289 -> 0.332 at 4; average 64 (the
  * second pass) unchanged, 0.649 at 2^24. Measured and not kept (2048-item tiles, chunks in both passes): chunks of
  * 4096 slots (0.40 / 0.56), a budget of 32768 (the same), chunks done by single warps without block barriers
- * (0.41 / 0.55), 16-byte vector stores from registers (0.29 / 0.14); per-chunk bits (PS_EXPAND_BITS). A full
- * chunk's rows at constant offsets (3 instructions a slot) gained 3%. What is left (Nsight Compute, 2^22, before
- * the bits): the second pass (average 64) reaches 56% of DRAM throughput, stalled at barriers, on the MIO queue
- * and on shared-memory loads: latency per chunk more than any one instruction (docs/performance.md).
+ * (0.41 / 0.55), 16-byte vector stores from registers (0.29 / 0.14). A full chunk's rows at constant offsets
+ * (3 instructions a slot) gained 3%. The second pass (average 64, H200, 2026-11-28, docs/bench/
+ * h200-expand-second-pass.csv, 2^24): the marks never cleared, the max-scan's run in registers 0.635 -> 0.665
+ * (one shared store and one load a slot fewer); not kept: a chunk's owners from bits (0.624, as in the first pass:
+ * three shared loads a slot), sections of 32768 slots from bits (0.571), each warp writing its items' slots
+ * line by line with no barriers (0.470: issue-bound, 73% of issue slots), the walk (H100 0.755 against 0.728, but
+ * 2% lost at average 4). Nsight Compute (2^22, before): 58% of DRAM throughput, barrier, short-scoreboard
+ * and MIO stalls first, 49% of issue slots.
  */
 #include <stdint.h>
 #include <string.h>
@@ -91,21 +96,10 @@
 #else
 #define PS_EXPAND_MIN_BLOCKS_OF(items) ((items) >= 16 ? 3 : 4)
 #endif
-/* How a chunk finds each slot's item: 0, marks and a block max-scan (below); 1, a search and walk per thread
- * (ps_expand_walk) in tiles of at least PS_EXPAND_WALK_SLOTS slots an item (0: every tile), the marks in the
- * others. H100, tune_expand, of copy at average count 4 (2^28) / 64 (2^24): marks 0.576 / 0.728; the walk in
- * every tile 0.508 / 0.755; from 16 slots an item 0.563 / 0.755 (docs/performance.md, 2026-11-27, sixth and
- * seventh sessions; the knob's values then were 1 and 2). Neither reaches the issue's 0.8: the default stays 0. */
-#ifndef PS_EXPAND_WALK
-#define PS_EXPAND_WALK 0
-#endif
-/* 1: a chunk's owners from a bit per slot (set where a nonzero item starts) and the list of those items, each slot
- * counting the bits at or before it; 0: the owner array by marks and a max-scan (or the walk). Tuning. */
-#ifndef PS_EXPAND_BITS
-#define PS_EXPAND_BITS 0
-#endif
-#ifndef PS_EXPAND_WALK_SLOTS
-#define PS_EXPAND_WALK_SLOTS 16
+/* A mark holds its chunk's number above the item + 1: a tile's items (TILE < 8192) in the low bits; the numbers
+ * wrap after 2^(32 - this) chunks of a block (29 makes that 8, to test the wrap). */
+#ifndef PS_EXPAND_MARK_ITEM_BITS
+#define PS_EXPAND_MARK_ITEM_BITS 13
 #endif
 #define PS_EXPAND_THREADS 256
 #define PS_EXPAND_WARPS (PS_EXPAND_THREADS / PS_WARP_LANES)
@@ -156,20 +150,13 @@ static __device__ __forceinline__ uint32_t ps_expand_block_exclusive(uint32_t x,
 /* The second pass's (the scan's tiles have ps_expand_tile_smem). starts: the tile's counts, then its starts, with
  * entry `valid` the tile's end, padded one word per thread's run (at()) so the scan's runs and the rows read
  * without bank conflicts; owner: per slot
- * of the chunk, its item in the tile, padded one word per 32 (mark_at()) so that a thread's run of CHUNK_VT
+ * of the chunk, its chunk's number and item + 1 in the tile (ps_expand_owners_by_marks), padded one word per 32 (mark_at()) so that a thread's run of CHUNK_VT
  * slots and a row of the block are both conflict-free, and at constant offsets from one base per thread. */
 template <int ITEMS_> struct ps_expand_smem {
-    enum { ITEMS = ITEMS_, TILE = ITEMS_ * PS_EXPAND_THREADS, BITS_ROWS = PS_EXPAND_BITS };
+    enum { ITEMS = ITEMS_, TILE = ITEMS_ * PS_EXPAND_THREADS, BITS_ROWS = 0 };
+    static_assert(TILE < (1 << PS_EXPAND_MARK_ITEM_BITS), "a tile's item + 1 in a mark's low bits");
     uint64_t starts[TILE + TILE / ITEMS + 1];
-#if PS_EXPAND_BITS
-    enum { NZ = (PS_EXPAND_CHUNK < TILE ? PS_EXPAND_CHUNK : TILE) + 1 }; /* a chunk's items that start in it */
-    uint32_t bits[PS_EXPAND_CHUNK / 32];   /* slot q's bit: a nonzero item starts at q (q = 0: the chunk's first) */
-    uint32_t before[PS_EXPAND_CHUNK / 32]; /* the bits set in the words before */
-    uint16_t nz[NZ];                       /* the k-th bit's item */
-    static_assert(TILE <= 65536, "a tile's items in 16 bits");
-#else
-    uint32_t owner[PS_EXPAND_CHUNK + PS_EXPAND_CHUNK / 32];
-#endif
+    uint32_t owner[PS_EXPAND_CHUNK + PS_EXPAND_CHUNK / 32]; /* marks, then each slot's (chunk, item + 1) */
     uint64_t warp_sums[PS_EXPAND_WARPS];
     uint32_t warp_max[PS_EXPAND_WARPS];
     uint32_t range[2]; /* the chunk's items: first owns its first slot, first + 1 .. last - 1 start inside */
@@ -223,7 +210,8 @@ static __device__ __forceinline__ void ps_expand_rows(const S &s, uint32_t word0
         const uint32_t *const owners = s.owner + ps_expand_mark_at(threadIdx.x);
 #pragma unroll 8
         for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++)
-            if (FULL || threadIdx.x + k * PS_EXPAND_THREADS < len) f(k * PS_EXPAND_THREADS, owners[k * ROW]);
+            if (FULL || threadIdx.x + k * PS_EXPAND_THREADS < len)
+                f(k * PS_EXPAND_THREADS, (owners[k * ROW] & ((1u << PS_EXPAND_MARK_ITEM_BITS) - 1u)) - 1u);
     }
 }
 
@@ -279,53 +267,6 @@ static __device__ __forceinline__ uint32_t ps_expand_rank(const S &s, uint32_t v
     return lo;
 }
 
-#if PS_EXPAND_WALK
-/* How far past x a start lies that lies past it, clamped to CHUNK_VT: a walk's slots then compare 32 bits with a
- * constant. */
-static __device__ __forceinline__ uint32_t ps_expand_gap(uint64_t start, uint64_t x) {
-    return start - x < PS_EXPAND_CHUNK_VT ? (uint32_t)(start - x) : PS_EXPAND_CHUNK_VT;
-}
-
-/* The owners of a thread's m (CHUNK_VT when FULL) consecutive slots from slot x, into out[0, m): the last item
- * starting at or below x (start(0) <= x < end, so there is one, and its count is not 0) by a binary search, then
- * a walk: before each slot, step past every item whose successor starts at or below it (items with no slots are
- * stepped over the same way; the slots lie below the end, so owner stays below valid). The start after next is
- * loaded a step ahead, so a step waits on no load issued in it.
- * The search covers the whole tile, not the chunk's items (s.range as ps_expand_rank finds them): it needs no
- * barrier, and its 11 dependent loads for 2048 items are fewer than the rank's 3 rounds, a barrier and a search
- * of the chunk's items at small counts, where a chunk spans most of the tile anyway (average 4: 3 + 11); large
- * counts would search fewer items (average 64: 3 + 7) but still wait on the rank's rounds and the barrier. */
-template <bool FULL, class S>
-static __device__ __forceinline__ void ps_expand_walk(const S &s, uint32_t valid, uint64_t x,
-                                                      uint32_t *out, uint32_t m) {
-    uint32_t owner = 0; /* the answer lies in [owner, owner + n) */
-    for (uint32_t n = valid; n > 1;) {
-        const uint32_t half = n / 2;
-        if (s.starts[S::at(owner + half)] <= x) owner += half;
-        n -= half;
-    }
-    uint32_t gap = ps_expand_gap(s.starts[S::at(owner + 1)], x); /* to the next item's start: past x */
-    uint64_t after = s.starts[S::at(min(owner + 2, valid))];     /* used only if owner + 1 < valid */
-    out[0] = owner;
-#pragma unroll
-    for (int k = 1; k < PS_EXPAND_CHUNK_VT; k++) {
-        if (!FULL && (uint32_t)k == m) break;
-        while (gap <= (uint32_t)k) {
-            owner++;
-            gap = ps_expand_gap(after, x);
-            after = s.starts[S::at(min(owner + 2, valid))];
-        }
-        out[k] = owner;
-    }
-}
-#endif
-
-/* Whether a tile of `valid` items and `slots` slots takes the walk (PS_EXPAND_WALK): the same answer in every
- * thread of the block, as the chunk's barriers need. */
-static __device__ __forceinline__ bool ps_expand_walks(uint64_t slots, uint32_t valid) {
-    return PS_EXPAND_WALK && slots >= (uint64_t)PS_EXPAND_WALK_SLOTS * valid;
-}
-
 /* Warps 0 and 1 put the items of chunk [j0, j1) in s.range: the one owning j0, and one past the last starting
  * before j1 (the caller's next barrier publishes them). */
 template <class S>
@@ -337,66 +278,33 @@ static __device__ __forceinline__ void ps_expand_chunk_items(S &s, uint32_t vali
     }
 }
 
-#if PS_EXPAND_BITS
-/* The bits and items of [j0, j1) (ps_expand_rows reads them): bit 0 for the item owning slot 0, a bit at each
- * later start of a nonzero item, then per word the bits before it, then each such item at its bit's rank. */
+/* The owner of each slot of [j0, j1) into s.owner by marks: each item's first slot gets (gen, its index + 1), then
+ * an inclusive max-scan over the chunk hands every slot the last mark at or before it. gen numbers the block's
+ * chunks from 1 up, so no mark is ever cleared: slot 0 always holds this chunk's mark, above every older one, and
+ * the max passes over the rest (clearing cost a shared store a slot: 3.5-5% at average 64, H200, 2026-11-28). */
 template <class S>
-static __device__ __forceinline__ void ps_expand_owners_by_bits(S &s, uint32_t valid, uint64_t j0, uint64_t j1) {
-    static_assert(PS_EXPAND_CHUNK / 32 == PS_EXPAND_THREADS, "one word of bits a thread");
-    ps_expand_chunk_items(s, valid, j0, j1);
-    s.bits[threadIdx.x] = threadIdx.x == 0 ? 1u : 0u;
-    __syncthreads();
-    const uint32_t first = s.range[0], last = s.range[1];
-    for (uint32_t i = first + 1 + threadIdx.x; i < last; i += PS_EXPAND_THREADS) {
-        const uint64_t start = s.starts[S::at(i)];
-        if (s.starts[S::at(i + 1)] > start) {
-            const uint32_t q = (uint32_t)(start - j0);
-            atomicOr(&s.bits[q / 32], 1u << (q % 32));
-        }
-    }
-    __syncthreads();
-    s.before[threadIdx.x] = ps_expand_block_exclusive(__popc(s.bits[threadIdx.x]), s.warp_max);
-    __syncthreads();
-    if (threadIdx.x == 0) s.nz[0] = (uint16_t)first;
-    for (uint32_t i = first + 1 + threadIdx.x; i < last; i += PS_EXPAND_THREADS) {
-        const uint64_t start = s.starts[S::at(i)];
-        if (s.starts[S::at(i + 1)] > start) {
-            const uint32_t q = (uint32_t)(start - j0), below = (1u << (q % 32)) - 1u;
-            s.nz[s.before[q / 32] + __popc(s.bits[q / 32] & below)] = (uint16_t)i;
-        }
-    }
-}
-#endif
-
-/* The owner of each slot of [j0, j1) into s.owner by marks: each item's first slot gets its index + 1, then an
- * inclusive max-scan over the chunk hands every slot the last mark at or before it. */
-template <class S>
-static __device__ __forceinline__ void ps_expand_owners_by_marks(S &s, uint32_t valid, uint64_t j0,
-                                                                 uint64_t j1) {
+static __device__ __forceinline__ void ps_expand_owners_by_marks(S &s, uint32_t valid, uint64_t j0, uint64_t j1,
+                                                                 uint32_t gen) {
     const uint32_t lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
 
-    /* ---- warps 0 and 1 find the chunk's items while the block clears the marks ---- */
+    /* ---- warps 0 and 1 find the chunk's items ---- */
     ps_expand_chunk_items(s, valid, j0, j1);
-#pragma unroll 8
-    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) s.owner[ps_expand_mark_at(threadIdx.x + k * PS_EXPAND_THREADS)] = 0;
     __syncthreads();
 
-    /* ---- mark: each item's first slot gets its index + 1 (items with no slots mark nothing) ---- */
-    const uint32_t first = s.range[0], last = s.range[1];
-    if (threadIdx.x == 0) s.owner[0] = first + 1;
+    /* ---- mark: each item's first slot (items with no slots mark nothing) ---- */
+    const uint32_t first = s.range[0], last = s.range[1], tag = gen << PS_EXPAND_MARK_ITEM_BITS;
+    if (threadIdx.x == 0) s.owner[0] = tag | (first + 1);
     for (uint32_t i = first + 1 + threadIdx.x; i < last; i += PS_EXPAND_THREADS) {
         const uint64_t start = s.starts[S::at(i)];
-        if (s.starts[S::at(i + 1)] > start) s.owner[ps_expand_mark_at((uint32_t)(start - j0))] = i + 1;
+        if (s.starts[S::at(i + 1)] > start) s.owner[ps_expand_mark_at((uint32_t)(start - j0))] = tag | (i + 1);
     }
     __syncthreads();
 
-    /* ---- scan: inclusive max over the whole chunk (marks past len are 0), a run of CHUNK_VT per thread ---- */
-    /* (Clearing and scanning only a short chunk's own slots gained 0.5% when the scan's tiles used chunks too, and
-     * made ptxas spill in the second pass, where average 64 at 2^16 lost 10%: undone, twelfth session.) */
+    /* ---- scan: inclusive max over the whole chunk, a run of CHUNK_VT per thread held in registers ---- */
     const uint32_t base = ps_expand_mark_at(threadIdx.x * PS_EXPAND_CHUNK_VT);
-    uint32_t run = 0;
-#pragma unroll 8
-    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) run = max(run, s.owner[base + k]);
+    uint32_t v[PS_EXPAND_CHUNK_VT], run = 0;
+#pragma unroll
+    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) run = max(run, v[k] = s.owner[base + k]);
     const uint32_t inclusive = ps_warp_inclusive(run, lane, ps_expand_max());
     if (lane == PS_WARP_LANES - 1) s.warp_max[warp] = inclusive;
     __syncthreads();
@@ -405,36 +313,18 @@ static __device__ __forceinline__ void ps_expand_owners_by_marks(S &s, uint32_t 
 #pragma unroll
     for (int w = 0; w < PS_EXPAND_WARPS; w++)
         if (w < (int)warp) run = max(run, s.warp_max[w]);
-#pragma unroll 8
-    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) {
-        run = max(run, s.owner[base + k]);
-        s.owner[base + k] = run - 1;
-    }
+#pragma unroll
+    for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) s.owner[base + k] = run = max(run, v[k]);
 }
 
 /* Writes slots [j0, j1) of the tile whose first item is item0 and whose `valid` starts (and end) are in
- * s.starts; start(0) <= j0 < j1 <= end, j1 - j0 <= CHUNK. Called by the whole block (walk the same in every
- * thread: ps_expand_walks); leaves s.starts as it was. */
+ * s.starts; start(0) <= j0 < j1 <= end, j1 - j0 <= CHUNK; gen: the chunk's number in the block (from 1). Called by
+ * the whole block; leaves s.starts as it was. */
 template <class I, class S>
 static __device__ __forceinline__ void ps_expand_chunk(const ps_expand_out &o, S &s, uint32_t valid,
-                                                       uint64_t item0, uint64_t j0, uint64_t j1, bool walk) {
+                                                       uint64_t item0, uint64_t j0, uint64_t j1, uint32_t gen) {
     const uint32_t len = (uint32_t)(j1 - j0);
-    (void)walk;
-#if PS_EXPAND_WALK
-    if (walk) {
-        /* each thread the owners of its run of CHUNK_VT slots, straight from the starts */
-        const uint32_t q0 = threadIdx.x * PS_EXPAND_CHUNK_VT; /* the run's first slot in the chunk */
-        if (q0 + PS_EXPAND_CHUNK_VT <= len)
-            ps_expand_walk<true>(s, valid, j0 + q0, s.owner + ps_expand_mark_at(q0), PS_EXPAND_CHUNK_VT);
-        else if (q0 < len) /* the run that len cuts; runs past it write nothing, and no row reads them */
-            ps_expand_walk<false>(s, valid, j0 + q0, s.owner + ps_expand_mark_at(q0), len - q0);
-    } else
-#endif
-#if PS_EXPAND_BITS
-        ps_expand_owners_by_bits(s, valid, j0, j1);
-#else
-        ps_expand_owners_by_marks(s, valid, j0, j1);
-#endif
+    ps_expand_owners_by_marks(s, valid, j0, j1, gen);
     __syncthreads();
 
     /* ---- store ---- */
@@ -633,7 +523,8 @@ __global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expand_deferred_kernel(c
     const uint64_t share = (useful + gridDim.x - 1) / gridDim.x;
     uint64_t d = (uint64_t)blockIdx.x * share;
     const uint64_t d_end = d + share < useful ? d + share : useful;
-    uint32_t t = 0;
+    uint32_t t = 0, gen = 0; /* gen: the chunks so far, the marks' numbers (the marks start cleared) */
+    for (uint32_t q = threadIdx.x; q < sizeof s.owner / 4; q += PS_EXPAND_THREADS) s.owner[q] = 0;
     while (d < d_end) {
         if (threadIdx.x == 0) s_tile = ps_expand_find_tile(p.dprefix, t, p.tiles, d);
         __syncthreads();
@@ -645,11 +536,14 @@ __global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expand_deferred_kernel(c
         __syncthreads();
         const uint64_t t_first = p.dprefix[t], t_end = p.dprefix[t + 1], start = s.starts[0];
         const uint64_t stop = d_end < t_end ? d_end : t_end;
-        const bool walk = ps_expand_walks(t_end - t_first, valid); /* a deferred tile's slots are all deferred */
         while (d < stop) { /* at least once: t holds d, so d < t_end */
             const uint64_t j0 = start + (d - t_first), len = stop - d < PS_EXPAND_CHUNK ? stop - d : PS_EXPAND_CHUNK;
             if (j0 >= p.capacity) return;
-            ps_expand_chunk<I>(p.out, s, valid, item0, j0, j0 + len < p.capacity ? j0 + len : p.capacity, walk);
+            if (++gen == 1u << (32 - PS_EXPAND_MARK_ITEM_BITS)) { /* the numbers wrap: clear the marks */
+                for (uint32_t q = threadIdx.x; q < sizeof s.owner / 4; q += PS_EXPAND_THREADS) s.owner[q] = 0;
+                gen = 1; /* (the last chunk ended on a barrier, and the next chunk's first barrier follows) */
+            }
+            ps_expand_chunk<I>(p.out, s, valid, item0, j0, j0 + len < p.capacity ? j0 + len : p.capacity, gen);
             d += len;
         }
         t++;

@@ -3,10 +3,8 @@
  * (the counts' scan expanding its own tiles, the deferred tiles' pass) at knob settings given with -D through
  * tools/tune/variants.sh (PS_EXPAND_ITEMS: counts per thread of a tile, PS_EXPAND_SMALL_ITEMS below
  * PS_EXPAND_LARGE_FROM items; PS_EXPAND_CHUNK_VT: slots per thread of a chunk; PS_EXPAND_BUDGET: the most slots
- * a tile writes itself, per item; PS_EXPAND_MIN_BLOCKS, for both shapes; PS_EXPAND_WALK: 1 for a
- * chunk's owners by a search and walk per thread instead of marks and a max-scan, in tiles of at least
- * PS_EXPAND_WALK_SLOTS slots an item, 0 for every tile), beside a device copy of the bytes expand must move
- * (counts in, indices out), each result checked on the host. Not part of the library.
+ * a tile writes itself, per item; PS_EXPAND_MIN_BLOCKS, for both shapes), beside a device copy of the bytes
+ * expand must move (counts in, indices out), each result checked on the host. Not part of the library.
  *
  *   tools/tune/variants.sh tools/tune/tune_expand.cu OUT.csv "base=" "b16=-DPS_EXPAND_BUDGET=16" -- [--reps 21]
  *   tune_expand [--min-log2 16] [--max-log2 26] [--reps 21] [--cases 1.5,4,64]
@@ -86,6 +84,14 @@ static void bench(uint64_t n, uint32_t most, const ps_cuda_device &dev) {
     CK(cudaFree(req.temp));
 }
 
+/* Whether name is one of the comma-separated list's entries ("4" is not in "64"). */
+static bool listed(const char *list, const char *name) {
+    const size_t len = strlen(name);
+    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, name, len) && (p[len] == ',' || p[len] == 0)) return true;
+    return false;
+}
+
 int main(int argc, char **argv) {
     int min_log2 = 16, max_log2 = 26;
     const char *wanted = "1.5,4,64"; /* average counts: 1.5, 4, 64 */
@@ -107,7 +113,7 @@ int main(int argc, char **argv) {
     const uint32_t cases[] = {3, 8, 128};
     for (uint32_t m : cases)
         for (int lg = min_log2; lg <= max_log2; lg += 2) {
-            if (!strstr(wanted, m == 3 ? "1.5" : m == 8 ? "4" : "64")) continue;
+            if (!listed(wanted, m == 3 ? "1.5" : m == 8 ? "4" : "64")) continue;
             if (m == 128 && lg > 24) continue; /* 2^24 x 64 slots of 4 bytes: 4 GiB */
             bench(1ull << lg, m, dev);
         }
