@@ -105,15 +105,11 @@ def test_a_primitive_in_its_own_file_ignores_an_older_combined_one(tmp_path):
 
 
 def test_expand_targets_read_their_case_and_sizes(tmp_path):
-    # average 4: 0.85 at 2^28 but 0.70 at 2^30 (the worst decides); average 64: 0.82 at 2^24 and 2^26, a slow
-    # 2^16 (latency) outside the sizes the target holds at
-    lines = targets(tmp_path, [
-        row("GPU E", "decoupled-lookback", "expand", "u32", "avg-4", 28, 100, 0.85, 0),
-        row("GPU E", "decoupled-lookback", "expand", "u32", "avg-4", 30, 400, 0.70, 0),
-        row("GPU E", "decoupled-lookback", "expand", "u32", "avg-64", 16, 20, 0.40, 0),
-        row("GPU E", "decoupled-lookback", "expand", "u32", "avg-64", 24, 100, 0.82, 0),
-        row("GPU E", "decoupled-lookback", "expand", "u32", "avg-64", 26, 400, 0.83, 0),
-    ])
+    # (case, log2 n, of copy): average 4 0.85 at 2^28 but 0.70 at 2^30 (the worst decides); average 64 0.82 and
+    # 0.83 at 2^24 and 2^26, and a slow 2^16 (latency) outside the sizes the target holds at
+    cases = [("avg-4", 28, 0.85), ("avg-4", 30, 0.70), ("avg-64", 16, 0.40), ("avg-64", 24, 0.82), ("avg-64", 26, 0.83)]
+    lines = targets(tmp_path, [row("GPU E", "decoupled-lookback", "expand", "u32", kind, k, 100, f, 0)
+                               for kind, k, f in cases])
     four = [v for k, v in lines.items() if k.startswith("expand, counts averaging 4,")]
     sixty_four = [v for k, v in lines.items() if k.startswith("expand, counts averaging 64,")]
     assert len(four) == 1 and "MISS" in four[0] and "0.700 of copy" in four[0] and "2^30" in four[0]
