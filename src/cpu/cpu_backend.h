@@ -5,6 +5,21 @@
 #include "cpu_kernels.h"
 #include "pscan_internal.h"
 
+#include <string.h>
+
+/* One element of `bytes` bytes: 1, 2, 4 and 8 as constant-size copies (one load and one store; in a loop the
+ * switch goes the same way every time and predicts perfectly), any other size by memcpy. A memcpy call with a
+ * variable size per element cost a fifth of run-length encoding's time (2026-11-28). */
+static inline void ps_cpu_copy_element(void *dst, const void *src, size_t bytes) {
+    switch (bytes) {
+    case 1: memcpy(dst, src, 1); break;
+    case 2: memcpy(dst, src, 2); break;
+    case 4: memcpy(dst, src, 4); break;
+    case 8: memcpy(dst, src, 8); break;
+    default: memcpy(dst, src, bytes); break;
+    }
+}
+
 typedef struct ps_cpu_pool ps_cpu_pool;
 
 /* A pool of threads - 1 workers plus the calling thread, created once per context so no call spawns. */

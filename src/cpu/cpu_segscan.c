@@ -235,18 +235,6 @@ void ps_cpu_threads_segscan(ps_cpu_pool *pool, const ps_request *req) {
  * Threads: each range counts its heads and reduces its last piece; the caller scans the counts and folds the
  * pieces as above; each range then writes the runs that end in it, the first one continuing from its carry. */
 
-/* memcpy of an element's bytes: the common sizes as constant-size copies (plain loads and stores, where a call
- * with a variable size was a fifth of run-length encoding's time). */
-static inline void copy_element(void *dst, const void *src, size_t bytes) {
-    switch (bytes) {
-    case 1: memcpy(dst, src, 1); break;
-    case 2: memcpy(dst, src, 2); break;
-    case 4: memcpy(dst, src, 4); break;
-    case 8: memcpy(dst, src, 8); break;
-    default: memcpy(dst, src, bytes); break;
-    }
-}
-
 /* The value of the piece [s, e): its values reduced, or for run-length encoding its length. */
 static void piece_value(const ps_request *req, const ps_cpu_kernels *k, uint64_t s, uint64_t e, ps_value *v) {
     if (req->prim == PS_PRIM_RUN_LENGTH_ENCODE)
@@ -269,8 +257,8 @@ static uint64_t by_key_range(const ps_request *req, uint64_t lo, uint64_t hi, ui
         ps_value v = s == lo && open ? *open : req->init, x;
         piece_value(req, k, s, e, &x);
         k->combine(&v, &x);
-        copy_element((char *)req->out + r * kb, (const char *)req->in2 + s * kb, kb);
-        copy_element((char *)req->out2 + r * eb, v.bytes, eb);
+        ps_cpu_copy_element((char *)req->out + r * kb, (const char *)req->in2 + s * kb, kb);
+        ps_cpu_copy_element((char *)req->out2 + r * eb, v.bytes, eb);
         r++;
     }
     return r;

@@ -59,17 +59,6 @@ static void mark(const ps_request *req, mark_fn fn, uint64_t begin, size_t len, 
     for (size_t i = 0; i < len; i++) keep[i] = f[i] != 0;
 }
 
-/* One element of 1, 2, 4 or 8 bytes: the switch is taken the same way every time, so it predicts perfectly
- * and each memcpy becomes one load and one store. */
-static inline void copy_element(unsigned char *dst, const unsigned char *src, size_t bytes) {
-    switch (bytes) {
-    case 1: *dst = *src; break;
-    case 2: memcpy(dst, src, 2); break;
-    case 4: memcpy(dst, src, 4); break;
-    default: memcpy(dst, src, 8); break;
-    }
-}
-
 uint64_t ps_cpu_select_count(const ps_request *req, uint64_t begin, uint64_t end) {
     const mark_fn fn = mark_of(req->type);
     uint8_t keep[PS_SELECT_BLOCK];
@@ -103,12 +92,12 @@ void ps_cpu_select_move(const ps_request *req, uint64_t begin, uint64_t end, uin
         mark(req, fn, b, len, keep);
         for (size_t i = 0; i < len; i++) {
             const unsigned char *k = in + (b + i) * kb;
-            copy_element(keys[0] + kept * kb, k, kb);
-            copy_element(keys[1] + rejected * kb, k, kb);
+            ps_cpu_copy_element(keys[0] + kept * kb, k, kb);
+            ps_cpu_copy_element(keys[1] + rejected * kb, k, kb);
             if (vb) {
                 const unsigned char *v = in2 + (b + i) * vb;
-                copy_element(values[0] + kept * vb, v, vb);
-                copy_element(values[1] + rejected * vb, v, vb);
+                ps_cpu_copy_element(values[0] + kept * vb, v, vb);
+                ps_cpu_copy_element(values[1] + rejected * vb, v, vb);
             }
             kept += keep[i];
             rejected += 1u - keep[i];
