@@ -85,7 +85,7 @@ static void copy_item(unsigned char *dst, uint64_t d, const unsigned char *src, 
 }
 
 /* The order-preserving map of pscan.h. */
-static uint64_t map_key(const sort_map *m, uint64_t raw) {
+static inline uint64_t map_key(const sort_map *m, uint64_t raw) {
     uint64_t t = raw;
     if (m->kind == KEY_SIGNED) {
         t = raw ^ m->sign;
@@ -99,7 +99,7 @@ static uint64_t map_key(const sort_map *m, uint64_t raw) {
     return t ^ m->flip;
 }
 
-static unsigned digit_of(const sort_map *m, unsigned pass, uint64_t raw) {
+static inline unsigned digit_of(const sort_map *m, unsigned pass, uint64_t raw) {
     return (unsigned)((map_key(m, raw) >> m->shift[pass]) & m->mask[pass]);
 }
 
@@ -125,15 +125,37 @@ static void pass_buffers(const ps_request *req, const sort_map *m, unsigned p, u
     }
 }
 
-/* Moves items [begin, end) of src to their slots: item i goes to offsets[digit]++. */
+/* Moves items [begin, end) of src to their slots: item i goes to offsets[digit]++. The map, the pass's shift and
+ * mask and the 256 offsets are copied into locals first, and each key width has a loop of its own: the stores go
+ * through byte pointers that may alias anything, so reading through m and offsets reloaded them for every key.
+ * A u32 pass over 2^22 keys, alone in a C harness on the 2-core machine of 2026-11-28: 10.3 -> 6.4 ns a key.
+ * Write combining (16 keys a digit buffered, then written together) measured 7.4 there: not kept. */
 static void scatter(const sort_map *m, unsigned pass, const sort_buffers *b, uint64_t begin, uint64_t end,
                     uint64_t *offsets) {
-    for (uint64_t i = begin; i < end; i++) {
-        const uint64_t raw = load_key(b->keys_src, i, m->kb);
-        const uint64_t d = offsets[digit_of(m, pass, raw)]++;
-        copy_item(b->keys_dst, d, b->keys_src, i, m->kb);
-        if (m->vb) copy_item(b->values_dst, d, b->values_src, i, m->vb);
+    const sort_map mm = *m;
+    const unsigned shift = mm.shift[pass];
+    const uint64_t mask = mm.mask[pass];
+    const size_t vb = mm.vb;
+    const unsigned char *const ks = b->keys_src, *const vs = b->values_src;
+    unsigned char *const kd = b->keys_dst, *const vd = b->values_dst;
+    uint64_t off[SORT_RADIX];
+    memcpy(off, offsets, sizeof off);
+#define PS_CPU_SORT_SCATTER(T)                                                                                    \
+    for (uint64_t i = begin; i < end; i++) {                                                                      \
+        T raw;                                                                                                    \
+        memcpy(&raw, ks + i * sizeof(T), sizeof(T));                                                              \
+        const uint64_t d = off[(map_key(&mm, raw) >> shift) & mask]++;                                            \
+        memcpy(kd + d * sizeof(T), &raw, sizeof(T));                                                              \
+        if (vb) copy_item(vd, d, vs, i, vb);                                                                      \
     }
+    switch (mm.kb) {
+    case 1: PS_CPU_SORT_SCATTER(uint8_t); break;
+    case 2: PS_CPU_SORT_SCATTER(uint16_t); break;
+    case 4: PS_CPU_SORT_SCATTER(uint32_t); break;
+    default: PS_CPU_SORT_SCATTER(uint64_t); break;
+    }
+#undef PS_CPU_SORT_SCATTER
+    memcpy(offsets, off, sizeof off);
 }
 
 static size_t align_up(size_t x) { return (x + 63) & ~(size_t)63; }
@@ -196,8 +218,14 @@ static void sort_job_run(void *arg, unsigned t) {
     const uint64_t begin = t * job->chunk, end = begin + job->chunk < job->n ? begin + job->chunk : job->n;
     uint64_t *mine = job->offsets + (size_t)t * SORT_RADIX;
     if (job->phase == 0) {
-        memset(mine, 0, SORT_RADIX * sizeof(uint64_t));
-        for (uint64_t i = begin; i < end; i++) mine[digit_of(job->m, job->pass, load_key(job->b.keys_src, i, job->m->kb))]++;
+        /* counted in locals: mine's stores may alias the map's words, which the compiler would reload a key */
+        const sort_map mm = *job->m;
+        const unsigned pass = job->pass;
+        const unsigned char *const ks = job->b.keys_src;
+        uint64_t counts[SORT_RADIX];
+        memset(counts, 0, sizeof counts);
+        for (uint64_t i = begin; i < end; i++) counts[digit_of(&mm, pass, load_key(ks, i, mm.kb))]++;
+        memcpy(mine, counts, sizeof counts);
     } else if (begin < end) {
         scatter(job->m, job->pass, &job->b, begin, end, mine);
     }
