@@ -10,7 +10,9 @@
  *             [--n N,N,...]   (these sizes instead of the powers of two: awkward sizes to check a policy's tiles)
  *   (2^30 fits an 80 GB H100 with --types u32; u64 pairs at 2^30 need about 60 GB)
  *
- * Prints one CSV row per (keys, payload, n): times in microseconds, Gkeys/s = n / time, and pscan / CUB speed.
+ * Prints one CSV row per (keys, payload, n): times in microseconds, Gkeys/s = n / time, and pscan / CUB speed;
+ * CUB is called with a 64-bit n (cub_us) and, below 2^31, with an int n as `pscan bench` calls it (cub_int_us):
+ * CUB chooses its tile by the offset type.
  * Method: random keys over the whole key range (never all zeros); each timed call is preceded by a write of 2x
  * the L2 size (outside the timed region), so nothing is timed from cache; CUDA events around the call alone;
  * the median of reps calls after two warm-ups; temp is allocated once, outside the timing, for both.
@@ -20,6 +22,7 @@
 #include <cub/cub.cuh>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -74,6 +77,25 @@ template <class K, bool PAIRS> static void bench(const char *name, uint64_t n, c
             CK(cub::DeviceRadixSort::SortKeys(cub_temp, cub_bytes, keys_in, keys_ref, (int64_t)n));
     };
 
+    /* CUB again with an int n, as `pscan bench` (tools/bench_cuda.cu) and most callers pass it: CUB picks its pass
+     * policy by the offset type (384 x 19 keys a tile for 64-bit n, 384 x 20 for int, u32 keys, from the SASS) */
+    const bool int_n = n <= (uint64_t)INT_MAX;
+    size_t cub_int_bytes = 0;
+    if (int_n) {
+        if (PAIRS)
+            CK(cub::DeviceRadixSort::SortPairs(nullptr, cub_int_bytes, keys_in, keys_ref, values_in, values_ref, (int)n));
+        else
+            CK(cub::DeviceRadixSort::SortKeys(nullptr, cub_int_bytes, keys_in, keys_ref, (int)n));
+    }
+    void *cub_int_temp;
+    CK(cudaMalloc(&cub_int_temp, cub_int_bytes ? cub_int_bytes : 1));
+    auto cub_int_call = [&] {
+        if (PAIRS)
+            CK(cub::DeviceRadixSort::SortPairs(cub_int_temp, cub_int_bytes, keys_in, keys_ref, values_in, values_ref, (int)n));
+        else
+            CK(cub::DeviceRadixSort::SortKeys(cub_int_temp, cub_int_bytes, keys_in, keys_ref, (int)n));
+    };
+
     /* ---- pscan ---- */
     const size_t ps_bytes = ps_sort_temp_bytes(n, sizeof(K), PAIRS ? 4 : 0);
     void *ps_temp;
@@ -105,12 +127,20 @@ template <class K, bool PAIRS> static void bench(const char *name, uint64_t n, c
         CK(cudaMemcpy(wv.data(), values_ref, n * 4, cudaMemcpyDeviceToHost));
         ok = gv == wv;
     }
+    if (int_n && ok) { /* the int call sorts alike (into keys_ref again) */
+        cub_int_call();
+        CK(cudaDeviceSynchronize());
+        CK(cudaMemcpy(got.data(), keys_ref, n * sizeof(K), cudaMemcpyDeviceToHost));
+        ok = got == want;
+    }
 
     const double cub_us = time_it(cub_call).median_us, ps_us = time_it(ps_call).median_us;
+    const double cub_int_us = int_n ? time_it(cub_int_call).median_us : 0.0;
     /* the upsweep alone (memset and digit counts): the rest of pscan's time is the digit passes */
     const double up_us = n > PS_SORT_TILE ? time_it([&] { CK(ps_sort_upsweep<K>(a, &dev)); }).median_us : 0.0;
-    printf("%s,%s,%llu,%.2f,%.2f,%.3f,%.3f,%.3f,%s,%.2f\n", name, PAIRS ? "pairs-u32" : "keys", (unsigned long long)n,
-           ps_us, cub_us, n / ps_us * 1e-3, n / cub_us * 1e-3, cub_us / ps_us, ok ? "ok" : "MISMATCH", up_us);
+    printf("%s,%s,%llu,%.2f,%.2f,%.3f,%.3f,%.3f,%s,%.2f,%.2f,%.3f\n", name, PAIRS ? "pairs-u32" : "keys",
+           (unsigned long long)n, ps_us, cub_us, n / ps_us * 1e-3, n / cub_us * 1e-3, cub_us / ps_us,
+           ok ? "ok" : "MISMATCH", up_us, cub_int_us, int_n ? cub_int_us / ps_us : 0.0);
 #if PS_SORT_LOOKBACK_STATS
     if (n > PS_SORT_TILE) { /* one more call, counted: what a digit thread's look-back did, per tile and pass */
         unsigned long long slots[PS_SORT_STATS_SLOTS][4] = {}, st[4] = {0, 0, 0, 0};
@@ -141,6 +171,7 @@ template <class K, bool PAIRS> static void bench(const char *name, uint64_t n, c
         CK(cudaFree(values_ref));
     }
     CK(cudaFree(cub_temp));
+    CK(cudaFree(cub_int_temp));
     CK(cudaFree(ps_temp));
 }
 
@@ -161,7 +192,8 @@ int main(int argc, char **argv) {
     tune_device_init(dev, &prop);
     printf("# %s, L2 %d MB, CUDA runtime %d, CUB %d.%d.%d, reps %d (median)\n", prop.name, prop.l2CacheSize >> 20,
            CUDART_VERSION, CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION, g_reps);
-    printf("keys,payload,n,pscan_us,cub_us,pscan_gkeys_s,cub_gkeys_s,pscan_over_cub,check,upsweep_us\n");
+    printf("keys,payload,n,pscan_us,cub_us,pscan_gkeys_s,cub_gkeys_s,pscan_over_cub,check,upsweep_us,cub_int_us,"
+           "pscan_over_cub_int\n");
     std::vector<uint64_t> ns;
     if (sizes)
         for (const char *c = sizes; *c; c += strcspn(c, ",") + (c[strcspn(c, ",")] == ',')) ns.push_back(strtoull(c, NULL, 0));
