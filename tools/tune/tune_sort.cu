@@ -62,39 +62,24 @@ template <class K, bool PAIRS> static void bench(const char *name, uint64_t n, c
         CK(cudaMemcpy(values_in, h_values.data(), n * 4, cudaMemcpyHostToDevice));
     }
 
-    /* ---- CUB ---- */
-    size_t cub_bytes = 0;
-    if (PAIRS)
-        CK(cub::DeviceRadixSort::SortPairs(nullptr, cub_bytes, keys_in, keys_ref, values_in, values_ref, (int64_t)n));
-    else
-        CK(cub::DeviceRadixSort::SortKeys(nullptr, cub_bytes, keys_in, keys_ref, (int64_t)n));
-    void *cub_temp;
-    CK(cudaMalloc(&cub_temp, cub_bytes ? cub_bytes : 1));
-    auto cub_call = [&] {
+    /* ---- CUB: with a 64-bit n, and below 2^31 with an int n as `pscan bench` (tools/bench_cuda.cu) and most
+     * callers pass it: CUB picks its pass policy by the offset type (384 x 19 keys a tile for 64-bit n, 384 x 20
+     * for int, u32 keys, from the SASS) ---- */
+    auto cub_sort = [&](void *temp, size_t &bytes, auto count) {
         if (PAIRS)
-            CK(cub::DeviceRadixSort::SortPairs(cub_temp, cub_bytes, keys_in, keys_ref, values_in, values_ref, (int64_t)n));
+            CK(cub::DeviceRadixSort::SortPairs(temp, bytes, keys_in, keys_ref, values_in, values_ref, count));
         else
-            CK(cub::DeviceRadixSort::SortKeys(cub_temp, cub_bytes, keys_in, keys_ref, (int64_t)n));
+            CK(cub::DeviceRadixSort::SortKeys(temp, bytes, keys_in, keys_ref, count));
     };
-
-    /* CUB again with an int n, as `pscan bench` (tools/bench_cuda.cu) and most callers pass it: CUB picks its pass
-     * policy by the offset type (384 x 19 keys a tile for 64-bit n, 384 x 20 for int, u32 keys, from the SASS) */
     const bool int_n = n <= (uint64_t)INT_MAX;
-    size_t cub_int_bytes = 0;
-    if (int_n) {
-        if (PAIRS)
-            CK(cub::DeviceRadixSort::SortPairs(nullptr, cub_int_bytes, keys_in, keys_ref, values_in, values_ref, (int)n));
-        else
-            CK(cub::DeviceRadixSort::SortKeys(nullptr, cub_int_bytes, keys_in, keys_ref, (int)n));
-    }
-    void *cub_int_temp;
+    size_t cub_bytes = 0, cub_int_bytes = 0;
+    cub_sort(nullptr, cub_bytes, (int64_t)n);
+    if (int_n) cub_sort(nullptr, cub_int_bytes, (int)n);
+    void *cub_temp, *cub_int_temp;
+    CK(cudaMalloc(&cub_temp, cub_bytes ? cub_bytes : 1));
     CK(cudaMalloc(&cub_int_temp, cub_int_bytes ? cub_int_bytes : 1));
-    auto cub_int_call = [&] {
-        if (PAIRS)
-            CK(cub::DeviceRadixSort::SortPairs(cub_int_temp, cub_int_bytes, keys_in, keys_ref, values_in, values_ref, (int)n));
-        else
-            CK(cub::DeviceRadixSort::SortKeys(cub_int_temp, cub_int_bytes, keys_in, keys_ref, (int)n));
-    };
+    auto cub_call = [&] { cub_sort(cub_temp, cub_bytes, (int64_t)n); };
+    auto cub_int_call = [&] { cub_sort(cub_int_temp, cub_int_bytes, (int)n); };
 
     /* ---- pscan ---- */
     const size_t ps_bytes = ps_sort_temp_bytes(n, sizeof(K), PAIRS ? 4 : 0);
