@@ -75,15 +75,6 @@ static uint64_t load_key(const unsigned char *base, uint64_t i, size_t kb) {
     }
 }
 
-static void copy_item(unsigned char *dst, uint64_t d, const unsigned char *src, uint64_t i, size_t bytes) {
-    switch (bytes) {
-    case 1: dst[d] = src[i]; break;
-    case 2: memcpy(dst + 2 * d, src + 2 * i, 2); break;
-    case 4: memcpy(dst + 4 * d, src + 4 * i, 4); break;
-    default: memcpy(dst + 8 * d, src + 8 * i, 8); break;
-    }
-}
-
 /* The order-preserving map of pscan.h. */
 static inline uint64_t map_key(const sort_map *m, uint64_t raw) {
     uint64_t t = raw;
@@ -146,7 +137,7 @@ static void scatter(const sort_map *m, unsigned pass, const sort_buffers *b, uin
         memcpy(&raw, ks + i * sizeof(T), sizeof(T));                                                              \
         const uint64_t d = off[(map_key(&mm, raw) >> shift) & mask]++;                                            \
         memcpy(kd + d * sizeof(T), &raw, sizeof(T));                                                              \
-        if (vb) copy_item(vd, d, vs, i, vb);                                                                      \
+        if (vb) ps_cpu_copy_element(vd + d * vb, vs + i * vb, vb);                                                \
     }
     switch (mm.kb) {
     case 1: PS_CPU_SORT_SCATTER(uint8_t); break;
