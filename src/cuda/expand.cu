@@ -158,7 +158,6 @@ template <int ITEMS_> struct ps_expand_smem {
     static_assert(TILE < (1 << PS_EXPAND_MARK_ITEM_BITS), "a tile's item + 1 in a mark's low bits");
     uint64_t starts[TILE + TILE / ITEMS + 1];
     uint32_t owner[PS_EXPAND_CHUNK + PS_EXPAND_CHUNK / 32]; /* marks, then each slot's (chunk, item + 1) */
-    uint64_t warp_sums[PS_EXPAND_WARPS];
     uint32_t warp_max[PS_EXPAND_WARPS];
     uint32_t range[2]; /* the chunk's items: first owns its first slot, first + 1 .. last - 1 start inside */
     static __device__ __forceinline__ uint32_t at(uint32_t i) { return i + i / ITEMS; } /* starts' padding */
@@ -205,8 +204,7 @@ static __device__ __forceinline__ void ps_expand_rows(const S &s, uint32_t word0
 #pragma unroll 8
         for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) {
             const uint32_t w = word0 + warp + k * (PS_EXPAND_THREADS / 32);
-            if (FULL || threadIdx.x + k * PS_EXPAND_THREADS < len)
-            {
+            if (FULL || threadIdx.x + k * PS_EXPAND_THREADS < len) {
                 const uint2 word = s.word[w];
                 f(k * PS_EXPAND_THREADS,
                   (uint32_t) * (const uint16_t *)((const char *)s.nz + word.y + 2u * __popc(word.x & upto)));
