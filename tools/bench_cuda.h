@@ -65,7 +65,8 @@ pscan_status ps_bench_cuda_time_cub_rle(pscan_context *ctx, pscan_type type, con
 pscan_status ps_bench_cuda_time_cub_histogram(pscan_context *ctx, uint32_t bins, const void *samples, void *counts,
                                               uint64_t n, int reps, ps_bench_time *t);
 /* CUB DeviceRadixSort::SortKeys (value_bytes 0) or SortPairs (value_bytes 4: u32 payloads) of u32 or u64 keys,
- * every bit. PSCAN_ERROR_UNSUPPORTED_ALGORITHM otherwise. */
+ * every bit: the faster of its calls with int and with int64_t offsets (CUB's tile depends on the offset type).
+ * PSCAN_ERROR_UNSUPPORTED_ALGORITHM otherwise. */
 pscan_status ps_bench_cuda_time_cub_sort(pscan_context *ctx, pscan_type type, size_t value_bytes, const void *keys_in,
                                          const void *values_in, void *keys_out, void *values_out, uint64_t n, int reps,
                                          ps_bench_time *t);
