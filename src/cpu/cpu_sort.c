@@ -4,9 +4,17 @@
  * Idea. Keys are mapped to unsigned integers of their width whose order is the sort's (the map of pscan.h:
  * signed keys flip the sign bit; floats flip every bit of negatives and the sign bit of positives, and every
  * NaN becomes all ones; descending complements the result). Bits [begin_bit, end_bit) of the mapped key are
- * cut into 8-bit digits (the last may be narrower) and sorted least significant digit first; each pass is a
- * stable counting sort, so after the last pass the keys are in order and equal keys in input order. Only the
- * digits come from the mapped key: the keys and payloads move as they are, bit for bit.
+ * cut into the fewest digits of at most 11 bits, as even as can be (32 bits: 11, 11, 10; 64: five of 11 and one
+ * of 9; 16: two of 8), and sorted least significant digit first; each pass is a stable counting sort, so after
+ * the last pass the keys are in order and equal keys in input order. Only the digits come from the mapped key:
+ * the keys and payloads move as they are, bit for bit.
+ *
+ * Why 11 bits: a pass costs about the same with 256 to 4096 digits (its time is the scattered stores, not the
+ * counters, which stay in L1 at 2048 x 8 bytes), so fewer passes win. On the 2-core CI-like machine
+ * (2026-11-28, a C harness of the bare loops, 2^22 keys, median of 9): u32 keys 37 -> 28 ns a key (4 passes
+ * -> 3), u64 94 -> 77 (8 -> 6). `pscan bench --backend cpu --primitive sort` at 2^22, before and after in turn
+ * (docs/bench/cpu-sort-digits.csv), Gkeys/s serial / threads: u32 keys 0.029 -> 0.036 / 0.052 -> 0.063, u64 keys
+ * 0.011 -> 0.014 / 0.020 -> 0.025, u32 pairs 0.018 -> 0.022 / 0.033 -> 0.041; serial 2^10-2^18 no slower.
  *
  * Serial: one sweep over the input counts the digits of every pass at once (the keys do not change between
  * passes, only their order; the GPU's upsweep does the same), then each pass is one exclusive scan of 256
@@ -25,8 +33,9 @@
 
 #include "cpu_backend.h"
 
-#define SORT_RADIX 256u
-#define SORT_MAX_PASSES 8u
+#define SORT_DIGIT_BITS 11u
+#define SORT_RADIX (1u << SORT_DIGIT_BITS) /* the most digits a pass counts */
+#define SORT_MAX_PASSES ((64u + SORT_DIGIT_BITS - 1) / SORT_DIGIT_BITS)
 
 /* How a key type maps to its order: unsigned keys as they are, signed with the sign bit flipped, floats. */
 enum { KEY_UNSIGNED, KEY_SIGNED, KEY_FLOAT };
@@ -38,6 +47,7 @@ typedef struct sort_map {
     uint64_t sign; /* the key's top bit */
     uint64_t flip; /* all for descending, else 0 */
     unsigned passes;
+    unsigned radix; /* the digits of the widest pass: 2^(its bits) */
     unsigned shift[SORT_MAX_PASSES];
     uint64_t mask[SORT_MAX_PASSES];
 } sort_map;
@@ -57,11 +67,16 @@ static void sort_map_make(const ps_request *req, sort_map *m) {
     m->all = m->kb == 8 ? ~0ull : (1ull << (8 * m->kb)) - 1;
     m->sign = 1ull << (8 * m->kb - 1);
     m->flip = req->descending ? m->all : 0;
+    /* the fewest passes of at most SORT_DIGIT_BITS, then the width that spreads the bits evenly over them */
+    const unsigned bits = req->end_bit - req->begin_bit;
+    const unsigned passes = (bits + SORT_DIGIT_BITS - 1) / SORT_DIGIT_BITS;
+    const unsigned width = passes ? (bits + passes - 1) / passes : 0;
     m->passes = 0;
-    for (unsigned b = req->begin_bit; b < req->end_bit; b += 8) {
-        const unsigned bits = req->end_bit - b < 8 ? req->end_bit - b : 8;
+    m->radix = 1u << width;
+    for (unsigned b = req->begin_bit; b < req->end_bit; b += width) {
+        const unsigned w = req->end_bit - b < width ? req->end_bit - b : width;
         m->shift[m->passes] = b;
-        m->mask[m->passes] = (1ull << bits) - 1;
+        m->mask[m->passes] = (1ull << w) - 1;
         m->passes++;
     }
 }
@@ -130,7 +145,7 @@ static void scatter(const sort_map *m, unsigned pass, const sort_buffers *b, uin
     const unsigned char *const ks = b->keys_src, *const vs = b->values_src;
     unsigned char *const kd = b->keys_dst, *const vd = b->values_dst;
     uint64_t off[SORT_RADIX];
-    memcpy(off, offsets, sizeof off);
+    memcpy(off, offsets, mm.radix * sizeof off[0]);
 #define PS_CPU_SORT_SCATTER(T)                                                                                    \
     for (uint64_t i = begin; i < end; i++) {                                                                      \
         T raw;                                                                                                    \
@@ -146,17 +161,25 @@ static void scatter(const sort_map *m, unsigned pass, const sort_buffers *b, uin
     default: PS_CPU_SORT_SCATTER(uint64_t); break;
     }
 #undef PS_CPU_SORT_SCATTER
-    memcpy(offsets, off, sizeof off);
+    memcpy(offsets, off, mm.radix * sizeof off[0]);
 }
 
 static size_t align_up(size_t x) { return (x + 63) & ~(size_t)63; }
 
-/* temp: the keys buffer, the payload buffer, then (threaded) T x 256 counts. */
+/* temp: the keys buffer, the payload buffer, then the counts: a row of radix per pass (serial) or per thread
+ * (threaded). */
 size_t ps_cpu_sort_temp_bytes(const ps_cpu_pool *pool, const ps_request *req) {
     if (req->n == 0) return 0;
-    size_t bytes = align_up((size_t)req->n * req->elem_bytes) + align_up((size_t)req->n * req->value_bytes);
-    if (req->algo == PSCAN_ALGO_THREADS) bytes += (size_t)ps_cpu_pool_threads(pool) * SORT_RADIX * sizeof(uint64_t);
-    return bytes;
+    sort_map m;
+    sort_map_make(req, &m);
+    const size_t rows = req->algo == PSCAN_ALGO_THREADS ? ps_cpu_pool_threads(pool) : m.passes;
+    return align_up((size_t)req->n * req->elem_bytes) + align_up((size_t)req->n * req->value_bytes) +
+           rows * m.radix * sizeof(uint64_t);
+}
+
+static uint64_t *counts_of(const ps_request *req, unsigned char *tmp_keys) {
+    return (uint64_t *)(tmp_keys + align_up((size_t)req->n * req->elem_bytes) +
+                        align_up((size_t)req->n * req->value_bytes));
 }
 
 static unsigned char *tmp_values_of(const ps_request *req, unsigned char *tmp_keys) {
@@ -171,25 +194,25 @@ void ps_cpu_sort(const ps_request *req) {
     sort_map_make(req, &m);
     unsigned char *tmp_keys = (unsigned char *)req->temp, *tmp_values = tmp_values_of(req, tmp_keys);
 
-    /* ---- upsweep: the digit counts of every pass in one read ---- */
-    uint64_t counts[SORT_MAX_PASSES][SORT_RADIX];
-    memset(counts, 0, sizeof counts);
+    /* ---- upsweep: the digit counts of every pass in one read (pass p's row at counts + p x radix) ---- */
+    uint64_t *const counts = counts_of(req, tmp_keys);
+    memset(counts, 0, (size_t)m.passes * m.radix * sizeof *counts);
     for (uint64_t i = 0; i < req->n; i++) {
         const uint64_t t = map_key(&m, load_key((const unsigned char *)req->in, i, m.kb));
-        for (unsigned p = 0; p < m.passes; p++) counts[p][(t >> m.shift[p]) & m.mask[p]]++;
+        for (unsigned p = 0; p < m.passes; p++) counts[p * m.radix + ((t >> m.shift[p]) & m.mask[p])]++;
     }
 
     /* ---- per pass: scan the counts, scatter stably ---- */
     for (unsigned p = 0; p < m.passes; p++) {
-        uint64_t running = 0;
-        for (unsigned d = 0; d < SORT_RADIX; d++) {
-            const uint64_t c = counts[p][d];
-            counts[p][d] = running;
+        uint64_t *const row = counts + (size_t)p * m.radix, running = 0;
+        for (unsigned d = 0; d < m.radix; d++) {
+            const uint64_t c = row[d];
+            row[d] = running;
             running += c;
         }
         sort_buffers b;
         pass_buffers(req, &m, p, tmp_keys, tmp_values, &b);
-        scatter(&m, p, &b, 0, req->n, counts[p]);
+        scatter(&m, p, &b, 0, req->n, row);
     }
 }
 
@@ -201,22 +224,22 @@ typedef struct sort_job {
     unsigned pass;
     int phase;         /* 0: count, 1: scatter */
     sort_buffers b;
-    uint64_t *offsets; /* [threads][256]: the counts, then the first slot of each digit */
+    uint64_t *offsets; /* [threads][radix]: the counts, then the first slot of each digit */
 } sort_job;
 
 static void sort_job_run(void *arg, unsigned t) {
     const sort_job *job = (const sort_job *)arg;
     const uint64_t begin = t * job->chunk, end = begin + job->chunk < job->n ? begin + job->chunk : job->n;
-    uint64_t *mine = job->offsets + (size_t)t * SORT_RADIX;
+    uint64_t *mine = job->offsets + (size_t)t * job->m->radix;
     if (job->phase == 0) {
         /* counted in locals: mine's stores may alias the map's words, which the compiler would reload a key */
         const sort_map mm = *job->m;
         const unsigned pass = job->pass;
         const unsigned char *const ks = job->b.keys_src;
         uint64_t counts[SORT_RADIX];
-        memset(counts, 0, sizeof counts);
+        memset(counts, 0, mm.radix * sizeof counts[0]);
         for (uint64_t i = begin; i < end; i++) counts[digit_of(&mm, pass, load_key(ks, i, mm.kb))]++;
-        memcpy(mine, counts, sizeof counts);
+        memcpy(mine, counts, mm.radix * sizeof counts[0]);
     } else if (begin < end) {
         scatter(job->m, job->pass, &job->b, begin, end, mine);
     }
@@ -232,7 +255,7 @@ void ps_cpu_threads_sort(ps_cpu_pool *pool, const ps_request *req) {
     job.m = &m;
     job.n = req->n;
     job.chunk = (req->n + threads - 1) / threads;
-    job.offsets = (uint64_t *)(tmp_values + align_up((size_t)req->n * req->value_bytes));
+    job.offsets = counts_of(req, tmp_keys);
     for (unsigned p = 0; p < m.passes; p++) {
         job.pass = p;
         pass_buffers(req, &m, p, tmp_keys, tmp_values, &job.b);
@@ -240,10 +263,10 @@ void ps_cpu_threads_sort(ps_cpu_pool *pool, const ps_request *req) {
         ps_cpu_pool_run(pool, sort_job_run, &job);
         /* ---- spine: digit-major exclusive scan of the per-thread counts ---- */
         uint64_t running = 0;
-        for (unsigned d = 0; d < SORT_RADIX; d++)
+        for (unsigned d = 0; d < m.radix; d++)
             for (unsigned t = 0; t < threads; t++) {
-                const uint64_t c = job.offsets[(size_t)t * SORT_RADIX + d];
-                job.offsets[(size_t)t * SORT_RADIX + d] = running;
+                const uint64_t c = job.offsets[(size_t)t * m.radix + d];
+                job.offsets[(size_t)t * m.radix + d] = running;
                 running += c;
             }
         job.phase = 1;
