@@ -71,7 +71,8 @@ size_t ps_cpu_threads_recurrence_temp_bytes(const ps_cpu_pool *pool);
  * count, and the move of kept items to kept_at... and (partition) the others to rejected_at... */
 void ps_cpu_select(const ps_request *req);
 uint64_t ps_cpu_select_count(const ps_request *req, uint64_t begin, uint64_t end);
-void ps_cpu_select_move(const ps_request *req, uint64_t begin, uint64_t end, uint64_t kept_at, uint64_t rejected_at);
+uint64_t ps_cpu_select_move(const ps_request *req, uint64_t begin, uint64_t end, uint64_t kept_at,
+                            uint64_t rejected_at);
 /* Threaded: each thread counts one range, the counts are scanned, each moves its range (temp as for reduce). */
 void ps_cpu_threads_select(ps_cpu_pool *pool, const ps_request *req);
 
