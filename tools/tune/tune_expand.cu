@@ -4,7 +4,8 @@
  * tools/tune/variants.sh (PS_EXPAND_ITEMS: counts per thread of a tile, PS_EXPAND_SMALL_ITEMS below
  * PS_EXPAND_LARGE_FROM items; PS_EXPAND_CHUNK_VT: slots per thread of a chunk; PS_EXPAND_BUDGET: the most slots
  * a tile writes itself, per item; PS_EXPAND_MIN_BLOCKS, for both shapes), beside a device copy of the bytes
- * expand must move (counts in, indices out), each result checked on the host. Not part of the library.
+ * expand must move (counts in, indices out), each result checked on the host (one more call writes the ranks
+ * too, checked as well). Not part of the library.
  *
  *   tools/tune/variants.sh tools/tune/tune_expand.cu OUT.csv "base=" "b16=-DPS_EXPAND_BUDGET=16" -- [--reps 21]
  *   tune_expand [--min-log2 16] [--max-log2 26] [--reps 21] [--cases 1.5,4,64]
@@ -57,16 +58,23 @@ static void bench(uint64_t n, uint32_t most, const ps_cuda_device &dev) {
     size_t temp_bytes = 0;
     if (ps_cuda_expand_plan(&req, &dev, &temp_bytes) != PSCAN_SUCCESS) exit(1);
     CK(cudaMalloc(&req.temp, temp_bytes + 16));
+    /* check (a call with ranks too; the timed calls write the indices alone): every slot's item and rank, the
+     * total */
+    uint32_t *ranks;
+    CK(cudaMalloc(&ranks, out_bytes + 4));
+    req.ranks = ranks;
     CK(ps_cuda_expand_run(&req, &dev));
     CK(cudaDeviceSynchronize());
-    /* check: every slot's item, and the total */
-    std::vector<uint32_t> got(total);
+    req.ranks = NULL;
+    std::vector<uint32_t> got(total), got_ranks(total);
     uint64_t got_total = 0;
     CK(cudaMemcpy(got.data(), indices, out_bytes, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(got_ranks.data(), ranks, out_bytes, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(&got_total, count, 8, cudaMemcpyDeviceToHost));
+    CK(cudaFree(ranks));
     bool ok = got_total == total;
     for (uint64_t i = 0, slot = 0; ok && i < n; i++)
-        for (uint32_t k = 0; k < h[i]; k++, slot++) ok = ok && got[slot] == (uint32_t)i;
+        for (uint32_t k = 0; k < h[i]; k++, slot++) ok = ok && got[slot] == (uint32_t)i && got_ranks[slot] == k;
     /* the copy moves counts + indices bytes: read half, write half */
     const timing copy = time_it([&] { CK(cudaMemcpyAsync(copy_dst, copy_src, move / 2, cudaMemcpyDeviceToDevice)); });
     /* the write alone: a memset of the indices' bytes (expand writes them, and reads only the counts) */
