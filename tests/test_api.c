@@ -544,6 +544,42 @@ static void test_large_copy(api_fixture *f) {
     free(back);
 }
 
+/* AUTO on the CPU picks SERIAL or THREADS by the cores' load, which may differ between the size query and the
+ * call: the size it asks for must serve either, for every primitive whose temp differs between them (the sort:
+ * a serial sort keeps a row of counts per pass, a threaded one a row per thread; the threaded scan and
+ * histogram need more than the serial ones). */
+static void test_auto_temp_serves_either(api_fixture *f) {
+    if (f->backend != PSCAN_BACKEND_CPU) return;
+    const uint64_t n = 100000;
+    const pscan_algo algos[] = {PSCAN_ALGO_SERIAL, PSCAN_ALGO_THREADS};
+    size_t automatic = 0, each = 0;
+    for (int key = 0; key < 2; key++) { /* u8 keys sort in one pass, u64 in six */
+        pscan_sort_desc d = {key ? PSCAN_TYPE_U64 : PSCAN_TYPE_U8, 4, 0, 0, 0, PSCAN_ALGO_AUTO};
+        EXPECT_STATUS(PSCAN_SUCCESS, pscan_sort_temp_bytes(f->ctx, &d, n, &automatic));
+        for (int a = 0; a < 2; a++) {
+            d.algo = algos[a];
+            EXPECT_STATUS(PSCAN_SUCCESS, pscan_sort_temp_bytes(f->ctx, &d, n, &each));
+            if (automatic < each)
+                fprintf(stderr, "sort, %s keys: AUTO's temp %zu bytes, %s's %zu\n", key ? "u64" : "u8", automatic,
+                        pscan_algo_name(algos[a]), each);
+            EXPECT(automatic >= each);
+        }
+    }
+    pscan_scan_desc sd;
+    memset(&sd, 0, sizeof sd);
+    sd.type = PSCAN_TYPE_I32;
+    sd.op = PSCAN_OP_SUM;
+    sd.algo = PSCAN_ALGO_AUTO;
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_scan_temp_bytes(f->ctx, &sd, n, &automatic));
+    for (int a = 0; a < 2; a++) {
+        sd.algo = algos[a];
+        EXPECT_STATUS(PSCAN_SUCCESS, pscan_scan_temp_bytes(f->ctx, &sd, n, &each));
+        if (automatic < each)
+            fprintf(stderr, "scan: AUTO's temp %zu bytes, %s's %zu\n", automatic, pscan_algo_name(algos[a]), each);
+        EXPECT(automatic >= each);
+    }
+}
+
 int main(int argc, char **argv) {
     api_fixture f;
     memset(&f, 0, sizeof f);
@@ -581,6 +617,7 @@ int main(int argc, char **argv) {
     test_scan_arguments(&f);
     test_limits_and_alignment(&f);
     test_large_copy(&f);
+    test_auto_temp_serves_either(&f);
     EXPECT_STATUS(PSCAN_SUCCESS, pscan_context_destroy(f.ctx));
 
     printf("test_api: %lu passed, %lu failed\n", passed, failed);

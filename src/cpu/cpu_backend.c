@@ -210,20 +210,36 @@ static pscan_algo cpu_auto_algo(const pscan_context *ctx, const ps_request *req)
     return cores_are_idle(ps_cpu_pool_threads(pool)) ? PSCAN_ALGO_THREADS : PSCAN_ALGO_SERIAL;
 }
 
-/* Every primitive runs SERIAL and THREADS; the GPU algorithms are not the CPU's. */
+/* The temp req's algorithm (SERIAL or THREADS) needs. */
+static size_t cpu_temp_bytes(const ps_cpu_pool *pool, const ps_request *req) {
+    size_t bytes = 0;
+    if (req->prim == PS_PRIM_SORT)
+        bytes = ps_cpu_sort_temp_bytes(pool, req); /* both algorithms ping-pong through temp */
+    else if (req->algo == PSCAN_ALGO_THREADS && req->n > 0)
+        bytes = req->prim == PS_PRIM_SCAN         ? ps_cpu_threads_temp_bytes(pool)
+                : req->prim == PS_PRIM_RECURRENCE ? ps_cpu_threads_recurrence_temp_bytes(pool)
+                                                  : ps_cpu_threads_reduce_temp_bytes(pool);
+    if (req->prim == PS_PRIM_HISTOGRAM) bytes = ps_cpu_histogram_temp_bytes(pool, req); /* serial too */
+    if (req->widen && req->algo == PSCAN_ALGO_THREADS && req->n > 0) bytes = ps_cpu_threads_widen_temp_bytes(req->n);
+    return bytes;
+}
+
+/* Every primitive runs SERIAL and THREADS; the GPU algorithms are not the CPU's. AUTO asks for the temp of
+ * either algorithm, the larger: it picks one by the cores' load, which may change between the caller's
+ * pscan_*_temp_bytes() and the call, and the temp sized by the first must serve the second (a serial sort's
+ * count rows per pass can outnumber a threaded one's rows per thread, and the reverse). */
 static pscan_status cpu_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes) {
-    if (req->algo == PSCAN_ALGO_AUTO) req->algo = cpu_auto_algo(ctx, req);
+    const int automatic = req->algo == PSCAN_ALGO_AUTO;
+    if (automatic) req->algo = cpu_auto_algo(ctx, req);
     if (req->algo != PSCAN_ALGO_SERIAL && req->algo != PSCAN_ALGO_THREADS) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
     const ps_cpu_pool *pool = state_of(ctx)->pool;
-    *temp_bytes = 0;
-    if (req->prim == PS_PRIM_SORT)
-        *temp_bytes = ps_cpu_sort_temp_bytes(pool, req); /* both algorithms ping-pong through temp */
-    else if (req->algo == PSCAN_ALGO_THREADS && req->n > 0)
-        *temp_bytes = req->prim == PS_PRIM_SCAN         ? ps_cpu_threads_temp_bytes(pool)
-                      : req->prim == PS_PRIM_RECURRENCE ? ps_cpu_threads_recurrence_temp_bytes(pool)
-                                                        : ps_cpu_threads_reduce_temp_bytes(pool);
-    if (req->prim == PS_PRIM_HISTOGRAM) *temp_bytes = ps_cpu_histogram_temp_bytes(pool, req); /* serial too */
-    if (req->widen && req->algo == PSCAN_ALGO_THREADS && req->n > 0) *temp_bytes = ps_cpu_threads_widen_temp_bytes(req->n);
+    *temp_bytes = cpu_temp_bytes(pool, req);
+    if (automatic) {
+        ps_request other = *req;
+        other.algo = req->algo == PSCAN_ALGO_SERIAL ? PSCAN_ALGO_THREADS : PSCAN_ALGO_SERIAL;
+        const size_t bytes = cpu_temp_bytes(pool, &other);
+        if (bytes > *temp_bytes) *temp_bytes = bytes;
+    }
     return PSCAN_SUCCESS;
 }
 
