@@ -17,9 +17,9 @@
  * 0.011 -> 0.014 / 0.020 -> 0.025, u32 pairs 0.018 -> 0.022 / 0.033 -> 0.041; serial 2^10-2^18 no slower.
  *
  * Serial: one sweep over the input counts the digits of every pass at once (the keys do not change between
- * passes, only their order; the GPU's upsweep does the same), then each pass is one exclusive scan of 256
+ * passes, only their order; the GPU's upsweep does the same), then each pass is one exclusive scan of its
  * counts and one stable scatter. Threaded: each pass is cut into one contiguous range per thread; each
- * thread counts its range's digits, the caller scans the T x 256 counts digit-major (digit d of thread t
+ * thread counts its range's digits, the caller scans the T x radix counts digit-major (digit d of thread t
  * goes after digit d of threads before t, after every smaller digit of all threads), and each thread
  * scatters its range from its offsets, in order: stable because ranges and the offsets are in order.
  *
@@ -177,13 +177,12 @@ size_t ps_cpu_sort_temp_bytes(const ps_cpu_pool *pool, const ps_request *req) {
            rows * m.radix * sizeof(uint64_t);
 }
 
-static uint64_t *counts_of(const ps_request *req, unsigned char *tmp_keys) {
-    return (uint64_t *)(tmp_keys + align_up((size_t)req->n * req->elem_bytes) +
-                        align_up((size_t)req->n * req->value_bytes));
-}
-
 static unsigned char *tmp_values_of(const ps_request *req, unsigned char *tmp_keys) {
     return tmp_keys + align_up((size_t)req->n * req->elem_bytes);
+}
+
+static uint64_t *counts_of(const ps_request *req, unsigned char *tmp_keys) {
+    return (uint64_t *)(tmp_values_of(req, tmp_keys) + align_up((size_t)req->n * req->value_bytes));
 }
 
 /* ---- serial ------------------------------------------------------------------------------------------ */
