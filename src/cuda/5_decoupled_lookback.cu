@@ -85,12 +85,6 @@
  * (H200, 2026-11-27, 2^28 into 64 bits: i32 0.822 -> 0.816 of copy, f32 0.823 -> 0.816; removed, the run in
  * docs/bench/h200-widen-async.csv). */
 #define PS_SCAN_ASYNC 1
-/* 1: each parked vector holds its elements' results up to the warp's chunk (the vector prefix combined in before
- * parking, shifted by one for an exclusive scan), so no per-vector prefix is kept in registers across the
- * look-back and consume combines one value with each element. */
-#ifndef PS_SCAN_FOLD
-#define PS_SCAN_FOLD 0
-#endif
 
 /* The aligned vector of Bytes bytes a widening load reads (the VEC narrow elements behind one output vector). */
 template <int Bytes> struct ps_scan_raw;
@@ -147,8 +141,7 @@ struct ps_scan_program {
         VEC = 16 / sizeof(T), /* elements per 16-byte vector */
         VECS = VECS_,         /* vectors per thread */
         TILE = VEC * VECS * THREADS,
-        TILE_VECS = VECS * THREADS,
-        LOOKBACK_WARP = 1 /* barriers only through ps_chain_program_sync (chain/single_pass.cuh) */
+        TILE_VECS = VECS * THREADS
     };
     /* In narrower than T (widening) is converted where it is read; cp.async copies bytes as they are */
     static_assert(sizeof(In) <= sizeof(T), "the element read is at most the carry's size");
@@ -171,8 +164,8 @@ struct ps_scan_program {
         T warp_totals[WARPS];
     };
     struct local {
-        T vector_prefix[BLOCKED || PS_SCAN_FOLD ? 1 : VECS]; /* everything in this warp's chunk before vector k of
-                                                               * this lane (BLOCKED, PS_SCAN_FOLD: unused) */
+        T vector_prefix[BLOCKED ? 1 : VECS]; /* everything in this warp's chunk before vector k of this lane
+                                                * (BLOCKED: unused) */
         T warp_prefix; /* everything in the tile before this warp's chunk (BLOCKED: before this thread's) */
         uint64_t base;         /* first physical element of the tile */
         uint32_t valid;        /* elements in the tile */
@@ -283,28 +276,13 @@ struct ps_scan_program {
                 acc = combine(acc, x[q]);
                 x[q] = acc;
             }
-            if (!PS_SCAN_FOLD) {
-                uint4 scanned;
-                memcpy(&scanned, x, sizeof scanned);
-                s.parked[k][threadIdx.x] = scanned;
-            }
+            uint4 scanned;
+            memcpy(&scanned, x, sizeof scanned);
+            s.parked[k][threadIdx.x] = scanned;
             const T inclusive = ps_warp_inclusive(acc, lane, ps_chain_combine<ps_scan_program>());
             T before = ps_shfl_up(inclusive, 1);
             if (lane == 0) before = e;
-            const T vp = combine(running, before);
-            if (PS_SCAN_FOLD) {
-                T y[VEC];
-#pragma unroll
-                for (int i = 0; i < VEC; i++) {
-                    const int q = Reverse ? VEC - 1 - i : i, qp = Reverse ? VEC - i : i - 1;
-                    y[q] = p.exclusive ? (i == 0 ? vp : combine(vp, x[qp])) : combine(vp, x[q]);
-                }
-                uint4 folded;
-                memcpy(&folded, y, sizeof folded);
-                s.parked[k][threadIdx.x] = folded;
-            } else {
-                l.vector_prefix[BLOCKED || PS_SCAN_FOLD ? 0 : k] = vp;
-            }
+            l.vector_prefix[BLOCKED ? 0 : k] = combine(running, before);
             running = combine(running, ps_shfl_idx(inclusive, PS_WARP_LANES - 1));
         }
 
@@ -315,7 +293,7 @@ struct ps_scan_program {
     /* The tile's aggregate from each warp's total: warp totals in order (every thread), and this warp's prefix. */
     static __device__ __forceinline__ T tile_aggregate(T running, local &l, smem &s, unsigned lane, unsigned warp) {
         if (lane == 0) s.warp_totals[warp] = running;
-        ps_chain_program_sync<THREADS>();
+        __syncthreads();
         T aggregate = identity();
         l.warp_prefix = identity();
 #pragma unroll
@@ -443,19 +421,14 @@ struct ps_scan_program {
         const T thread_base = combine(prefix, l.warp_prefix);
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
+            const T r = combine(thread_base, l.vector_prefix[BLOCKED ? 0 : k]);
             const uint4 scanned = s.parked[k][threadIdx.x];
             T x[VEC], y[VEC];
             memcpy(x, &scanned, sizeof scanned);
-            if (PS_SCAN_FOLD) {
 #pragma unroll
-                for (int i = 0; i < VEC; i++) y[i] = combine(thread_base, x[i]);
-            } else {
-                const T r = combine(thread_base, l.vector_prefix[BLOCKED || PS_SCAN_FOLD ? 0 : k]);
-#pragma unroll
-                for (int i = 0; i < VEC; i++) {
-                    const int q = Reverse ? VEC - 1 - i : i, qp = Reverse ? VEC - i : i - 1;
-                    y[q] = p.exclusive ? (i == 0 ? r : combine(r, x[qp])) : combine(r, x[q]);
-                }
+            for (int i = 0; i < VEC; i++) {
+                const int q = Reverse ? VEC - 1 - i : i, qp = Reverse ? VEC - i : i - 1;
+                y[q] = p.exclusive ? (i == 0 ? r : combine(r, x[qp])) : combine(r, x[q]);
             }
             const uint32_t pv = vector_of(warp, lane, k);
             if (l.fast) {

@@ -83,11 +83,6 @@
 #define PS_CHAIN_BACKOFF_NS 0
 #endif
 
-/* 1: programs that declare LOOKBACK_WARP run with a warp of their own for the look-back (see the kernel). */
-#ifndef PS_CHAIN_LOOKBACK_WARP
-#define PS_CHAIN_LOOKBACK_WARP 0
-#endif
-
 /* Tuning only (tools/tune): 1 gives every tile the initial carry without looking back, so a harness built with it
  * times what the tile program costs without the chain. Results are wrong past the first tile. */
 #ifndef PS_CHAIN_CONTROL
@@ -139,25 +134,6 @@ template <class P> struct ps_chain_combine {
     }
 };
 
-/* Whether P runs with a look-back warp of its own (P::LOOKBACK_WARP, and PS_CHAIN_LOOKBACK_WARP): the block then
- * has P::THREADS + 32 threads, the last warp polls the window from the block's start, while the tile loads, and
- * the program's own barriers are ps_chain_program_sync (barrier 1 over its P::THREADS threads), never
- * __syncthreads, up to its aggregate; consume has none. */
-template <class P, class = void> struct ps_chain_lookback_warp {
-    enum { value = 0 };
-};
-template <class P> struct ps_chain_lookback_warp<P, typename ps_chain_void<decltype(P::LOOKBACK_WARP)>::type> {
-    enum { value = (P::LOOKBACK_WARP != 0) && PS_CHAIN_LOOKBACK_WARP };
-};
-template <class P> struct ps_chain_block {
-    enum { THREADS = P::THREADS + (ps_chain_lookback_warp<P>::value ? PS_WARP_LANES : 0) };
-};
-/* A program's block-wide barrier over its own THREADS threads (barrier 1; a block of exactly THREADS threads:
- * the same as __syncthreads), so that a look-back warp beside them is not waited for. */
-template <int THREADS> __device__ __forceinline__ void ps_chain_program_sync(void) {
-    asm volatile("bar.sync 1, %0;" ::"n"(THREADS) : "memory");
-}
-
 /* Entry 2t holds tile t's aggregate, entry 2t + 1 its inclusive prefix. */
 __device__ __forceinline__ uint32_t ps_chain_aggregate_entry(uint32_t t) { return 2 * t; }
 __device__ __forceinline__ uint32_t ps_chain_inclusive_entry(uint32_t t) { return 2 * t + 1; }
@@ -175,28 +151,27 @@ __device__ __forceinline__ typename P::carry ps_chain_window_fold(const typename
     return ps_shfl_idx(P::combine(base, r), 0);
 }
 
-/* The look-back's window of tile id, read by one whole warp: what it has of I(id - W) and of A(id - W + 1) ...
- * A(id - 1), so that a warp can poll it in rounds (between other work) and fold it once everything is there. */
-template <class P, int E> struct ps_chain_window {
+/* Run by the whole of warp 0 of tile id: the carry of every tile before id (with the program's initial
+ * carry), always as I(id - W) (+) the fixed-tree combination of A(id - W + 1) ... A(id - 1). */
+template <class P, int E>
+__device__ __forceinline__ typename P::carry ps_chain_look_back(const typename P::params &p,
+                                                                  const ps_tile_state<typename P::carry> &ts,
+                                                                  uint32_t id) {
     typedef typename P::carry C;
-    C v[E], base;
-    bool have[E], have_base;
-    int64_t first; /* the tile of slot 0; slot W - 1 would be id itself */
-
-    __device__ __forceinline__ void start(const typename P::params &p, uint32_t id, unsigned lane) {
-        const int64_t W = PS_WARP_LANES * E;
-        first = (int64_t)id - W + 1;
+    const unsigned lane = threadIdx.x % PS_WARP_LANES;
+    const int64_t W = PS_WARP_LANES * E;
+    const int64_t first = (int64_t)id - W + 1; /* the tile of slot 0; slot W - 1 would be id itself */
+    C v[E];
+    bool have[E];
 #pragma unroll
-        for (int e = 0; e < E; e++) {
-            const int64_t slot = (int64_t)lane * E + e, t = first + slot;
-            v[e] = P::identity();
-            have[e] = t < 0 || slot >= W - 1;
-        }
-        base = P::initial(p);
-        have_base = lane != 0 || first - 1 < 0;
+    for (int e = 0; e < E; e++) {
+        const int64_t slot = (int64_t)lane * E + e, t = first + slot;
+        v[e] = P::identity();
+        have[e] = t < 0 || slot >= W - 1;
     }
-    /* One round: reads every entry still missing; true (in every lane) once the whole window is here. */
-    __device__ __forceinline__ bool poll(const ps_tile_state<C> &ts, unsigned lane) {
+    C base = P::initial(p);
+    bool have_base = lane != 0 || first - 1 < 0;
+    for (;;) {
 #pragma unroll
         for (int e = 0; e < E; e++) {
             if (!have[e]) {
@@ -213,26 +188,12 @@ template <class P, int E> struct ps_chain_window {
         bool all = have_base;
 #pragma unroll
         for (int e = 0; e < E; e++) all = all && have[e];
-        return __all_sync(PS_WARP_ALL, all);
-    }
-    __device__ __forceinline__ C fold(unsigned lane) const { return ps_chain_window_fold<P, E>(base, v, lane); }
-};
-
-/* Run by the whole of warp 0 of tile id: the carry of every tile before id (with the program's initial
- * carry), always as I(id - W) (+) the fixed-tree combination of A(id - W + 1) ... A(id - 1). */
-template <class P, int E>
-__device__ __forceinline__ typename P::carry ps_chain_look_back(const typename P::params &p,
-                                                                  const ps_tile_state<typename P::carry> &ts,
-                                                                  uint32_t id) {
-    const unsigned lane = threadIdx.x % PS_WARP_LANES;
-    ps_chain_window<P, E> w;
-    w.start(p, id, lane);
-    while (!w.poll(ts, lane)) {
+        if (__all_sync(PS_WARP_ALL, all)) break;
 #if PS_CHAIN_BACKOFF_NS > 0
         __nanosleep(PS_CHAIN_BACKOFF_NS);
 #endif
     }
-    return w.fold(lane);
+    return ps_chain_window_fold<P, E>(base, v, lane);
 }
 
 /* A program's shared memory: static up to the 48 KiB a block may declare, dynamic beyond (larger tiles parked in
@@ -257,79 +218,40 @@ __device__ __forceinline__ typename P::smem &ps_chain_program_smem(typename ps_c
 }
 
 template <class P, int E>
-__global__ void __launch_bounds__(ps_chain_block<P>::THREADS, P::MIN_BLOCKS)
+__global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     ps_chain_single_pass_kernel(const typename P::params p, const ps_tile_state<typename P::carry> ts, uint32_t tiles) {
     typedef typename P::carry C;
     __shared__ typename ps_chain_smem<P>::static_type s_static;
     extern __shared__ uint4 ps_chain_dynamic[];
     typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
-    __shared__ C prefix_sh, total_sh, aggregate_sh;
+    __shared__ C prefix_sh, total_sh;
     typename P::local l;
     const uint32_t id = blockIdx.x;
     const uint32_t W = PS_WARP_LANES * E;
-    const unsigned lane = threadIdx.x % PS_WARP_LANES;
     const bool wants_total = ps_chain_total<P>::wanted(p); /* then every tile is resident (see total above) */
-    C aggregate = P::identity();
 
-    if (ps_chain_lookback_warp<P>::value) {
-        /* ---- a warp of its own looks back from the block's start, while the program's warps load ---- */
-        if (threadIdx.x >= P::THREADS) {
-            C prefix = P::initial(p);
-            if (id != 0 && !PS_CHAIN_CONTROL) {
-                ps_chain_window<P, E> w;
-                w.start(p, id, lane);
-                while (!w.poll(ts, lane)) {
-#if PS_CHAIN_BACKOFF_NS > 0
-                    __nanosleep(PS_CHAIN_BACKOFF_NS);
-#endif
-                }
-                prefix = w.fold(lane);
-            }
-            if (lane == 0) prefix_sh = prefix;
-        } else {
-            aggregate = P::reduce(p, id, l, s); /* its barriers: barrier 1 over P::THREADS */
-            if (threadIdx.x == 0) {
-                aggregate_sh = aggregate;
-                if (id + 1 < tiles) {
-                    ts.publish(ps_chain_aggregate_entry(id), PS_TILE_AGGREGATE, aggregate);
-                    if (ps_chain_absorbs<P>::test(aggregate) && (uint64_t)id + W < tiles)
-                        ts.publish(ps_chain_inclusive_entry(id), PS_TILE_INCLUSIVE, aggregate);
-                }
-            }
-            if (threadIdx.x >= PS_WARP_LANES) ps_chain_early<P>::run(p, id, aggregate, l, s);
+    /* ---- reduce: the program loads its tile and returns the tile's aggregate ---- */
+    const C aggregate = P::reduce(p, id, l, s);
+
+    /* ---- look-back: warp 0 publishes and finds the carry of everything before this tile ---- */
+    if (threadIdx.x < PS_WARP_LANES) {
+        const bool absorbs = ps_chain_absorbs<P>::test(aggregate); /* I(id) = A(id), known now */
+        if (threadIdx.x == 0 && id + 1 < tiles) {
+            ts.publish(ps_chain_aggregate_entry(id), PS_TILE_AGGREGATE, aggregate);
+            if (absorbs && (uint64_t)id + W < tiles) ts.publish(ps_chain_inclusive_entry(id), PS_TILE_INCLUSIVE, aggregate);
         }
-        __syncthreads(); /* the prefix and the aggregate are in shared memory */
-        if (threadIdx.x == P::THREADS) {
-            const C a = aggregate_sh;
-            const bool early = ps_chain_absorbs<P>::test(a) && (uint64_t)id + W < tiles;
+        const C prefix = id == 0 || PS_CHAIN_CONTROL ? P::initial(p) : ps_chain_look_back<P, E>(p, ts, id);
+        if (threadIdx.x == 0) {
+            /* the last W tiles' inclusive prefixes have no reader, but for the total the last tile's */
+            const bool early = absorbs && (uint64_t)id + W < tiles;
             if (!early && ((uint64_t)id + W < tiles || (wants_total && id + 1 == tiles && tiles > 1)))
-                ts.publish(ps_chain_inclusive_entry(id), PS_TILE_INCLUSIVE, P::combine(prefix_sh, a));
+                ts.publish(ps_chain_inclusive_entry(id), PS_TILE_INCLUSIVE, P::combine(prefix, aggregate));
+            prefix_sh = prefix;
         }
     } else {
-        /* ---- reduce: the program loads its tile and returns the tile's aggregate ---- */
-        aggregate = P::reduce(p, id, l, s);
-
-        /* ---- look-back: warp 0 publishes and finds the carry of everything before this tile ---- */
-        if (threadIdx.x < PS_WARP_LANES) {
-            const bool absorbs = ps_chain_absorbs<P>::test(aggregate); /* I(id) = A(id), known now */
-            if (threadIdx.x == 0 && id + 1 < tiles) {
-                ts.publish(ps_chain_aggregate_entry(id), PS_TILE_AGGREGATE, aggregate);
-                if (absorbs && (uint64_t)id + W < tiles)
-                    ts.publish(ps_chain_inclusive_entry(id), PS_TILE_INCLUSIVE, aggregate);
-            }
-            const C prefix = id == 0 || PS_CHAIN_CONTROL ? P::initial(p) : ps_chain_look_back<P, E>(p, ts, id);
-            if (threadIdx.x == 0) {
-                /* the last W tiles' inclusive prefixes have no reader, but for the total the last tile's */
-                const bool early = absorbs && (uint64_t)id + W < tiles;
-                if (!early && ((uint64_t)id + W < tiles || (wants_total && id + 1 == tiles && tiles > 1)))
-                    ts.publish(ps_chain_inclusive_entry(id), PS_TILE_INCLUSIVE, P::combine(prefix, aggregate));
-                prefix_sh = prefix;
-            }
-        } else {
-            ps_chain_early<P>::run(p, id, aggregate, l, s); /* the other warps, meanwhile */
-        }
-        __syncthreads();
+        ps_chain_early<P>::run(p, id, aggregate, l, s); /* the other warps, meanwhile */
     }
+    __syncthreads();
 
     /* ---- the total, for a program that wants it: the last tile's inclusive prefix ---- */
     if (wants_total) {
@@ -341,11 +263,11 @@ __global__ void __launch_bounds__(ps_chain_block<P>::THREADS, P::MIN_BLOCKS)
             total_sh = t;
         }
         __syncthreads();
-        if (threadIdx.x < P::THREADS) ps_chain_total<P>::give(p, total_sh, l, s);
+        ps_chain_total<P>::give(p, total_sh, l, s);
     }
 
     /* ---- consume: the program finishes its tile from the prefix ---- */
-    if (threadIdx.x < P::THREADS) P::consume(p, id, prefix_sh, aggregate, l, s);
+    P::consume(p, id, prefix_sh, aggregate, l, s);
 }
 
 /* ---- host side ----------------------------------------------------------------------------------------- */
@@ -410,7 +332,7 @@ template <class P, int E> static int ps_chain_resident_ask(void) {
     if (cudaGetDevice(&dev) == cudaSuccess && cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) == cudaSuccess &&
         coop && cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
         ps_chain_kernel_attributes(kernel, dynamic) == cudaSuccess &&
-        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, ps_chain_block<P>::THREADS, dynamic) == cudaSuccess)
+        cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, P::THREADS, dynamic) == cudaSuccess)
         return blocks * sms;
     cudaGetLastError(); /* a missing feature is not an error of the caller's next launch */
     return 0;
@@ -442,10 +364,10 @@ static cudaError_t ps_chain_single_pass(const typename P::params &p, uint32_t ti
         /* the tiles wait for the last one: all of them must be resident (the launcher checked the count with
          * ps_chain_single_pass_knows_total; a cooperative launch guarantees it or fails) */
         void *args[] = {(void *)&p, (void *)&ts, (void *)&tiles};
-        return cudaLaunchCooperativeKernel((const void *)ps_chain_single_pass_kernel<P, E>, dim3(tiles), dim3(ps_chain_block<P>::THREADS),
+        return cudaLaunchCooperativeKernel((const void *)ps_chain_single_pass_kernel<P, E>, dim3(tiles), dim3(P::THREADS),
                                            args, dynamic, stream);
     }
-    ps_chain_single_pass_kernel<P, E><<<tiles, ps_chain_block<P>::THREADS, dynamic, stream>>>(p, ts, tiles);
+    ps_chain_single_pass_kernel<P, E><<<tiles, P::THREADS, dynamic, stream>>>(p, ts, tiles);
     return cudaGetLastError();
 }
 
