@@ -67,17 +67,22 @@
 #endif
 
 /* Vectors per thread and blocks per SM, from the sweeps of tools/tune/tune_scan.cu (docs/performance.md): 32 KiB
- * tiles at 5 blocks/SM below PS_SCAN_LARGE_BYTES of input; above it, larger tiles: 44 KiB (11 vectors) at 4
- * blocks/SM for 4- and 8-byte elements, 40 KiB (10) at 5 for 1- and 2-byte ones. A tile's look-back waits for
- * the slowest load of the 64 tiles before it (the no-look-back control runs at 0.98 of copy on both GPUs where
- * the chained scan stopped at 0.88 on the H200 and 0.94 on the H100), and a larger tile pays that wait once for
- * more bytes: at 2^28 i32 0.940 -> 0.964 of copy (H100), 0.876 -> 0.909 (H200). Below the threshold the larger
- * tiles spread the call over too few blocks (1- and 2-byte ones also pay for 16-20 serial elements per thread).
- * Tiles stay under 48 KiB: the chain's static shared memory (its header says why dynamic memory is not used). */
+ * tiles at 5 blocks/SM below PS_SCAN_LARGE_BYTES of input; above it, larger tiles: 52 KiB (13 vectors) at 4
+ * blocks/SM for 2-, 4- and 8-byte elements, 40 KiB (10) at 5 for 1-byte ones. A tile's look-back waits for the
+ * slowest load of the 64 tiles before it (the no-look-back control runs at 0.98 of copy on both GPUs where the
+ * chained scan stopped at 0.88 on the H200 and 0.94 on the H100), and a larger tile pays that wait once for more
+ * bytes: at 2^28 on the H200, i32 0.876 (32 KiB) -> 0.909 (44 KiB) -> 0.926 (52 KiB), i64 0.872 -> 0.907 -> 0.927,
+ * u16 0.871 -> 0.905 (40 KiB) -> 0.924; on the H100 i32 0.940 -> 0.964 (44 KiB). Tiles past 48 KiB live in
+ * dynamic shared memory (chain/single_pass.cuh), which costs nothing once the array is aligned (fifteenth session;
+ * 64 and 72 KiB at 3 blocks/SM measured within 0.01 of 52 KiB). Below the threshold the larger tiles spread the
+ * call over too few blocks (1- and 2-byte ones also pay for 16-104 serial elements per thread; u8 lost 3% with 52
+ * KiB tiles at 2^28). A widened call (PSCAN_SCAN_WIDEN) loads through registers, 4 bytes of them per 4 bytes of
+ * tile: its large tiles stay at 44 KiB (11 vectors). */
 #define PS_SCAN_VECS(bytes) 8
 #define PS_SCAN_MIN_BLOCKS(bytes) 5
-#define PS_SCAN_LARGE_VECS(bytes) ((bytes) >= 4 ? 11 : 10)
-#define PS_SCAN_LARGE_MIN_BLOCKS(bytes) ((bytes) >= 4 ? 4 : 5)
+#define PS_SCAN_LARGE_VECS(bytes) ((bytes) >= 2 ? 13 : 10)
+#define PS_SCAN_LARGE_MIN_BLOCKS(bytes) ((bytes) >= 2 ? 4 : 5)
+#define PS_SCAN_WIDEN_LARGE_VECS 11
 #define PS_SCAN_LARGE_BYTES(bytes) ((uint64_t)((bytes) >= 4 ? 16 : (bytes) == 2 ? 32 : 256) << 20)
 /* Full tiles go to shared memory with cp.async: +4-5% on the H200 at 2^28 (0.837 -> 0.876 of copy for i32, same
  * run), where registers alone cannot hold enough bytes in flight. A widening scan loads through registers: copying
@@ -455,11 +460,13 @@ struct ps_scan_program {
  * with 4 KiB tiles against 0.7-0.9x with 32 KiB ones; i32/i64 at 2^10-2^16 1.4-1.7x against 1.2-1.5x. */
 #define PS_SCAN_SMALL_BYTES ((uint64_t)256 << 10)
 
-/* The tile of a call, by its bytes: small (4 KiB tiles), default (32 KiB) or large (40-44 KiB). */
+/* The tile of a call, by its bytes: small (4 KiB tiles), default (32 KiB) or large (40-52 KiB). */
 enum { DLB_SMALL, DLB_DEFAULT, DLB_LARGE };
-template <class T, int Tier> struct dlb_policy {
+template <class T, int Tier, bool Widen = false> struct dlb_policy {
     enum {
-        VECS = Tier == DLB_SMALL ? 1 : Tier == DLB_LARGE ? PS_SCAN_LARGE_VECS(sizeof(T)) : PS_SCAN_VECS(sizeof(T)),
+        VECS = Tier == DLB_SMALL   ? 1
+               : Tier == DLB_LARGE ? (Widen ? PS_SCAN_WIDEN_LARGE_VECS : PS_SCAN_LARGE_VECS(sizeof(T)))
+                                   : PS_SCAN_VECS(sizeof(T)),
         MIN_BLOCKS = Tier == DLB_SMALL   ? 8
                      : Tier == DLB_LARGE ? PS_SCAN_LARGE_MIN_BLOCKS(sizeof(T))
                                          : PS_SCAN_MIN_BLOCKS(sizeof(T)),
@@ -482,7 +489,9 @@ static int dlb_tier(const ps_request *req) {
 static uint64_t dlb_tile_items(const ps_request *req) {
     const int tier = dlb_tier(req);
     const size_t elem = dlb_elem_bytes(req);
-    const uint64_t vecs = tier == DLB_SMALL ? 1 : tier == DLB_LARGE ? PS_SCAN_LARGE_VECS(elem) : PS_SCAN_VECS(elem);
+    const uint64_t vecs = tier == DLB_SMALL   ? 1
+                          : tier == DLB_LARGE ? (req->widen ? PS_SCAN_WIDEN_LARGE_VECS : PS_SCAN_LARGE_VECS(elem))
+                                              : PS_SCAN_VECS(elem);
     return 16 / elem * vecs * 256;
 }
 
@@ -499,7 +508,7 @@ static pscan_status dlb_plan(const ps_request *req, const ps_cuda_device *dev, s
 /* T: the carry and output type; In: the element read (T, or a narrower one that widens to T: no cp.async). */
 template <class T, class Op, bool Reverse, int Tier, class In = T>
 static cudaError_t dlb_launch(const ps_request *req, const ps_cuda_device *dev) {
-    typedef dlb_policy<T, Tier> Policy;
+    typedef dlb_policy<T, Tier, !ps_scan_same<In, T>::value> Policy;
     enum { ASYNC = Policy::ASYNC != 0 && ps_scan_same<In, T>::value };
     typedef ps_scan_program<T, Op, Reverse, Policy::VECS, Policy::MIN_BLOCKS, ASYNC != 0, false, In> P;
     typename P::params p;

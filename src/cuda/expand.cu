@@ -519,7 +519,7 @@ __global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expand_deferred_kernel(c
     typedef ps_expand_smem<ITEMS> S;
     enum { TILE = S::TILE };
     __shared__ typename ps_chain_smem<ps_expand_smem_of<ITEMS>>::static_type s_static;
-    extern __shared__ uint4 ps_expand_dynamic[];
+    extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) uint4 ps_expand_dynamic[];
     S &s = ps_chain_program_smem<ps_expand_smem_of<ITEMS>>(s_static, ps_expand_dynamic);
     __shared__ uint32_t s_tile;
     /* deferred slot d of tile t is slot start(t) + d - dprefix[t]: the mapping only grows, so those below the

@@ -378,7 +378,7 @@ template <class T, int FORM, int AGG, int VECS, int LAYOUT>
 __global__ void __launch_bounds__(ps_hist_threads(LAYOUT), 1024 / ps_hist_threads(LAYOUT))
     ps_histogram_kernel(const ps_hist_params<T> p) {
     enum { THREADS = ps_hist_threads(LAYOUT), TILE = THREADS * VECS * (16 / sizeof(T)) };
-    extern __shared__ __align__(16) unsigned char ps_hist_smem[];
+    extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) unsigned char ps_hist_smem[];
     ps_hist_block blk;
     blk.hist = reinterpret_cast<uint32_t *>(ps_hist_smem);
     blk.mine = blk.hist + threadIdx.x % PS_WARP_LANES;

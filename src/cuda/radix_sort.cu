@@ -674,7 +674,7 @@ template <class U, class V, int THREADS, int ITEMS> union ps_sort_stage {
     typename ps_sort_wrank<THREADS>::next next; /* the rank's, done before the scatter */
 };
 
-extern __shared__ __align__(16) unsigned char ps_sort_dynamic_smem[];
+extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) unsigned char ps_sort_dynamic_smem[];
 
 
 /* Where a pass keeps its staging buffer: static shared memory where the tile fits 48 KiB beside the rank's and

@@ -114,6 +114,19 @@ static int user_size_vectors(size_t bytes) { return bytes == 1 || bytes == 2 || 
 struct ps_user_scan_policy {
     int vecs, min_blocks, async, blocked;
 };
+
+/* The shared memory of a vector scan program (ps_scan_program::smem: the parked tile, then 8 warp totals; the
+ * program text checks it), and what of it a launch passes as dynamic: all of it past the 48 KiB of static
+ * memory, the chain driver's rule (chain/single_pass.cuh). */
+static size_t user_scan_smem_bytes(size_t bytes, ps_user_scan_policy scan) {
+    return align_up((size_t)scan.vecs * USER_THREADS * 16 + 8 * bytes, 16);
+}
+static size_t user_scan_dynamic_bytes(size_t bytes, ps_user_scan_policy scan) {
+    if (!user_size_vectors(bytes)) return 0;
+    const size_t smem = user_scan_smem_bytes(bytes, scan);
+    return smem > PS_CHAIN_STATIC_SMEM_MAX ? smem : 0;
+}
+
 static const ps_user_scan_policy user_scan_default[5] = {
     {USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, 0}, {USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, 0},
     {USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, 0}, {USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, PS_USER_SCAN8_BLOCKED},
@@ -187,7 +200,7 @@ static char *program_text(const char *source, const char *type_name, const char 
         "static_assert(alignof(ps_user_reduce::params) == %zu, \"reduce params alignment\");\n"
         "static_assert(PS_CHAIN_LANE_ENTRIES == %d, \"look-back entries\");\n";
     /* the three programs: the vector ones for sizes that tile 16 bytes, else the wide ones */
-    char programs[512];
+    char programs[640];
     if (user_size_vectors(bytes))
         snprintf(programs, sizeof programs,
                  "typedef ps_scan_program<ps_user_t, ps_user_op, false, %d, %d, %s, %s> ps_user_scan_forward;\n"
@@ -196,6 +209,10 @@ static char *program_text(const char *source, const char *type_name, const char 
                  scan.vecs, scan.min_blocks, scan.async ? "true" : "false", scan.blocked ? "true" : "false",
                  scan.vecs, scan.min_blocks, scan.async ? "true" : "false", scan.blocked ? "true" : "false",
                  USER_REDUCE_VECS, USER_REDUCE_MIN_BLOCKS);
+    if (user_size_vectors(bytes)) /* the launch passes the dynamic part by this size (user_scan_dynamic_bytes) */
+        snprintf(programs + strlen(programs), sizeof programs - strlen(programs),
+                 "static_assert(sizeof(ps_user_scan_forward::smem) == %zu, \"scan shared memory size\");\n",
+                 user_scan_smem_bytes(bytes, scan));
     else
         snprintf(programs, sizeof programs,
                  "typedef ps_user_wide_program<ps_user_t, ps_user_op, false, false, %d, %d> ps_user_scan_forward;\n"
@@ -437,11 +454,16 @@ pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **ca
             for (int k = 0; k < 3 && r == cudaSuccess; k++) {
                 if (!jobs[j].lowered[k]) continue;
                 r = cudaLibraryGetKernel(&m->kernels[k], m->library[j], jobs[j].lowered[k]);
-                /* the tiles are parked in shared memory: ask for the largest carveout, as the chain driver does */
+                /* the tiles are parked in shared memory: ask for the largest carveout, as the chain driver does,
+                 * and for a scan tile past 48 KiB its dynamic shared memory */
                 if (r == cudaSuccess)
                     r = cudaFuncSetAttribute((const void *)m->kernels[k],
                                              cudaFuncAttributePreferredSharedMemoryCarveout,
                                              (int)cudaSharedmemCarveoutMaxShared);
+                const size_t dynamic = k < 2 ? user_scan_dynamic_bytes(op->elem_bytes, scan) : 0;
+                if (r == cudaSuccess && dynamic)
+                    r = cudaFuncSetAttribute((const void *)m->kernels[k], cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             (int)dynamic);
             }
         }
     }
@@ -538,7 +560,8 @@ cudaError_t ps_cuda_user_run(const ps_request *req, const ps_cuda_device *dev) {
     ts.tag_hi = (uint32_t)((epoch >> 30) & 0x3fffffffull) << 2;
     void *args[3] = {params.b, &ts, (void *)&tiles};
     /* a cudaKernel_t launches through cudaLaunchKernel like a function pointer */
-    cudaError_t err = cudaLaunchKernel((const void *)m->kernels[kernel], dim3(tiles), dim3(USER_THREADS), args, 0,
-                                       dev->stream);
+    const size_t dynamic = kernel < 2 ? user_scan_dynamic_bytes(es, m->scan) : 0;
+    cudaError_t err = cudaLaunchKernel((const void *)m->kernels[kernel], dim3(tiles), dim3(USER_THREADS), args,
+                                       dynamic, dev->stream);
     return err != cudaSuccess ? err : cudaGetLastError();
 }

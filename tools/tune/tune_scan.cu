@@ -277,6 +277,22 @@ int main(int argc, char **argv) {
      * cp.async */
     /* the chain's cost at the library's tiles (the 32 KiB tier, the large tier) beside the no-look-back control;
      * build it several times through variants.sh to compare driver knobs (-DPS_CHAIN_LANE_ENTRIES=...) */
+    /* tiles past the 44 KiB of the library's large tier, beside it: wider windows (E = 3, 4), five blocks of 44 KiB,
+     * and 48-72 KiB tiles in dynamic shared memory (build with -DPS_CHAIN_STATIC_SMEM_MAX=0 to put the smaller
+     * tiles there too, with -DPS_DYNAMIC_SMEM_ALIGN=... to change the array's alignment) */
+    if (strstr(types, "big")) {
+        bench_type<int32_t, variant<int32_t, 11, 4, 2, true>, variant<int32_t, 11, 4, 3, true>,
+                   variant<int32_t, 11, 5, 2, true>, variant<int32_t, 12, 4, 2, true>, variant<int32_t, 13, 4, 2, true>,
+                   variant<int32_t, 16, 3, 2, true>, variant<int32_t, 18, 3, 2, true>, variant<int32_t, 11, 4, 0, true>,
+                   variant<int32_t, 13, 4, 0, true>>(min_log2, max_log2);
+        bench_type<int64_t, variant<int64_t, 11, 4, 2, true>, variant<int64_t, 11, 5, 2, true>,
+                   variant<int64_t, 13, 4, 2, true>, variant<int64_t, 16, 3, 2, true>>(min_log2, max_log2);
+        bench_type<uint16_t, variant<uint16_t, 8, 5, 2, true>, variant<uint16_t, 10, 5, 2, true>,
+                   variant<uint16_t, 13, 4, 2, true>, variant<uint16_t, 16, 3, 2, true>>(min_log2, max_log2);
+        bench_type<uint8_t, variant<uint8_t, 8, 5, 2, true>, variant<uint8_t, 10, 5, 2, true>,
+                   variant<uint8_t, 13, 4, 2, true>, variant<uint8_t, 16, 3, 2, true>>(min_log2, max_log2);
+        return 0;
+    }
     if (strstr(types, "chain")) {
         bench_type<int32_t, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 11, 4, 2, true>,
                    variant<int32_t, 11, 4, 0, true>>(min_log2, max_log2);

@@ -148,9 +148,10 @@ struct variant {
     const char *name;
     int bytes, vecs, min_blocks, async, blocked;
 };
-/* The first of each size is today's default (user_op.cu); tiles: 16 x vecs x 256 bytes, parked in static shared
- * memory (at most 48 KiB a block: vecs <= 11), vecs x min_blocks <= 56 for 227 KiB an SM; registers a thread
- * 65536 / (256 min_blocks), rounded down to 8: 48 at 5 blocks, 64 at 4, 40 at 6, 32 at 8. */
+/* The first of each size is today's default (user_op.cu); tiles: 16 x vecs x 256 bytes, parked in shared memory
+ * (static up to 48 KiB a block, dynamic past it), vecs x min_blocks <= 55 for 227 KiB an SM; registers a thread
+ * 65536 / (256 min_blocks), rounded down to 8: 48 at 5 blocks, 64 at 4, 40 at 6, 32 at 8. BLOCKED needs an even
+ * number of vectors (ps_scan_program::chunk_slots_distinct). */
 static const struct variant variants[] = {
     {"m16.v10.b4.async.blocked (default)", 16, 10, 4, 1, 1},
     {"m16.v8.b4.async.blocked", 16, 8, 4, 1, 1},
@@ -166,6 +167,11 @@ static const struct variant variants[] = {
      * 0.896 on the H100 (the 16-byte default took 10). 11 vectors do not compile BLOCKED (their parking slots would
      * overlap: ps_scan_program::chunk_slots_distinct). */
     {"a8.v10.b5.async.blocked", 8, 10, 5, 1, 1},
+    /* past 48 KiB (dynamic shared memory, as the plain scan's 52 KiB tiles since the fifteenth session) */
+    {"m16.v12.b4.async.blocked", 16, 12, 4, 1, 1},
+    {"m16.v16.b3.async.blocked", 16, 16, 3, 1, 1},
+    {"a8.v12.b4.async.blocked", 8, 12, 4, 1, 1},
+    {"a8.v16.b3.async.blocked", 8, 16, 3, 1, 1},
 };
 #define VARIANTS (int)(sizeof variants / sizeof variants[0])
 

@@ -14,6 +14,14 @@
 #define PS_WARP_LANES 32
 #define PS_WARP_ALL 0xffffffffu
 
+/* The alignment every dynamic shared-memory array is declared with. A kernel's dynamic array starts after its
+ * static shared variables, at the next multiple of the alignment it is declared with: declared at 16 bytes, the
+ * chain driver's (behind a few static words) began 32-48 bytes into a 128-byte row, and the same scan ran 7-8%
+ * slower than with its tile in static memory (H200; docs/performance.md, fifteenth session). */
+#ifndef PS_DYNAMIC_SMEM_ALIGN
+#define PS_DYNAMIC_SMEM_ALIGN 128
+#endif
+
 template <class T> struct ps_words {
     enum { COUNT = (sizeof(T) + 3) / 4 };
     unsigned int w[COUNT];

@@ -101,7 +101,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_chain_cluster_ke
     typedef typename P::carry C;
     enum { WORDS = (sizeof(C) + 3) / 4 };
     __shared__ typename ps_chain_smem<P>::static_type s_static;
-    extern __shared__ uint4 ps_chain_dynamic[];
+    extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) uint4 ps_chain_dynamic[];
     typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
     __shared__ uint32_t aggregate_sh[WORDS]; /* read by the later blocks of the cluster */
     __shared__ C prefix_sh, total_sh;

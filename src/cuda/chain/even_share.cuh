@@ -39,7 +39,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
                          uint32_t blocks) {
     typedef typename P::carry C;
     __shared__ typename ps_chain_smem<P>::static_type s_static;
-    extern __shared__ uint4 ps_chain_dynamic[];
+    extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) uint4 ps_chain_dynamic[];
     typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
     __shared__ C prefix_sh;
     typename P::local l;

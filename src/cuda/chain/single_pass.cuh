@@ -197,10 +197,14 @@ __device__ __forceinline__ typename P::carry ps_chain_look_back(const typename P
 }
 
 /* A program's shared memory: static up to the 48 KiB a block may declare, dynamic beyond (larger tiles parked in
- * shared memory; the launcher passes the size). The static one is declared in the kernel itself: as a static
- * variable of a helper function it became a module-scope variable, and the same instructions ran 9% slower on an
- * H200 (docs/performance.md). NVRTC-compiled programs (user_op.cu) stay under 48 KiB, static. */
+ * shared memory; the launcher passes the size). The dynamic array is declared aligned to PS_DYNAMIC_SMEM_ALIGN
+ * (block/warp.cuh): at 16 bytes it began behind the kernel's few static words, off a 128-byte row, and the same
+ * tile ran 7-8% slower there than in static memory (H200, fifteenth session; the 9% that a module-scope static
+ * buffer cost in 2026-11-24 was most likely the same misplacement). NVRTC-compiled programs (user_op.cu) stay
+ * under 48 KiB, static. */
+#ifndef PS_CHAIN_STATIC_SMEM_MAX /* tuning: 0 puts every program's shared memory in the dynamic array */
 #define PS_CHAIN_STATIC_SMEM_MAX (48u * 1024u)
+#endif
 struct ps_chain_no_smem {
     uint4 unused;
 };
@@ -222,7 +226,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     ps_chain_single_pass_kernel(const typename P::params p, const ps_tile_state<typename P::carry> ts, uint32_t tiles) {
     typedef typename P::carry C;
     __shared__ typename ps_chain_smem<P>::static_type s_static;
-    extern __shared__ uint4 ps_chain_dynamic[];
+    extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) uint4 ps_chain_dynamic[];
     typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
     __shared__ C prefix_sh, total_sh;
     typename P::local l;
