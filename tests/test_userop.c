@@ -456,6 +456,12 @@ static void run_operator(const op_case *c, test_rng *rng) {
             run_scan_case(c, op, sizes[i], flags, (int)(flags + i) % 2, (int)(i + flags / 2) % 2, rng);
         run_reduce_case(c, op, sizes[i], (int)i % 2, rng);
     }
+    /* CUDA: a call in the scan's larger tier (user_op.cu: from 16 MiB, 32 MiB of 2-byte elements; of 1-byte ones
+     * from 256 MiB, not run here), past the look-back window of its tiles of up to 64 KiB and into a partial one */
+    if (backend == PSCAN_BACKEND_CUDA && !quick && 16 % c->bytes == 0 && c->bytes >= 2) {
+        const uint64_t n = ((uint64_t)(c->bytes >= 4 ? 16 : 32) << 20) / c->bytes + 64 * (65536 / c->bytes) + 3;
+        for (unsigned flags = 0; flags < 4; flags++) run_scan_case(c, op, n, flags, (int)flags % 2, (int)flags / 2, rng);
+    }
     /* OpenCL: three levels of tile totals (more than 2048 * 2048 elements), for the small elements */
     if (backend == PSCAN_BACKEND_OPENCL && !quick && c->bytes <= 8) {
         const uint64_t n = 2048u * 2048u + 2048u + 5u;

@@ -6,16 +6,17 @@
  *
  * The program NVRTC sees: the embedded device files (cuda_embedded.c, made by embed_cuh.cmake; under
  * __CUDACC_RTC__ they include no host header), a <stdint.h> of our own (NVRTC has none), the user's source,
- * and a few lines that wrap the user's combine and identity as an operator functor and name three kernels:
- * scan forward, scan reverse, reduce. -default-device makes the user's plain C functions device functions.
+ * and a few lines that wrap the user's combine and identity as an operator functor and name the kernels: scan
+ * forward, scan reverse, reduce, and the two scans of the larger tier (kernel_names). -default-device makes the user's plain C functions device functions.
  * static_asserts check the user's elem_bytes and elem_align against the type, and the size and alignment of the
  * kernel parameters against the layout built here (NVRTC has no offsetof; the member order is the programs'),
  * so a mismatch is a compile error (PSCAN_ERROR_BUILD_FAILED), never a wrong launch.
  *
  * The vector tile programs need elements that tile a 16-byte vector: 1, 2, 4, 8 or 16 bytes. Every other size up
  * to PSCAN_USER_OP_MAX_BYTES (12, 24, 32, ...) goes to user_wide.cuh's programs, which hold whole elements,
- * warp-striped (ITEMS per thread, loads in the element's own alignment). Tiles are the large-call ones (32 KiB
- * scan, 64 KiB reduce; wide: USER_WIDE_ITEMS x 256 elements) at every n.
+ * warp-striped (ITEMS per thread, loads in the element's own alignment). Tiles: the scan's in two tiers by the
+ * call's bytes, as the built-in scan's (32-40 KiB, then 40-64 KiB from USER_SCAN_LARGE_BYTES), the reduce's 64
+ * KiB, the wide programs' USER_WIDE_ITEMS x 256 elements at every n.
  *
  * Measured (H100, tools/tune/tune_userop, 2^28 elements, median of 25, 2026-11-23, third session): the 8-byte
  * affine f32 scan (non-commutative) at 0.943 of a copy's bandwidth, a 16-byte 2x2 f32 matrix scan at 0.910
@@ -32,9 +33,9 @@
  * PS_USER_SCAN8_BLOCKED hold the choice; tools/tune/tune_userop.c times the variants (docs/tuning.md).
  *
  * Compile time: NVRTC's time goes to code generation for each kernel it is asked for (NVVM and ptxas; the front
- * end is under a tenth), so the three kernels are compiled as three programs on three threads
- * (PS_USER_COMPILE_PARALLEL: 0.56 s against 1.04 s for one program on the H100 machine) and only the headers
- * of the size's programs are included.
+ * end is under a tenth), so the kernels are compiled as a program each on a thread each (PS_USER_COMPILE_PARALLEL:
+ * 0.56 s against 1.04 s for one program of three kernels on the H100 machine) and only the headers of the size's
+ * programs are included.
  */
 #include <nvrtc.h>
 #include <pthread.h>
@@ -127,20 +128,36 @@ static size_t user_scan_dynamic_bytes(size_t bytes, ps_user_scan_policy scan) {
     return smem > PS_CHAIN_STATIC_SMEM_MAX ? smem : 0;
 }
 
-static const ps_user_scan_policy user_scan_default[5] = {
-    {USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, 0}, {USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, 0},
-    {USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, 0}, {USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, PS_USER_SCAN8_BLOCKED},
-    {PS_USER_SCAN16_VECS, PS_USER_SCAN16_MIN_BLOCKS, PS_USER_SCAN16_ASYNC, PS_USER_SCAN16_BLOCKED}};
+/* A scan's two tiers, as the built-in scan's (5_decoupled_lookback.cu): the calls below USER_SCAN_LARGE_BYTES
+ * (tier 0) and from it (tier 1), whose larger tiles pay the look-back's wait once for more bytes but spread a
+ * smaller call over too few blocks. */
+struct ps_user_scan_tiers {
+    ps_user_scan_policy tier[2];
+};
+#define USER_SCAN_LARGE_BYTES(bytes) ((uint64_t)((bytes) >= 4 ? 16 : (bytes) == 2 ? 32 : 256) << 20)
+/* Tier 1: the built-in scan's large tiles for 1-, 2- and 4-byte elements (52 KiB, 40 KiB for 1 byte); 64 KiB at 3
+ * blocks/SM for the thread-serial 8- and 16-byte ones (BLOCKED takes an even number of vectors): H200, 2^28, of
+ * copy, affine f32 pairs 0.871 (32 KiB) -> 0.888 (48 KiB) -> 0.897 (64 KiB), 2x2 f32 matrices 0.846 (40 KiB) ->
+ * 0.882 -> 0.890; at 2^24 0.823 -> 0.841 and 0.824 -> 0.866 (tune_userop, fifteenth session,
+ * docs/bench/h200-userop-dyn-28.txt, -24.txt). Past 48 KiB the tile is in dynamic shared memory. */
+static const ps_user_scan_tiers user_scan_default[5] = {
+    {{{USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, 0}, {10, 5, 1, 0}}},
+    {{{USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, 0}, {13, 4, 1, 0}}},
+    {{{USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, 0}, {13, 4, 1, 0}}},
+    {{{USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, PS_USER_SCAN8_BLOCKED}, {16, 3, 1, PS_USER_SCAN8_BLOCKED}}},
+    {{{PS_USER_SCAN16_VECS, PS_USER_SCAN16_MIN_BLOCKS, PS_USER_SCAN16_ASYNC, PS_USER_SCAN16_BLOCKED},
+      {16, 3, PS_USER_SCAN16_ASYNC, PS_USER_SCAN16_BLOCKED}}}};
 /* What the next compile uses (tools/tune/tune_userop.c changes it through ps_cuda_user_tune_scan). */
-static ps_user_scan_policy user_scan_now[5] = {user_scan_default[0], user_scan_default[1], user_scan_default[2],
-                                               user_scan_default[3], user_scan_default[4]};
+static ps_user_scan_tiers user_scan_now[5] = {user_scan_default[0], user_scan_default[1], user_scan_default[2],
+                                              user_scan_default[3], user_scan_default[4]};
 /* One extra NVRTC option for the next compiles, or NULL (the tuning tool's -Xptxas=-v). */
 static const char *user_extra_option;
 
 static int user_size_log2(size_t bytes) { return bytes == 16 ? 4 : bytes == 8 ? 3 : bytes == 4 ? 2 : bytes == 2; }
 
 /* Tuning only (tools/tune/tune_userop.c; not exported from libpscan.so, not thread-safe): the scan policy the
- * next operators of elem_bytes (1, 2, 4, 8 or 16) are compiled with; vecs 0 puts the default back. Each
+ * next operators of elem_bytes (1, 2, 4, 8 or 16) are compiled with, for both tiers (a variant is timed at every
+ * n); vecs 0 puts the defaults back. Each
  * compiled module keeps the policy it was built with (tiles and temp follow it), and the context's cache tells
  * policies apart. extra_option: one more NVRTC option (e.g. "-Xptxas=-v"; its report lands in the log). */
 extern "C" void ps_cuda_user_tune_scan(size_t elem_bytes, int vecs, int min_blocks, int async, int blocked) {
@@ -150,25 +167,34 @@ extern "C" void ps_cuda_user_tune_scan(size_t elem_bytes, int vecs, int min_bloc
         user_scan_now[i] = user_scan_default[i];
         return;
     }
-    user_scan_now[i].vecs = vecs, user_scan_now[i].min_blocks = min_blocks;
-    user_scan_now[i].async = async != 0, user_scan_now[i].blocked = blocked != 0;
+    for (int t = 0; t < 2; t++) {
+        ps_user_scan_policy *q = &user_scan_now[i].tier[t];
+        q->vecs = vecs, q->min_blocks = min_blocks, q->async = async != 0, q->blocked = blocked != 0;
+    }
 }
 extern "C" void ps_cuda_user_tune_option(const char *extra_option) { user_extra_option = extra_option; }
 
-static ps_user_scan_policy user_scan_policy(size_t bytes) {
-    static const ps_user_scan_policy none = {0, 0, 0, 0};
+static ps_user_scan_tiers user_scan_policy(size_t bytes) {
+    static const ps_user_scan_tiers none = {{{0, 0, 0, 0}, {0, 0, 0, 0}}};
     return user_size_vectors(bytes) ? user_scan_now[user_size_log2(bytes)] : none;
 }
 
 /* ---- the program ------------------------------------------------------------------------------------------ */
 
-static const char *const kernel_names[3] = {"ps_chain_single_pass_kernel<ps_user_scan_forward, %d>",
-                                            "ps_chain_single_pass_kernel<ps_user_scan_reverse, %d>",
-                                            "ps_chain_single_pass_kernel<ps_user_reduce, %d>"};
+/* The kernels of a module: k = 0, 1 the scans forward and reverse of tier 0, 2 the reduce, 3 and 4 the scans of
+ * tier 1 (vector programs only: USER_KERNELS_WIDE for the wide ones, whose one tier is 0). */
+#define USER_KERNELS 5
+#define USER_KERNELS_ALL 31u
+#define USER_KERNELS_WIDE 7u
+static const char *const kernel_names[USER_KERNELS] = {
+    "ps_chain_single_pass_kernel<ps_user_scan_forward, %d>", "ps_chain_single_pass_kernel<ps_user_scan_reverse, %d>",
+    "ps_chain_single_pass_kernel<ps_user_reduce, %d>", "ps_chain_single_pass_kernel<ps_user_scan_forward_large, %d>",
+    "ps_chain_single_pass_kernel<ps_user_scan_reverse_large, %d>"};
+static unsigned user_kernels_of(size_t bytes) { return user_size_vectors(bytes) ? USER_KERNELS_ALL : USER_KERNELS_WIDE; }
 
 /* The whole program text (malloc'd) for an operator, or NULL when out of memory. */
 static char *program_text(const char *source, const char *type_name, const char *combine_name, size_t bytes,
-                          size_t align, const unsigned char *identity, ps_user_scan_policy scan) {
+                          size_t align, const unsigned char *identity, ps_user_scan_tiers scan) {
     char words[256] = "";
     for (size_t i = 0; i < (bytes + 3) / 4; i++) {
         unsigned w = 0;
@@ -199,21 +225,25 @@ static char *program_text(const char *source, const char *type_name, const char 
         "static_assert(sizeof(ps_user_reduce::params) == %zu, \"reduce params size\");\n"
         "static_assert(alignof(ps_user_reduce::params) == %zu, \"reduce params alignment\");\n"
         "static_assert(PS_CHAIN_LANE_ENTRIES == %d, \"look-back entries\");\n";
-    /* the three programs: the vector ones for sizes that tile 16 bytes, else the wide ones */
-    char programs[640];
-    if (user_size_vectors(bytes))
-        snprintf(programs, sizeof programs,
-                 "typedef ps_scan_program<ps_user_t, ps_user_op, false, %d, %d, %s, %s> ps_user_scan_forward;\n"
-                 "typedef ps_scan_program<ps_user_t, ps_user_op, true, %d, %d, %s, %s> ps_user_scan_reverse;\n"
-                 "typedef ps_reduce_program<ps_user_t, ps_user_op, %d, %d> ps_user_reduce;\n",
-                 scan.vecs, scan.min_blocks, scan.async ? "true" : "false", scan.blocked ? "true" : "false",
-                 scan.vecs, scan.min_blocks, scan.async ? "true" : "false", scan.blocked ? "true" : "false",
-                 USER_REDUCE_VECS, USER_REDUCE_MIN_BLOCKS);
-    if (user_size_vectors(bytes)) /* the launch passes the dynamic part by this size (user_scan_dynamic_bytes) */
+    /* the programs: the vector ones for sizes that tile 16 bytes (two tiers of scans), else the wide ones */
+    char programs[1024] = "";
+    if (user_size_vectors(bytes)) {
+        static const char *const suffix[2] = {"", "_large"};
+        for (int t = 0; t < 2; t++) {
+            const ps_user_scan_policy q = scan.tier[t];
+            const char *async = q.async ? "true" : "false", *blocked = q.blocked ? "true" : "false";
+            /* the launch passes the dynamic part of the shared memory by this size (user_scan_dynamic_bytes) */
+            snprintf(programs + strlen(programs), sizeof programs - strlen(programs),
+                     "typedef ps_scan_program<ps_user_t, ps_user_op, false, %d, %d, %s, %s> ps_user_scan_forward%s;\n"
+                     "typedef ps_scan_program<ps_user_t, ps_user_op, true, %d, %d, %s, %s> ps_user_scan_reverse%s;\n"
+                     "static_assert(sizeof(ps_user_scan_forward%s::smem) == %zu, \"scan shared memory size\");\n",
+                     q.vecs, q.min_blocks, async, blocked, suffix[t], q.vecs, q.min_blocks, async, blocked, suffix[t],
+                     suffix[t], user_scan_smem_bytes(bytes, q));
+        }
         snprintf(programs + strlen(programs), sizeof programs - strlen(programs),
-                 "static_assert(sizeof(ps_user_scan_forward::smem) == %zu, \"scan shared memory size\");\n",
-                 user_scan_smem_bytes(bytes, scan));
-    else
+                 "typedef ps_reduce_program<ps_user_t, ps_user_op, %d, %d> ps_user_reduce;\n", USER_REDUCE_VECS,
+                 USER_REDUCE_MIN_BLOCKS);
+    } else
         snprintf(programs, sizeof programs,
                  "typedef ps_user_wide_program<ps_user_t, ps_user_op, false, false, %d, %d> ps_user_scan_forward;\n"
                  "typedef ps_user_wide_program<ps_user_t, ps_user_op, true, false, %d, %d> ps_user_scan_reverse;\n"
@@ -239,11 +269,12 @@ static char *program_text(const char *source, const char *type_name, const char 
  * compiled, each malloc'd; NULL for the others) are set; on a compile error *log (malloc'd, may be set on success
  * too) has NVRTC's log and the status is PSCAN_ERROR_BUILD_FAILED. */
 static pscan_status user_compile(const char *source, const char *type_name, const char *combine_name, size_t bytes,
-                                 size_t align, const unsigned char *identity, int arch, ps_user_scan_policy scan,
-                                 unsigned kernels, char **cubin, size_t *cubin_bytes, char *lowered[3], char **log) {
+                                 size_t align, const unsigned char *identity, int arch, ps_user_scan_tiers scan,
+                                 unsigned kernels, char **cubin, size_t *cubin_bytes, char *lowered[USER_KERNELS],
+                                 char **log) {
     *cubin = NULL;
     *log = NULL;
-    for (int k = 0; k < 3; k++) lowered[k] = NULL;
+    for (int k = 0; k < USER_KERNELS; k++) lowered[k] = NULL;
     char *text = program_text(source, type_name, combine_name, bytes, align, identity, scan);
     if (!text) return PSCAN_ERROR_OUT_OF_MEMORY;
     const size_t headers = ps_cuda_embedded_count + 2;
@@ -251,14 +282,14 @@ static pscan_status user_compile(const char *source, const char *type_name, cons
     const char **names = (const char **)malloc(headers * sizeof *names);
     nvrtcProgram prog = NULL;
     pscan_status status = PSCAN_ERROR_OUT_OF_MEMORY;
-    char expr[3][128];
+    char expr[USER_KERNELS][128];
     if (!contents || !names) goto done;
     for (size_t i = 0; i < ps_cuda_embedded_count; i++) contents[i] = ps_cuda_embedded_sources[i], names[i] = ps_cuda_embedded_names[i];
     contents[headers - 2] = nvrtc_stdint, names[headers - 2] = "stdint.h";
     contents[headers - 1] = nvrtc_string, names[headers - 1] = "string.h";
     status = PSCAN_ERROR_BACKEND;
     if (nvrtcCreateProgram(&prog, text, "pscan_user_op.cu", (int)headers, contents, names) != NVRTC_SUCCESS) goto done;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < USER_KERNELS; k++) {
         snprintf(expr[k], sizeof expr[k], kernel_names[k], PS_CHAIN_LANE_ENTRIES);
         if ((kernels >> k & 1u) && nvrtcAddNameExpression(prog, expr[k]) != NVRTC_SUCCESS) goto done;
     }
@@ -284,7 +315,7 @@ static pscan_status user_compile(const char *source, const char *type_name, cons
     if (nvrtcGetCUBINSize(prog, cubin_bytes) != NVRTC_SUCCESS || !(*cubin = (char *)malloc(*cubin_bytes)) ||
         nvrtcGetCUBIN(prog, *cubin) != NVRTC_SUCCESS)
         goto done;
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < USER_KERNELS; k++) {
         const char *name = NULL;
         if (!(kernels >> k & 1u)) continue;
         if (nvrtcGetLoweredName(prog, expr[k], &name) != NVRTC_SUCCESS || !(lowered[k] = strdup(name))) goto done;
@@ -294,7 +325,7 @@ done:
     if (status != PSCAN_SUCCESS) {
         free(*cubin);
         *cubin = NULL;
-        for (int k = 0; k < 3; k++) free(lowered[k]), lowered[k] = NULL;
+        for (int k = 0; k < USER_KERNELS; k++) free(lowered[k]), lowered[k] = NULL;
     }
     if (prog) nvrtcDestroyProgram(&prog);
     free(contents);
@@ -306,18 +337,22 @@ done:
 extern "C" pscan_status ps_cuda_user_compile(const char *source, const char *type_name, const char *combine_name,
                                              size_t bytes, size_t align, const unsigned char *identity, int arch,
                                              char **cubin, size_t *cubin_bytes, char *lowered[3], char **log) {
-    return user_compile(source, type_name, combine_name, bytes, align, identity, arch, user_scan_policy(bytes), 7u,
-                        cubin, cubin_bytes, lowered, log);
+    char *all[USER_KERNELS];
+    const pscan_status s = user_compile(source, type_name, combine_name, bytes, align, identity, arch,
+                                        user_scan_policy(bytes), 7u, cubin, cubin_bytes, all, log);
+    for (int k = 0; k < 3; k++) lowered[k] = all[k]; /* the others were not asked for: NULL */
+    return s;
 }
 
-/* ---- the three kernels compiled side by side ---------------------------------------------------------- */
+/* ---- the kernels compiled side by side ------------------------------------------------------------------ */
 
 /* Each kernel is compiled by a program of its own on a thread of its own: NVRTC spends most of a compile
  * generating code for each kernel it is asked for (one kernel of three alone: about a third of the time), and
  * separate programs may be compiled concurrently, so the wall time is about the slowest kernel's on a machine
- * with three cores (the front end reads the source three times; on one core the total is about the same as
- * one program's). PS_USER_COMPILE_PARALLEL 0: one program with all three kernels. On the H100 machine's 16
- * cores the first call of a new operator fell from 0.86 s to 0.38 s, and the three modules pass test_userop. */
+ * with a core a kernel (the front end reads the source once a kernel; on one core the total is about the same
+ * as one program's). PS_USER_COMPILE_PARALLEL 0: one program with every kernel. On the H100 machine's 16 cores
+ * the first call of a new operator fell from 0.86 s to 0.38 s with three kernels, and the three modules passed
+ * test_userop; five since the fifteenth session (two tiers of scans). */
 #ifndef PS_USER_COMPILE_PARALLEL
 #define PS_USER_COMPILE_PARALLEL 1
 #endif
@@ -327,29 +362,35 @@ struct user_compile_job {
     size_t bytes, align;
     const unsigned char *identity;
     int arch;
-    ps_user_scan_policy scan;
+    ps_user_scan_tiers scan;
     unsigned kernels;
     pscan_status status;
-    char *cubin, *log, *lowered[3];
+    char *cubin, *log, *lowered[USER_KERNELS];
     size_t cubin_bytes;
 };
 
 static void *user_compile_run(void *arg) {
     user_compile_job *j = (user_compile_job *)arg;
+    if (!j->kernels) { /* a kernel this size has none of (the wide programs' tier 1) */
+        j->status = PSCAN_SUCCESS;
+        return NULL;
+    }
     j->status = user_compile(j->source, j->type_name, j->combine_name, j->bytes, j->align, j->identity, j->arch,
                              j->scan, j->kernels, &j->cubin, &j->cubin_bytes, j->lowered, &j->log);
     return NULL;
 }
 
 /* Compiles the jobs (PS_USER_COMPILE_PARALLEL: one per kernel, each on a thread; else one with every kernel);
- * returns how many jobs there are. A thread that cannot start runs its job here. */
-static int user_compile_all(user_compile_job jobs[3], const user_compile_job *what, int parallel) {
-    const int count = parallel ? 3 : 1;
-    pthread_t threads[3];
-    int started[3] = {0, 0, 0};
+ * returns how many jobs there are (a job with no kernel of this size compiles nothing and has no cubin). A
+ * thread that cannot start runs its job here. */
+static int user_compile_all(user_compile_job jobs[USER_KERNELS], const user_compile_job *what, int parallel) {
+    const int count = parallel ? USER_KERNELS : 1;
+    const unsigned mask = user_kernels_of(what->bytes);
+    pthread_t threads[USER_KERNELS];
+    int started[USER_KERNELS] = {0};
     for (int k = 0; k < count; k++) {
         jobs[k] = *what;
-        jobs[k].kernels = count == 1 ? 7u : 1u << k;
+        jobs[k].kernels = count == 1 ? mask : mask & (1u << k);
     }
     for (int k = 1; k < count; k++) started[k] = pthread_create(&threads[k], NULL, user_compile_run, &jobs[k]) == 0;
     user_compile_run(&jobs[0]);
@@ -362,21 +403,21 @@ static int user_compile_all(user_compile_job jobs[3], const user_compile_job *wh
     return count;
 }
 
-static void user_compile_free(user_compile_job jobs[3], int count) {
+static void user_compile_free(user_compile_job jobs[USER_KERNELS], int count) {
     for (int j = 0; j < count; j++) {
         free(jobs[j].cubin);
         free(jobs[j].log);
-        for (int k = 0; k < 3; k++) free(jobs[j].lowered[k]), jobs[j].lowered[k] = NULL;
+        for (int k = 0; k < USER_KERNELS; k++) free(jobs[j].lowered[k]), jobs[j].lowered[k] = NULL;
         jobs[j].cubin = jobs[j].log = NULL;
     }
 }
 
-/* Tuning (tools/tune/tune_userop.c --compile): what ps_cuda_operator_build compiles, with parallel 1 or 0 (three
- * programs on three threads, or one), without loading it; the first status that is not success. */
+/* Tuning (tools/tune/tune_userop.c --compile): what ps_cuda_operator_build compiles, with parallel 1 or 0 (a
+ * program a kernel, each on a thread, or one), without loading it; the first status that is not success. */
 extern "C" pscan_status ps_cuda_user_compile_jobs(const char *source, const char *type_name, const char *combine_name,
                                                   size_t bytes, size_t align, const unsigned char *identity, int arch,
                                                   int parallel) {
-    user_compile_job what, jobs[3];
+    user_compile_job what, jobs[USER_KERNELS];
     memset(&what, 0, sizeof what);
     what.source = source, what.type_name = type_name, what.combine_name = combine_name;
     what.bytes = bytes, what.align = align, what.identity = identity, what.arch = arch;
@@ -393,17 +434,17 @@ extern "C" pscan_status ps_cuda_user_compile_jobs(const char *source, const char
 
 struct ps_cuda_user_module {
     uint64_t hash;
-    cudaLibrary_t library[3]; /* one per compile (PS_USER_COMPILE_PARALLEL), else library[0]; NULL unused */
-    cudaKernel_t kernels[3];  /* scan forward, scan reverse, reduce */
+    cudaLibrary_t library[USER_KERNELS]; /* one per compile (PS_USER_COMPILE_PARALLEL), else library[0]; NULL unused */
+    cudaKernel_t kernels[USER_KERNELS];  /* kernel_names' order; NULL where the size has none */
     size_t elem_bytes, elem_align;
-    ps_user_scan_policy scan; /* what the vector scan programs were compiled with (tiles follow it) */
+    ps_user_scan_tiers scan; /* what the vector scan programs were compiled with (tiles follow it) */
     ps_cuda_user_module *next;
 };
 
 void ps_cuda_user_cache_destroy(ps_cuda_user_module *cache) {
     while (cache) {
         ps_cuda_user_module *next = cache->next;
-        for (int j = 0; j < 3; j++)
+        for (int j = 0; j < USER_KERNELS; j++)
             if (cache->library[j]) cudaLibraryUnload(cache->library[j]);
         free(cache);
         cache = next;
@@ -413,7 +454,7 @@ void ps_cuda_user_cache_destroy(ps_cuda_user_module *cache) {
 pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **cache, const ps_cuda_device *dev,
                                     pscan_operator *op) {
     if (!op->source) return PSCAN_ERROR_UNSUPPORTED_OPERATOR;
-    const ps_user_scan_policy scan = user_scan_policy(op->elem_bytes);
+    const ps_user_scan_tiers scan = user_scan_policy(op->elem_bytes);
     for (ps_cuda_user_module *m = *cache; m; m = m->next) {
         if (m->hash == op->hash && m->elem_bytes == op->elem_bytes && m->elem_align == op->elem_align &&
             memcmp(&m->scan, &scan, sizeof scan) == 0) {
@@ -428,7 +469,7 @@ pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **ca
         ctx->native_error = (long long)err;
         return PSCAN_ERROR_BACKEND;
     }
-    user_compile_job what, jobs[3];
+    user_compile_job what, jobs[USER_KERNELS];
     memset(&what, 0, sizeof what);
     what.source = op->source, what.type_name = op->type_name, what.combine_name = op->combine_name;
     what.bytes = op->elem_bytes, what.align = op->elem_align, what.identity = op->identity.bytes;
@@ -450,8 +491,9 @@ pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **ca
     if (m) {
         r = cudaSuccess;
         for (int j = 0; j < count && r == cudaSuccess; j++) {
+            if (!jobs[j].cubin) continue; /* no kernel of this size */
             r = cudaLibraryLoadData(&m->library[j], jobs[j].cubin, NULL, NULL, 0, NULL, NULL, 0);
-            for (int k = 0; k < 3 && r == cudaSuccess; k++) {
+            for (int k = 0; k < USER_KERNELS && r == cudaSuccess; k++) {
                 if (!jobs[j].lowered[k]) continue;
                 r = cudaLibraryGetKernel(&m->kernels[k], m->library[j], jobs[j].lowered[k]);
                 /* the tiles are parked in shared memory: ask for the largest carveout, as the chain driver does,
@@ -460,7 +502,7 @@ pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **ca
                     r = cudaFuncSetAttribute((const void *)m->kernels[k],
                                              cudaFuncAttributePreferredSharedMemoryCarveout,
                                              (int)cudaSharedmemCarveoutMaxShared);
-                const size_t dynamic = k < 2 ? user_scan_dynamic_bytes(op->elem_bytes, scan) : 0;
+                const size_t dynamic = k == 2 ? 0 : user_scan_dynamic_bytes(op->elem_bytes, scan.tier[k > 2]);
                 if (r == cudaSuccess && dynamic)
                     r = cudaFuncSetAttribute((const void *)m->kernels[k], cudaFuncAttributeMaxDynamicSharedMemorySize,
                                              (int)dynamic);
@@ -470,7 +512,7 @@ pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **ca
     user_compile_free(jobs, count);
     if (s != PSCAN_SUCCESS) return s;
     if (r != cudaSuccess) {
-        for (int j = 0; m && j < 3; j++)
+        for (int j = 0; m && j < USER_KERNELS; j++)
             if (m->library[j]) cudaLibraryUnload(m->library[j]);
         free(m);
         cudaGetLastError();
@@ -489,11 +531,19 @@ pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **ca
 
 /* ---- plan and run ----------------------------------------------------------------------------------------- */
 
+/* Whether a call takes the scan's tier 1 (its larger tiles): a vector program's scan of USER_SCAN_LARGE_BYTES or
+ * more. */
+static int user_large(const ps_request *req) {
+    return req->prim == PS_PRIM_SCAN && user_size_vectors(req->elem_bytes) &&
+           req->n * req->elem_bytes >= USER_SCAN_LARGE_BYTES(req->elem_bytes);
+}
+
 static uint64_t user_tile(const ps_request *req) {
     if (!user_size_vectors(req->elem_bytes)) return (uint64_t)USER_WIDE_ITEMS * USER_THREADS;
     const uint64_t vec = 16 / req->elem_bytes;
     const ps_cuda_user_module *m = (const ps_cuda_user_module *)req->user_op->device;
-    return vec * USER_THREADS * (req->prim == PS_PRIM_SCAN ? (uint64_t)m->scan.vecs : USER_REDUCE_VECS);
+    return vec * USER_THREADS *
+           (req->prim == PS_PRIM_SCAN ? (uint64_t)m->scan.tier[user_large(req)].vecs : USER_REDUCE_VECS);
 }
 
 static uint64_t user_tiles(const ps_request *req) {
@@ -545,7 +595,7 @@ cudaError_t ps_cuda_user_run(const ps_request *req, const ps_cuda_device *dev) {
         memcpy(params.b + 28, &exclusive, 4);
         memcpy(params.b + 32, &aligned, 4);
         memcpy(params.b + scan_init_offset(align), req->init.bytes, es);
-        kernel = req->reverse ? 1 : 0;
+        kernel = (req->reverse ? 1 : 0) + (user_large(req) ? 3 : 0);
     } else {
         const int aligned = ((uintptr_t)req->in & 15u) == 0;
         memcpy(params.b + 28, &aligned, 4);
@@ -560,7 +610,7 @@ cudaError_t ps_cuda_user_run(const ps_request *req, const ps_cuda_device *dev) {
     ts.tag_hi = (uint32_t)((epoch >> 30) & 0x3fffffffull) << 2;
     void *args[3] = {params.b, &ts, (void *)&tiles};
     /* a cudaKernel_t launches through cudaLaunchKernel like a function pointer */
-    const size_t dynamic = kernel < 2 ? user_scan_dynamic_bytes(es, m->scan) : 0;
+    const size_t dynamic = kernel == 2 ? 0 : user_scan_dynamic_bytes(es, m->scan.tier[kernel > 2]);
     cudaError_t err = cudaLaunchKernel((const void *)m->kernels[kernel], dim3(tiles), dim3(USER_THREADS), args,
                                        dynamic, dev->stream);
     return err != cudaSuccess ? err : cudaGetLastError();
