@@ -49,10 +49,11 @@
  * Limits: up to 2^31 - 1 tiles (the grid size).
  *
  * Measured (pscan bench through scripts/gpu-check.sh: L2 flushed, median of 21, CUB 3.0.1 in the same run, CUDA
- * 13.0, 2026-11-24), inclusive sum at 2^28, fraction of copy / speed against CUB:
- *   NVIDIA H100 80GB HBM3: u8 0.93 / 2.82x, u16 0.96 / 1.65x, i32 0.97 / 1.18x, i64 0.96 / 1.07x
- *   NVIDIA H200:           u8 0.85 / 3.50x, u16 0.91 / 1.92x, i32 0.91 / 1.25x, i64 0.90 / 1.11x
- * and 1.15-1.6x CUB at 2^16. What is left is the look-back's wait: the same program without the chain runs at
+ * 13.0), inclusive sum at 2^28, fraction of copy / speed against CUB:
+ *   NVIDIA H100 80GB HBM3 (2026-11-24, 44 KiB tiles): u8 0.93 / 2.82x, u16 0.96 / 1.65x, i32 0.97 / 1.18x,
+ *                          i64 0.96 / 1.07x
+ *   NVIDIA H200 (2026-11-28, 52 KiB tiles): u8 0.85 / 3.50x, u16 0.92 / 1.97x, i32 0.93 / 1.27x, i64 0.92 / 1.13x
+ * and 1.2-1.5x CUB at 2^16. What is left is the look-back's wait: the same program without the chain runs at
  * 0.98 of copy on both (docs/performance.md, 2026-11-24).
  */
 #include <stdint.h>
