@@ -7,7 +7,8 @@
  * The program NVRTC sees: the embedded device files (cuda_embedded.c, made by embed_cuh.cmake; under
  * __CUDACC_RTC__ they include no host header), a <stdint.h> of our own (NVRTC has none), the user's source,
  * and a few lines that wrap the user's combine and identity as an operator functor and name the kernels: scan
- * forward, scan reverse, reduce, and the two scans of the larger tier (kernel_names). -default-device makes the user's plain C functions device functions.
+ * forward, scan reverse, reduce, and the two scans of the larger tier (kernel_names). -default-device makes the
+ * user's plain C functions device functions.
  * static_asserts check the user's elem_bytes and elem_align against the type, and the size and alignment of the
  * kernel parameters against the layout built here (NVRTC has no offsetof; the member order is the programs'),
  * so a mismatch is a compile error (PSCAN_ERROR_BUILD_FAILED), never a wrong launch.
@@ -15,7 +16,7 @@
  * The vector tile programs need elements that tile a 16-byte vector: 1, 2, 4, 8 or 16 bytes. Every other size up
  * to PSCAN_USER_OP_MAX_BYTES (12, 24, 32, ...) goes to user_wide.cuh's programs, which hold whole elements,
  * warp-striped (ITEMS per thread, loads in the element's own alignment). Tiles: the scan's in two tiers by the
- * call's bytes, as the built-in scan's (32-40 KiB, then 40-64 KiB from USER_SCAN_LARGE_BYTES), the reduce's 64
+ * call's bytes, as the built-in scan's (32-40 KiB, then 40-64 KiB from PS_SCAN_LARGE_BYTES), the reduce's 64
  * KiB, the wide programs' USER_WIDE_ITEMS x 256 elements at every n.
  *
  * Measured (H100, tools/tune/tune_userop, 2^28 elements, median of 25, 2026-11-23, third session): the 8-byte
@@ -45,14 +46,14 @@
 
 #include "chain/single_pass.cuh"
 #include "cuda_backend.h"
+#include "scan_tiers.h"
 
 extern "C" const char *const ps_cuda_embedded_names[];
 extern "C" const char *const ps_cuda_embedded_sources[];
 extern "C" const size_t ps_cuda_embedded_count;
 
-/* The policies compiled for user operators: the library's large-call ones (5_decoupled_lookback.cu, reduce.cu). */
-#define USER_SCAN_VECS 8
-#define USER_SCAN_MIN_BLOCKS 5
+/* The policies compiled for user operators: the built-in scan's tiers (scan_tiers.h) but where tuned here, the
+ * reduce's large-call tile (reduce.cu). */
 /* The scan of 16-byte elements (one element per vector: a warp scan per element unless BLOCKED, see
  * ps_scan_program), separately, so that tools/tune/tune_userop.c can sweep it: vectors per thread, blocks per
  * SM, cp.async into the parking slots, thread-serial (BLOCKED). Defaults: the H100 run of the header, and 10
@@ -128,23 +129,24 @@ static size_t user_scan_dynamic_bytes(size_t bytes, ps_user_scan_policy scan) {
     return smem > PS_CHAIN_STATIC_SMEM_MAX ? smem : 0;
 }
 
-/* A scan's two tiers, as the built-in scan's (5_decoupled_lookback.cu): the calls below USER_SCAN_LARGE_BYTES
- * (tier 0) and from it (tier 1), whose larger tiles pay the look-back's wait once for more bytes but spread a
- * smaller call over too few blocks. */
+/* A scan's two tiers, as the built-in scan's (scan_tiers.h): the calls below PS_SCAN_LARGE_BYTES (tier 0) and from
+ * it (tier 1), whose larger tiles pay the look-back's wait once for more bytes but spread a smaller call over too
+ * few blocks. (The built-in scan's third tier, 4 KiB tiles up to 256 KiB, is not compiled for user operators.) */
 struct ps_user_scan_tiers {
     ps_user_scan_policy tier[2];
 };
-#define USER_SCAN_LARGE_BYTES(bytes) ((uint64_t)((bytes) >= 4 ? 16 : (bytes) == 2 ? 32 : 256) << 20)
+#define USER_SCAN_TIER0(bytes, blocked) {PS_SCAN_VECS(bytes), PS_SCAN_MIN_BLOCKS(bytes), 1, blocked}
+#define USER_SCAN_TIER1(bytes) {PS_SCAN_LARGE_VECS(bytes), PS_SCAN_LARGE_MIN_BLOCKS(bytes), 1, 0}
 /* Tier 1: the built-in scan's large tiles for 1-, 2- and 4-byte elements (52 KiB, 40 KiB for 1 byte); 64 KiB at 3
  * blocks/SM for the thread-serial 8- and 16-byte ones (BLOCKED takes an even number of vectors): H200, 2^28, of
  * copy, affine f32 pairs 0.871 (32 KiB) -> 0.888 (48 KiB) -> 0.897 (64 KiB), 2x2 f32 matrices 0.846 (40 KiB) ->
  * 0.882 -> 0.890; at 2^24 0.823 -> 0.841 and 0.824 -> 0.866 (tune_userop, fifteenth session,
  * docs/bench/h200-userop-dyn-28.txt, -24.txt). Past 48 KiB the tile is in dynamic shared memory. */
 static const ps_user_scan_tiers user_scan_default[5] = {
-    {{{USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, 0}, {10, 5, 1, 0}}},
-    {{{USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, 0}, {13, 4, 1, 0}}},
-    {{{USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, 0}, {13, 4, 1, 0}}},
-    {{{USER_SCAN_VECS, USER_SCAN_MIN_BLOCKS, 1, PS_USER_SCAN8_BLOCKED}, {16, 3, 1, PS_USER_SCAN8_BLOCKED}}},
+    {{USER_SCAN_TIER0(1, 0), USER_SCAN_TIER1(1)}},
+    {{USER_SCAN_TIER0(2, 0), USER_SCAN_TIER1(2)}},
+    {{USER_SCAN_TIER0(4, 0), USER_SCAN_TIER1(4)}},
+    {{USER_SCAN_TIER0(8, PS_USER_SCAN8_BLOCKED), {16, 3, 1, PS_USER_SCAN8_BLOCKED}}},
     {{{PS_USER_SCAN16_VECS, PS_USER_SCAN16_MIN_BLOCKS, PS_USER_SCAN16_ASYNC, PS_USER_SCAN16_BLOCKED},
       {16, 3, PS_USER_SCAN16_ASYNC, PS_USER_SCAN16_BLOCKED}}}};
 /* What the next compile uses (tools/tune/tune_userop.c changes it through ps_cuda_user_tune_scan). */
@@ -531,11 +533,11 @@ pscan_status ps_cuda_operator_build(pscan_context *ctx, ps_cuda_user_module **ca
 
 /* ---- plan and run ----------------------------------------------------------------------------------------- */
 
-/* Whether a call takes the scan's tier 1 (its larger tiles): a vector program's scan of USER_SCAN_LARGE_BYTES or
+/* Whether a call takes the scan's tier 1 (its larger tiles): a vector program's scan of PS_SCAN_LARGE_BYTES or
  * more. */
 static int user_large(const ps_request *req) {
     return req->prim == PS_PRIM_SCAN && user_size_vectors(req->elem_bytes) &&
-           req->n * req->elem_bytes >= USER_SCAN_LARGE_BYTES(req->elem_bytes);
+           req->n * req->elem_bytes >= PS_SCAN_LARGE_BYTES(req->elem_bytes);
 }
 
 static uint64_t user_tile(const ps_request *req) {
