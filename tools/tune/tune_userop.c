@@ -148,10 +148,11 @@ struct variant {
     const char *name;
     int bytes, vecs, min_blocks, async, blocked;
 };
-/* The first of each size is today's default (user_op.cu); tiles: 16 x vecs x 256 bytes, parked in shared memory
- * (static up to 48 KiB a block, dynamic past it), vecs x min_blocks <= 55 for 227 KiB an SM; registers a thread
- * 65536 / (256 min_blocks), rounded down to 8: 48 at 5 blocks, 64 at 4, 40 at 6, 32 at 8. BLOCKED needs an even
- * number of vectors (ps_scan_program::chunk_slots_distinct). */
+/* A variant sets both of the scan's tiers (user_op.cu), so it runs at every n. The first of each size is today's
+ * lower tier ("default"), the v16.b3 ones the upper tier's (from 16 MiB). Tiles: 16 x vecs x 256 bytes, parked in
+ * shared memory (static up to 48 KiB a block, dynamic past it), vecs x min_blocks <= 55 for 227 KiB an SM;
+ * registers a thread 65536 / (256 min_blocks), rounded down to 8: 48 at 5 blocks, 64 at 4, 40 at 6, 32 at 8.
+ * BLOCKED needs an even number of vectors (ps_scan_program::chunk_slots_distinct). */
 static const struct variant variants[] = {
     {"m16.v10.b4.async.blocked (default)", 16, 10, 4, 1, 1},
     {"m16.v8.b4.async.blocked", 16, 8, 4, 1, 1},

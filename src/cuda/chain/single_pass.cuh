@@ -200,8 +200,8 @@ __device__ __forceinline__ typename P::carry ps_chain_look_back(const typename P
  * shared memory; the launcher passes the size). The dynamic array is declared aligned to PS_DYNAMIC_SMEM_ALIGN
  * (block/warp.cuh): at 16 bytes it began behind the kernel's few static words, off a 128-byte row, and the same
  * tile ran 7-8% slower there than in static memory (H200, fifteenth session; the 9% that a module-scope static
- * buffer cost in 2026-11-24 was most likely the same misplacement). NVRTC-compiled programs (user_op.cu) stay
- * under 48 KiB, static. */
+ * buffer cost in 2026-11-24 was most likely the same misplacement). NVRTC-compiled programs (user_op.cu) follow
+ * the same rule; their launcher computes the size (user_scan_dynamic_bytes, checked by a static_assert). */
 #ifndef PS_CHAIN_STATIC_SMEM_MAX /* tuning: 0 puts every program's shared memory in the dynamic array */
 #define PS_CHAIN_STATIC_SMEM_MAX (48u * 1024u)
 #endif
