@@ -43,9 +43,9 @@ template <class P> struct tune_control : P {
     }
 };
 
-/* E = 0: the no-look-back control above. */
-template <class T, int VECS, int MINB, int E, bool ASYNC = false> struct variant {
-    typedef ps_scan_program<T, ps_cuda_op_sum, false, VECS, MINB, ASYNC> P;
+/* E = 0: the no-look-back control above. Op: the sum, or ps_cuda_op_product (bench_product's variants). */
+template <class T, int VECS, int MINB, int E, bool ASYNC = false, class Op = ps_cuda_op_sum> struct variant {
+    typedef ps_scan_program<T, Op, false, VECS, MINB, ASYNC> P;
     enum { CONTROL = E == 0 };
     static void run(const T *in, T *out, uint64_t n, void *temp) {
         typename P::params p;
@@ -63,10 +63,11 @@ template <class T, int VECS, int MINB, int E, bool ASYNC = false> struct variant
     }
     static const char *name() {
         static char buf[64];
+        const char *op = ps_scan_same<Op, ps_cuda_op_sum>::value ? "" : ".product";
         if (E == 0)
-            snprintf(buf, sizeof buf, "v%d.b%d.nolookback%s", VECS, MINB, ASYNC ? ".async" : "");
+            snprintf(buf, sizeof buf, "v%d.b%d.nolookback%s%s", VECS, MINB, ASYNC ? ".async" : "", op);
         else
-            snprintf(buf, sizeof buf, "v%d.b%d.e%d%s", VECS, MINB, E, ASYNC ? ".async" : "");
+            snprintf(buf, sizeof buf, "v%d.b%d.e%d%s%s", VECS, MINB, E, ASYNC ? ".async" : "", op);
         return buf;
     }
 };
@@ -124,7 +125,21 @@ static int bench_variant_reduce(uint64_t n, const T *in, T *out, const T *ref, v
     return 0;
 }
 
-template <class T, class... Vs> static void bench_type(int min_log2, int max_log2) {
+/* CUB's product, the reference and peer of the product variants (wrapping integer products: both sides agree). */
+struct tune_multiplies {
+    template <class T> __host__ __device__ __forceinline__ T operator()(const T &a, const T &b) const { return a * b; }
+};
+template <class T, class CubOp> static cudaError_t tune_cub_scan(void *temp, size_t &bytes, const T *in, T *out,
+                                                                 uint64_t n) {
+    if constexpr (ps_scan_same<CubOp, tune_multiplies>::value)
+        return cub::DeviceScan::InclusiveScan(temp, bytes, in, out, CubOp(), (int64_t)n);
+    else
+        return cub::DeviceScan::InclusiveSum(temp, bytes, in, out, (int64_t)n);
+}
+
+/* Copy, CUB and the variants Vs over sizes 2^min_log2 .. 2^max_log2; CubOp: void (CUB's sum) or tune_multiplies
+ * (bench_product). */
+template <class T, class CubOp, class... Vs> static void bench_type_op(int min_log2, int max_log2) {
     for (int lg = min_log2; lg <= max_log2; lg += (max_log2 <= 20 ? 1 : 2)) {
         const uint64_t n = 1ull << lg;
         T *in, *out, *ref;
@@ -139,12 +154,12 @@ template <class T, class... Vs> static void bench_type(int min_log2, int max_log
         }
         CK(cudaMemcpy(in, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
         size_t cub_bytes = 0;
-        CK(cub::DeviceScan::InclusiveSum(nullptr, cub_bytes, in, ref, (int64_t)n));
+        CK((tune_cub_scan<T, CubOp>(nullptr, cub_bytes, in, ref, n)));
         void *cub_temp, *temp;
         CK(cudaMalloc(&cub_temp, cub_bytes + 16));
         CK(cudaMalloc(&temp, 128 * ((n >> 8) + 64)));
         const timing copy = time_it([&] { CK(cudaMemcpyAsync(out, in, n * sizeof(T), cudaMemcpyDeviceToDevice)); });
-        const timing cub = time_it([&] { CK(cub::DeviceScan::InclusiveSum(cub_temp, cub_bytes, in, ref, (int64_t)n)); });
+        const timing cub = time_it([&] { CK((tune_cub_scan<T, CubOp>(cub_temp, cub_bytes, in, ref, n))); });
         printf("%s,copy,%llu,%.2f,1.000,%.3f,%.3f,ok\n", tname<T>(), (unsigned long long)n, copy.median_us,
                cub.median_us / copy.median_us, copy.spread);
         printf("%s,cub,%llu,%.2f,%.3f,1.000,%.3f,ok\n", tname<T>(), (unsigned long long)n, cub.median_us,
@@ -164,6 +179,10 @@ template <class T, class... Vs> static void bench_type(int min_log2, int max_log
         CK(cudaFree(cub_temp));
         CK(cudaFree(temp));
     }
+}
+
+template <class T, class... Vs> static void bench_type(int min_log2, int max_log2) {
+    bench_type_op<T, void, Vs...>(min_log2, max_log2);
 }
 
 /* ---- reduce: the second tile program on the same driver, beside CUB's DeviceReduce::Sum ---- */
@@ -291,6 +310,16 @@ int main(int argc, char **argv) {
                    variant<uint16_t, 13, 4, 2, true>, variant<uint16_t, 16, 3, 2, true>>(min_log2, max_log2);
         bench_type<uint8_t, variant<uint8_t, 8, 5, 2, true>, variant<uint8_t, 10, 5, 2, true>,
                    variant<uint8_t, 13, 4, 2, true>, variant<uint8_t, 16, 3, 2, true>>(min_log2, max_log2);
+        return 0;
+    }
+    /* the 64-bit product, whose 13-vector kernels spill (ptxas: 16-20 bytes a thread at 4 blocks/SM), at the large
+     * tiles beside the sum's */
+    if (strstr(types, "product")) {
+        bench_type_op<int64_t, tune_multiplies, variant<int64_t, 11, 4, 2, true, ps_cuda_op_product>,
+                      variant<int64_t, 12, 4, 2, true, ps_cuda_op_product>,
+                      variant<int64_t, 13, 4, 2, true, ps_cuda_op_product>,
+                      variant<int64_t, 16, 3, 2, true, ps_cuda_op_product>>(min_log2, max_log2);
+        bench_type<int64_t, variant<int64_t, 13, 4, 2, true>>(min_log2, max_log2);
         return 0;
     }
     if (strstr(types, "chain")) {
