@@ -6,7 +6,8 @@
  *   test_userop_nvrtc [ARCH]      (ARCH as 90 for sm_90; the default)
  *
  * Checks: an 8-byte affine operator, a 16-byte 2x2 matrix, a 4-byte pair of u16 and a 1-byte operator compile
- * and give a cubin and three kernel names, and so do the sizes that go to the wide programs (user_wide.cuh): 12
+ * (every kernel of the size: the scans of both tiers and the reduce) and give a cubin and the names of the tier-0
+ * scans and the reduce, and so do the sizes that go to the wide programs (user_wide.cuh): 12
  * bytes (alignment 4), 24 (alignment 8), 32 (alignment 16), 20 and 3; a source with a syntax error, a combine name the source lacks and
  * an elem_bytes or elem_align that do not match the type are PSCAN_ERROR_BUILD_FAILED with a non-empty log.
  * Links the static library for the internal entry point (not exported from libpscan.so).

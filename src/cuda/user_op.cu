@@ -265,11 +265,11 @@ static char *program_text(const char *source, const char *type_name, const char 
     return text;
 }
 
-/* Compiles an operator's program for sm_<arch> into a cubin, with the kernels k of the mask kernels (bit k: scan
- * forward, scan reverse, reduce) only: NVRTC generates code only for the kernels named. Needs no GPU (the tests
- * call it on any machine). On success *cubin (malloc'd) and lowered[k] (the mangled names of the kernels
- * compiled, each malloc'd; NULL for the others) are set; on a compile error *log (malloc'd, may be set on success
- * too) has NVRTC's log and the status is PSCAN_ERROR_BUILD_FAILED. */
+/* Compiles an operator's program for sm_<arch> into a cubin, with the kernels k of the mask kernels (bit k:
+ * kernel_names[k]) only: NVRTC generates code only for the kernels named. Needs no GPU (the tests call it on any
+ * machine). On success *cubin (malloc'd) and lowered[k] (the mangled names of the kernels compiled, each
+ * malloc'd; NULL for the others) are set; on a compile error *log (malloc'd, may be set on success too) has
+ * NVRTC's log and the status is PSCAN_ERROR_BUILD_FAILED. */
 static pscan_status user_compile(const char *source, const char *type_name, const char *combine_name, size_t bytes,
                                  size_t align, const unsigned char *identity, int arch, ps_user_scan_tiers scan,
                                  unsigned kernels, char **cubin, size_t *cubin_bytes, char *lowered[USER_KERNELS],
@@ -339,10 +339,17 @@ done:
 extern "C" pscan_status ps_cuda_user_compile(const char *source, const char *type_name, const char *combine_name,
                                              size_t bytes, size_t align, const unsigned char *identity, int arch,
                                              char **cubin, size_t *cubin_bytes, char *lowered[3], char **log) {
+    /* every kernel of the size, so that the larger tier's code generation is checked too (without a GPU); the
+     * names of the first three are returned */
     char *all[USER_KERNELS];
     const pscan_status s = user_compile(source, type_name, combine_name, bytes, align, identity, arch,
-                                        user_scan_policy(bytes), 7u, cubin, cubin_bytes, all, log);
-    for (int k = 0; k < 3; k++) lowered[k] = all[k]; /* the others were not asked for: NULL */
+                                        user_scan_policy(bytes), user_kernels_of(bytes), cubin, cubin_bytes, all, log);
+    for (int k = 0; k < USER_KERNELS; k++) {
+        if (k < 3)
+            lowered[k] = all[k];
+        else
+            free(all[k]);
+    }
     return s;
 }
 
