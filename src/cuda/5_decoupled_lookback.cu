@@ -75,6 +75,14 @@
  * (H200, 2026-11-27, 2^28 into 64 bits: i32 0.822 -> 0.816 of copy, f32 0.823 -> 0.816; removed, the run in
  * docs/bench/h200-widen-async.csv). */
 #define PS_SCAN_ASYNC 1
+/* Tuning only (tools/tune/tune_scan.cu): 1 copies a full tile of an ASYNC program (not BLOCKED) into shared memory
+ * with one TMA bulk copy (cp.async.bulk, completion on an mbarrier) instead of a cp.async a vector a thread; the
+ * parking slots then follow the tile's physical order (a warp's 32 lanes still read 512 contiguous bytes). The
+ * question it answers: whether the look-back's polls, which wait behind the other blocks' tile loads on the same
+ * SM, get through sooner when those loads do not go through the load-store unit (sixteenth session). */
+#ifndef PS_SCAN_TMA
+#define PS_SCAN_TMA 0
+#endif
 
 /* The aligned vector of Bytes bytes a widening load reads (the VEC narrow elements behind one output vector). */
 template <int Bytes> struct ps_scan_raw;
@@ -149,9 +157,13 @@ struct ps_scan_program {
         const T *init_device;
         T *total_out;
     };
+    enum { TMA = PS_SCAN_TMA && ASYNC && !BLOCKED };
     struct smem {
         uint4 parked[VECS][THREADS]; /* each thread's scanned vectors, its own slots */
         T warp_totals[WARPS];
+#if PS_SCAN_TMA
+        unsigned long long tma_bar;
+#endif
     };
     struct local {
         T vector_prefix[BLOCKED ? 1 : VECS]; /* everything in this warp's chunk before vector k of this lane
@@ -204,11 +216,45 @@ struct ps_scan_program {
         l.fast = p.aligned && l.valid == (uint32_t)TILE;
     }
 
+    /* This thread's parking slot for its vector k: its own (k, thread) slot, or with TMA the vector's place in the
+     * tile (the bulk copy's order). */
+    static __device__ __forceinline__ uint4 &slot(smem &s, int k) {
+        if (TMA) {
+            const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+            return (&s.parked[0][0])[vector_of(warp, lane, k)];
+        }
+        return s.parked[k][threadIdx.x];
+    }
+
     /* A full tile's copies straight into this thread's parking slots, as one cp.async group. */
     static __device__ __forceinline__ void issue_copies(const params &p, const local &l, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+#if PS_SCAN_TMA
+        if (TMA) { /* one bulk copy of the tile by thread 0, every thread waits on the mbarrier */
+            const unsigned bar = (unsigned)__cvta_generic_to_shared(&s.tma_bar);
+            if (threadIdx.x == 0) {
+                asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
+                asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+            }
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                const unsigned bytes = TILE_VECS * 16u;
+                asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
+                asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                                 (unsigned)__cvta_generic_to_shared(&s.parked[0][0])),
+                             "l"(p.in + l.base), "r"(bytes), "r"(bar)
+                             : "memory");
+            }
+            unsigned done = 0;
+            while (!done)
+                asm volatile("{ .reg .pred q; mbarrier.try_wait.parity.shared::cta.b64 q, [%1], 0; selp.u32 %0, 1, 0, q; }"
+                             : "=r"(done)
+                             : "r"(bar)
+                             : "memory");
+        }
+#endif
 #pragma unroll
-        for (int k = 0; k < VECS; k++) {
+        for (int k = 0; k < (TMA ? 0 : VECS); k++) {
             const uint4 *src = reinterpret_cast<const uint4 *>(p.in + l.base) + vector_of(warp, lane, k);
             const unsigned dst = (unsigned)__cvta_generic_to_shared(&s.parked[k][threadIdx.x]);
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
@@ -226,7 +272,7 @@ struct ps_scan_program {
         uint4 raw[ASYNC ? 1 : VECS];
         if (ASYNC && l.fast) {
             issue_copies(p, l, s);
-            asm volatile("cp.async.wait_group 0;" ::: "memory"); /* this thread's own copies: no barrier */
+            if (!TMA) asm volatile("cp.async.wait_group 0;" ::: "memory"); /* this thread's own copies: no barrier */
         } else if (l.fast) {
 #pragma unroll
             for (int k = 0; k < (ASYNC ? 0 : VECS); k++)
@@ -242,7 +288,7 @@ struct ps_scan_program {
                     t[i] = o < l.valid ? (T)p.in[l.base + o] : e;
                 }
                 if (ASYNC)
-                    memcpy(&s.parked[k][threadIdx.x], t, sizeof(uint4));
+                    memcpy(&slot(s, k), t, sizeof(uint4));
                 else
                     memcpy(&raw[ASYNC ? 0 : k], t, sizeof(uint4));
             }
@@ -254,7 +300,7 @@ struct ps_scan_program {
         for (int k = 0; k < VECS; k++) {
             T x[VEC];
             if (ASYNC) {
-                const uint4 v = s.parked[k][threadIdx.x];
+                const uint4 v = slot(s, k);
                 memcpy(x, &v, sizeof v);
             } else {
                 memcpy(x, &raw[ASYNC ? 0 : k], sizeof(uint4));
@@ -268,7 +314,7 @@ struct ps_scan_program {
             }
             uint4 scanned;
             memcpy(&scanned, x, sizeof scanned);
-            s.parked[k][threadIdx.x] = scanned;
+            slot(s, k) = scanned;
             const T inclusive = ps_warp_inclusive(acc, lane, ps_chain_combine<ps_scan_program>());
             T before = ps_shfl_up(inclusive, 1);
             if (lane == 0) before = e;
@@ -411,17 +457,19 @@ struct ps_scan_program {
         const T thread_base = combine(prefix, l.warp_prefix);
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
-            const T r = combine(thread_base, l.vector_prefix[BLOCKED ? 0 : k]);
-            const uint4 scanned = s.parked[k][threadIdx.x];
+            const uint4 scanned = slot(s, k);
             T x[VEC], y[VEC];
             memcpy(x, &scanned, sizeof scanned);
+            const T r = combine(thread_base, l.vector_prefix[BLOCKED ? 0 : k]);
 #pragma unroll
             for (int i = 0; i < VEC; i++) {
                 const int q = Reverse ? VEC - 1 - i : i, qp = Reverse ? VEC - i : i - 1;
                 y[q] = p.exclusive ? (i == 0 ? r : combine(r, x[qp])) : combine(r, x[q]);
             }
             const uint32_t pv = vector_of(warp, lane, k);
-            if (l.fast) {
+            if (l.fast && TMA && PS_SCAN_TMA >= 2) { /* back into the slot, stored by one bulk copy below */
+                memcpy(&slot(s, k), y, sizeof(uint4));
+            } else if (l.fast) {
                 uint4 out;
                 memcpy(&out, y, sizeof out);
                 reinterpret_cast<uint4 *>(p.out + l.base)[pv] = out;
@@ -433,6 +481,19 @@ struct ps_scan_program {
                 }
             }
         }
+#if PS_SCAN_TMA >= 2
+        if (TMA && l.fast) { /* the tile out with one bulk copy; the block stays until the copy has read it */
+            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(p.out + l.base),
+                             "r"((unsigned)__cvta_generic_to_shared(&s.parked[0][0])), "r"(TILE_VECS * 16u)
+                             : "memory");
+                asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+                asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
+            }
+        }
+#endif
         if (p.total_out && id == p.tiles - 1 && threadIdx.x == 0) *p.total_out = combine(prefix, aggregate);
     }
 };
@@ -440,15 +501,29 @@ struct ps_scan_program {
 /* ---- host side ----------------------------------------------------------------------------------------- */
 #ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_scan.cu and user_op.cu include the program alone */
 
-/* The tile of a call, by its bytes: small (4 KiB tiles), default (32 KiB) or large (40-52 KiB). */
+/* The (type, operator) pairs whose large tiles spill (scan_tiers.h: PS_SCAN_HEAVY_*): 2-byte min and max, the
+ * 64-bit integer product. The same rule twice, for the kernel (dlb_heavy) and for the plan (dlb_heavy_call). */
+template <class T, class Op> struct dlb_heavy { enum { value = 0 }; };
+template <class T> struct dlb_heavy<T, ps_cuda_op_min> { enum { value = sizeof(T) == 2 }; };
+template <class T> struct dlb_heavy<T, ps_cuda_op_max> { enum { value = sizeof(T) == 2 }; };
+template <class T> struct dlb_heavy<T, ps_cuda_op_product> { enum { value = sizeof(T) == 8 && (T)0.5 == (T)0 }; };
+static inline bool dlb_heavy_call(const ps_request *req) {
+    return !req->widen && ((req->elem_bytes == 2 && (req->op == PSCAN_OP_MIN || req->op == PSCAN_OP_MAX)) ||
+                           (req->op == PSCAN_OP_PRODUCT && (req->type == PSCAN_TYPE_I64 || req->type == PSCAN_TYPE_U64)));
+}
+
+/* The tile of a call, by its bytes: small (4 KiB tiles), default (32 KiB) or large (40-64 KiB). */
 enum { DLB_SMALL, DLB_DEFAULT, DLB_LARGE };
-template <class T, int Tier, bool Widen = false> struct dlb_policy {
+template <class T, int Tier, bool Widen = false, bool Heavy = false> struct dlb_policy {
     enum {
         VECS = Tier == DLB_SMALL   ? 1
-               : Tier == DLB_LARGE ? (Widen ? PS_SCAN_WIDEN_LARGE_VECS : PS_SCAN_LARGE_VECS(sizeof(T)))
+               : Tier == DLB_LARGE ? (Widen   ? PS_SCAN_WIDEN_LARGE_VECS
+                                      : Heavy ? PS_SCAN_HEAVY_LARGE_VECS(sizeof(T))
+                                              : PS_SCAN_LARGE_VECS(sizeof(T)))
                                    : PS_SCAN_VECS(sizeof(T)),
         MIN_BLOCKS = Tier == DLB_SMALL   ? 8
-                     : Tier == DLB_LARGE ? PS_SCAN_LARGE_MIN_BLOCKS(sizeof(T))
+                     : Tier == DLB_LARGE ? (Heavy && !Widen ? PS_SCAN_HEAVY_LARGE_MIN_BLOCKS(sizeof(T))
+                                                            : PS_SCAN_LARGE_MIN_BLOCKS(sizeof(T)))
                                          : PS_SCAN_MIN_BLOCKS(sizeof(T)),
         ASYNC = Tier == DLB_SMALL ? 0 : PS_SCAN_ASYNC,
         TILE = 16 / sizeof(T) * VECS * 256
@@ -470,7 +545,9 @@ static uint64_t dlb_tile_items(const ps_request *req) {
     const int tier = dlb_tier(req);
     const size_t elem = dlb_elem_bytes(req);
     const uint64_t vecs = tier == DLB_SMALL   ? 1
-                          : tier == DLB_LARGE ? (req->widen ? PS_SCAN_WIDEN_LARGE_VECS : PS_SCAN_LARGE_VECS(elem))
+                          : tier == DLB_LARGE ? (req->widen           ? PS_SCAN_WIDEN_LARGE_VECS
+                                                 : dlb_heavy_call(req) ? PS_SCAN_HEAVY_LARGE_VECS(elem)
+                                                                       : PS_SCAN_LARGE_VECS(elem))
                                               : PS_SCAN_VECS(elem);
     return 16 / elem * vecs * 256;
 }
@@ -488,7 +565,7 @@ static pscan_status dlb_plan(const ps_request *req, const ps_cuda_device *dev, s
 /* T: the carry and output type; In: the element read (T, or a narrower one that widens to T: no cp.async). */
 template <class T, class Op, bool Reverse, int Tier, class In = T>
 static cudaError_t dlb_launch(const ps_request *req, const ps_cuda_device *dev) {
-    typedef dlb_policy<T, Tier, !ps_scan_same<In, T>::value> Policy;
+    typedef dlb_policy<T, Tier, !ps_scan_same<In, T>::value, dlb_heavy<T, Op>::value != 0> Policy;
     enum { ASYNC = Policy::ASYNC != 0 && ps_scan_same<In, T>::value };
     typedef ps_scan_program<T, Op, Reverse, Policy::VECS, Policy::MIN_BLOCKS, ASYNC != 0, false, In> P;
     typename P::params p;

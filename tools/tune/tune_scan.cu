@@ -63,7 +63,9 @@ template <class T, int VECS, int MINB, int E, bool ASYNC = false, class Op = ps_
     }
     static const char *name() {
         static char buf[64];
-        const char *op = ps_scan_same<Op, ps_cuda_op_sum>::value ? "" : ".product";
+        const char *op = ps_scan_same<Op, ps_cuda_op_sum>::value       ? ""
+                         : ps_scan_same<Op, ps_cuda_op_product>::value ? ".product"
+                                                                       : ".max";
         if (E == 0)
             snprintf(buf, sizeof buf, "v%d.b%d.nolookback%s%s", VECS, MINB, ASYNC ? ".async" : "", op);
         else
@@ -129,12 +131,15 @@ static int bench_variant_reduce(uint64_t n, const T *in, T *out, const T *ref, v
 struct tune_multiplies {
     template <class T> __host__ __device__ __forceinline__ T operator()(const T &a, const T &b) const { return a * b; }
 };
+struct tune_max {
+    template <class T> __host__ __device__ __forceinline__ T operator()(const T &a, const T &b) const { return a < b ? b : a; }
+};
 template <class T, class CubOp> static cudaError_t tune_cub_scan(void *temp, size_t &bytes, const T *in, T *out,
                                                                  uint64_t n) {
-    if constexpr (ps_scan_same<CubOp, tune_multiplies>::value)
-        return cub::DeviceScan::InclusiveScan(temp, bytes, in, out, CubOp(), (int64_t)n);
-    else
+    if constexpr (ps_scan_same<CubOp, void>::value)
         return cub::DeviceScan::InclusiveSum(temp, bytes, in, out, (int64_t)n);
+    else
+        return cub::DeviceScan::InclusiveScan(temp, bytes, in, out, CubOp(), (int64_t)n);
 }
 
 /* Copy, CUB and the variants Vs over sizes 2^min_log2 .. 2^max_log2; CubOp: void (CUB's sum) or tune_multiplies
@@ -184,6 +189,84 @@ template <class T, class CubOp, class... Vs> static void bench_type_op(int min_l
 template <class T, class... Vs> static void bench_type(int min_log2, int max_log2) {
     bench_type_op<T, void, Vs...>(min_log2, max_log2);
 }
+
+/* ---- trace (a build with -DPS_CHAIN_TRACE=1): what each tile of one call waits for ---- */
+#if PS_CHAIN_TRACE
+/* One flushed call of each variant at 2^lg after two warm-ups, traced (chain/single_pass.cuh): a CSV a variant in
+ * dir (times in ns from the call's first block) and a summary line: the call's span, the medians of a tile's load
+ * (start to aggregate), wait (aggregate to prefix) and finish (prefix to done), and what the last arrival of its
+ * look-back was: the base I(k - W) (the chain) or an aggregate (a predecessor's load), and how far back. */
+template <class T, class V> static void trace_variant(uint64_t n, const T *in, T *out, void *temp, const char *dir) {
+    const uint32_t tiles = (uint32_t)((n + V::P::TILE - 1) / V::P::TILE);
+    ps_chain_trace_entry *d = nullptr, *none = nullptr;
+    CK(cudaMalloc(&d, tiles * sizeof *d));
+    CK(cudaMemset(d, 0, tiles * sizeof *d));
+    CK(cudaMemcpyToSymbol(ps_chain_trace, &none, sizeof none));
+    for (int r = 0; r < 3; r++) {
+        CK(cudaMemsetAsync(g_flush, r, g_flush_bytes));
+        if (r == 2) CK(cudaMemcpyToSymbol(ps_chain_trace, &d, sizeof d));
+        V::run(in, out, n, temp);
+        CK(cudaDeviceSynchronize());
+    }
+    CK(cudaMemcpyToSymbol(ps_chain_trace, &none, sizeof none));
+    std::vector<ps_chain_trace_entry> h(tiles);
+    CK(cudaMemcpy(h.data(), d, tiles * sizeof *d, cudaMemcpyDeviceToHost));
+    CK(cudaFree(d));
+    unsigned long long t0 = ~0ull, t1 = 0;
+    for (const auto &e : h) t0 = std::min(t0, e.start), t1 = std::max(t1, e.done);
+    char path[512];
+    snprintf(path, sizeof path, "%s/trace-%s-%s-%d.csv", dir, tname<T>(), V::name(), __builtin_ctzll(n));
+    FILE *f = fopen(path, "w");
+    if (f) fprintf(f, "tile,sm,start,loaded,prefixed,done,rounds,base_round,aggregate_round,aggregate_back\n");
+    std::vector<double> load, wait, fin;
+    uint32_t on_base = 0, on_aggregate = 0, no_wait = 0;
+    double back = 0;
+    for (uint32_t k = 0; k < tiles; k++) {
+        const auto &e = h[k];
+        if (f)
+            fprintf(f, "%u,%u,%llu,%llu,%llu,%llu,%u,%u,%u,%u\n", k, e.sm, e.start - t0, e.loaded - t0,
+                    e.prefixed - t0, e.done - t0, e.rounds, e.base_round, e.aggregate_round, e.aggregate_back);
+        load.push_back((double)(e.loaded - e.start));
+        wait.push_back((double)(e.prefixed - e.loaded));
+        fin.push_back((double)(e.done - e.prefixed));
+        if (k == 0) continue;
+        if (e.rounds <= 1) no_wait++;
+        else if (e.base_round >= e.aggregate_round) on_base++;
+        else on_aggregate++, back += e.aggregate_back;
+    }
+    if (f) fclose(f);
+    auto med = [](std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() / 2]; };
+    auto p90 = [](std::vector<double> v) { std::sort(v.begin(), v.end()); return v[v.size() * 9 / 10]; };
+    printf("# trace %s %s n=2^%d: %u tiles, span %.1f us; a tile's load %.2f us (p90 %.2f), wait %.2f (p90 %.2f), "
+           "finish %.2f (p90 %.2f); last arrival: none %u, base I(k-W) %u, an aggregate %u (%.1f tiles back on "
+           "average)\n",
+           tname<T>(), V::name(), __builtin_ctzll(n), tiles, (t1 - t0) / 1e3, med(load) / 1e3, p90(load) / 1e3,
+           med(wait) / 1e3, p90(wait) / 1e3, med(fin) / 1e3, p90(fin) / 1e3, no_wait, on_base, on_aggregate,
+           on_aggregate ? back / on_aggregate : 0.0);
+    fflush(stdout);
+}
+
+template <class T, class... Vs> static void trace_type(int lg, const char *dir) {
+    const uint64_t n = 1ull << lg;
+    T *in, *out;
+    void *temp;
+    CK(cudaMalloc(&in, n * sizeof(T)));
+    CK(cudaMalloc(&out, n * sizeof(T)));
+    CK(cudaMalloc(&temp, 128 * ((n >> 8) + 64)));
+    std::vector<T> h(n);
+    uint64_t x = 0x9e3779b97f4a7c15ull * (lg + 1);
+    for (uint64_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        h[i] = (T)x;
+    }
+    CK(cudaMemcpy(in, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+    int dummy[] = {(trace_variant<T, Vs>(n, in, out, temp, dir), 0)...};
+    (void)dummy;
+    CK(cudaFree(in));
+    CK(cudaFree(out));
+    CK(cudaFree(temp));
+}
+#endif
 
 /* ---- reduce: the second tile program on the same driver, beside CUB's DeviceReduce::Sum ---- */
 
@@ -250,11 +333,13 @@ template <class T, class... Vs> static void bench_reduce(int min_log2, int max_l
 int main(int argc, char **argv) {
     int min_log2 = 16, max_log2 = 30;
     const char *types = "i32,i64,u16,u8,reduce";
+    const char *trace_dir = ".";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--min-log2")) min_log2 = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--max-log2")) max_log2 = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--types")) types = argv[i + 1];
         if (!strcmp(argv[i], "--reps")) g_reps = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--trace-dir")) trace_dir = argv[i + 1];
     }
     int dev = 0, l2 = 0;
     CK(cudaGetDevice(&dev));
@@ -314,6 +399,31 @@ int main(int argc, char **argv) {
     }
     /* the 64-bit product, whose 13-vector kernels spill (ptxas: 16-20 bytes a thread at 4 blocks/SM), at the large
      * tiles beside the sum's */
+    /* what a tile waits for, at the library's tiles and larger ones (a build with -DPS_CHAIN_TRACE=1 writes the
+     * traces; any build times the same variants, so a plain build beside it shows what tracing costs) */
+    if (strstr(types, "trace")) {
+#if PS_CHAIN_TRACE
+        for (int lg = min_log2; lg <= max_log2; lg += 2) {
+            trace_type<int32_t, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 13, 4, 2, true>,
+                       variant<int32_t, 18, 3, 2, true>>(lg, trace_dir);
+            trace_type<int64_t, variant<int64_t, 13, 4, 2, true>>(lg, trace_dir);
+        }
+#else
+        (void)trace_dir;
+#endif
+        bench_type<int32_t, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 13, 4, 2, true>,
+                   variant<int32_t, 18, 3, 2, true>>(min_log2, max_log2);
+        bench_type<int64_t, variant<int64_t, 13, 4, 2, true>>(min_log2, max_log2);
+        return 0;
+    }
+    /* the operators whose large-tier kernels spill (ptxas, sixteenth session: the 2-byte max and min 82-130 bytes
+     * a thread at 13 vectors and 4 blocks/SM, the 64-bit product 16-20) at the large tiles and at 3 blocks/SM */
+    if (strstr(types, "ops")) {
+        bench_type_op<uint16_t, tune_max, variant<uint16_t, 10, 5, 2, true, ps_cuda_op_max>,
+                      variant<uint16_t, 13, 4, 2, true, ps_cuda_op_max>,
+                      variant<uint16_t, 16, 3, 2, true, ps_cuda_op_max>>(min_log2, max_log2);
+        bench_type<uint16_t, variant<uint16_t, 13, 4, 2, true>>(min_log2, max_log2);
+    }
     if (strstr(types, "product")) {
         bench_type_op<int64_t, tune_multiplies, variant<int64_t, 11, 4, 2, true, ps_cuda_op_product>,
                       variant<int64_t, 12, 4, 2, true, ps_cuda_op_product>,

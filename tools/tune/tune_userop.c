@@ -149,7 +149,7 @@ struct variant {
     int bytes, vecs, min_blocks, async, blocked;
 };
 /* A variant sets both of the scan's tiers (user_op.cu), so it runs at every n. The first of each size is today's
- * lower tier ("default"), the v16.b3 ones the upper tier's (from 16 MiB). Tiles: 16 x vecs x 256 bytes, parked in
+ * lower tier ("default"), the v16.b3 blocked ones the upper tier's (from 16 MiB). Tiles: 16 x vecs x 256 bytes, parked in
  * shared memory (static up to 48 KiB a block, dynamic past it), vecs x min_blocks <= 55 for 227 KiB an SM;
  * registers a thread 65536 / (256 min_blocks), rounded down to 8: 48 at 5 blocks, 64 at 4, 40 at 6, 32 at 8.
  * BLOCKED needs an even number of vectors (ps_scan_program::chunk_slots_distinct). */
@@ -173,6 +173,11 @@ static const struct variant variants[] = {
     {"m16.v16.b3.async.blocked", 16, 16, 3, 1, 1},
     {"a8.v12.b4.async.blocked", 8, 12, 4, 1, 1},
     {"a8.v16.b3.async.blocked", 8, 16, 3, 1, 1},
+    /* past the 64 KiB tier (sixteenth session): 56 and 72 KiB at 3 blocks/SM (216 KiB an SM), and 64 KiB striped */
+    {"m16.v18.b3.async.blocked", 16, 18, 3, 1, 1},
+    {"a8.v14.b3.async.blocked", 8, 14, 3, 1, 1},
+    {"a8.v18.b3.async.blocked", 8, 18, 3, 1, 1},
+    {"a8.v16.b3.async", 8, 16, 3, 1, 0},
 };
 #define VARIANTS (int)(sizeof variants / sizeof variants[0])
 

@@ -89,6 +89,26 @@
 #define PS_CHAIN_CONTROL 0
 #endif
 
+/* Tuning only (tools/tune/tune_scan.cu --types trace): 1 records for every tile, into the device array the harness
+ * puts in ps_chain_trace (NULL: nothing), when its block started, had its aggregate, had its prefix and finished
+ * (%globaltimer, ns), on which SM, how many rounds its look-back took, in which round the base I(k - W) and the
+ * last aggregate of the window arrived, and how far back that aggregate's tile was: what a tile waits for. */
+#ifndef PS_CHAIN_TRACE
+#define PS_CHAIN_TRACE 0
+#endif
+#if PS_CHAIN_TRACE
+struct ps_chain_trace_entry {
+    unsigned long long start, loaded, prefixed, done;
+    uint32_t sm, rounds, base_round, aggregate_round, aggregate_back, pad[3];
+};
+__device__ ps_chain_trace_entry *ps_chain_trace;
+static __device__ __forceinline__ unsigned long long ps_chain_now(void) {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+#endif
+
 /* The optional hooks of a tile program: the specialization is chosen when P declares the member (no
  * <type_traits> under NVRTC), the primary template stands in for a program without it. */
 template <class T> struct ps_chain_void { typedef void type; };
@@ -171,28 +191,49 @@ __device__ __forceinline__ typename P::carry ps_chain_look_back(const typename P
     }
     C base = P::initial(p);
     bool have_base = lane != 0 || first - 1 < 0;
+#if PS_CHAIN_TRACE
+    uint32_t round = 0, base_round = 0, last = 0; /* last: round << 8 | distance back of the latest aggregate */
+#endif
     for (;;) {
 #pragma unroll
         for (int e = 0; e < E; e++) {
             if (!have[e]) {
                 C t;
-                if (ts.read(ps_chain_aggregate_entry((uint32_t)(first + lane * E + e)), &t) == PS_TILE_AGGREGATE)
+                if (ts.read(ps_chain_aggregate_entry((uint32_t)(first + lane * E + e)), &t) == PS_TILE_AGGREGATE) {
                     v[e] = t, have[e] = true;
+#if PS_CHAIN_TRACE
+                    last = max(last, round << 8 | (uint32_t)(W - 1 - (lane * E + e)));
+#endif
+                }
             }
         }
         if (!have_base) {
             C t;
-            if (ts.read(ps_chain_inclusive_entry((uint32_t)(first - 1)), &t) == PS_TILE_INCLUSIVE)
+            if (ts.read(ps_chain_inclusive_entry((uint32_t)(first - 1)), &t) == PS_TILE_INCLUSIVE) {
                 base = t, have_base = true;
+#if PS_CHAIN_TRACE
+                base_round = round;
+#endif
+            }
         }
         bool all = have_base;
 #pragma unroll
         for (int e = 0; e < E; e++) all = all && have[e];
+#if PS_CHAIN_TRACE
+        round++;
+#endif
         if (__all_sync(PS_WARP_ALL, all)) break;
 #if PS_CHAIN_BACKOFF_NS > 0
         __nanosleep(PS_CHAIN_BACKOFF_NS);
 #endif
     }
+#if PS_CHAIN_TRACE
+    last = __reduce_max_sync(PS_WARP_ALL, last);
+    if (lane == 0 && ps_chain_trace) {
+        ps_chain_trace_entry &r = ps_chain_trace[id];
+        r.rounds = round, r.base_round = base_round, r.aggregate_round = last >> 8, r.aggregate_back = last & 255u;
+    }
+#endif
     return ps_chain_window_fold<P, E>(base, v, lane);
 }
 
@@ -234,8 +275,14 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     const uint32_t W = PS_WARP_LANES * E;
     const bool wants_total = ps_chain_total<P>::wanted(p); /* then every tile is resident (see total above) */
 
+#if PS_CHAIN_TRACE
+    const unsigned long long trace_start = ps_chain_now();
+#endif
     /* ---- reduce: the program loads its tile and returns the tile's aggregate ---- */
     const C aggregate = P::reduce(p, id, l, s);
+#if PS_CHAIN_TRACE
+    const unsigned long long trace_loaded = ps_chain_now();
+#endif
 
     /* ---- look-back: warp 0 publishes and finds the carry of everything before this tile ---- */
     if (threadIdx.x < PS_WARP_LANES) {
@@ -270,8 +317,21 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
         ps_chain_total<P>::give(p, total_sh, l, s);
     }
 
+#if PS_CHAIN_TRACE
+    const unsigned long long trace_prefixed = ps_chain_now();
+#endif
     /* ---- consume: the program finishes its tile from the prefix ---- */
     P::consume(p, id, prefix_sh, aggregate, l, s);
+#if PS_CHAIN_TRACE
+    if (threadIdx.x == 0 && ps_chain_trace) {
+        uint32_t sm;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+        ps_chain_trace_entry &r = ps_chain_trace[id];
+        r.start = trace_start, r.loaded = trace_loaded, r.prefixed = trace_prefixed, r.done = ps_chain_now();
+        r.sm = sm;
+        if (id == 0) r.rounds = r.base_round = r.aggregate_round = r.aggregate_back = 0;
+    }
+#endif
 }
 
 /* ---- host side ----------------------------------------------------------------------------------------- */
