@@ -54,7 +54,10 @@
  *                          i64 0.96 / 1.07x
  *   NVIDIA H200 (2026-11-28, 52 KiB tiles): u8 0.85 / 3.50x, u16 0.92 / 1.97x, i32 0.93 / 1.27x, i64 0.92 / 1.13x
  * and 1.2-1.5x CUB at 2^16. What is left is the look-back's wait: the same program without the chain runs at
- * 0.98 of copy on both (docs/performance.md, 2026-11-24).
+ * 0.98 of copy on both (docs/performance.md, 2026-11-24); traced (PS_CHAIN_TRACE), an H200 tile of the large tier
+ * loads in 4 us and waits 8 us for the inclusive prefix W tiles back (docs/performance.md, sixteenth session).
+ * Operators whose large-tier kernels would spill (2-byte min and max, 64-bit integer products) take other large
+ * tiles (dlb_heavy below, PS_SCAN_HEAVY_* in scan_tiers.h).
  */
 #include <stdint.h>
 #include <string.h>
@@ -75,14 +78,6 @@
  * (H200, 2026-11-27, 2^28 into 64 bits: i32 0.822 -> 0.816 of copy, f32 0.823 -> 0.816; removed, the run in
  * docs/bench/h200-widen-async.csv). */
 #define PS_SCAN_ASYNC 1
-/* Tuning only (tools/tune/tune_scan.cu): 1 copies a full tile of an ASYNC program (not BLOCKED) into shared memory
- * with one TMA bulk copy (cp.async.bulk, completion on an mbarrier) instead of a cp.async a vector a thread; the
- * parking slots then follow the tile's physical order (a warp's 32 lanes still read 512 contiguous bytes). The
- * question it answers: whether the look-back's polls, which wait behind the other blocks' tile loads on the same
- * SM, get through sooner when those loads do not go through the load-store unit (sixteenth session). */
-#ifndef PS_SCAN_TMA
-#define PS_SCAN_TMA 0
-#endif
 
 /* The aligned vector of Bytes bytes a widening load reads (the VEC narrow elements behind one output vector). */
 template <int Bytes> struct ps_scan_raw;
@@ -157,13 +152,9 @@ struct ps_scan_program {
         const T *init_device;
         T *total_out;
     };
-    enum { TMA = PS_SCAN_TMA && ASYNC && !BLOCKED };
     struct smem {
         uint4 parked[VECS][THREADS]; /* each thread's scanned vectors, its own slots */
         T warp_totals[WARPS];
-#if PS_SCAN_TMA
-        unsigned long long tma_bar;
-#endif
     };
     struct local {
         T vector_prefix[BLOCKED ? 1 : VECS]; /* everything in this warp's chunk before vector k of this lane
@@ -216,45 +207,11 @@ struct ps_scan_program {
         l.fast = p.aligned && l.valid == (uint32_t)TILE;
     }
 
-    /* This thread's parking slot for its vector k: its own (k, thread) slot, or with TMA the vector's place in the
-     * tile (the bulk copy's order). */
-    static __device__ __forceinline__ uint4 &slot(smem &s, int k) {
-        if (TMA) {
-            const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
-            return (&s.parked[0][0])[vector_of(warp, lane, k)];
-        }
-        return s.parked[k][threadIdx.x];
-    }
-
     /* A full tile's copies straight into this thread's parking slots, as one cp.async group. */
     static __device__ __forceinline__ void issue_copies(const params &p, const local &l, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
-#if PS_SCAN_TMA
-        if (TMA) { /* one bulk copy of the tile by thread 0, every thread waits on the mbarrier */
-            const unsigned bar = (unsigned)__cvta_generic_to_shared(&s.tma_bar);
-            if (threadIdx.x == 0) {
-                asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(bar) : "memory");
-                asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-            }
-            __syncthreads();
-            if (threadIdx.x == 0) {
-                const unsigned bytes = TILE_VECS * 16u;
-                asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes) : "memory");
-                asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                                 (unsigned)__cvta_generic_to_shared(&s.parked[0][0])),
-                             "l"(p.in + l.base), "r"(bytes), "r"(bar)
-                             : "memory");
-            }
-            unsigned done = 0;
-            while (!done)
-                asm volatile("{ .reg .pred q; mbarrier.try_wait.parity.shared::cta.b64 q, [%1], 0; selp.u32 %0, 1, 0, q; }"
-                             : "=r"(done)
-                             : "r"(bar)
-                             : "memory");
-        }
-#endif
 #pragma unroll
-        for (int k = 0; k < (TMA ? 0 : VECS); k++) {
+        for (int k = 0; k < VECS; k++) {
             const uint4 *src = reinterpret_cast<const uint4 *>(p.in + l.base) + vector_of(warp, lane, k);
             const unsigned dst = (unsigned)__cvta_generic_to_shared(&s.parked[k][threadIdx.x]);
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
@@ -272,7 +229,7 @@ struct ps_scan_program {
         uint4 raw[ASYNC ? 1 : VECS];
         if (ASYNC && l.fast) {
             issue_copies(p, l, s);
-            if (!TMA) asm volatile("cp.async.wait_group 0;" ::: "memory"); /* this thread's own copies: no barrier */
+            asm volatile("cp.async.wait_group 0;" ::: "memory"); /* this thread's own copies: no barrier */
         } else if (l.fast) {
 #pragma unroll
             for (int k = 0; k < (ASYNC ? 0 : VECS); k++)
@@ -288,7 +245,7 @@ struct ps_scan_program {
                     t[i] = o < l.valid ? (T)p.in[l.base + o] : e;
                 }
                 if (ASYNC)
-                    memcpy(&slot(s, k), t, sizeof(uint4));
+                    memcpy(&s.parked[k][threadIdx.x], t, sizeof(uint4));
                 else
                     memcpy(&raw[ASYNC ? 0 : k], t, sizeof(uint4));
             }
@@ -300,7 +257,7 @@ struct ps_scan_program {
         for (int k = 0; k < VECS; k++) {
             T x[VEC];
             if (ASYNC) {
-                const uint4 v = slot(s, k);
+                const uint4 v = s.parked[k][threadIdx.x];
                 memcpy(x, &v, sizeof v);
             } else {
                 memcpy(x, &raw[ASYNC ? 0 : k], sizeof(uint4));
@@ -314,7 +271,7 @@ struct ps_scan_program {
             }
             uint4 scanned;
             memcpy(&scanned, x, sizeof scanned);
-            slot(s, k) = scanned;
+            s.parked[k][threadIdx.x] = scanned;
             const T inclusive = ps_warp_inclusive(acc, lane, ps_chain_combine<ps_scan_program>());
             T before = ps_shfl_up(inclusive, 1);
             if (lane == 0) before = e;
@@ -457,19 +414,17 @@ struct ps_scan_program {
         const T thread_base = combine(prefix, l.warp_prefix);
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
-            const uint4 scanned = slot(s, k);
+            const T r = combine(thread_base, l.vector_prefix[BLOCKED ? 0 : k]);
+            const uint4 scanned = s.parked[k][threadIdx.x];
             T x[VEC], y[VEC];
             memcpy(x, &scanned, sizeof scanned);
-            const T r = combine(thread_base, l.vector_prefix[BLOCKED ? 0 : k]);
 #pragma unroll
             for (int i = 0; i < VEC; i++) {
                 const int q = Reverse ? VEC - 1 - i : i, qp = Reverse ? VEC - i : i - 1;
                 y[q] = p.exclusive ? (i == 0 ? r : combine(r, x[qp])) : combine(r, x[q]);
             }
             const uint32_t pv = vector_of(warp, lane, k);
-            if (l.fast && TMA && PS_SCAN_TMA >= 2) { /* back into the slot, stored by one bulk copy below */
-                memcpy(&slot(s, k), y, sizeof(uint4));
-            } else if (l.fast) {
+            if (l.fast) {
                 uint4 out;
                 memcpy(&out, y, sizeof out);
                 reinterpret_cast<uint4 *>(p.out + l.base)[pv] = out;
@@ -481,19 +436,6 @@ struct ps_scan_program {
                 }
             }
         }
-#if PS_SCAN_TMA >= 2
-        if (TMA && l.fast) { /* the tile out with one bulk copy; the block stays until the copy has read it */
-            asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-            __syncthreads();
-            if (threadIdx.x == 0) {
-                asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(p.out + l.base),
-                             "r"((unsigned)__cvta_generic_to_shared(&s.parked[0][0])), "r"(TILE_VECS * 16u)
-                             : "memory");
-                asm volatile("cp.async.bulk.commit_group;" ::: "memory");
-                asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory");
-            }
-        }
-#endif
         if (p.total_out && id == p.tiles - 1 && threadIdx.x == 0) *p.total_out = combine(prefix, aggregate);
     }
 };
