@@ -109,16 +109,6 @@ static __device__ __forceinline__ unsigned long long ps_chain_now(void) {
 }
 #endif
 
-/* Tuning only (tools/tune/tune_scan.cu): tile id < PS_CHAIN_STAGGER_TILES waits id x PS_CHAIN_STAGGER_NS ns before
- * it loads, so that the first wave of resident blocks does not start all at once (the trace shows the 12 us lag
- * between a tile's start and its prefix in place from the first wave on: does a ramped start shorten it?). */
-#ifndef PS_CHAIN_STAGGER_NS
-#define PS_CHAIN_STAGGER_NS 0
-#endif
-#ifndef PS_CHAIN_STAGGER_TILES
-#define PS_CHAIN_STAGGER_TILES 528
-#endif
-
 /* The optional hooks of a tile program: the specialization is chosen when P declares the member (no
  * <type_traits> under NVRTC), the primary template stands in for a program without it. */
 template <class T> struct ps_chain_void { typedef void type; };
@@ -285,17 +275,6 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     const uint32_t W = PS_WARP_LANES * E;
     const bool wants_total = ps_chain_total<P>::wanted(p); /* then every tile is resident (see total above) */
 
-#if PS_CHAIN_STAGGER_NS > 0
-    if (id < PS_CHAIN_STAGGER_TILES) {
-        if (threadIdx.x == 0) {
-            unsigned long long t0, t;
-            asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-            do asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-            while (t - t0 < (unsigned long long)id * PS_CHAIN_STAGGER_NS);
-        }
-        __syncthreads();
-    }
-#endif
 #if PS_CHAIN_TRACE
     const unsigned long long trace_start = ps_chain_now();
 #endif
