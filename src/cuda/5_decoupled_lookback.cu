@@ -444,14 +444,30 @@ struct ps_scan_program {
 #ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_scan.cu and user_op.cu include the program alone */
 
 /* The (type, operator) pairs whose large tiles spill (scan_tiers.h: PS_SCAN_HEAVY_*): 2-byte min and max, the
- * 64-bit integer product. The same rule twice, for the kernel (dlb_heavy) and for the plan (dlb_heavy_call). */
+ * 64-bit integer product. One rule: the kernel's policy reads dlb_heavy, and the plan (dlb_heavy_call) reaches the
+ * same template through the public lists, so the tile the plan sizes temp for is the tile the kernel runs. */
 template <class T, class Op> struct dlb_heavy { enum { value = 0 }; };
 template <class T> struct dlb_heavy<T, ps_cuda_op_min> { enum { value = sizeof(T) == 2 }; };
 template <class T> struct dlb_heavy<T, ps_cuda_op_max> { enum { value = sizeof(T) == 2 }; };
 template <class T> struct dlb_heavy<T, ps_cuda_op_product> { enum { value = sizeof(T) == 8 && (T)0.5 == (T)0 }; };
+template <class T> static bool dlb_heavy_of(pscan_op op) {
+    switch (op) {
+#define PS_DLB_HEAVY_OP_(OP, op)                                                                             \
+    case PSCAN_OP_##OP: return dlb_heavy<T, ps_cuda_op_##op>::value != 0;
+        PSCAN_OP_LIST(PS_DLB_HEAVY_OP_)
+#undef PS_DLB_HEAVY_OP_
+    default: return false;
+    }
+}
 static inline bool dlb_heavy_call(const ps_request *req) {
-    return !req->widen && ((req->elem_bytes == 2 && (req->op == PSCAN_OP_MIN || req->op == PSCAN_OP_MAX)) ||
-                           (req->op == PSCAN_OP_PRODUCT && (req->type == PSCAN_TYPE_I64 || req->type == PSCAN_TYPE_U64)));
+    if (req->widen) return false; /* widened calls keep their own large tile (dlb_policy) */
+    switch (req->type) {
+#define PS_DLB_HEAVY_TYPE_(NAME, name, T, U, LOWEST, HIGHEST)                                                \
+    case PSCAN_TYPE_##NAME: return dlb_heavy_of<T>(req->op);
+        PSCAN_ARITH_TYPE_LIST(PS_DLB_HEAVY_TYPE_)
+#undef PS_DLB_HEAVY_TYPE_
+    default: return false;
+    }
 }
 
 /* The tile of a call, by its bytes: small (4 KiB tiles), default (32 KiB) or large (40-64 KiB). */
