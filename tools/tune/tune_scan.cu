@@ -91,6 +91,17 @@ __global__ void __launch_bounds__(256) sm_copy_kernel(const uint4 *in, uint4 *ou
     }
 }
 
+/* n random elements (xorshift64, seeded by seed) into the device array in. */
+template <class T> static void tune_random_fill(T *in, uint64_t n, uint64_t seed) {
+    std::vector<T> h(n);
+    uint64_t x = 0x9e3779b97f4a7c15ull * seed;
+    for (uint64_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        h[i] = (T)x;
+    }
+    CK(cudaMemcpy(in, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+}
+
 template <class T> static const char *tname() {
     return sizeof(T) == 1 ? "u8" : sizeof(T) == 2 ? "u16" : sizeof(T) == 4 ? "i32" : "i64";
 }
@@ -151,13 +162,7 @@ template <class T, class CubOp, class... Vs> static void bench_type_op(int min_l
         CK(cudaMalloc(&in, n * sizeof(T)));
         CK(cudaMalloc(&out, n * sizeof(T)));
         CK(cudaMalloc(&ref, n * sizeof(T)));
-        std::vector<T> h(n);
-        uint64_t x = 0x9e3779b97f4a7c15ull * (lg + 1);
-        for (uint64_t i = 0; i < n; i++) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            h[i] = (T)x;
-        }
-        CK(cudaMemcpy(in, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+        tune_random_fill(in, n, lg + 1);
         size_t cub_bytes = 0;
         CK((tune_cub_scan<T, CubOp>(nullptr, cub_bytes, in, ref, n)));
         void *cub_temp, *temp;
@@ -253,13 +258,7 @@ template <class T, class... Vs> static void trace_type(int lg, const char *dir) 
     CK(cudaMalloc(&in, n * sizeof(T)));
     CK(cudaMalloc(&out, n * sizeof(T)));
     CK(cudaMalloc(&temp, 128 * ((n >> 8) + 64)));
-    std::vector<T> h(n);
-    uint64_t x = 0x9e3779b97f4a7c15ull * (lg + 1);
-    for (uint64_t i = 0; i < n; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        h[i] = (T)x;
-    }
-    CK(cudaMemcpy(in, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+    tune_random_fill(in, n, lg + 1);
     int dummy[] = {(trace_variant<T, Vs>(n, in, out, temp, dir), 0)...};
     (void)dummy;
     CK(cudaFree(in));
@@ -303,13 +302,7 @@ template <class T, class... Vs> static void bench_reduce(int min_log2, int max_l
         CK(cudaMalloc(&copy_dst, n * sizeof(T)));
         CK(cudaMalloc(&out, 64));
         CK(cudaMalloc(&ref, 64));
-        std::vector<T> h(n);
-        uint64_t x = 0x9e3779b97f4a7c15ull * (lg + 7);
-        for (uint64_t i = 0; i < n; i++) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            h[i] = (T)x;
-        }
-        CK(cudaMemcpy(in, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+        tune_random_fill(in, n, lg + 7);
         size_t cub_bytes = 0;
         CK(cub::DeviceReduce::Sum(nullptr, cub_bytes, in, ref, (int64_t)n));
         void *cub_temp, *temp;
@@ -418,10 +411,14 @@ int main(int argc, char **argv) {
     }
     /* the operators whose large-tier kernels spill (ptxas, sixteenth session: the 2-byte max and min 82-130 bytes
      * a thread at 13 vectors and 4 blocks/SM, the 64-bit product 16-20) at the large tiles and at 3 blocks/SM */
+    /* Build it with -DPS_SCAN_PROMOTED_WARP=1 beside a plain build (variants.sh) to time the promoted warp scan. */
     if (strstr(types, "ops")) {
-        bench_type_op<uint16_t, tune_max, variant<uint16_t, 10, 5, 2, true, ps_cuda_op_max>,
+        bench_type_op<uint16_t, tune_max, variant<uint16_t, 8, 5, 2, true, ps_cuda_op_max>,
+                      variant<uint16_t, 10, 5, 2, true, ps_cuda_op_max>,
                       variant<uint16_t, 13, 4, 2, true, ps_cuda_op_max>,
                       variant<uint16_t, 16, 3, 2, true, ps_cuda_op_max>>(min_log2, max_log2);
+        bench_type_op<uint8_t, tune_max, variant<uint8_t, 8, 5, 2, true, ps_cuda_op_max>,
+                      variant<uint8_t, 10, 5, 2, true, ps_cuda_op_max>>(min_log2, max_log2);
         bench_type<uint16_t, variant<uint16_t, 13, 4, 2, true>>(min_log2, max_log2);
     }
     if (strstr(types, "product")) {

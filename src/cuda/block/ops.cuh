@@ -44,10 +44,22 @@ template <> struct ps_cuda_type<double> {
 #define PS_CUDA_COMMUTES_OR(T) true
 #define PS_CUDA_COMMUTES_XOR(T) true
 
+/* Whether combine(x, x) == x, bit for bit, for every x: min and max return one of two identical operands (a NaN
+ * included), and and or of a value with itself is the value. A warp scan of such an operator needs no lane test
+ * (block/warp.cuh: ps_warp_inclusive_idempotent). */
+#define PS_CUDA_IDEMPOTENT_SUM false
+#define PS_CUDA_IDEMPOTENT_PRODUCT false
+#define PS_CUDA_IDEMPOTENT_MIN true
+#define PS_CUDA_IDEMPOTENT_MAX true
+#define PS_CUDA_IDEMPOTENT_AND true
+#define PS_CUDA_IDEMPOTENT_OR true
+#define PS_CUDA_IDEMPOTENT_XOR false
+
 /* One functor per operator of the public list: combine and identity from pscan_ops.h's macros. */
 #define PS_CUDA_OP_(OP, op)                                                                                  \
     struct ps_cuda_op_##op {                                                                                 \
         template <class T> static __host__ __device__ constexpr bool commutes() { return PS_CUDA_COMMUTES_##OP(T); } \
+        enum { IDEMPOTENT = PS_CUDA_IDEMPOTENT_##OP };                                                       \
         template <class T> static __host__ __device__ __forceinline__ T combine(T a, T b) {                  \
             typedef typename ps_cuda_type<T>::arith U;                                                       \
             return PSCAN_COMBINE_##OP(T, U, a, b);                                                           \

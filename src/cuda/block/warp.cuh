@@ -66,6 +66,16 @@ template <class T, class Combine> __device__ __forceinline__ T ps_warp_inclusive
     return x;
 }
 
+/* The same for an idempotent operator (combine(x, x) == x bit for bit: min, max, and, or): a lane below d gets its
+ * own value back from shfl_up, and combining it with itself changes nothing, so every lane combines without the
+ * lane test (one select and one compare fewer a step). */
+template <class T, class Combine>
+__device__ __forceinline__ T ps_warp_inclusive_idempotent(T x, Combine combine) {
+#pragma unroll
+    for (unsigned d = 1; d < PS_WARP_LANES; d <<= 1) x = combine(ps_shfl_up(x, d), x);
+    return x;
+}
+
 /* x[0] (+) ... (+) x[31] in lane order, in lane 0 (other lanes hold partial results): a fixed tree of
  * shfl_down steps in which lane i always combines itself (earlier) with lane i + d (later). */
 template <class T, class Combine> __device__ __forceinline__ T ps_warp_reduce_to_lane0(T x, unsigned lane, Combine combine) {
