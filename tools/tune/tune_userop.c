@@ -13,7 +13,7 @@
  *      launch 1     the first scan with it (1024 elements, synchronized: lazy kernel load + launch)
  *      launch 2     the second one (a warm launch)
  *      first call   create 1 + launch 1: issue 13's target, under 1 s
- *      compile      the same compile alone, warm (sm_90): as create does it (three programs on three threads,
+ *      compile      the same compile alone, warm (sm_90): as create does it (five programs on five threads,
  *                   PS_USER_COMPILE_PARALLEL) and as one program; create 1 - compile = NVRTC's first use + the
  *                   load
  *      create 2     pscan_operator_create of a second, new source (warm NVRTC), and create 3 of the first
@@ -185,7 +185,7 @@ static const struct variant variants[] = {
 static int compile_only(int arch) {
     static const unsigned char ident[16] = {0};
     printf("tune_userop --compile %d: NVRTC compile times (wall clock, this machine) and ptxas figures\n", arch);
-    /* what pscan_operator_create compiles: one program with the three kernels, or three on three threads */
+    /* what pscan_operator_create compiles: one program with the five kernels, or five on five threads */
     for (int r = 0; r < 3; r++)
         for (int m = 0; m < 2; m++)
             for (int parallel = 0; parallel < 2; parallel++) {
@@ -195,7 +195,7 @@ static int compile_only(int arch) {
                                                                  parallel);
                 const double wall = now_s() - t0, cpu = cpu_s() - c0;
                 printf("create's compile, %s, %-31s wall %.3f s, cpu %.3f s  %s%s\n", m ? "2x2 matrix" : "affine    ",
-                       parallel ? "three programs on three threads" : "one program, three kernels", wall, cpu,
+                       parallel ? "five programs on five threads " : "one program, five kernels", wall, cpu,
                        pscan_status_name(s), r == 0 && m == 0 && parallel == 0 ? " (NVRTC's first use)" : "");
                 if (s != PSCAN_SUCCESS) return 1;
             }
@@ -449,14 +449,14 @@ int main(int argc, char **argv) {
     printf("first call of a new operator (create + first launch): %.3f s (target < 1 s)\n", t_create1 + t_launch1);
 #ifdef TUNE_USEROP_CUDA
     if (backend == PSCAN_BACKEND_CUDA) {
-        /* what create 1 compiled, again, without the load: three programs on three threads (create's way,
-         * PS_USER_COMPILE_PARALLEL) and one program with the three kernels */
+        /* what create 1 compiled, again, without the load: five programs on five threads (create's way,
+         * PS_USER_COMPILE_PARALLEL) and one program with the five kernels */
         static const unsigned char ident[8] = {0};
         for (int parallel = 1; parallel >= 0; parallel--) {
             t0 = now_s();
             CHECK(ps_cuda_user_compile_jobs(affine_src, "affine", "combine", 8, 4, ident, 90, parallel));
             printf("compile alone (NVRTC, warm, sm_90), %s: %.3f s\n",
-                   parallel ? "three programs on three threads" : "one program", now_s() - t0);
+                   parallel ? "five programs on five threads" : "one program", now_s() - t0);
         }
     }
 #endif
