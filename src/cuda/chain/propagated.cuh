@@ -19,6 +19,9 @@
  * expression whenever it is published: float results repeat bit for bit, as with the window. Tile k's prefix is
  * I(k - 1) (the initial carry for tile 0).
  *
+ * tools/tune/propagated_model.py runs the same loop on the host with aggregates arriving in random orders and
+ * checks that every prefix is published once, exactly, as the same expression (run it after changing the loop).
+ *
  * Limits: no total() and no absorbs() hooks (a tuning driver for the scan program); one block's shared memory is
  * held by the propagator for the whole call (one slot of 4-5 an SM, on one SM).
  */
