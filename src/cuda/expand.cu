@@ -606,14 +606,18 @@ static cudaError_t expand_scan(const ps_request *req, const expand_layout &L, co
 template <class I, int ITEMS> static cudaError_t expand_deferred(const ps_expand_params &p, const ps_cuda_device *dev) {
     /* enough blocks to fill the device, each taking an even share of the deferred slots */
     const size_t dynamic = ps_chain_dynamic_bytes<ps_expand_smem_of<ITEMS>>();
-    static int per_sm = 0;
+    static bool attributes_set[PS_CHAIN_DEVICES]; /* a device's own, as the occupancy below (the chain drivers') */
+    static int per_sm_of[PS_CHAIN_DEVICES];
+    cudaError_t err = ps_chain_kernel_attributes_once(ps_expand_deferred_kernel<I, ITEMS>, dynamic, attributes_set);
+    if (err != cudaSuccess) return err;
+    const int d = ps_chain_device_slot();
+    int per_sm = d >= 0 ? per_sm_of[d] : 0;
     if (per_sm == 0) {
-        cudaError_t err = ps_chain_kernel_attributes(ps_expand_deferred_kernel<I, ITEMS>, dynamic);
-        if (err == cudaSuccess)
-            err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ps_expand_deferred_kernel<I, ITEMS>,
-                                                                PS_EXPAND_THREADS, dynamic);
+        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ps_expand_deferred_kernel<I, ITEMS>,
+                                                            PS_EXPAND_THREADS, dynamic);
         if (err != cudaSuccess) return err;
         if (per_sm < 1) per_sm = 1;
+        if (d >= 0) per_sm_of[d] = per_sm;
     }
     const unsigned grid = (unsigned)(dev->sm_count * per_sm);
     ps_expand_deferred_kernel<I, ITEMS><<<grid, PS_EXPAND_THREADS, dynamic, dev->stream>>>(p);

@@ -153,14 +153,19 @@ template <class P> struct ps_chain_cluster_launch {
 /* A launch limit of one program, cached per device: a process may drive GPUs of different models (asked once per
  * program and device; a device ordinal past the table is asked each time). */
 #define PS_CHAIN_DEVICES 64
-template <int (*ASK)(void)> static int ps_chain_per_device(void) {
-    static int cached[PS_CHAIN_DEVICES]; /* the limit + 1; 0: not asked yet */
+/* The current device's index for the per-device caches, or -1 (none, or past PS_CHAIN_DEVICES: not cached). */
+static inline int ps_chain_device_slot(void) {
     int d = -1;
     if (cudaGetDevice(&d) != cudaSuccess) cudaGetLastError(), d = -1;
-    const bool slot = d >= 0 && d < PS_CHAIN_DEVICES;
-    if (slot && cached[d]) return cached[d] - 1;
+    return d >= 0 && d < PS_CHAIN_DEVICES ? d : -1;
+}
+
+template <int (*ASK)(void)> static int ps_chain_per_device(void) {
+    static int cached[PS_CHAIN_DEVICES]; /* the limit + 1; 0: not asked yet */
+    const int d = ps_chain_device_slot();
+    if (d >= 0 && cached[d]) return cached[d] - 1;
     const int limit = ASK();
-    if (slot) cached[d] = limit + 1;
+    if (d >= 0) cached[d] = limit + 1;
     return limit;
 }
 

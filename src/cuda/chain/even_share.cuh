@@ -99,15 +99,19 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
 #ifndef __CUDACC_RTC__
 
 /* The blocks of one even-share launch of P over tiles tiles: as many as fit on the device at once. */
-template <class P> static inline uint32_t ps_even_share_blocks(uint64_t tiles, int sm_count) {
-    static int per_sm = 0;
-    if (per_sm == 0) {
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ps_even_share_kernel<P>, P::THREADS,
-                                                          ps_chain_dynamic_bytes<P>()) !=
-                cudaSuccess ||
-            per_sm < 1)
-            per_sm = P::MIN_BLOCKS;
+/* Blocks of P's even-share kernel resident on an SM of the current device (asked once a device). */
+template <class P> static int ps_even_share_per_sm_ask(void) {
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ps_even_share_kernel<P>, P::THREADS,
+                                                      ps_chain_dynamic_bytes<P>()) != cudaSuccess ||
+        per_sm < 1) {
+        cudaGetLastError();
+        per_sm = P::MIN_BLOCKS;
     }
+    return per_sm;
+}
+template <class P> static inline uint32_t ps_even_share_blocks(uint64_t tiles, int sm_count) {
+    const int per_sm = ps_chain_per_device<ps_even_share_per_sm_ask<P>>();
     const uint64_t g = (uint64_t)per_sm * (uint64_t)(sm_count > 0 ? sm_count : 1);
     return (uint32_t)(tiles < g ? tiles : g);
 }
@@ -128,12 +132,9 @@ static cudaError_t ps_even_share(const typename P::params &p, uint32_t tiles, in
         return ps_chain_cluster<P, PS_CHAIN_LANE_ENTRIES>(p, tiles, stream);
     const ps_tile_state<typename P::carry> ts = ps_chain_fresh_state<typename P::carry>(temp);
     const size_t dynamic = ps_chain_dynamic_bytes<P>();
-    static bool attributes_set = false;
-    if (!attributes_set) { /* before the occupancy query, which needs them */
-        const cudaError_t err = ps_chain_kernel_attributes(ps_even_share_kernel<P>, dynamic);
-        if (err != cudaSuccess) return err;
-        attributes_set = true;
-    }
+    static bool attributes_set[PS_CHAIN_DEVICES]; /* before the occupancy query, which needs them */
+    const cudaError_t err = ps_chain_kernel_attributes_once(ps_even_share_kernel<P>, dynamic, attributes_set);
+    if (err != cudaSuccess) return err;
     const uint32_t blocks = ps_even_share_blocks<P>(tiles, sm_count);
     ps_even_share_kernel<P><<<blocks, P::THREADS, dynamic, stream>>>(p, ts, tiles, blocks);
     return cudaGetLastError();

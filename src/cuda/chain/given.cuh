@@ -40,12 +40,9 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_chain_given_kern
 /* Launches P over tiles tiles on stream, a block a tile. */
 template <class P> static cudaError_t ps_chain_given(const typename P::params &p, uint32_t tiles, cudaStream_t stream) {
     const size_t dynamic = ps_chain_dynamic_bytes<P>();
-    static bool attributes_set = false;
-    if (!attributes_set) {
-        const cudaError_t err = ps_chain_kernel_attributes(ps_chain_given_kernel<P>, dynamic);
-        if (err != cudaSuccess) return err;
-        attributes_set = true;
-    }
+    static bool attributes_set[PS_CHAIN_DEVICES];
+    const cudaError_t err = ps_chain_kernel_attributes_once(ps_chain_given_kernel<P>, dynamic, attributes_set);
+    if (err != cudaSuccess) return err;
     ps_chain_given_kernel<P><<<tiles, P::THREADS, dynamic, stream>>>(p);
     return cudaGetLastError();
 }

@@ -132,12 +132,9 @@ template <class P, int E = 4>
 static cudaError_t ps_chain_propagated(const typename P::params &p, uint32_t tiles, void *temp, cudaStream_t stream) {
     const ps_tile_state<typename P::carry> ts = ps_chain_fresh_state<typename P::carry>(temp);
     const size_t dynamic = ps_chain_dynamic_bytes<P>();
-    static bool attributes_set = false;
-    if (!attributes_set) {
-        const cudaError_t err = ps_chain_kernel_attributes(ps_chain_propagated_kernel<P, E>, dynamic);
-        if (err != cudaSuccess) return err;
-        attributes_set = true;
-    }
+    static bool attributes_set[PS_CHAIN_DEVICES];
+    const cudaError_t err = ps_chain_kernel_attributes_once(ps_chain_propagated_kernel<P, E>, dynamic, attributes_set);
+    if (err != cudaSuccess) return err;
     ps_chain_propagated_kernel<P, E><<<tiles + 1, P::THREADS, dynamic, stream>>>(p, ts, tiles);
     return cudaGetLastError();
 }

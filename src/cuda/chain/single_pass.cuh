@@ -387,6 +387,19 @@ template <class F> static inline cudaError_t ps_chain_kernel_attributes(F *kerne
 
 #include "chain/cluster.cuh" /* small calls: one thread-block cluster, no look-back */
 
+/* ps_chain_kernel_attributes once per kernel and device; set is the caller's static array, one flag a device. A
+ * kernel's attributes belong to the device they were set on (each device loads its own copy of the module): a
+ * single flag for the whole process, as the drivers kept until the sixteenth session, left every device after the
+ * first without the dynamic shared memory of the tiles past 48 KiB, and their launches failed there. */
+template <class F>
+static inline cudaError_t ps_chain_kernel_attributes_once(F *kernel, size_t dynamic, bool (&set)[PS_CHAIN_DEVICES]) {
+    const int d = ps_chain_device_slot();
+    if (d >= 0 && set[d]) return cudaSuccess;
+    const cudaError_t err = ps_chain_kernel_attributes(kernel, dynamic);
+    if (err == cudaSuccess && d >= 0) set[d] = true;
+    return err;
+}
+
 /* The most blocks of P's single-pass kernel resident at once on the current device (0: no cooperative launch). */
 template <class P, int E> static int ps_chain_resident_ask(void) {
     void (*kernel)(const typename P::params, const ps_tile_state<typename P::carry>, uint32_t) =
@@ -418,12 +431,9 @@ static cudaError_t ps_chain_single_pass(const typename P::params &p, uint32_t ti
     if (tiles > 1 && tiles <= (uint32_t)ps_chain_cluster_limit<P, E>()) return ps_chain_cluster<P, E>(p, tiles, stream);
     const ps_tile_state<typename P::carry> ts = ps_chain_fresh_state<typename P::carry>(temp);
     const size_t dynamic = ps_chain_dynamic_bytes<P>();
-    static bool attributes_set = false;
-    if (!attributes_set) {
-        const cudaError_t err = ps_chain_kernel_attributes(ps_chain_single_pass_kernel<P, E>, dynamic);
-        if (err != cudaSuccess) return err;
-        attributes_set = true;
-    }
+    static bool attributes_set[PS_CHAIN_DEVICES];
+    const cudaError_t err = ps_chain_kernel_attributes_once(ps_chain_single_pass_kernel<P, E>, dynamic, attributes_set);
+    if (err != cudaSuccess) return err;
     if (tiles > 1 && ps_chain_total<P>::wanted_host(p)) {
         /* the tiles wait for the last one: all of them must be resident (the launcher checked the count with
          * ps_chain_single_pass_knows_total; a cooperative launch guarantees it or fails) */
