@@ -116,13 +116,8 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
 #endif
     P::consume(p, id, prefix_sh, aggregate, l, s);
 #if PS_CHAIN_TRACE
-    if (threadIdx.x == 0 && ps_chain_trace) {
-        uint32_t sm;
-        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-        ps_chain_trace_entry &r = ps_chain_trace[id];
-        r.start = trace_start, r.loaded = trace_loaded, r.prefixed = trace_prefixed, r.done = ps_chain_now();
-        r.sm = sm, r.rounds = polls + 1, r.base_round = polls, r.aggregate_round = 0, r.aggregate_back = 0;
-    }
+    if (ps_chain_trace_entry *r = ps_chain_trace_end(id, trace_start, trace_loaded, trace_prefixed))
+        r->rounds = polls + 1, r->base_round = polls, r->aggregate_round = 0, r->aggregate_back = 0;
 #endif
 }
 

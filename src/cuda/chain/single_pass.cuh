@@ -107,6 +107,18 @@ static __device__ __forceinline__ unsigned long long ps_chain_now(void) {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
 }
+/* Thread 0 of tile id, at its end: its four times and its SM; the entry, for the driver's look-back figures (NULL
+ * in other threads and without a trace array). */
+static __device__ __forceinline__ ps_chain_trace_entry *ps_chain_trace_end(uint32_t id, unsigned long long start,
+                                                                           unsigned long long loaded,
+                                                                           unsigned long long prefixed) {
+    if (threadIdx.x != 0 || !ps_chain_trace) return nullptr;
+    uint32_t sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    ps_chain_trace_entry &r = ps_chain_trace[id];
+    r.start = start, r.loaded = loaded, r.prefixed = prefixed, r.done = ps_chain_now(), r.sm = sm;
+    return &r;
+}
 #endif
 
 /* The optional hooks of a tile program: the specialization is chosen when P declares the member (no
@@ -323,14 +335,8 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     /* ---- consume: the program finishes its tile from the prefix ---- */
     P::consume(p, id, prefix_sh, aggregate, l, s);
 #if PS_CHAIN_TRACE
-    if (threadIdx.x == 0 && ps_chain_trace) {
-        uint32_t sm;
-        asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
-        ps_chain_trace_entry &r = ps_chain_trace[id];
-        r.start = trace_start, r.loaded = trace_loaded, r.prefixed = trace_prefixed, r.done = ps_chain_now();
-        r.sm = sm;
-        if (id == 0) r.rounds = r.base_round = r.aggregate_round = r.aggregate_back = 0;
-    }
+    if (ps_chain_trace_entry *r = ps_chain_trace_end(id, trace_start, trace_loaded, trace_prefixed))
+        if (id == 0) r->rounds = r->base_round = r->aggregate_round = r->aggregate_back = 0; /* no look-back */
 #endif
 }
 
