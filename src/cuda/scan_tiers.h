@@ -15,10 +15,10 @@
 
 /* Vectors per thread and blocks per SM, from the sweeps of tools/tune/tune_scan.cu (docs/performance.md): 32 KiB
  * tiles at 5 blocks/SM below PS_SCAN_LARGE_BYTES of input; above it, larger tiles: 52 KiB (13 vectors) at 4
- * blocks/SM for 2-, 4- and 8-byte elements, 40 KiB (10) at 5 for 1-byte ones. A tile's look-back waits for the
- * slowest load of the 64 tiles before it (the no-look-back control runs at 0.98 of copy on both GPUs where the
- * chained scan stopped at 0.88 on the H200 and 0.94 on the H100), and a larger tile pays that wait once for more
- * bytes: at 2^28 on the H200, i32 0.876 (32 KiB) -> 0.909 (44 KiB) -> 0.926 (52 KiB), i64 0.872 -> 0.907 -> 0.927,
+ * blocks/SM for 2-, 4- and 8-byte elements, 40 KiB (10) at 5 for 1-byte ones. A tile's look-back waits, mostly
+ * for the inclusive prefix of the tile 64 back (traced: docs/performance.md, sixteenth session; the no-look-back
+ * control runs at 0.98 of copy on both GPUs where the chained scan stopped at 0.88 on the H200 and 0.94 on the
+ * H100), and a larger tile pays that wait once for more bytes: at 2^28 on the H200, i32 0.876 (32 KiB) -> 0.909 (44 KiB) -> 0.926 (52 KiB), i64 0.872 -> 0.907 -> 0.927,
  * u16 0.871 -> 0.905 (40 KiB) -> 0.924; on the H100 i32 0.940 -> 0.964 (44 KiB). Tiles past 48 KiB live in
  * dynamic shared memory (chain/single_pass.cuh), which costs nothing once the array is aligned (fifteenth session;
  * 64 and 72 KiB at 3 blocks/SM measured within 0.01 of 52 KiB). Below the threshold the larger tiles spread the
