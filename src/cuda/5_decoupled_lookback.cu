@@ -112,7 +112,7 @@ template <class T, int VEC> struct ps_scan_load<T, T, VEC> {
 };
 
 #ifndef PS_SCAN_PROMOTED_WARP
-#define PS_SCAN_PROMOTED_WARP 0
+#define PS_SCAN_PROMOTED_WARP 1
 #endif
 /* Whether Op declares IDEMPOTENT (the built-in operators: block/ops.cuh) and it is set; user operators' functors
  * (user_op.cu) do not declare it. */
@@ -196,11 +196,13 @@ struct ps_scan_program {
     };
 
     static __device__ __forceinline__ T combine(T a, T b) { return Op::combine(a, b); }
-    /* The warp's inclusive scan of one value a lane. PS_SCAN_PROMOTED_WARP (tuning, off until timed): 1- and 2-byte
-     * integers under an idempotent operator (min, max, and, or) are scanned as ints, without the lane test. The
-     * 16-bit values otherwise get masked back to 16 bits after every shuffle; ptxas for the u16 max at 13 vectors
-     * and 4 blocks/SM: spill 116 -> 54 bytes, 3712 -> 3400 instructions (the sum's: 3328, no spill); the lane test
-     * alone dropped, without the promotion, spilled more (134). Exact: a promotion keeps the order and the bits. */
+    /* The warp's inclusive scan of one value a lane. PS_SCAN_PROMOTED_WARP (on; 0 builds the plain warp scan for
+     * tuning): 1- and 2-byte integers under an idempotent operator (min, max, and, or) are scanned as ints, without
+     * the lane test. The 16-bit values otherwise get masked back to 16 bits after every shuffle; ptxas for the u16
+     * max at 13 vectors and 4 blocks/SM: spill 116 -> 54 bytes, 3712 -> 3400 instructions (the sum's: 3328, no
+     * spill); the lane test alone dropped, without the promotion, spilled more (134). Exact: a promotion keeps the
+     * order and the bits. H200, 2^28, of copy (seventeenth session, docs/bench/h200-scan-promoted.csv): u16 max
+     * 0.535 -> 0.840 at 32 KiB tiles (0.682 -> 0.749 at 40 KiB), u8 max 0.568 -> 0.641; the sums unchanged. */
     struct promoted_combine {
         __device__ __forceinline__ int operator()(int a, int b) const { return Op::template combine<int>(a, b); }
     };

@@ -32,10 +32,12 @@
 #define PS_SCAN_WIDEN_LARGE_VECS 11
 /* Operators whose large-tier kernels spill at the 64 registers of 4 blocks/SM (ptxas: 2-byte min and max 82-130
  * bytes a thread, the 64-bit integer product 16-20; the sums none) take other large tiles: H200, 2^28, of copy,
- * u16 max 0.500 (52 KiB) -> 0.679 (40 KiB at 5 blocks/SM; 64 KiB at 3: 0.424), i64 product 0.874 (52 KiB) -> 0.910
- * (64 KiB at 3 blocks/SM; 44 KiB: 0.902); tools/tune/tune_scan.cu --types ops, product (sixteenth session,
- * docs/bench/h200-scan-ops.csv, h200-scan-product.csv). Which pairs: dlb_heavy in 5_decoupled_lookback.cu. */
-#define PS_SCAN_HEAVY_LARGE_VECS(bytes) ((bytes) == 8 ? 16 : 10)
+ * i64 product 0.874 (52 KiB) -> 0.910 (64 KiB at 3 blocks/SM; 44 KiB: 0.902; sixteenth session,
+ * docs/bench/h200-scan-product.csv); u16 max, with the promoted warp scan (PS_SCAN_PROMOTED_WARP), 0.732 (52 KiB)
+ * -> 0.840 (32 KiB at 5 blocks/SM; 40 KiB at 5: 0.749; 64 KiB at 3: 0.777; seventeenth session,
+ * docs/bench/h200-scan-promoted.csv; tools/tune/tune_scan.cu --types ops). Which pairs: dlb_heavy in
+ * 5_decoupled_lookback.cu. */
+#define PS_SCAN_HEAVY_LARGE_VECS(bytes) ((bytes) == 8 ? 16 : 8)
 #define PS_SCAN_HEAVY_LARGE_MIN_BLOCKS(bytes) ((bytes) == 8 ? 3 : 5)
 #define PS_SCAN_LARGE_BYTES(bytes) ((uint64_t)((bytes) >= 4 ? 16 : (bytes) == 2 ? 32 : 256) << 20)
 

@@ -436,7 +436,8 @@ int main(int argc, char **argv) {
     }
     /* the operators whose large-tier kernels spill (ptxas, sixteenth session: the 2-byte max and min 82-130 bytes
      * a thread at 13 vectors and 4 blocks/SM, the 64-bit product 16-20) at the large tiles and at 3 blocks/SM */
-    /* Build it with -DPS_SCAN_PROMOTED_WARP=1 beside a plain build (variants.sh) to time the promoted warp scan. */
+    /* Build it with -DPS_SCAN_PROMOTED_WARP=0 beside a plain build (variants.sh) to time the plain warp scan against
+     * the promoted one (the default since the seventeenth session). */
     if (strstr(types, "ops")) {
         bench_type_op<uint16_t, tune_max, variant<uint16_t, 8, 5, 2, true, ps_cuda_op_max>,
                       variant<uint16_t, 10, 5, 2, true, ps_cuda_op_max>,
