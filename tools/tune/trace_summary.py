@@ -7,7 +7,8 @@
 Per file: medians of a tile's load (start to aggregate), wait (aggregate to prefix) and finish (prefix to done);
 what arrived last in its look-back (the base I(k - W) alone, a tie with the last aggregate, an aggregate alone, or
 nothing to wait for); the share of tiles that found an aggregate of their window unpublished after their load; the
-poll round (wait / rounds); the chain's step, prefixed(k) - prefixed(k - W); and the lag (start to prefix) by
+wait split into the gate (until every earlier tile's aggregate is out: the loads' spread) and the hand-off (from
+then until the prefix is known: what the chain's messages cost); the poll round (wait / rounds); the chain's step, prefixed(k) - prefixed(k - W); and the lag (start to prefix) by
 stretch of tiles, which tells a start-up effect (the first wave) from the steady state. Times are %globaltimer
 nanoseconds from the call's first block (32 ns steps on an H200). W is the look-back window (32 x
 PS_CHAIN_LANE_ENTRIES; 64 unless the build changed it). docs/performance.md (sixteenth session) reads these.
@@ -28,7 +29,7 @@ def quantile(values, q):
 
 def summarize(path, window):
     with open(path, newline="") as f:
-        rows = [{k: int(v) for k, v in r.items()} for r in csv.DictReader(f)]
+        rows = sorted(({k: int(v) for k, v in r.items()} for r in csv.DictReader(f)), key=lambda r: r["tile"])
     n = len(rows)
     if n < 2:
         print(f"{path}: {n} tiles, nothing to summarize")
@@ -59,6 +60,15 @@ def summarize(path, window):
     print(f"  last arrival: {shares}; an aggregate unpublished after the load: {100.0 * late_aggregate / (n - 1):.1f}%")
     print(f"  poll round {median(rounds):.0f} ns; chain step over W = {window}: {median(step) * us:.2f} us "
           f"(p10 {quantile(step, 0.1) * us:.2f}, p90 {quantile(step, 0.9) * us:.2f})")
+    # What the wait is made of: the gate (until every earlier tile has its aggregate: the loads' spread) and the
+    # hand-off (from then until this tile has its prefix: what the chain's messages cost, whatever the driver).
+    gate, handoff, ready = [], [], rows[0]["loaded"]
+    for r in rows[1:]:
+        gate.append(max(0, ready - r["loaded"]))
+        handoff.append(r["prefixed"] - max(ready, r["loaded"]))
+        ready = max(ready, r["loaded"])
+    print(f"  wait = gate {median(gate) * us:.2f} us (every earlier aggregate out; p90 {quantile(gate, 0.9) * us:.2f}) "
+          f"+ hand-off {median(handoff) * us:.2f} (then to the prefix; p90 {quantile(handoff, 0.9) * us:.2f})")
     edges = sorted({0, min(n, 528), min(n, 2112), n // 2, max(0, n - 200), n})
     parts = []
     for a, b in zip(edges, edges[1:]):
