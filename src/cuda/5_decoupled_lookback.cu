@@ -62,6 +62,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "block/packed.cuh"
 #include "chain/single_pass.cuh"
 #ifndef __CUDACC_RTC__ /* NVRTC compiles the tile program alone, for user operators (user_op.cu) */
 #include "block/ops.cuh"
@@ -111,6 +112,15 @@ template <class T, int VEC> struct ps_scan_load<T, T, VEC> {
     }
 };
 
+/* PS_SCAN_PACKED (tuning, off until timed): 1- and 2-byte integers under sum, min, max, and, or, xor scanned a
+ * 32-bit word at a time inside each thread's vectors (block/packed.cuh), not element by element. SASS of the
+ * single-pass kernels (sm_90, seventeenth session, instructions, without -> with): u8 sum at 40 KiB tiles 4616 ->
+ * 3424, u8 max 5432 -> 3608, u16 sum at 52 KiB 3320 -> 2104, u16 max at 32 KiB 2192 -> 1360 (local memory
+ * accesses 8 -> 0). Time it: tools/tune/variants.sh tools/tune/tune_scan.cu OUT "base=" "pk=-DPS_SCAN_PACKED=1"
+ * -- --types ops; tests/test_packed.cu checks block/packed.cuh on the host and, with a GPU, on the device. */
+#ifndef PS_SCAN_PACKED
+#define PS_SCAN_PACKED 0
+#endif
 #ifndef PS_SCAN_PROMOTED_WARP
 #define PS_SCAN_PROMOTED_WARP 1
 #endif
@@ -164,7 +174,9 @@ struct ps_scan_program {
         VEC = 16 / sizeof(T), /* elements per 16-byte vector */
         VECS = VECS_,         /* vectors per thread */
         TILE = VEC * VECS * THREADS,
-        TILE_VECS = VECS * THREADS
+        TILE_VECS = VECS * THREADS,
+        /* a vector's scan and results a word at a time (PS_SCAN_PACKED; block/packed.cuh) */
+        PACKED = PS_SCAN_PACKED && !BLOCKED && ps_packed<T, Op>::value
     };
     /* In narrower than T (widening) is converted where it is read; cp.async copies bytes as they are */
     static_assert(sizeof(In) <= sizeof(T), "the element read is at most the carry's size");
@@ -299,23 +311,31 @@ struct ps_scan_program {
         T running = e;
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
-            T x[VEC];
-            if (ASYNC) {
-                const uint4 v = s.parked[k][threadIdx.x];
-                memcpy(x, &v, sizeof v);
+            T acc;
+            if constexpr (PACKED) {
+                const uint4 v = ASYNC ? s.parked[k][threadIdx.x] : raw[ASYNC ? 0 : k];
+                uint32_t w[4] = {v.x, v.y, v.z, v.w};
+                acc = ps_packed_scan<T, Op, Reverse>(w);
+                s.parked[k][threadIdx.x] = make_uint4(w[0], w[1], w[2], w[3]);
             } else {
-                memcpy(x, &raw[ASYNC ? 0 : k], sizeof(uint4));
-            }
-            T acc = x[Reverse ? VEC - 1 : 0];
+                T x[VEC];
+                if (ASYNC) {
+                    const uint4 v = s.parked[k][threadIdx.x];
+                    memcpy(x, &v, sizeof v);
+                } else {
+                    memcpy(x, &raw[ASYNC ? 0 : k], sizeof(uint4));
+                }
+                acc = x[Reverse ? VEC - 1 : 0];
 #pragma unroll
-            for (int i = 1; i < VEC; i++) {
-                const int q = Reverse ? VEC - 1 - i : i;
-                acc = combine(acc, x[q]);
-                x[q] = acc;
+                for (int i = 1; i < VEC; i++) {
+                    const int q = Reverse ? VEC - 1 - i : i;
+                    acc = combine(acc, x[q]);
+                    x[q] = acc;
+                }
+                uint4 scanned;
+                memcpy(&scanned, x, sizeof scanned);
+                s.parked[k][threadIdx.x] = scanned;
             }
-            uint4 scanned;
-            memcpy(&scanned, x, sizeof scanned);
-            s.parked[k][threadIdx.x] = scanned;
             const T inclusive = warp_inclusive(acc, lane);
             T before = ps_shfl_up(inclusive, 1);
             if (lane == 0) before = e;
@@ -460,12 +480,19 @@ struct ps_scan_program {
         for (int k = 0; k < VECS; k++) {
             const T r = combine(thread_base, l.vector_prefix[BLOCKED ? 0 : k]);
             const uint4 scanned = s.parked[k][threadIdx.x];
-            T x[VEC], y[VEC];
-            memcpy(x, &scanned, sizeof scanned);
+            T y[VEC];
+            if constexpr (PACKED) {
+                uint32_t w[4] = {scanned.x, scanned.y, scanned.z, scanned.w};
+                ps_packed_finish<T, Op, Reverse>(w, r, p.exclusive != 0);
+                memcpy(y, w, sizeof w);
+            } else {
+                T x[VEC];
+                memcpy(x, &scanned, sizeof scanned);
 #pragma unroll
-            for (int i = 0; i < VEC; i++) {
-                const int q = Reverse ? VEC - 1 - i : i, qp = Reverse ? VEC - i : i - 1;
-                y[q] = p.exclusive ? (i == 0 ? r : combine(r, x[qp])) : combine(r, x[q]);
+                for (int i = 0; i < VEC; i++) {
+                    const int q = Reverse ? VEC - 1 - i : i, qp = Reverse ? VEC - i : i - 1;
+                    y[q] = p.exclusive ? (i == 0 ? r : combine(r, x[qp])) : combine(r, x[q]);
+                }
             }
             const uint32_t pv = vector_of(warp, lane, k);
             if (l.fast) {

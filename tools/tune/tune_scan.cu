@@ -415,15 +415,18 @@ int main(int argc, char **argv) {
     /* the operators whose large-tier kernels spill (ptxas, sixteenth session: the 2-byte max and min 82-130 bytes
      * a thread at 13 vectors and 4 blocks/SM, the 64-bit product 16-20) at the large tiles and at 3 blocks/SM */
     /* Build it with -DPS_SCAN_PROMOTED_WARP=0 beside a plain build (variants.sh) to time the plain warp scan against
-     * the promoted one (the default since the seventeenth session). */
+     * the promoted one (the default since the seventeenth session), or with -DPS_SCAN_PACKED=1 to time the vectors
+     * scanned a word at a time (block/packed.cuh) for the 1- and 2-byte max and sums. */
     if (strstr(types, "ops")) {
         bench_type_op<uint16_t, tune_max, variant<uint16_t, 8, 5, 2, true, ps_cuda_op_max>,
                       variant<uint16_t, 10, 5, 2, true, ps_cuda_op_max>,
                       variant<uint16_t, 13, 4, 2, true, ps_cuda_op_max>,
                       variant<uint16_t, 16, 3, 2, true, ps_cuda_op_max>>(min_log2, max_log2);
         bench_type_op<uint8_t, tune_max, variant<uint8_t, 8, 5, 2, true, ps_cuda_op_max>,
-                      variant<uint8_t, 10, 5, 2, true, ps_cuda_op_max>>(min_log2, max_log2);
+                      variant<uint8_t, 10, 5, 2, true, ps_cuda_op_max>,
+                      variant<uint8_t, 13, 4, 2, true, ps_cuda_op_max>>(min_log2, max_log2);
         bench_type<uint16_t, variant<uint16_t, 13, 4, 2, true>>(min_log2, max_log2);
+        bench_type<uint8_t, variant<uint8_t, 10, 5, 2, true>, variant<uint8_t, 13, 4, 2, true>>(min_log2, max_log2);
     }
     if (strstr(types, "product")) {
         bench_type_op<int64_t, tune_multiplies, variant<int64_t, 11, 4, 2, true, ps_cuda_op_product>,
