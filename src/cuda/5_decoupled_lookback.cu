@@ -164,7 +164,7 @@ template <> struct ps_scan_warp<true> { /* as ints, without the lane test */
  * In (PSCAN_SCAN_WIDEN; T otherwise): the element read, narrower than T and converted as it is loaded (the header
  * says how); the rest of the program sees only T. */
 template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYNC = false, bool BLOCKED = false,
-          class In = T>
+          class In = T, int REG_VECS_ = 0>
 struct ps_scan_program {
     typedef T carry;
     enum {
@@ -173,6 +173,12 @@ struct ps_scan_program {
         WARPS = THREADS / PS_WARP_LANES,
         VEC = 16 / sizeof(T), /* elements per 16-byte vector */
         VECS = VECS_,         /* vectors per thread */
+        /* REG_VECS (tuning; tools/tune/tune_scan.cu --types held): the last vectors of each thread's share are
+         * loaded into registers and held there, scanned, until the tile's prefix comes, instead of in shared
+         * memory. A tile waiting for its prefix holds its bytes; an SM's shared memory caps the bytes of tiles
+         * resident (4 x 52 KiB), and registers are most of another 256 KiB that the cp.async path leaves empty. */
+        REG_VECS = REG_VECS_,
+        SMEM_VECS = VECS - REG_VECS,
         TILE = VEC * VECS * THREADS,
         TILE_VECS = VECS * THREADS,
         /* a vector's scan and results a word at a time (PS_SCAN_PACKED; block/packed.cuh) */
@@ -181,6 +187,7 @@ struct ps_scan_program {
     /* In narrower than T (widening) is converted where it is read; cp.async copies bytes as they are */
     static_assert(sizeof(In) <= sizeof(T), "the element read is at most the carry's size");
     static_assert(!ASYNC || ps_scan_same<In, T>::value, "ASYNC copies raw bytes: a widening program cannot use it");
+    static_assert(REG_VECS == 0 || (ASYNC && !BLOCKED && REG_VECS < VECS), "held vectors: the cp.async path only");
     struct params {
         const In *in;
         T *out;
@@ -195,13 +202,14 @@ struct ps_scan_program {
         T *total_out;
     };
     struct smem {
-        uint4 parked[VECS][THREADS]; /* each thread's scanned vectors, its own slots */
+        uint4 parked[SMEM_VECS][THREADS]; /* each thread's scanned vectors, its own slots */
         T warp_totals[WARPS];
     };
     struct local {
         T vector_prefix[BLOCKED ? 1 : VECS]; /* everything in this warp's chunk before vector k of this lane
                                                 * (BLOCKED: unused) */
         T warp_prefix; /* everything in the tile before this warp's chunk (BLOCKED: before this thread's) */
+        uint4 held[REG_VECS > 0 ? REG_VECS : 1]; /* vectors SMEM_VECS .. VECS - 1, scanned (REG_VECS) */
         uint64_t base;         /* first physical element of the tile */
         uint32_t valid;        /* elements in the tile */
         bool fast;             /* whole and aligned: 16-byte vectors */
@@ -267,7 +275,7 @@ struct ps_scan_program {
     static __device__ __forceinline__ void issue_copies(const params &p, const local &l, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
 #pragma unroll
-        for (int k = 0; k < VECS; k++) {
+        for (int k = 0; k < SMEM_VECS; k++) {
             const uint4 *src = reinterpret_cast<const uint4 *>(p.in + l.base) + vector_of(warp, lane, k);
             const unsigned dst = (unsigned)__cvta_generic_to_shared(&s.parked[k][threadIdx.x]);
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(src) : "memory");
@@ -285,6 +293,9 @@ struct ps_scan_program {
         uint4 raw[ASYNC ? 1 : VECS];
         if (ASYNC && l.fast) {
             issue_copies(p, l, s);
+#pragma unroll
+            for (int k = SMEM_VECS; k < VECS; k++) /* in flight with the copies */
+                l.held[k - SMEM_VECS] = ps_scan_load<T, In, VEC>::vector(p.in + l.base, vector_of(warp, lane, k));
             asm volatile("cp.async.wait_group 0;" ::: "memory"); /* this thread's own copies: no barrier */
         } else if (l.fast) {
 #pragma unroll
@@ -300,8 +311,10 @@ struct ps_scan_program {
                     const uint32_t o = pv * VEC + i;
                     t[i] = o < l.valid ? (T)p.in[l.base + o] : e;
                 }
-                if (ASYNC)
-                    memcpy(&s.parked[k][threadIdx.x], t, sizeof(uint4));
+                if (ASYNC && k >= SMEM_VECS)
+                    memcpy(&l.held[k >= SMEM_VECS ? k - SMEM_VECS : 0], t, sizeof(uint4));
+                else if (ASYNC)
+                    memcpy(&s.parked[k < SMEM_VECS ? k : 0][threadIdx.x], t, sizeof(uint4));
                 else
                     memcpy(&raw[ASYNC ? 0 : k], t, sizeof(uint4));
             }
@@ -312,15 +325,22 @@ struct ps_scan_program {
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
             T acc;
+            const bool held = k >= SMEM_VECS;
+            const int hk = held ? k - SMEM_VECS : 0, sk = held ? 0 : k;
             if constexpr (PACKED) {
-                const uint4 v = ASYNC ? s.parked[k][threadIdx.x] : raw[ASYNC ? 0 : k];
+                const uint4 v = held ? l.held[hk] : ASYNC ? s.parked[sk][threadIdx.x] : raw[ASYNC ? 0 : k];
                 uint32_t w[4] = {v.x, v.y, v.z, v.w};
                 acc = ps_packed_scan<T, Op, Reverse>(w);
-                s.parked[k][threadIdx.x] = make_uint4(w[0], w[1], w[2], w[3]);
+                if (held)
+                    l.held[hk] = make_uint4(w[0], w[1], w[2], w[3]);
+                else
+                    s.parked[sk][threadIdx.x] = make_uint4(w[0], w[1], w[2], w[3]);
             } else {
                 T x[VEC];
-                if (ASYNC) {
-                    const uint4 v = s.parked[k][threadIdx.x];
+                if (held) {
+                    memcpy(x, &l.held[hk], sizeof(uint4));
+                } else if (ASYNC) {
+                    const uint4 v = s.parked[sk][threadIdx.x];
                     memcpy(x, &v, sizeof v);
                 } else {
                     memcpy(x, &raw[ASYNC ? 0 : k], sizeof(uint4));
@@ -334,7 +354,10 @@ struct ps_scan_program {
                 }
                 uint4 scanned;
                 memcpy(&scanned, x, sizeof scanned);
-                s.parked[k][threadIdx.x] = scanned;
+                if (held)
+                    l.held[hk] = scanned;
+                else
+                    s.parked[sk][threadIdx.x] = scanned;
             }
             const T inclusive = warp_inclusive(acc, lane);
             T before = ps_shfl_up(inclusive, 1);
@@ -479,7 +502,8 @@ struct ps_scan_program {
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
             const T r = combine(thread_base, l.vector_prefix[BLOCKED ? 0 : k]);
-            const uint4 scanned = s.parked[k][threadIdx.x];
+            const uint4 scanned = k >= SMEM_VECS ? l.held[k >= SMEM_VECS ? k - SMEM_VECS : 0]
+                                                 : s.parked[k < SMEM_VECS ? k : 0][threadIdx.x];
             T y[VEC];
             if constexpr (PACKED) {
                 uint32_t w[4] = {scanned.x, scanned.y, scanned.z, scanned.w};

@@ -47,8 +47,9 @@ template <class P> struct tune_control : P {
  * aggregate and published each tile's prefix: 0.77-0.87 of copy against the window's 0.927 at 2^28 i32, H200,
  * seventeenth session; the code is in commit e1faad7.) Op: the sum, or another built-in operator (--types
  * product, ops). */
-template <class T, int VECS, int MINB, int E, bool ASYNC = false, class Op = ps_cuda_op_sum> struct variant {
-    typedef ps_scan_program<T, Op, false, VECS, MINB, ASYNC> P;
+template <class T, int VECS, int MINB, int E, bool ASYNC = false, class Op = ps_cuda_op_sum, int HELD = 0>
+struct variant {
+    typedef ps_scan_program<T, Op, false, VECS, MINB, ASYNC, false, T, HELD> P;
     enum { CONTROL = E == 0 };
     static void run(const T *in, T *out, uint64_t n, void *temp) {
         typename P::params p;
@@ -69,10 +70,12 @@ template <class T, int VECS, int MINB, int E, bool ASYNC = false, class Op = ps_
         const char *op = ps_scan_same<Op, ps_cuda_op_sum>::value       ? ""
                          : ps_scan_same<Op, ps_cuda_op_product>::value ? ".product"
                                                                        : ".max";
+        char held[16] = "";
+        if (HELD) snprintf(held, sizeof held, ".h%d", HELD); /* of the VECS, HELD in registers */
         if (E == 0)
-            snprintf(buf, sizeof buf, "v%d.b%d.nolookback%s%s", VECS, MINB, ASYNC ? ".async" : "", op);
+            snprintf(buf, sizeof buf, "v%d%s.b%d.nolookback%s%s", VECS, held, MINB, ASYNC ? ".async" : "", op);
         else
-            snprintf(buf, sizeof buf, "v%d.b%d.e%d%s%s", VECS, MINB, E, ASYNC ? ".async" : "", op);
+            snprintf(buf, sizeof buf, "v%d%s.b%d.e%d%s%s", VECS, held, MINB, E, ASYNC ? ".async" : "", op);
         return buf;
     }
 };
@@ -410,6 +413,27 @@ int main(int argc, char **argv) {
         bench_type<int32_t, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 13, 4, 2, true>,
                    variant<int32_t, 18, 3, 2, true>>(min_log2, max_log2);
         bench_type<int64_t, variant<int64_t, 13, 4, 2, true>>(min_log2, max_log2);
+        return 0;
+    }
+    /* tiles whose last vectors are held in registers (ps_scan_program's REG_VECS: "v22.h4" is 18 vectors a thread
+     * in shared memory and 4 in registers) beside the library's 52 KiB tile and the 72 KiB one: whether more bytes
+     * of waiting tiles per SM (registers beside shared memory) buy speed; traced in a -DPS_CHAIN_TRACE=1 build */
+    if (strstr(types, "held")) {
+#if PS_CHAIN_TRACE
+        for (int lg = min_log2; lg <= max_log2; lg += 2) {
+            trace_type<int32_t, variant<int32_t, 13, 4, 2, true>, variant<int32_t, 22, 3, 2, true, ps_cuda_op_sum, 4>,
+                       variant<int32_t, 24, 3, 2, true, ps_cuda_op_sum, 6>>(lg, trace_dir);
+        }
+#endif
+        /* ptxas (sm_90): no spill but 4 bytes at 22 / 3; 26 vectors with 8 held spilled 208 bytes, not listed */
+        bench_type<int32_t, variant<int32_t, 13, 4, 2, true>, variant<int32_t, 15, 4, 2, true, ps_cuda_op_sum, 2>,
+                   variant<int32_t, 14, 4, 2, true, ps_cuda_op_sum, 4>, variant<int32_t, 18, 3, 2, true>,
+                   variant<int32_t, 22, 3, 2, true, ps_cuda_op_sum, 4>, variant<int32_t, 24, 3, 2, true, ps_cuda_op_sum, 6>,
+                   variant<int32_t, 13, 4, 0, true>>(min_log2, max_log2);
+        bench_type<int64_t, variant<int64_t, 13, 4, 2, true>, variant<int64_t, 15, 4, 2, true, ps_cuda_op_sum, 2>,
+                   variant<int64_t, 22, 3, 2, true, ps_cuda_op_sum, 4>>(min_log2, max_log2);
+        bench_type<uint8_t, variant<uint8_t, 10, 5, 2, true>, variant<uint8_t, 12, 4, 2, true, ps_cuda_op_sum, 2>>(
+            min_log2, max_log2);
         return 0;
     }
     /* the operators whose large-tier kernels spill (ptxas, sixteenth session: the 2-byte max and min 82-130 bytes
