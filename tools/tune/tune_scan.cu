@@ -434,8 +434,7 @@ int main(int argc, char **argv) {
                    variant<int64_t, 22, 3, 2, true, ps_cuda_op_sum, 4>>(min_log2, max_log2);
         bench_type<uint8_t, variant<uint8_t, 10, 5, 2, true>, variant<uint8_t, 12, 4, 2, true, ps_cuda_op_sum, 2>>(
             min_log2, max_log2);
-        return 0;
-    }
+    } /* no return: --types ops,held runs both */
     /* the operators whose large-tier kernels spill (ptxas, sixteenth session: the 2-byte max and min 82-130 bytes
      * a thread at 13 vectors and 4 blocks/SM, the 64-bit product 16-20) at the large tiles and at 3 blocks/SM */
     /* Build it with -DPS_SCAN_PROMOTED_WARP=0 beside a plain build (variants.sh) to time the plain warp scan against
