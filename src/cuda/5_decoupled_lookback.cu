@@ -578,6 +578,8 @@ template <class T, int Tier, bool Widen = false, bool Heavy = false> struct dlb_
                      : Tier == DLB_LARGE ? (Heavy && !Widen ? PS_SCAN_HEAVY_LARGE_MIN_BLOCKS(sizeof(T))
                                                             : PS_SCAN_LARGE_MIN_BLOCKS(sizeof(T)))
                                          : PS_SCAN_MIN_BLOCKS(sizeof(T)),
+        /* of the VECS, held in registers (ps_scan_program's REG_VECS): the large tier of the sums' tiles only */
+        HELD = Tier == DLB_LARGE && !Widen && !Heavy ? PS_SCAN_LARGE_HELD(sizeof(T)) : 0,
         ASYNC = Tier == DLB_SMALL ? 0 : PS_SCAN_ASYNC,
         TILE = 16 / sizeof(T) * VECS * 256
     };
@@ -620,7 +622,9 @@ template <class T, class Op, bool Reverse, int Tier, class In = T>
 static cudaError_t dlb_launch(const ps_request *req, const ps_cuda_device *dev) {
     typedef dlb_policy<T, Tier, !ps_scan_same<In, T>::value, dlb_heavy<T, Op>::value != 0> Policy;
     enum { ASYNC = Policy::ASYNC != 0 && ps_scan_same<In, T>::value };
-    typedef ps_scan_program<T, Op, Reverse, Policy::VECS, Policy::MIN_BLOCKS, ASYNC != 0, false, In> P;
+    typedef ps_scan_program<T, Op, Reverse, Policy::VECS, Policy::MIN_BLOCKS, ASYNC != 0, false, In,
+                            ASYNC ? Policy::HELD : 0>
+        P;
     typename P::params p;
     memset(&p, 0, sizeof p);
     p.in = (const In *)req->in;

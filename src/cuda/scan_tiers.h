@@ -30,6 +30,9 @@
 #define PS_SCAN_LARGE_VECS(bytes) ((bytes) >= 2 ? 13 : 10)
 #define PS_SCAN_LARGE_MIN_BLOCKS(bytes) ((bytes) >= 2 ? 4 : 5)
 #define PS_SCAN_WIDEN_LARGE_VECS 11
+/* Of PS_SCAN_LARGE_VECS, how many a thread holds in registers through the look-back instead of in shared memory
+ * (ps_scan_program's REG_VECS; tools/tune/tune_scan.cu --types held; not timed yet: 0). */
+#define PS_SCAN_LARGE_HELD(bytes) 0
 /* Operators whose large-tier kernels spill at the 64 registers of 4 blocks/SM (ptxas: 2-byte min and max 82-130
  * bytes a thread, the 64-bit integer product 16-20; the sums none) take other large tiles: H200, 2^28, of copy,
  * i64 product 0.874 (52 KiB) -> 0.910 (64 KiB at 3 blocks/SM; 44 KiB: 0.902; sixteenth session,
