@@ -114,7 +114,8 @@ template <class T, class Op, bool Reverse> static void check(const char *type, c
         if (!g_gpu) continue;
         vec_case *dc = nullptr;
         vec_result *dr = nullptr;
-        bool ok = cudaMalloc(&dc, CASES * sizeof *dc) == cudaSuccess && cudaMalloc(&dr, CASES * sizeof *dr) == cudaSuccess &&
+        bool ok = cudaMalloc(&dc, CASES * sizeof *dc) == cudaSuccess &&
+                  cudaMalloc(&dr, CASES * sizeof *dr) == cudaSuccess &&
                   cudaMemcpy(dc, cases.data(), CASES * sizeof *dc, cudaMemcpyHostToDevice) == cudaSuccess;
         if (ok) {
             packed_kernel<T, Op, Reverse><<<(CASES + 255) / 256, 256>>>(dc, dr, CASES, exclusive != 0);

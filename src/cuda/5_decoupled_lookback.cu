@@ -578,7 +578,8 @@ template <class T, int Tier, bool Widen = false, bool Heavy = false> struct dlb_
                      : Tier == DLB_LARGE ? (Heavy && !Widen ? PS_SCAN_HEAVY_LARGE_MIN_BLOCKS(sizeof(T))
                                                             : PS_SCAN_LARGE_MIN_BLOCKS(sizeof(T)))
                                          : PS_SCAN_MIN_BLOCKS(sizeof(T)),
-        /* of the VECS, held in registers (ps_scan_program's REG_VECS): the large tier of the sums' tiles only */
+        /* of the VECS, held in registers (ps_scan_program's REG_VECS): the large tier, not the heavy operators' or
+         * the widened calls' tiles */
         HELD = Tier == DLB_LARGE && !Widen && !Heavy ? PS_SCAN_LARGE_HELD(sizeof(T)) : 0,
         ASYNC = Tier == DLB_SMALL ? 0 : PS_SCAN_ASYNC,
         TILE = 16 / sizeof(T) * VECS * 256

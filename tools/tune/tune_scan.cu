@@ -428,7 +428,8 @@ int main(int argc, char **argv) {
         /* ptxas (sm_90): no spill but 4 bytes at 22 / 3; 26 vectors with 8 held spilled 208 bytes, not listed */
         bench_type<int32_t, variant<int32_t, 13, 4, 2, true>, variant<int32_t, 15, 4, 2, true, ps_cuda_op_sum, 2>,
                    variant<int32_t, 14, 4, 2, true, ps_cuda_op_sum, 4>, variant<int32_t, 18, 3, 2, true>,
-                   variant<int32_t, 22, 3, 2, true, ps_cuda_op_sum, 4>, variant<int32_t, 24, 3, 2, true, ps_cuda_op_sum, 6>,
+                   variant<int32_t, 22, 3, 2, true, ps_cuda_op_sum, 4>,
+                   variant<int32_t, 24, 3, 2, true, ps_cuda_op_sum, 6>,
                    variant<int32_t, 13, 4, 0, true>>(min_log2, max_log2);
         bench_type<int64_t, variant<int64_t, 13, 4, 2, true>, variant<int64_t, 15, 4, 2, true, ps_cuda_op_sum, 2>,
                    variant<int64_t, 22, 3, 2, true, ps_cuda_op_sum, 4>>(min_log2, max_log2);
