@@ -271,6 +271,19 @@ struct ps_scan_program {
         l.fast = p.aligned && l.valid == (uint32_t)TILE;
     }
 
+    /* Vector k of this thread's share: in its parking slot, or held in registers (REG_VECS). k is a constant once
+     * the loops unroll, so the choice costs nothing and the held vectors stay in registers. */
+    static __device__ __forceinline__ uint4 vector_get(const smem &s, const local &l, int k) {
+        return k >= SMEM_VECS ? l.held[k >= SMEM_VECS ? k - SMEM_VECS : 0]
+                              : s.parked[k < SMEM_VECS ? k : 0][threadIdx.x];
+    }
+    static __device__ __forceinline__ void vector_put(smem &s, local &l, int k, const uint4 &v) {
+        if (k >= SMEM_VECS)
+            l.held[k >= SMEM_VECS ? k - SMEM_VECS : 0] = v;
+        else
+            s.parked[k < SMEM_VECS ? k : 0][threadIdx.x] = v;
+    }
+
     /* A full tile's copies straight into this thread's parking slots, as one cp.async group. */
     static __device__ __forceinline__ void issue_copies(const params &p, const local &l, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
@@ -325,22 +338,15 @@ struct ps_scan_program {
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
             T acc;
-            const bool held = k >= SMEM_VECS;
-            const int hk = held ? k - SMEM_VECS : 0, sk = held ? 0 : k;
             if constexpr (PACKED) {
-                const uint4 v = held ? l.held[hk] : ASYNC ? s.parked[sk][threadIdx.x] : raw[ASYNC ? 0 : k];
+                const uint4 v = ASYNC ? vector_get(s, l, k) : raw[ASYNC ? 0 : k];
                 uint32_t w[4] = {v.x, v.y, v.z, v.w};
                 acc = ps_packed_scan<T, Op, Reverse>(w);
-                if (held)
-                    l.held[hk] = make_uint4(w[0], w[1], w[2], w[3]);
-                else
-                    s.parked[sk][threadIdx.x] = make_uint4(w[0], w[1], w[2], w[3]);
+                vector_put(s, l, k, make_uint4(w[0], w[1], w[2], w[3]));
             } else {
                 T x[VEC];
-                if (held) {
-                    memcpy(x, &l.held[hk], sizeof(uint4));
-                } else if (ASYNC) {
-                    const uint4 v = s.parked[sk][threadIdx.x];
+                if (ASYNC) {
+                    const uint4 v = vector_get(s, l, k);
                     memcpy(x, &v, sizeof v);
                 } else {
                     memcpy(x, &raw[ASYNC ? 0 : k], sizeof(uint4));
@@ -354,10 +360,7 @@ struct ps_scan_program {
                 }
                 uint4 scanned;
                 memcpy(&scanned, x, sizeof scanned);
-                if (held)
-                    l.held[hk] = scanned;
-                else
-                    s.parked[sk][threadIdx.x] = scanned;
+                vector_put(s, l, k, scanned);
             }
             const T inclusive = warp_inclusive(acc, lane);
             T before = ps_shfl_up(inclusive, 1);
@@ -502,8 +505,7 @@ struct ps_scan_program {
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
             const T r = combine(thread_base, l.vector_prefix[BLOCKED ? 0 : k]);
-            const uint4 scanned = k >= SMEM_VECS ? l.held[k >= SMEM_VECS ? k - SMEM_VECS : 0]
-                                                 : s.parked[k < SMEM_VECS ? k : 0][threadIdx.x];
+            const uint4 scanned = vector_get(s, l, k);
             T y[VEC];
             if constexpr (PACKED) {
                 uint32_t w[4] = {scanned.x, scanned.y, scanned.z, scanned.w};
