@@ -603,21 +603,29 @@ static cudaError_t expand_scan(const ps_request *req, const expand_layout &L, co
     return ps_chain_single_pass<P>(p, p.tiles, (char *)req->temp + L.chain, dev->stream);
 }
 
+/* Blocks of the deferred kernel resident on an SM of the current device, after its attributes are set (asked once
+ * a device through ps_chain_per_device, as the chain drivers do); -1 when the query failed, which is not cached
+ * and leaves its error to cudaGetLastError. */
+template <class I, int ITEMS> static int expand_deferred_per_sm_ask(void) {
+    int per_sm = 0;
+    const size_t dynamic = ps_chain_dynamic_bytes<ps_expand_smem_of<ITEMS>>();
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ps_expand_deferred_kernel<I, ITEMS>,
+                                                      PS_EXPAND_THREADS, dynamic) != cudaSuccess)
+        return -1;
+    return per_sm < 1 ? 1 : per_sm;
+}
+
 template <class I, int ITEMS> static cudaError_t expand_deferred(const ps_expand_params &p, const ps_cuda_device *dev) {
     /* enough blocks to fill the device, each taking an even share of the deferred slots */
     const size_t dynamic = ps_chain_dynamic_bytes<ps_expand_smem_of<ITEMS>>();
     static bool attributes_set[PS_CHAIN_DEVICES]; /* a device's own, as the occupancy below (the chain drivers') */
-    static int per_sm_of[PS_CHAIN_DEVICES];
-    cudaError_t err = ps_chain_kernel_attributes_once(ps_expand_deferred_kernel<I, ITEMS>, dynamic, attributes_set);
+    const cudaError_t err =
+        ps_chain_kernel_attributes_once(ps_expand_deferred_kernel<I, ITEMS>, dynamic, attributes_set);
     if (err != cudaSuccess) return err;
-    const int d = ps_chain_device_slot();
-    int per_sm = d >= 0 ? per_sm_of[d] : 0;
-    if (per_sm == 0) {
-        err = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ps_expand_deferred_kernel<I, ITEMS>,
-                                                            PS_EXPAND_THREADS, dynamic);
-        if (err != cudaSuccess) return err;
-        if (per_sm < 1) per_sm = 1;
-        if (d >= 0) per_sm_of[d] = per_sm;
+    const int per_sm = ps_chain_per_device<expand_deferred_per_sm_ask<I, ITEMS>>();
+    if (per_sm < 0) {
+        const cudaError_t failed = cudaGetLastError();
+        return failed != cudaSuccess ? failed : cudaErrorUnknown;
     }
     const unsigned grid = (unsigned)(dev->sm_count * per_sm);
     ps_expand_deferred_kernel<I, ITEMS><<<grid, PS_EXPAND_THREADS, dynamic, dev->stream>>>(p);
