@@ -144,8 +144,9 @@ struct ps_user_scan_tiers {
  * by warp at the same tiles scans faster (H200, sixteenth session, docs/bench/h200-userop-v16-28.txt, -24.txt:
  * affine 0.914 against 0.899 at 2^28, 0.882 against 0.861 at 2^24; 0.919 with it as the default), but its kernel
  * takes NVRTC about 1 s where the thread-serial one takes 0.54 s, and the first call of a new operator went from
- * 0.67 s to 1.16 s (issue 13: under 1 s). Both have the same tile, so a later build could compile it in the
- * background and swap the kernel in (docs/tuning.md). Past 48 KiB the tile is in dynamic shared memory. */
+ * 0.67 s to 1.16 s (issue 13: under 1 s). Nor can it be compiled in the background and swapped in: it combines in
+ * another order than the thread-serial kernel, so a call would give other float bits after the swap than before
+ * (docs/tuning.md). Past 48 KiB the tile is in dynamic shared memory. */
 static const ps_user_scan_tiers user_scan_default[5] = {
     {{USER_SCAN_TIER0(1, 0), USER_SCAN_TIER1(1)}},
     {{USER_SCAN_TIER0(2, 0), USER_SCAN_TIER1(2)}},
