@@ -17,8 +17,8 @@
 #   bench     pscan bench --backend cuda (L2 flushed before each call, median of 25): copy + CUB + every
 #             algorithm for i32, copy + CUB + the default algorithm for u8, u16 and i64 sums, n = 2^10..2^30,
 #             all rows in one CSV named after the GPU (h100-scan.csv, h200-scan.csv: docs/bench/ keeps them);
-#             decoupled look-back spot checks at 2^28 (i32, i64, u16, u8): min, max, product, exclusive, reverse,
-#             in place;
+#             decoupled look-back spot checks at 2^28 (i32, i64, u16, u8, f32, f64): min, max, product,
+#             exclusive, reverse, in place;
 #             the PNG plot and the markdown table
 #   patterns  pscan bench --primitive P beside CUB and copy, one CSV per primitive named <gpu>-<name>.csv:
 #             reduce (i32 i64 u8), compact (select: i32 i64), split (partition: i32 i64), each by the predicate
@@ -263,8 +263,9 @@ if want bench; then
     INPLACE=
     "$PSCAN" bench --help 2>/dev/null | grep -q -- --in-place && INPLACE=1
     # every element size: the operators' kernels differ in registers by size (2-byte min and max spilled at the
-    # 52 KiB tiles, 0.50 of copy against 0.93 for the sum: sixteenth session)
-    for t in i32 i64 u16 u8; do
+    # 52 KiB tiles, 0.50 of copy against 0.93 for the sum: sixteenth session; f32 sums spill 56 bytes at the large
+    # tier's 15 vectors with 2 held, eighteenth)
+    for t in i32 i64 u16 u8 f32 f64; do
         for spec in "sum:--op sum" "min:--op min" "max:--op max" "product:--op product" \
             "exclusive:--op sum --exclusive" "reverse:--op sum --reverse" \
             "excl-reverse:--op sum --exclusive --reverse" ${INPLACE:+"in-place:--op sum --in-place"}; do

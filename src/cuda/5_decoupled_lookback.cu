@@ -112,14 +112,14 @@ template <class T, int VEC> struct ps_scan_load<T, T, VEC> {
     }
 };
 
-/* PS_SCAN_PACKED (tuning, off until timed): 1- and 2-byte integers under sum, min, max, and, or, xor scanned a
- * 32-bit word at a time inside each thread's vectors (block/packed.cuh), not element by element. SASS of the
- * single-pass kernels (sm_90, seventeenth session, instructions, without -> with): u8 sum at 40 KiB tiles 4616 ->
- * 3424, u8 max 5432 -> 3608, u16 sum at 52 KiB 3320 -> 2104, u16 max at 32 KiB 2192 -> 1360 (local memory
- * accesses 8 -> 0). Time it: tools/tune/variants.sh tools/tune/tune_scan.cu OUT "base=" "pk=-DPS_SCAN_PACKED=1"
- * -- --types ops; tests/test_packed.cu checks block/packed.cuh on the host and, with a GPU, on the device. */
+/* PS_SCAN_PACKED: 1- and 2-byte integers under min, max, and, or, xor scanned a 32-bit word at a time inside each
+ * thread's vectors (block/packed.cuh), not element by element. H200, 2^28, of copy (eighteenth session,
+ * docs/bench/h200-scan-packed-held.csv; tools/tune/variants.sh tools/tune/tune_scan.cu OUT "base="
+ * "pk=-DPS_SCAN_PACKED=1" -- --types ops): u16 max at 52 KiB tiles 0.732 -> 0.920 (at 32 KiB, the heavy tier it needed
+ * before, 0.836 -> 0.865), u8 max at 32 KiB 0.670 -> 0.771. Sums are not packed: u8 sum 0.858 -> 0.824, u16 sum 0.925
+ * -> 0.923. tests/test_packed.cu checks block/packed.cuh on the host and, with a GPU, on the device. */
 #ifndef PS_SCAN_PACKED
-#define PS_SCAN_PACKED 0
+#define PS_SCAN_PACKED 1
 #endif
 #ifndef PS_SCAN_PROMOTED_WARP
 #define PS_SCAN_PROMOTED_WARP 1
@@ -540,54 +540,46 @@ struct ps_scan_program {
 /* ---- host side ----------------------------------------------------------------------------------------- */
 #ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_scan.cu and user_op.cu include the program alone */
 
-/* The (type, operator) pairs whose large tiles spill (scan_tiers.h: PS_SCAN_HEAVY_*): 2-byte min and max, the
- * 64-bit integer product. One rule: the kernel's policy reads dlb_heavy, and the plan (dlb_heavy_call) reaches the
- * same template through the public lists, so the tile the plan sizes temp for is the tile the kernel runs. */
+/* The (type, operator) pairs that take the heavy operators' large tiles (scan_tiers.h: PS_SCAN_HEAVY_*): 1-byte
+ * min and max, the 64-bit integer product. */
 template <class T, class Op> struct dlb_heavy { enum { value = 0 }; };
-template <class T> struct dlb_heavy<T, ps_cuda_op_min> { enum { value = sizeof(T) == 2 }; };
-template <class T> struct dlb_heavy<T, ps_cuda_op_max> { enum { value = sizeof(T) == 2 }; };
+template <class T> struct dlb_heavy<T, ps_cuda_op_min> { enum { value = sizeof(T) == 1 }; };
+template <class T> struct dlb_heavy<T, ps_cuda_op_max> { enum { value = sizeof(T) == 1 }; };
 template <class T> struct dlb_heavy<T, ps_cuda_op_product> { enum { value = sizeof(T) == 8 && (T)0.5 == (T)0 }; };
-template <class T> static bool dlb_heavy_of(pscan_op op) {
-    switch (op) {
-#define PS_DLB_HEAVY_OP_(OP, op)                                                                             \
-    case PSCAN_OP_##OP: return dlb_heavy<T, ps_cuda_op_##op>::value != 0;
-        PSCAN_OP_LIST(PS_DLB_HEAVY_OP_)
-#undef PS_DLB_HEAVY_OP_
-    default: return false;
-    }
-}
-static inline bool dlb_heavy_call(const ps_request *req) {
-    if (req->widen) return false; /* widened calls keep their own large tile (dlb_policy) */
-    switch (req->type) {
-#define PS_DLB_HEAVY_TYPE_(NAME, name, T, U, LOWEST, HIGHEST)                                                \
-    case PSCAN_TYPE_##NAME: return dlb_heavy_of<T>(req->op);
-        PSCAN_ARITH_TYPE_LIST(PS_DLB_HEAVY_TYPE_)
-#undef PS_DLB_HEAVY_TYPE_
-    default: return false;
-    }
-}
 
 /* The tile of a call, by its bytes: small (4 KiB tiles), default (32 KiB) or large (40-64 KiB). */
 enum { DLB_SMALL, DLB_DEFAULT, DLB_LARGE };
 template <class T, int Tier, bool Widen = false, bool Heavy = false> struct dlb_policy {
     enum {
+        /* of the VECS, held in registers (ps_scan_program's REG_VECS): the large tier of the integers, not the heavy
+         * operators' or the widened calls' tiles */
+        HELD = Tier == DLB_LARGE && !Widen && !Heavy ? PS_SCAN_LARGE_HELD(sizeof(T), (T)0.5 == (T)0) : 0,
         VECS = Tier == DLB_SMALL   ? 1
                : Tier == DLB_LARGE ? (Widen   ? PS_SCAN_WIDEN_LARGE_VECS
                                       : Heavy ? PS_SCAN_HEAVY_LARGE_VECS(sizeof(T))
-                                              : PS_SCAN_LARGE_VECS(sizeof(T)))
+                                              : PS_SCAN_LARGE_VECS(sizeof(T)) + HELD)
                                    : PS_SCAN_VECS(sizeof(T)),
         MIN_BLOCKS = Tier == DLB_SMALL   ? 8
                      : Tier == DLB_LARGE ? (Heavy && !Widen ? PS_SCAN_HEAVY_LARGE_MIN_BLOCKS(sizeof(T))
                                                             : PS_SCAN_LARGE_MIN_BLOCKS(sizeof(T)))
                                          : PS_SCAN_MIN_BLOCKS(sizeof(T)),
-        /* of the VECS, held in registers (ps_scan_program's REG_VECS): the large tier, not the heavy operators' or
-         * the widened calls' tiles */
-        HELD = Tier == DLB_LARGE && !Widen && !Heavy ? PS_SCAN_LARGE_HELD(sizeof(T)) : 0,
         ASYNC = Tier == DLB_SMALL ? 0 : PS_SCAN_ASYNC,
         TILE = 16 / sizeof(T) * VECS * 256
     };
 };
 
+/* The vectors a thread of a large-tier call scans. One rule: the kernel's policy (dlb_launch) and the plan
+ * (dlb_tile_items) both read dlb_policy, the plan reaching it through the public lists, so the tile the plan sizes
+ * temp for is the tile the kernel runs. */
+template <class T> static int dlb_large_vecs_of(pscan_op op) {
+    switch (op) {
+#define PS_DLB_LARGE_OP_(OP, op)                                                                             \
+    case PSCAN_OP_##OP: return dlb_policy<T, DLB_LARGE, false, dlb_heavy<T, ps_cuda_op_##op>::value != 0>::VECS;
+        PSCAN_OP_LIST(PS_DLB_LARGE_OP_)
+#undef PS_DLB_LARGE_OP_
+    default: return dlb_policy<T, DLB_LARGE>::VECS;
+    }
+}
 /* The tile is sized by the element the program carries and writes: a widened call's output element (its input
  * elements are what fills one output vector, VEC of them, however narrow). */
 static size_t dlb_elem_bytes(const ps_request *req) { return req->widen ? req->out_elem_bytes : req->elem_bytes; }
@@ -599,13 +591,22 @@ static int dlb_tier(const ps_request *req) {
 }
 
 #if PS_CUDA_PART_ZERO /* per call, not per type: in part 0 of the split (cuda_ops.cuh) */
+static inline int dlb_large_vecs(const ps_request *req) {
+    if (req->widen) return PS_SCAN_WIDEN_LARGE_VECS; /* widened calls keep their own large tile (dlb_policy) */
+    switch (req->type) {
+#define PS_DLB_LARGE_TYPE_(NAME, name, T, U, LOWEST, HIGHEST)                                                \
+    case PSCAN_TYPE_##NAME: return dlb_large_vecs_of<T>(req->op);
+        PSCAN_ARITH_TYPE_LIST(PS_DLB_LARGE_TYPE_)
+#undef PS_DLB_LARGE_TYPE_
+    default: return PS_SCAN_LARGE_VECS(req->elem_bytes);
+    }
+}
+
 static uint64_t dlb_tile_items(const ps_request *req) {
     const int tier = dlb_tier(req);
     const size_t elem = dlb_elem_bytes(req);
     const uint64_t vecs = tier == DLB_SMALL   ? 1
-                          : tier == DLB_LARGE ? (req->widen           ? PS_SCAN_WIDEN_LARGE_VECS
-                                                 : dlb_heavy_call(req) ? PS_SCAN_HEAVY_LARGE_VECS(elem)
-                                                                       : PS_SCAN_LARGE_VECS(elem))
+                          : tier == DLB_LARGE ? (uint64_t)dlb_large_vecs(req)
                                               : PS_SCAN_VECS(elem);
     return 16 / elem * vecs * 256;
 }

@@ -13,32 +13,45 @@
  * with 4 KiB tiles against 0.7-0.9x with 32 KiB ones; i32/i64 at 2^10-2^16 1.4-1.7x against 1.2-1.5x. */
 #define PS_SCAN_SMALL_BYTES ((uint64_t)256 << 10)
 
-/* Vectors per thread and blocks per SM, from the sweeps of tools/tune/tune_scan.cu (docs/performance.md): 32 KiB
- * tiles at 5 blocks/SM below PS_SCAN_LARGE_BYTES of input; above it, larger tiles: 52 KiB (13 vectors) at 4
- * blocks/SM for 2-, 4- and 8-byte elements, 40 KiB (10) at 5 for 1-byte ones. A tile's look-back waits, mostly
- * for the inclusive prefix of the tile 64 back (traced: docs/performance.md, sixteenth session; the no-look-back
- * control runs at 0.98 of copy on both GPUs where the chained scan stopped at 0.88 on the H200 and 0.94 on the
- * H100), and a larger tile pays that wait once for more bytes: at 2^28 on the H200, i32 0.876 (32 KiB) -> 0.909 (44 KiB) -> 0.926 (52 KiB), i64 0.872 -> 0.907 -> 0.927,
- * u16 0.871 -> 0.905 (40 KiB) -> 0.924; on the H100 i32 0.940 -> 0.964 (44 KiB). Tiles past 48 KiB live in
- * dynamic shared memory (chain/single_pass.cuh), which costs nothing once the array is aligned (fifteenth session;
- * 64 and 72 KiB at 3 blocks/SM measured within 0.01 of 52 KiB). Below the threshold the larger tiles spread the
- * call over too few blocks (1- and 2-byte ones also pay for 16-104 serial elements per thread; u8 lost 3% with 52
- * KiB tiles at 2^28). A widened call (PSCAN_SCAN_WIDEN) loads through registers, 4 bytes of them per 4 bytes of
- * tile: its large tiles stay at 44 KiB (11 vectors). */
+/* Vectors per thread and blocks per SM, from the sweeps of tools/tune/tune_scan.cu (docs/performance.md): 32 KiB tiles
+ * at 5 blocks/SM below PS_SCAN_LARGE_BYTES of input; above it, larger tiles at 4 blocks/SM: 52 KiB of shared memory
+ * (13 vectors) for 2-, 4- and 8-byte elements, 40 KiB (10) for 1-byte ones, and for integers 2 vectors more held in
+ * registers (PS_SCAN_LARGE_HELD): 60 and 48 KiB tiles. A tile's look-back waits, mostly for the inclusive prefix of
+ * the tile 64 back (traced: docs/performance.md, sixteenth session; the no-look-back control runs at 0.98 of copy on
+ * both GPUs where the chained scan stopped at 0.88 on the H200 and 0.94 on the H100), and a larger tile pays that wait
+ * once for more bytes: at 2^28 on the H200, i32 0.876 (32 KiB) -> 0.909 (44 KiB) -> 0.926 (52 KiB), i64 0.872 -> 0.907
+ * -> 0.927, u16 0.871 -> 0.905 (40 KiB) -> 0.924; on the H100 i32 0.940 -> 0.964 (44 KiB). Tiles past 48 KiB live in
+ * dynamic shared memory (chain/single_pass.cuh), which costs nothing once the array is aligned (fifteenth session; 64
+ * and 72 KiB at 3 blocks/SM measured within 0.01 of 52 KiB). Below the threshold the larger tiles spread the call over
+ * too few blocks (1- and 2-byte ones also pay for 16-104 serial elements per thread; u8 lost 3% with 52 KiB tiles at
+ * 2^28). A widened call (PSCAN_SCAN_WIDEN) loads through registers, 4 bytes of them per 4 bytes of tile: its large
+ * tiles stay at 44 KiB (11 vectors). */
 #define PS_SCAN_VECS(bytes) 8
 #define PS_SCAN_MIN_BLOCKS(bytes) 5
-#define PS_SCAN_LARGE_VECS(bytes) ((bytes) >= 2 ? 13 : 10)
-#define PS_SCAN_LARGE_MIN_BLOCKS(bytes) ((bytes) >= 2 ? 4 : 5)
+#define PS_SCAN_LARGE_VECS(bytes) ((bytes) >= 2 ? 13 : 10) /* in shared memory; PS_SCAN_LARGE_HELD more */
+#define PS_SCAN_LARGE_MIN_BLOCKS(bytes) 4
 #define PS_SCAN_WIDEN_LARGE_VECS 11
-/* Of PS_SCAN_LARGE_VECS, how many a thread holds in registers through the look-back instead of in shared memory
- * (ps_scan_program's REG_VECS; tools/tune/tune_scan.cu --types held; not timed yet: 0). */
-#define PS_SCAN_LARGE_HELD(bytes) 0
-/* Operators whose large-tier kernels spill at the 64 registers of 4 blocks/SM (ptxas: 2-byte min and max 82-130
- * bytes a thread, the 64-bit integer product 16-20; the sums none) take other large tiles: H200, 2^28, of copy,
- * i64 product 0.874 (52 KiB) -> 0.910 (64 KiB at 3 blocks/SM; 44 KiB: 0.902; sixteenth session,
- * docs/bench/h200-scan-product.csv); u16 max, with the promoted warp scan (PS_SCAN_PROMOTED_WARP), 0.732 (52 KiB)
- * -> 0.840 (32 KiB at 5 blocks/SM; 40 KiB at 5: 0.749; 64 KiB at 3: 0.777; seventeenth session,
- * docs/bench/h200-scan-promoted.csv; tools/tune/tune_scan.cu --types ops). Which pairs: dlb_heavy in
+/* Beyond PS_SCAN_LARGE_VECS, the vectors a thread holds in registers through the look-back (ps_scan_program's
+ * REG_VECS), for integers: a waiting tile holds its bytes, and the SM's shared memory caps the bytes of tiles
+ * resident (4 x 52 KiB); registers beside it raise that cap. H200, of copy at 2^24 / 2^28 / 2^30, 13 vectors at 4
+ * blocks/SM -> 15 with 2 held (eighteenth session, docs/bench/h200-scan-packed-held.csv, tools/tune/tune_scan.cu
+ * --types held): i32 0.857 / 0.923 / 0.924 -> 0.867 / 0.934 / 0.932, i64 0.885 / 0.923 / 0.917 -> 0.902 / 0.937 /
+ * 0.929; u8 at 10 vectors and 5 blocks -> 12 with 2 held at 4: 0.629 / 0.857 / 0.893 -> 0.705 / 0.868 / 0.898. More
+ * held gains no more (i32 at 2^28: 14 with 4 held 0.928; at 3 blocks/SM 22 with 4 held 0.925, 24 with 6 0.937,
+ * 0.922 in the traced build's run), and at 2^22, the tier's first size, 15 with 2 held is 0.01 slower (i32 0.838 ->
+ * 0.826). The trace (2^28) shows why the gain is small: the tile's wait stays 8 us but its load and its stores grow
+ * with its bytes (4.1 -> 5.3 us and 1.4 -> 2.9 us at 22 with 4 held). Floats hold none: their kernels spill with
+ * held vectors (ptxas: 56 bytes a thread for the f32 sum, 16-32 for f64) and lose, at 2^28 f32 sum 0.925 -> 0.852
+ * (14 with 1 held: 0.889), f32 max 0.920 -> 0.860, f64 sum 0.927 -> 0.898 (docs/bench/h200-scan-float-held.csv,
+ * --types float). */
+#define PS_SCAN_LARGE_HELD(bytes, integer) ((integer) ? 2 : 0)
+/* Operators whose large tiles run faster smaller: the 64-bit integer product, whose kernels spill at the 64 registers
+ * of 4 blocks/SM (ptxas: 16-20 bytes a thread), and the 1-byte min and max. H200, 2^28, of copy, i64 product 0.874 (52
+ * KiB) -> 0.910 (64 KiB at 3 blocks/SM; 44 KiB: 0.902; sixteenth session, docs/bench/h200-scan-product.csv); u8 max,
+ * packed (PS_SCAN_PACKED), 0.721 (52 KiB at 4 blocks/SM) -> 0.744 (40 KiB at 5) -> 0.771 (32 KiB at 5; eighteenth
+ * session, docs/bench/h200-scan-packed-held.csv; tools/tune/tune_scan.cu --types ops). The 2-byte min and max, which
+ * spilled 82-130 bytes element at a time, no longer do packed and take the large tier (u16 max at 13 vectors 0.920, at
+ * 32 KiB 0.865; with the large tier's 2 held, the library's `pscan bench` 0.936). Which pairs: dlb_heavy in
  * 5_decoupled_lookback.cu. */
 #define PS_SCAN_HEAVY_LARGE_VECS(bytes) ((bytes) == 8 ? 16 : 8)
 #define PS_SCAN_HEAVY_LARGE_MIN_BLOCKS(bytes) ((bytes) == 8 ? 3 : 5)

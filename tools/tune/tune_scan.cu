@@ -97,18 +97,21 @@ __global__ void __launch_bounds__(256) sm_copy_kernel(const uint4 *in, uint4 *ou
     }
 }
 
-/* n random elements (xorshift64, seeded by seed) into the device array in. */
+/* n random elements (xorshift64, seeded by seed) into the device array in. Floats are whole numbers from -8 to 8:
+ * their running sums (a random walk, a few hundred thousand at 2^30) stay exact, so any order of adding gives
+ * CUB's bits and the check below can compare bytes. */
 template <class T> static void tune_random_fill(T *in, uint64_t n, uint64_t seed) {
     std::vector<T> h(n);
     uint64_t x = 0x9e3779b97f4a7c15ull * seed;
     for (uint64_t i = 0; i < n; i++) {
         x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        h[i] = (T)x;
+        h[i] = (T)0.5 != (T)0 ? (T)((int)(x % 17) - 8) : (T)x;
     }
     CK(cudaMemcpy(in, h.data(), n * sizeof(T), cudaMemcpyHostToDevice));
 }
 
 template <class T> static const char *tname() {
+    if ((T)0.5 != (T)0) return sizeof(T) == 4 ? "f32" : "f64";
     return sizeof(T) == 1 ? "u8" : sizeof(T) == 2 ? "u16" : sizeof(T) == 4 ? "i32" : "i64";
 }
 
@@ -435,12 +438,36 @@ int main(int argc, char **argv) {
                    variant<int64_t, 22, 3, 2, true, ps_cuda_op_sum, 4>>(min_log2, max_log2);
         bench_type<uint8_t, variant<uint8_t, 10, 5, 2, true>, variant<uint8_t, 12, 4, 2, true, ps_cuda_op_sum, 2>>(
             min_log2, max_log2);
-    } /* no return: --types ops,held runs both */
+    } /* no return: --types ops,held runs both (and held,more,float) */
+    /* more held beside the library's 13 in shared memory with 2 held (the eighteenth session's default) */
+    if (strstr(types, "more")) {
+        bench_type<int32_t, variant<int32_t, 15, 4, 2, true, ps_cuda_op_sum, 2>,
+                   variant<int32_t, 16, 4, 2, true, ps_cuda_op_sum, 3>,
+                   variant<int32_t, 17, 4, 2, true, ps_cuda_op_sum, 4>>(min_log2, max_log2);
+        bench_type<int64_t, variant<int64_t, 15, 4, 2, true, ps_cuda_op_sum, 2>,
+                   variant<int64_t, 16, 4, 2, true, ps_cuda_op_sum, 3>,
+                   variant<int64_t, 17, 4, 2, true, ps_cuda_op_sum, 4>>(min_log2, max_log2);
+        bench_type<uint8_t, variant<uint8_t, 12, 4, 2, true, ps_cuda_op_sum, 2>,
+                   variant<uint8_t, 13, 4, 2, true, ps_cuda_op_sum, 3>,
+                   variant<uint8_t, 14, 4, 2, true, ps_cuda_op_sum, 4>>(min_log2, max_log2);
+    }
+    /* floats at the large tiles with and without held vectors: ptxas (sm_90) spills 56 bytes a thread for the f32
+     * sum at 15 vectors with 2 held, 16-32 for f64, 0-8 for the integers' sums */
+    if (strstr(types, "float")) {
+        bench_type<float, variant<float, 13, 4, 2, true>, variant<float, 15, 4, 2, true, ps_cuda_op_sum, 2>,
+                   variant<float, 14, 4, 2, true, ps_cuda_op_sum, 1>>(min_log2, max_log2);
+        bench_type_op<float, tune_max, variant<float, 13, 4, 2, true, ps_cuda_op_max>,
+                      variant<float, 15, 4, 2, true, ps_cuda_op_max, 2>>(min_log2, max_log2);
+        bench_type<double, variant<double, 13, 4, 2, true>, variant<double, 15, 4, 2, true, ps_cuda_op_sum, 2>>(
+            min_log2, max_log2);
+        bench_type<int32_t, variant<int32_t, 13, 4, 2, true>, variant<int32_t, 15, 4, 2, true, ps_cuda_op_sum, 2>>(
+            min_log2, max_log2);
+    }
     /* the operators whose large-tier kernels spill (ptxas, sixteenth session: the 2-byte max and min 82-130 bytes
      * a thread at 13 vectors and 4 blocks/SM, the 64-bit product 16-20) at the large tiles and at 3 blocks/SM */
     /* Build it with -DPS_SCAN_PROMOTED_WARP=0 beside a plain build (variants.sh) to time the plain warp scan against
-     * the promoted one (the default since the seventeenth session), or with -DPS_SCAN_PACKED=1 to time the vectors
-     * scanned a word at a time (block/packed.cuh) for the 1- and 2-byte max and sums. */
+     * the promoted one (the default since the seventeenth session), or with -DPS_SCAN_PACKED=0 to time the element-
+     * at-a-time vectors against the word-at-a-time ones (block/packed.cuh; the default since the eighteenth). */
     if (strstr(types, "ops")) {
         bench_type_op<uint16_t, tune_max, variant<uint16_t, 8, 5, 2, true, ps_cuda_op_max>,
                       variant<uint16_t, 10, 5, 2, true, ps_cuda_op_max>,

@@ -1,6 +1,6 @@
 /*
  * block/packed.cuh - a 16-byte vector of 1- or 2-byte integers scanned a 32-bit word at a time (SIMD within a
- * register) for the built-in operators that have a packed form: sum, min, max, and, or, xor. The scan program
+ * register) for the built-in operators that have a packed form: min, max, and, or, xor. The scan program
  * (5_decoupled_lookback.cu, PS_SCAN_PACKED) uses it inside each thread's vectors. Device-level code; every function
  * also runs on the host, where tests/test_packed.cu checks it against the element-at-a-time scan. Internal.
  *
@@ -8,7 +8,7 @@
  * combined and put back, and min and max must also clear or sign-extend what was taken out; ptxas for the u16 max
  * at 13 vectors spent about 3400 instructions a thread against 3328 for the sum, and the H200 runs the u8 sum at
  * 0.85 of copy and the u8 max at 0.64 where 4-byte sums run at 0.93 (docs/performance.md, seventeenth session).
- * Packed, a word's lanes combine in one instruction (__vadd4, __vmaxu2, ...; and, or, xor are the plain word ops):
+ * Packed, a word's lanes combine in one instruction (__vmaxu4, __vmins2, ...; and, or, xor are the plain word ops):
  *
  *   inside a word:   w = w (+) (w << b | e)       b = 8 and 16 bits for bytes, 16 for halves (e: the identity
  *                                                 in the lanes shifted in), log2 of the lanes steps
@@ -17,6 +17,8 @@
  *                                                 (a funnel shift across the four words, the identity shifted in)
  *
  * so a vector of u8 takes 8 + 3 combines and 3 permutes instead of 15 combines with 16 extracts and inserts.
+ * Measured (H200, eighteenth session): u16 max 0.73 -> 0.92 of copy, u8 max 0.67 -> 0.77; the sums, whose element
+ * combine is a plain add, measured slower packed (u8 0.858 -> 0.824) and have no packed form here.
  * Every operator here is commutative and exact on integers, so the order of a packed combine's operands does not
  * change a bit: the same results as the element-at-a-time scan. Reverse scans mirror it (shifts right, the first
  * lane copied).
@@ -38,7 +40,7 @@ template <class T, class Op> struct ps_packed {
 
 /* The packed word combine of each operator, for lanes of B bytes (1 or 2), signed (S) or not; PS_PACKED_HAS_<OP>:
  * whether the operator has one. On the host, lane by lane (tests/test_packed.cu). */
-#define PS_PACKED_HAS_SUM 1
+#define PS_PACKED_HAS_SUM 0 /* measured slower packed (5_decoupled_lookback.cu, PS_SCAN_PACKED) */
 #define PS_PACKED_HAS_PRODUCT 0
 #define PS_PACKED_HAS_MIN 1
 #define PS_PACKED_HAS_MAX 1
@@ -46,23 +48,22 @@ template <class T, class Op> struct ps_packed {
 #define PS_PACKED_HAS_OR 1
 #define PS_PACKED_HAS_XOR 1
 #ifdef __CUDA_ARCH__
-#define PS_PACKED_SUM(B, S, a, b) ((B) == 1 ? __vadd4(a, b) : __vadd2(a, b))
 #define PS_PACKED_MIN(B, S, a, b)                                                                            \
     ((B) == 1 ? ((S) ? __vmins4(a, b) : __vminu4(a, b)) : ((S) ? __vmins2(a, b) : __vminu2(a, b)))
 #define PS_PACKED_MAX(B, S, a, b)                                                                            \
     ((B) == 1 ? ((S) ? __vmaxs4(a, b) : __vmaxu4(a, b)) : ((S) ? __vmaxs2(a, b) : __vmaxu2(a, b)))
 #else
-#define PS_PACKED_SUM(B, S, a, b) ps_packed_lanes<B, S>(a, b, 0)
-#define PS_PACKED_MIN(B, S, a, b) ps_packed_lanes<B, S>(a, b, 1)
-#define PS_PACKED_MAX(B, S, a, b) ps_packed_lanes<B, S>(a, b, 2)
+#define PS_PACKED_MIN(B, S, a, b) ps_packed_lanes<B, S>(a, b, false)
+#define PS_PACKED_MAX(B, S, a, b) ps_packed_lanes<B, S>(a, b, true)
 #endif
+#define PS_PACKED_SUM(B, S, a, b) (a)     /* none: never called (PS_PACKED_HAS_SUM) */
 #define PS_PACKED_PRODUCT(B, S, a, b) (a) /* none: never called (PS_PACKED_HAS_PRODUCT) */
 #define PS_PACKED_AND(B, S, a, b) ((a) & (b))
 #define PS_PACKED_OR(B, S, a, b) ((a) | (b))
 #define PS_PACKED_XOR(B, S, a, b) ((a) ^ (b))
 
-/* The host's lane-by-lane form of the SIMD intrinsics above: what = 0 sum (wrapping), 1 min, 2 max. */
-template <int B, bool S> static inline uint32_t ps_packed_lanes(uint32_t a, uint32_t b, int what) {
+/* The host's lane-by-lane form of the SIMD intrinsics above: the lanes' min, or max. */
+template <int B, bool S> static inline uint32_t ps_packed_lanes(uint32_t a, uint32_t b, bool max) {
     uint32_t r = 0;
     for (int lane = 0; lane < 4 / B; lane++) {
         const int shift = 8 * B * lane;
@@ -71,7 +72,7 @@ template <int B, bool S> static inline uint32_t ps_packed_lanes(uint32_t a, uint
         const int32_t sa = B == 1 ? (int32_t)(int8_t)ua : (int32_t)(int16_t)ua;
         const int32_t sb = B == 1 ? (int32_t)(int8_t)ub : (int32_t)(int16_t)ub;
         const bool less = S ? sa < sb : ua < ub;
-        const uint32_t v = what == 0 ? ua + ub : what == 1 ? (less ? ua : ub) : (less ? ub : ua);
+        const uint32_t v = less != max ? ua : ub;
         r |= (v & mask) << shift;
     }
     return r;
