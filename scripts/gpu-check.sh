@@ -263,8 +263,8 @@ if want bench; then
     INPLACE=
     "$PSCAN" bench --help 2>/dev/null | grep -q -- --in-place && INPLACE=1
     # every element size: the operators' kernels differ in registers by size (2-byte min and max spilled at the
-    # 52 KiB tiles, 0.50 of copy against 0.93 for the sum: sixteenth session; f32 sums spill 56 bytes at the large
-    # tier's 15 vectors with 2 held, eighteenth)
+    # 52 KiB tiles, 0.50 of copy against 0.93 for the sum: sixteenth session; f32 sums spilled 56 bytes with held
+    # vectors, 0.852 of copy, and floats hold none since: eighteenth)
     for t in i32 i64 u16 u8 f32 f64; do
         for spec in "sum:--op sum" "min:--op min" "max:--op max" "product:--op product" \
             "exclusive:--op sum --exclusive" "reverse:--op sum --reverse" \

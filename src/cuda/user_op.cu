@@ -136,18 +136,18 @@ struct ps_user_scan_tiers {
     ps_user_scan_policy tier[2];
 };
 #define USER_SCAN_TIER0(bytes, blocked) {PS_SCAN_VECS(bytes), PS_SCAN_MIN_BLOCKS(bytes), 1, blocked}
-#define USER_SCAN_TIER1(bytes) {(bytes) >= 2 ? 13 : 10, (bytes) >= 2 ? 4 : 5, 1, 0}
-/* Tier 1: for 1-, 2- and 4-byte elements the built-in scan's large tiles of the seventeenth session, before it held
- * vectors in registers (PS_SCAN_LARGE_HELD; not timed for user operators): 52 KiB at 4 blocks/SM, 40 KiB at 5 for 1
- * byte; 64 KiB at 3 blocks/SM for the 8- and 16-byte ones: H200, 2^28, of copy, affine f32 pairs 0.871 (32 KiB) ->
- * 0.888 (48 KiB) -> 0.897 (64 KiB), 2x2 f32 matrices 0.846 (40 KiB) -> 0.882 -> 0.890; at 2^24 0.823 -> 0.841 and
- * 0.824 -> 0.866 (tune_userop, fifteenth session, docs/bench/h200-userop-dyn-28.txt, -24.txt). Not taken: the 8-byte
- * pair warp by warp at the same tiles scans faster (H200, sixteenth session, docs/bench/h200-userop-v16-28.txt,
- * -24.txt: affine 0.914 against 0.899 at 2^28, 0.882 against 0.861 at 2^24; 0.919 with it as the default), but its
- * kernel takes NVRTC about 1 s where the thread-serial one takes 0.54 s, and the first call of a new operator went
- * from 0.67 s to 1.16 s (issue 13: under 1 s). Nor can it be compiled in the background and swapped in: it combines in
- * another order than the thread-serial kernel, so a call would give other float bits after the swap than before
- * (docs/tuning.md). Past 48 KiB the tile is in dynamic shared memory. */
+#define USER_SCAN_TIER1(bytes) {PS_SCAN_LARGE_VECS(bytes), (bytes) >= 2 ? 4 : 5, 1, 0}
+/* Tier 1: for 1-, 2- and 4-byte elements the built-in scan's large tiles without its held vectors (PS_SCAN_LARGE_HELD;
+ * not timed for user operators): 52 KiB at 4 blocks/SM, 40 KiB at 5 for 1 byte (the built-in u8 scan went to 4 with
+ * its held vectors); 64 KiB at 3 blocks/SM for the 8- and 16-byte ones: H200, 2^28, of copy, affine f32 pairs 0.871
+ * (32 KiB) -> 0.888 (48 KiB) -> 0.897 (64 KiB), 2x2 f32 matrices 0.846 (40 KiB) -> 0.882 -> 0.890; at 2^24 0.823 ->
+ * 0.841 and 0.824 -> 0.866 (tune_userop, fifteenth session, docs/bench/h200-userop-dyn-28.txt, -24.txt). Not taken:
+ * the 8-byte pair warp by warp at the same tiles scans faster (H200, sixteenth session,
+ * docs/bench/h200-userop-v16-28.txt, -24.txt: affine 0.914 against 0.899 at 2^28, 0.882 against 0.861 at 2^24; 0.919
+ * with it as the default), but its kernel takes NVRTC about 1 s where the thread-serial one takes 0.54 s, and the
+ * first call of a new operator went from 0.67 s to 1.16 s (issue 13: under 1 s). Nor can it be compiled in the
+ * background and swapped in: it combines in another order than the thread-serial kernel, so a call would give other
+ * float bits after the swap than before (docs/tuning.md). Past 48 KiB the tile is in dynamic shared memory. */
 static const ps_user_scan_tiers user_scan_default[5] = {
     {{USER_SCAN_TIER0(1, 0), USER_SCAN_TIER1(1)}},
     {{USER_SCAN_TIER0(2, 0), USER_SCAN_TIER1(2)}},
