@@ -457,7 +457,8 @@ static void run_operator(const op_case *c, test_rng *rng) {
         run_reduce_case(c, op, sizes[i], (int)i % 2, rng);
     }
     /* CUDA: a call in the scan's larger tier (user_op.cu: from 16 MiB, 32 MiB of 2-byte elements; of 1-byte ones
-     * from 256 MiB, not run here), past the look-back window of its tiles of up to 64 KiB and into a partial one */
+     * from 256 MiB, not run here), past the look-back window of its tiles of up to 52 KiB and into a partial one (8- and 16-byte elements: 13
+     * vectors a thread, BLOCKED, unswizzled) */
     if (backend == PSCAN_BACKEND_CUDA && !quick && 16 % c->bytes == 0 && c->bytes >= 2) {
         const uint64_t n = ((uint64_t)(c->bytes >= 4 ? 16 : 32) << 20) / c->bytes + 64 * (65536 / c->bytes) + 3;
         for (unsigned flags = 0; flags < 4; flags++) run_scan_case(c, op, n, flags, (int)flags % 2, (int)flags / 2, rng);

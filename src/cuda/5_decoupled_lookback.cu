@@ -241,16 +241,18 @@ struct ps_scan_program {
 
     /* BLOCKED: slot j of this warp's chunk (j = 32 k + lane striped, VECS lane + k blocked), its low three bits
      * crossed with the 128-byte row's owner so that 8 lanes' 16-byte accesses hit 8 different bank groups both
-     * ways (D = VECS, at least 8: a striped row has one D-group, a blocked row one thread). */
+     * ways (D = VECS, at least 8: a striped row has one D-group, a blocked row one thread). An odd VECS needs no
+     * swizzle: 8 lanes' VECS lane + k already fall in 8 bank groups (and the XOR would not be one to one). */
     static __host__ __device__ constexpr uint32_t chunk_swizzle(uint32_t j) {
-        return j ^ ((j / (VECS >= 8 ? VECS : 8)) & 7u);
+        return VECS % 2 ? j : j ^ ((j / (VECS >= 8 ? VECS : 8)) & 7u);
     }
     static __device__ __forceinline__ uint4 *chunk_slot(smem &s, unsigned warp, uint32_t j) {
         return &s.parked[0][0] + warp * VECS * PS_WARP_LANES + chunk_swizzle(j);
     }
-    /* Whether chunk_slot is one to one over a chunk: the XOR's bits come from j / D, which for some D (9, 11)
-     * depends on the very bits it flips, so two slots would share a place (tune_userop's 11-vector variants gave
-     * wrong results on the H200, 2026-11-26). Checked at compile time for every BLOCKED instance. */
+    /* Whether chunk_slot is one to one over a chunk: the XOR's bits come from j / D, which for an odd D depends on
+     * the very bits it flips, so two slots would share a place (tune_userop's 11-vector variants gave wrong results
+     * on the H200, 2026-11-26, before odd counts went unswizzled). Checked at compile time for every BLOCKED
+     * instance. */
     static constexpr bool chunk_slots_distinct() {
         bool seen[PS_WARP_LANES * VECS] = {};
         for (uint32_t j = 0; j < PS_WARP_LANES * VECS; j++) {

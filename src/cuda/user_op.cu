@@ -16,7 +16,7 @@
  * The vector tile programs need elements that tile a 16-byte vector: 1, 2, 4, 8 or 16 bytes. Every other size up
  * to PSCAN_USER_OP_MAX_BYTES (12, 24, 32, ...) goes to user_wide.cuh's programs, which hold whole elements,
  * warp-striped (ITEMS per thread, loads in the element's own alignment). Tiles: the scan's in two tiers by the
- * call's bytes, as the built-in scan's (32-40 KiB, then 40-64 KiB from PS_SCAN_LARGE_BYTES), the reduce's 64
+ * call's bytes, as the built-in scan's (32-40 KiB, then 40-52 KiB from PS_SCAN_LARGE_BYTES), the reduce's 64
  * KiB, the wide programs' USER_WIDE_ITEMS x 256 elements at every n.
  *
  * Measured (H100, tools/tune/tune_userop, 2^28 elements, median of 25, 2026-11-23, third session): the 8-byte
@@ -136,25 +136,24 @@ struct ps_user_scan_tiers {
     ps_user_scan_policy tier[2];
 };
 #define USER_SCAN_TIER0(bytes, blocked) {PS_SCAN_VECS(bytes), PS_SCAN_MIN_BLOCKS(bytes), 1, blocked}
-#define USER_SCAN_TIER1(bytes) {PS_SCAN_LARGE_VECS(bytes), (bytes) >= 2 ? 4 : 5, 1, 0}
-/* Tier 1: for 1-, 2- and 4-byte elements the built-in scan's large tiles without its held vectors (PS_SCAN_LARGE_HELD;
- * not timed for user operators): 52 KiB at 4 blocks/SM, 40 KiB at 5 for 1 byte (the built-in u8 scan went to 4 with
- * its held vectors); 64 KiB at 3 blocks/SM for the 8- and 16-byte ones: H200, 2^28, of copy, affine f32 pairs 0.871
- * (32 KiB) -> 0.888 (48 KiB) -> 0.897 (64 KiB), 2x2 f32 matrices 0.846 (40 KiB) -> 0.882 -> 0.890; at 2^24 0.823 ->
- * 0.841 and 0.824 -> 0.866 (tune_userop, fifteenth session, docs/bench/h200-userop-dyn-28.txt, -24.txt). Not taken:
- * the 8-byte pair warp by warp at the same tiles scans faster (H200, sixteenth session,
- * docs/bench/h200-userop-v16-28.txt, -24.txt: affine 0.914 against 0.899 at 2^28, 0.882 against 0.861 at 2^24; 0.919
- * with it as the default), but its kernel takes NVRTC about 1 s where the thread-serial one takes 0.54 s, and the
- * first call of a new operator went from 0.67 s to 1.16 s (issue 13: under 1 s). Nor can it be compiled in the
- * background and swapped in: it combines in another order than the thread-serial kernel, so a call would give other
- * float bits after the swap than before (docs/tuning.md). Past 48 KiB the tile is in dynamic shared memory. */
+#define USER_SCAN_TIER1(bytes, blocked) {PS_SCAN_LARGE_VECS(bytes), (bytes) >= 2 ? 4 : 5, 1, blocked}
+/* Tier 1: the built-in scan's large tiles without its held vectors (PS_SCAN_LARGE_HELD; not timed for user
+ * operators): 52 KiB at 4 blocks/SM, 40 KiB at 5 for 1 byte (the built-in u8 scan went to 4 with its held vectors);
+ * thread-serial (BLOCKED) for 8 and 16 bytes, whose odd 13 vectors a thread need no swizzle (nineteenth session).
+ * H200, 2^28, of copy (tune_userop, docs/bench/h200-userop-odd-28.txt, -24.txt): affine f32 pairs 0.901 at the
+ * earlier 64 KiB x 3 blocks/SM -> 0.923 at 52 KiB x 4 (2^24: 0.859 -> 0.846), 2x2 f32 matrices 0.885 -> 0.898 (2^24:
+ * 0.855 -> 0.873); 44 KiB x 5 0.916 / 0.754, 36 KiB x 6 (affine) 0.898. What decides it is the bytes an SM holds
+ * while its tiles wait for their prefixes: 192 KiB at 64 x 3 against 208 KiB here, with the thread-serial program's
+ * 64 registers at 4 blocks. The affine pair warp by warp (striped) at 64 KiB x 3 ran 0.918 the same day but its
+ * kernel takes NVRTC about 1 s against 0.54 s (a first call of 1.16 s; issue 13: under 1 s). Past 48 KiB the tile
+ * is in dynamic shared memory. */
 static const ps_user_scan_tiers user_scan_default[5] = {
-    {{USER_SCAN_TIER0(1, 0), USER_SCAN_TIER1(1)}},
-    {{USER_SCAN_TIER0(2, 0), USER_SCAN_TIER1(2)}},
-    {{USER_SCAN_TIER0(4, 0), USER_SCAN_TIER1(4)}},
-    {{USER_SCAN_TIER0(8, PS_USER_SCAN8_BLOCKED), {16, 3, 1, PS_USER_SCAN8_BLOCKED}}},
+    {{USER_SCAN_TIER0(1, 0), USER_SCAN_TIER1(1, 0)}},
+    {{USER_SCAN_TIER0(2, 0), USER_SCAN_TIER1(2, 0)}},
+    {{USER_SCAN_TIER0(4, 0), USER_SCAN_TIER1(4, 0)}},
+    {{USER_SCAN_TIER0(8, PS_USER_SCAN8_BLOCKED), USER_SCAN_TIER1(8, PS_USER_SCAN8_BLOCKED)}},
     {{{PS_USER_SCAN16_VECS, PS_USER_SCAN16_MIN_BLOCKS, PS_USER_SCAN16_ASYNC, PS_USER_SCAN16_BLOCKED},
-      {16, 3, PS_USER_SCAN16_ASYNC, PS_USER_SCAN16_BLOCKED}}}};
+      USER_SCAN_TIER1(16, PS_USER_SCAN16_BLOCKED)}}};
 /* What the next compile uses (tools/tune/tune_userop.c changes it through ps_cuda_user_tune_scan). */
 static ps_user_scan_tiers user_scan_now[5] = {user_scan_default[0], user_scan_default[1], user_scan_default[2],
                                               user_scan_default[3], user_scan_default[4]};

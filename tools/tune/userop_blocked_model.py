@@ -13,6 +13,8 @@ L, WARPS = 32, 8
 
 
 def swizzle(VECS, j):
+    if VECS % 2:  # an odd stride already spreads 8 lanes over 8 bank groups
+        return j
     d = VECS if VECS >= 8 else 8
     return j ^ ((j // d) & 7)
 
@@ -90,9 +92,9 @@ def run(VEC, VECS, rev, exc, valid, prefix):
         if not exc: ref[o] = a
     assert out[:valid] == ref[:valid], (VEC, VECS, rev, exc, valid)
     assert agg == "".join(data[o] for o in order), "aggregate"
-for VECS in (1, 2, 4, 8, 16):
+for VECS in [v for v in range(1, 20) if v % 2 or v in (2, 4) or v >= 8]:
     check_swizzle(VECS)
-for VEC, VECS in [(1, 8), (2, 8), (1, 4), (4, 2), (16, 8)]:
+for VEC, VECS in [(1, 8), (2, 8), (1, 4), (4, 2), (16, 8), (1, 13), (2, 11), (2, 9)]:
     T = VEC * VECS * 256
     for rev, exc in itertools.product([0, 1], [0, 1]):
         for valid in [T, T - 1, 1, T // 3 + 5]:
