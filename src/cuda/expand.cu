@@ -13,12 +13,13 @@
  * row read one word and its count, a popcount and one 16-bit entry each. Then the block writes the tile's slots
  * in order, CHUNK at a time, coalesced: index, rank = slot - start, and the gathered value.
  *
- * Balance. One tile with a huge count (or 4096 items of 64 each) would keep one block busy while the others
- * idle, so a tile whose slots pass BUDGET leaves them to the second pass: it writes its starts to temp and
+ * Balance. One tile with a huge count (or 6144 items of 64 each) would keep one block busy while the others
+ * idle, so a tile whose slots pass BUDGET leaves them to the second pass: it writes its first slot to temp and
  * counts its slots as "deferred". The chain carries (slots, deferred slots), so every tile also knows how many
  * deferred slots come before it (written per tile, the total after the last). The second pass cuts the deferred
  * slots (those below the capacity) evenly over a grid that fills the GPU: each block finds the tile of its first
- * slot by a galloping search over the per-tile counts, loads that tile's starts into shared memory and expands
+ * slot by a galloping search over the per-tile counts, scans that tile's counts again into its starts (from its
+ * first slot) in shared memory and expands
  * its share chunk by chunk, moving to the next deferred tile as needed: per chunk of CHUNK slots, every item
  * that starts inside it (with a nonzero count) marks its first slot with its index, the item owning the chunk's
  * first slot marks slot 0, and an inclusive max-scan over the chunk hands every slot its item (marks increase
@@ -26,18 +27,20 @@
  * item, so older chunks' marks lose every max and are never cleared); the same stores follow. No block ever
  * has more than BUDGET slots plus its even share of the deferred ones.
  *
- *   1. scan + expand (single-pass chain, chain/single_pass.cuh): counts -> starts (64-bit, saturating at
- *      UINT64_MAX, so a sum past 2^64 cannot wrap onto small slot numbers); tiles with at most BUDGET slots
- *      write them; the last tile writes the total to the caller.
+ *   1. scan + expand (single-pass chain, chain/single_pass.cuh): counts -> starts (the chain's 64-bit, saturating
+ *      at UINT64_MAX, so a sum past 2^64 cannot wrap onto small slot numbers; within a tile that writes its own
+ *      slots, below BUDGET x TILE, in the counts' type); tiles with at most BUDGET slots write them; the last
+ *      tile writes the total to the caller.
  *   2. deferred (a grid sized to the device): the deferred tiles' slots, evenly shared.
  * Slots at or past the capacity are never written (each chunk is cut at it; the second pass shares only the
  * deferred slots below it, so a small capacity under a huge total costs nothing).
  *
  * Work O(n + out); depth: the chain plus a search of log(tiles) per deferred tile a block enters. Global memory:
  * counts read once (4 or 8 bytes per item), the slots written once (index, rank, value: as asked), the values
- * gathered (adjacent slots share items, so mostly from cache); for deferred tiles only, the starts written and
- * read once (16 bytes per item: small beside the BUDGET or more slots such a tile writes). Temp: 8 bytes per
- * item, 8 per tile, the chain's entries (32 bytes per tile, two per tile).
+ * gathered (adjacent slots share items, so mostly from cache); for deferred tiles only, the counts read again
+ * (small beside the BUDGET or more slots an item such a tile writes). Temp: 16 bytes per tile (its first slot,
+ * the deferred slots before it) and the chain's entries (32 bytes per tile, two per tile). Until the nineteenth
+ * session deferred tiles wrote their 64-bit starts to temp (8 bytes an item) for the second pass to read.
  *
  * Measured (NVIDIA H200, tools/tune/tune_expand.cu, u32 counts uniform in 0..8 / 0..128, u32 indices, median of
  * 21, L2 written over before each call; docs/bench/h200-expand-tune.csv): average count 4 at 2^28 items 0.42 of
@@ -62,6 +65,11 @@
  * line by line with no barriers (0.470: issue-bound, 73% of issue slots), the walk (H100 0.755 against 0.728, but
  * 2% lost at average 4). Nsight Compute (2^22, before): 58% of DRAM throughput, barrier, short-scoreboard
  * and MIO stalls first, 49% of issue slots.
+ * Nineteenth session (H200, docs/bench/h200-expand-starts32.csv, h200-expand-firsts.csv, of copy at 2^28 items,
+ * average 1.5 / 4; average 64 at 2^24): 0.471 / 0.677 / 0.668 before; the tile's counts in their own type (a
+ * 32-bit add an item, 34 instead of 51 KiB of shared memory: 5 blocks/SM) 0.499 / 0.704 (but 0.595 at 64 while
+ * deferred tiles stored their 64-bit starts a thread's run at a time); the second pass scanning the counts
+ * itself 0.683 at 64; tiles of 6144 items at 4 blocks/SM 0.550 / 0.729 / 0.740.
  */
 #include <stdint.h>
 #include <string.h>
@@ -72,11 +80,13 @@
 #include "cuda_ops.cuh"
 #include "scan_problem.cuh"
 
-/* Counts per thread: tiles of 4096 items from PS_EXPAND_LARGE_FROM items up, 2048 below (more tiles for the GPU).
- * H200, tune_expand (docs/performance.md, twelfth session): 4096 against 2048 at 2^20 / 2^24 / 2^28 items, of
- * copy, average count 4: 0.504 / 0.466 / 0.471 against 0.494 / 0.429 / 0.423; at 2^18 0.430 against 0.540. */
+/* Counts per thread: tiles of 6144 items from PS_EXPAND_LARGE_FROM items up, 2048 below (more tiles for the GPU).
+ * H200, tune_expand, of copy at 2^24 / 2^28 items, average count 4 (docs/performance.md): 4096 against 2048 0.466 /
+ * 0.471 against 0.429 / 0.423 (twelfth session; at 2^18 0.430 against 0.540); 6144 against 4096 at 4 blocks/SM, with
+ * the counts' own type in shared memory, 0.711 / 0.729 against 0.687 / 0.704 (nineteenth session,
+ * docs/bench/h200-expand-firsts.csv; at 2^20 0.604 against 0.628). */
 #ifndef PS_EXPAND_ITEMS
-#define PS_EXPAND_ITEMS 16
+#define PS_EXPAND_ITEMS 24
 #endif
 #ifndef PS_EXPAND_SMALL_ITEMS
 #define PS_EXPAND_SMALL_ITEMS 8
@@ -90,11 +100,10 @@
 #ifndef PS_EXPAND_BUDGET
 #define PS_EXPAND_BUDGET 8 /* the most slots a tile of the scan writes itself, per item of the tile */
 #endif
-/* Blocks per SM of the scan: the 4096-item tile's shared memory (69 KiB) fits 3, the 2048-item one's (52 KiB) 4. */
-#ifdef PS_EXPAND_MIN_BLOCKS
-#define PS_EXPAND_MIN_BLOCKS_OF(items) PS_EXPAND_MIN_BLOCKS
-#else
-#define PS_EXPAND_MIN_BLOCKS_OF(items) ((items) >= 16 ? 3 : 4)
+/* Blocks per SM of the scan, both shapes (64 registers): the 6144-item tile of u32 counts has 50 KiB of shared
+ * memory (4 fit), of u64 counts 75 KiB (3 fit). 4096-item tiles at 6 blocks/SM (40 registers) ran within 0.01 of 5. */
+#ifndef PS_EXPAND_MIN_BLOCKS
+#define PS_EXPAND_MIN_BLOCKS 4
 #endif
 /* A mark holds its chunk's number above the item + 1: a tile's items (TILE < 8192) in the low bits; the numbers
  * wrap after 2^(32 - this) chunks of a block (29 makes that 8, to test the wrap). */
@@ -159,20 +168,25 @@ template <int ITEMS_> struct ps_expand_smem {
     uint64_t starts[TILE + TILE / ITEMS + 1];
     uint32_t owner[PS_EXPAND_CHUNK + PS_EXPAND_CHUNK / 32]; /* marks, then each slot's (chunk, item + 1) */
     uint32_t warp_max[PS_EXPAND_WARPS];
+    uint64_t warp_sums[PS_EXPAND_WARPS];
     uint32_t range[2]; /* the chunk's items: first owns its first slot, first + 1 .. last - 1 start inside */
     static __device__ __forceinline__ uint32_t at(uint32_t i) { return i + i / ITEMS; } /* starts' padding */
+    __device__ __forceinline__ uint64_t start(uint32_t item) const { return starts[at(item)]; }
 };
 static __device__ __forceinline__ uint32_t ps_expand_mark_at(uint32_t q) { return q + q / 32; }
 
-/* The scan's tiles: the starts as above; a bit per slot of the tile (a tile that writes its own slots has at most
- * BUDGET an item), set where a nonzero item starts; per word the bits set before it; and the nonzero items in
- * order, so that the owner of slot q is nz[bits set at or before q, less one]. */
-template <int ITEMS_> struct ps_expand_tile_smem {
+/* The scan's tiles: the counts as read (C: 4 bytes for u32 counts), each replaced by its item's start in the tile
+ * once the tile writes its own slots (then every start is below BUDGET x TILE); a bit per slot of the tile, set
+ * where a nonzero item starts; per word the bits set before it; and the nonzero items in order, so that the owner
+ * of slot q is nz[bits set at or before q, less one]. Starts within the tile in the counts' own type, not 64-bit
+ * absolute ones: half the shared memory and a 32-bit add an item for u32 counts (nineteenth session). */
+template <class C, int ITEMS_> struct ps_expand_tile_smem {
     enum { ITEMS = ITEMS_, TILE = ITEMS_ * PS_EXPAND_THREADS, BITS_ROWS = 1 };
     enum { WORDS = PS_EXPAND_BUDGET * TILE / 32, THREAD_WORDS = WORDS / PS_EXPAND_THREADS };
     static_assert(WORDS % PS_EXPAND_THREADS == 0, "whole words of bits a thread");
     static_assert(TILE <= 65535, "the block scan counts a tile's nonzero items (and as many bits) in 16 bits each");
-    uint64_t starts[TILE + TILE / ITEMS + 1];
+    static_assert((uint64_t)PS_EXPAND_BUDGET * TILE <= 0xffffffffu, "a start in the tile fits the counts' type");
+    C counts[TILE + TILE / ITEMS];
     /* per word of 32 slots: .x its bits; .y 2 x (the bits set before it - 1), the byte offset in nz of the
      * entry before its first bit's. One 8-byte load a row finds both, and nz's address is one multiply-add:
      * average 4 at 2^28 0.663 -> 0.675 of copy against two arrays (H200, 2026-11-28, h200-expand-wordpairs.csv). */
@@ -180,7 +194,9 @@ template <int ITEMS_> struct ps_expand_tile_smem {
     uint16_t nz[TILE];
     uint64_t warp_sums[PS_EXPAND_WARPS];
     uint32_t warp_max[PS_EXPAND_WARPS];
+    uint64_t slots0; /* the tile's first slot */
     static __device__ __forceinline__ uint32_t at(uint32_t i) { return i + i / ITEMS; }
+    __device__ __forceinline__ uint64_t start(uint32_t item) const { return slots0 + (uint64_t)counts[at(item)]; }
 };
 static_assert(32 % PS_EXPAND_CHUNK_VT == 0, "a thread's run of a chunk lies within one padded row of 32");
 
@@ -242,7 +258,7 @@ static __device__ __forceinline__ void ps_expand_store(const ps_expand_out &o, c
         I *const out = (I *)o.ranks + j0 + threadIdx.x;
         const uint64_t slot = j0 + threadIdx.x;
         ps_expand_rows<FULL>(s, word0, len, [&](int k, uint32_t owner) {
-            out[k] = (I)(slot + k - s.starts[S::at(owner)]);
+            out[k] = (I)(slot + k - s.start(owner));
         });
     }
     switch (o.value_bytes) {
@@ -255,7 +271,7 @@ static __device__ __forceinline__ void ps_expand_store(const ps_expand_out &o, c
 }
 
 /* How many of the tile's items start at or below x (all 32 lanes of a warp call): a 32-way search, each round
- * one probe per lane and a ballot, so 3 rounds of shared-memory latency for 4096 items instead of 12. */
+ * one probe per lane and a ballot, so 3 rounds of shared-memory latency for 6144 items instead of 13. */
 template <class S>
 static __device__ __forceinline__ uint32_t ps_expand_rank(const S &s, uint32_t valid, uint64_t x,
                                                           uint32_t lane) {
@@ -348,18 +364,18 @@ struct ps_expand_carry {
 
 template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
     typedef ps_expand_carry carry;
-    typedef ps_expand_tile_smem<ITEMS_> smem;
+    typedef ps_expand_tile_smem<C, ITEMS_> smem;
     typedef smem S;
     enum {
         THREADS = PS_EXPAND_THREADS,
-        MIN_BLOCKS = PS_EXPAND_MIN_BLOCKS_OF(ITEMS_),
+        MIN_BLOCKS = PS_EXPAND_MIN_BLOCKS,
         ITEMS = ITEMS_,
         TILE = smem::TILE,
         WARPS = PS_EXPAND_WARPS
     };
     struct params {
         const C *counts;
-        uint64_t *starts;  /* deferred tiles' starts and end, TILE + 1 per tile */
+        uint64_t *firsts;  /* deferred tiles' first slots */
         uint64_t *dprefix; /* per tile the deferred slots before it; entry tiles: all of them */
         uint64_t *total;   /* the caller's, any address */
         ps_expand_out out;
@@ -390,16 +406,20 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
 #pragma unroll
         for (int k = 0; k < ITEMS; k++) {
             const uint32_t i = k * THREADS + threadIdx.x;
-            s.starts[S::at(i)] = i < l.valid ? (uint64_t)p.counts[base + i] : 0;
+            s.counts[S::at(i)] = i < l.valid ? p.counts[base + i] : (C)0;
         }
 #pragma unroll
         for (int j = 0; j < S::THREAD_WORDS; j++) s.word[j * THREADS + threadIdx.x].x = 0; /* consume sets them */
         __syncthreads();
 
-        /* ---- reduce: each thread its run of ITEMS consecutive counts, then the block in thread order ---- */
+        /* ---- reduce: each thread its run of ITEMS consecutive counts (4-byte ones cannot overflow 64 bits there),
+         * then the block in thread order ---- */
         uint64_t sum = 0;
 #pragma unroll
-        for (int k = 0; k < ITEMS; k++) sum = ps_add_saturating(sum, s.starts[S::at(threadIdx.x * ITEMS + k)]);
+        for (int k = 0; k < ITEMS; k++) {
+            const uint64_t count = s.counts[S::at(threadIdx.x * ITEMS + k)];
+            sum = sizeof(C) == 4 ? sum + count : ps_add_saturating(sum, count);
+        }
         const uint64_t inclusive = ps_warp_inclusive(sum, lane, ps_expand_sum());
         const uint64_t before = ps_shfl_up(inclusive, 1);
         if (lane == PS_WARP_LANES - 1) s.warp_sums[warp] = inclusive;
@@ -417,23 +437,7 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
 
     static __device__ __forceinline__ void consume(const params &p, uint32_t id, carry prefix, carry aggregate,
                                                    local &l, smem &s) {
-        /* ---- scan: each thread's run, from the slots before it; entry `valid` ends up the tile's end ---- */
-        uint64_t running = ps_add_saturating(prefix.slots, l.offset);
-        uint32_t q = (uint32_t)l.offset, nonzero = 0; /* the slot in the tile; the run's nonzero items */
-#pragma unroll
-        for (int k = 0; k < ITEMS; k++) {
-            const uint32_t at = S::at(threadIdx.x * ITEMS + k);
-            const uint64_t count = s.starts[at];
-            s.starts[at] = running;
-            running = ps_add_saturating(running, count);
-            if (!aggregate.deferred && count) { /* then every slot of the tile is below BUDGET x TILE */
-                atomicOr(&s.word[q / 32].x, 1u << (q % 32));
-                nonzero |= 1u << k;
-            }
-            q += (uint32_t)count;
-        }
         const uint64_t end = ps_add_saturating(prefix.slots, aggregate.slots);
-        if (l.valid == TILE && threadIdx.x == 0) s.starts[S::at(TILE)] = end; /* no thread's run has it */
         if (threadIdx.x == 0) {
             p.dprefix[id] = prefix.deferred;
             if (id == p.tiles - 1) {
@@ -441,13 +445,25 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
                 ps_store_u64_anywhere(p.total, end);
             }
         }
-        __syncthreads();
-
-        if (aggregate.deferred) { /* the second pass writes this tile's slots: leave it the starts */
-            uint64_t *g = p.starts + (uint64_t)id * (TILE + 1);
-            for (uint32_t i = threadIdx.x; i <= l.valid; i += THREADS) g[i] = s.starts[S::at(i)];
+        if (aggregate.deferred) { /* the second pass writes this tile's slots from its counts and first slot */
+            if (threadIdx.x == 0) p.firsts[id] = prefix.slots;
             return;
         }
+        /* ---- scan: each thread's run, from the slots before it in the tile (all below BUDGET x TILE here) ---- */
+        uint32_t q = (uint32_t)l.offset, nonzero = 0; /* the slot in the tile; the run's nonzero items */
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++) {
+            const uint32_t at = S::at(threadIdx.x * ITEMS + k), count = (uint32_t)s.counts[at];
+            s.counts[at] = (C)q;
+            if (count) {
+                atomicOr(&s.word[q / 32].x, 1u << (q % 32));
+                nonzero |= 1u << k;
+            }
+            q += count;
+        }
+        if (threadIdx.x == 0) s.slots0 = prefix.slots;
+        __syncthreads();
+
         const uint64_t stop = end < p.capacity ? end : p.capacity;
         if (prefix.slots >= stop) return;
         {
@@ -486,7 +502,8 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
 /* ---- 2. the deferred tiles' slots, shared evenly ------------------------------------------------------- */
 
 struct ps_expand_params {
-    const uint64_t *starts, *dprefix; /* as the scan program's */
+    const void *counts;               /* C */
+    const uint64_t *firsts, *dprefix; /* as the scan program's */
     ps_expand_out out;
     uint64_t n, capacity;
     uint32_t tiles;
@@ -509,12 +526,47 @@ static __device__ __forceinline__ uint32_t ps_expand_find_tile(const uint64_t *d
     return lo;
 }
 
+/* A deferred tile's starts from its counts: first (+) the exclusive sums, saturating as the first pass's (the same
+ * values: a saturating sum of counts is associative), into s.starts; every entry from `valid` on, and the one past
+ * the tile, holds its end. Each thread scans a run of ITEMS, then the block in thread order. Ends on a barrier. */
+template <class C, class S>
+static __device__ __forceinline__ void ps_expand_starts_of(S &s, const C *counts, uint32_t valid, uint64_t first) {
+    const uint32_t lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+#pragma unroll
+    for (int k = 0; k < S::ITEMS; k++) {
+        const uint32_t i = k * PS_EXPAND_THREADS + threadIdx.x;
+        s.starts[S::at(i)] = i < valid ? (uint64_t)counts[i] : 0;
+    }
+    __syncthreads();
+    uint64_t sum = 0;
+#pragma unroll
+    for (int k = 0; k < S::ITEMS; k++) sum = ps_add_saturating(sum, s.starts[S::at(threadIdx.x * S::ITEMS + k)]);
+    const uint64_t inclusive = ps_warp_inclusive(sum, lane, ps_expand_sum());
+    const uint64_t before = ps_shfl_up(inclusive, 1);
+    if (lane == PS_WARP_LANES - 1) s.warp_sums[warp] = inclusive;
+    __syncthreads();
+    uint64_t running = first;
+#pragma unroll
+    for (int w = 0; w < PS_EXPAND_WARPS; w++)
+        if (w < (int)warp) running = ps_add_saturating(running, s.warp_sums[w]);
+    if (lane) running = ps_add_saturating(running, before);
+#pragma unroll
+    for (int k = 0; k < S::ITEMS; k++) {
+        const uint32_t at = S::at(threadIdx.x * S::ITEMS + k);
+        const uint64_t count = s.starts[at];
+        s.starts[at] = running;
+        running = ps_add_saturating(running, count);
+    }
+    if (threadIdx.x == PS_EXPAND_THREADS - 1) s.starts[S::at(S::TILE)] = running;
+    __syncthreads();
+}
+
 /* The chunk's shared memory as the chain driver sees a program's: static up to 48 KiB, dynamic past it. */
 template <int ITEMS> struct ps_expand_smem_of {
     typedef ps_expand_smem<ITEMS> smem;
 };
 
-template <class I, int ITEMS>
+template <class C, class I, int ITEMS>
 __global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expand_deferred_kernel(const ps_expand_params p) {
     typedef ps_expand_smem<ITEMS> S;
     enum { TILE = S::TILE };
@@ -536,9 +588,7 @@ __global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expand_deferred_kernel(c
         t = s_tile;
         const uint64_t item0 = (uint64_t)t * TILE, left = p.n - item0;
         const uint32_t valid = left < (uint64_t)TILE ? (uint32_t)left : (uint32_t)TILE;
-        const uint64_t *g = p.starts + (uint64_t)t * (TILE + 1);
-        for (uint32_t i = threadIdx.x; i <= valid; i += PS_EXPAND_THREADS) s.starts[S::at(i)] = g[i];
-        __syncthreads();
+        ps_expand_starts_of(s, (const C *)p.counts + item0, valid, p.firsts[t]);
         const uint64_t t_first = p.dprefix[t], t_end = p.dprefix[t + 1], start = s.starts[0];
         const uint64_t stop = d_end < t_end ? d_end : t_end;
         while (d < stop) { /* at least once: t holds d, so d < t_end */
@@ -561,7 +611,7 @@ __global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expand_deferred_kernel(c
 typedef struct expand_layout {
     int items; /* counts per thread of a tile: PS_EXPAND_ITEMS or PS_EXPAND_SMALL_ITEMS, by n */
     uint64_t tiles;
-    size_t chain, starts, dprefix, bytes;
+    size_t chain, firsts, dprefix, bytes;
 } expand_layout;
 
 static expand_layout expand_layout_of(uint64_t n) {
@@ -570,8 +620,8 @@ static expand_layout expand_layout_of(uint64_t n) {
     const uint64_t tile = (uint64_t)L.items * PS_EXPAND_THREADS;
     L.tiles = ps_cuda_div_up(n, tile);
     L.chain = 0;
-    L.starts = L.chain + ps_cuda_align(ps_chain_temp_bytes<ps_expand_carry>(L.tiles));
-    L.dprefix = L.starts + ps_cuda_align((size_t)L.tiles * (tile + 1) * 8);
+    L.firsts = L.chain + ps_cuda_align(ps_chain_temp_bytes<ps_expand_carry>(L.tiles));
+    L.dprefix = L.firsts + ps_cuda_align((size_t)L.tiles * 8);
     L.bytes = L.dprefix + (size_t)(L.tiles + 1) * 8;
     return L;
 }
@@ -593,7 +643,7 @@ static cudaError_t expand_scan(const ps_request *req, const expand_layout &L, co
     typename P::params p;
     memset(&p, 0, sizeof p);
     p.counts = (const C *)req->in;
-    p.starts = (uint64_t *)((char *)req->temp + L.starts);
+    p.firsts = (uint64_t *)((char *)req->temp + L.firsts);
     p.dprefix = (uint64_t *)((char *)req->temp + L.dprefix);
     p.total = (uint64_t *)req->count;
     p.out = out;
@@ -606,29 +656,29 @@ static cudaError_t expand_scan(const ps_request *req, const expand_layout &L, co
 /* Blocks of the deferred kernel resident on an SM of the current device, after its attributes are set (asked once
  * a device through ps_chain_per_device, as the chain drivers do); -1 when the query failed, which is not cached
  * and leaves its error to cudaGetLastError. */
-template <class I, int ITEMS> static int expand_deferred_per_sm_ask(void) {
+template <class C, class I, int ITEMS> static int expand_deferred_per_sm_ask(void) {
     int per_sm = 0;
     const size_t dynamic = ps_chain_dynamic_bytes<ps_expand_smem_of<ITEMS>>();
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ps_expand_deferred_kernel<I, ITEMS>,
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, ps_expand_deferred_kernel<C, I, ITEMS>,
                                                       PS_EXPAND_THREADS, dynamic) != cudaSuccess)
         return -1;
     return per_sm < 1 ? 1 : per_sm;
 }
 
-template <class I, int ITEMS> static cudaError_t expand_deferred(const ps_expand_params &p, const ps_cuda_device *dev) {
+template <class C, class I, int ITEMS> static cudaError_t expand_deferred(const ps_expand_params &p, const ps_cuda_device *dev) {
     /* enough blocks to fill the device, each taking an even share of the deferred slots */
     const size_t dynamic = ps_chain_dynamic_bytes<ps_expand_smem_of<ITEMS>>();
     static bool attributes_set[PS_CHAIN_DEVICES]; /* a device's own, as the occupancy below (the chain drivers') */
     const cudaError_t err =
-        ps_chain_kernel_attributes_once(ps_expand_deferred_kernel<I, ITEMS>, dynamic, attributes_set);
+        ps_chain_kernel_attributes_once(ps_expand_deferred_kernel<C, I, ITEMS>, dynamic, attributes_set);
     if (err != cudaSuccess) return err;
-    const int per_sm = ps_chain_per_device<expand_deferred_per_sm_ask<I, ITEMS>>();
+    const int per_sm = ps_chain_per_device<expand_deferred_per_sm_ask<C, I, ITEMS>>();
     if (per_sm < 0) {
         const cudaError_t failed = cudaGetLastError();
         return failed != cudaSuccess ? failed : cudaErrorUnknown;
     }
     const unsigned grid = (unsigned)(dev->sm_count * per_sm);
-    ps_expand_deferred_kernel<I, ITEMS><<<grid, PS_EXPAND_THREADS, dynamic, dev->stream>>>(p);
+    ps_expand_deferred_kernel<C, I, ITEMS><<<grid, PS_EXPAND_THREADS, dynamic, dev->stream>>>(p);
     return cudaGetLastError();
 }
 
@@ -648,13 +698,17 @@ static cudaError_t expand_shaped(const ps_request *req, const expand_layout &L, 
     /* ---- 2. deferred ---- */
     ps_expand_params p;
     memset(&p, 0, sizeof p);
-    p.starts = (const uint64_t *)((char *)req->temp + L.starts);
+    p.counts = req->in;
+    p.firsts = (const uint64_t *)((char *)req->temp + L.firsts);
     p.dprefix = (const uint64_t *)((char *)req->temp + L.dprefix);
     p.out = out;
     p.n = req->n;
     p.capacity = req->capacity;
     p.tiles = (uint32_t)L.tiles;
-    return u32_indices ? expand_deferred<uint32_t, ITEMS>(p, dev) : expand_deferred<uint64_t, ITEMS>(p, dev);
+    return u32_counts ? (u32_indices ? expand_deferred<uint32_t, uint32_t, ITEMS>(p, dev)
+                                     : expand_deferred<uint32_t, uint64_t, ITEMS>(p, dev))
+                      : (u32_indices ? expand_deferred<uint64_t, uint32_t, ITEMS>(p, dev)
+                                     : expand_deferred<uint64_t, uint64_t, ITEMS>(p, dev));
 }
 
 cudaError_t ps_cuda_expand_run(const ps_request *req, const ps_cuda_device *dev) {
