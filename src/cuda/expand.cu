@@ -737,7 +737,8 @@ template <class C, class I, int ITEMS> static int expand_deferred_per_sm_ask(voi
     return per_sm < 1 ? 1 : per_sm;
 }
 
-template <class C, class I, int ITEMS> static cudaError_t expand_deferred(const ps_expand_params &p, const ps_cuda_device *dev) {
+template <class C, class I, int ITEMS>
+static cudaError_t expand_deferred(const ps_expand_params &p, const ps_cuda_device *dev) {
     /* enough blocks to fill the device, each taking an even share of the deferred slots */
     const size_t dynamic = ps_chain_dynamic_bytes<ps_expand_smem_of<ITEMS>>();
     static bool attributes_set[PS_CHAIN_DEVICES]; /* a device's own, as the occupancy below (the chain drivers') */
