@@ -212,6 +212,11 @@ struct ps_expand_out {
     uint32_t value_bytes;
 };
 
+/* The nz entry at a byte offset (a word's .y plus twice the bits set before the slot, at or below it). */
+static __device__ __forceinline__ uint32_t ps_expand_nz_at(const uint16_t *nz, uint32_t byte_offset) {
+    return *(const uint16_t *)((const char *)nz + byte_offset);
+}
+
 /* Calls f(k, owner) for the thread's slot of each row k of the chunk (slot threadIdx.x + k x THREADS). A full
  * chunk tests nothing, and f's addresses are constant offsets from the thread's base: the per-slot instructions
  * are what this kernel spends, so each output is its own pass over the rows (a NULL one costs nothing). */
@@ -227,8 +232,7 @@ static __device__ __forceinline__ void ps_expand_rows(const S &s, uint32_t word0
             const uint32_t w = word0 + warp + k * (PS_EXPAND_THREADS / 32);
             if (FULL || threadIdx.x + k * PS_EXPAND_THREADS < len) {
                 const uint2 word = s.word[w];
-                f(k * PS_EXPAND_THREADS,
-                  (uint32_t) * (const uint16_t *)((const char *)s.nz + word.y + 2u * __popc(word.x & upto)));
+                f(k * PS_EXPAND_THREADS, ps_expand_nz_at(s.nz, word.y + 2u * __popc(word.x & upto)));
             }
         }
     } else {
@@ -266,9 +270,6 @@ static __device__ __forceinline__ uint4 ps_expand_group_owners(const S &s, uint3
     at.z = at.y + (bits >> 1 & 2u);
     at.w = at.z + (bits >> 2 & 2u);
     return at;
-}
-static __device__ __forceinline__ uint32_t ps_expand_nz_at(const uint16_t *nz, uint32_t byte_offset) {
-    return *(const uint16_t *)((const char *)nz + byte_offset);
 }
 
 /* The first pass's u32 indices of chunk [j0, j0 + len) (slots of the tile from word0's bits on), a 16-byte store a
