@@ -153,24 +153,26 @@ struct variant {
     int bytes, vecs, min_blocks, async, blocked;
 };
 /* A variant sets both of the scan's tiers (user_op.cu), so it runs at every n. The first of each size is today's
- * lower tier ("default"), the v16.b3 blocked ones the upper tier's (from 16 MiB). Tiles: 16 x vecs x 256 bytes, parked in
+ * lower tier ("default"), the v13.b4 blocked ones the upper tier's (from 16 MiB). Tiles: 16 x vecs x 256 bytes, parked in
  * shared memory (static up to 48 KiB a block, dynamic past it), vecs x min_blocks <= 55 for 227 KiB an SM;
  * registers a thread 65536 / (256 min_blocks), rounded down to 8: 48 at 5 blocks, 64 at 4, 40 at 6, 32 at 8.
  * BLOCKED swizzles even vector counts and leaves odd ones as they are (ps_scan_program::chunk_swizzle). */
 static const struct variant variants[] = {
     {"m16.v10.b4.async.blocked (default)", 16, 10, 4, 1, 1},
     {"a8.v8.b5.async.blocked (default)", 8, 8, 5, 1, 1},
-    /* the upper tier's (64 KiB at 3 blocks/SM, 192 KiB an SM) and the other 192-216 KiB ones timed before: H200,
-     * 2^28, of copy (sixteenth session, docs/bench/h200-userop-v16-28.txt): a8 v12.b4 0.898, v16.b3 0.899, v18.b3
-     * 0.901, v16.b3 striped 0.914 (compiles in about 1 s); m16 v12.b4 0.878, v16.b3 0.891, v18.b3 0.893. 8-vector
-     * variants at 4-5 blocks and without cp.async (0.58-0.82) are in the same file and were dropped from here. */
+    /* the upper tier until the nineteenth session (64 KiB at 3 blocks/SM, 192 KiB an SM) and the other 192-216 KiB
+     * ones timed before: H200, 2^28, of copy (sixteenth session, docs/bench/h200-userop-v16-28.txt): a8 v12.b4
+     * 0.898, v16.b3 0.899, v18.b3 0.901, v16.b3 striped 0.914 (compiles in about 1 s); m16 v12.b4 0.878, v16.b3
+     * 0.891, v18.b3 0.893. 8-vector variants at 4-5 blocks and without cp.async (0.58-0.82) are in the same file
+     * and were dropped from here. */
     {"m16.v16.b3.async.blocked", 16, 16, 3, 1, 1},
     {"m16.v18.b3.async.blocked", 16, 18, 3, 1, 1},
     {"a8.v16.b3.async.blocked", 8, 16, 3, 1, 1},
     {"a8.v18.b3.async.blocked", 8, 18, 3, 1, 1},
     {"a8.v16.b3.async", 8, 16, 3, 1, 0},
     /* odd vector counts, BLOCKED since the nineteenth session (unswizzled): more bytes an SM than 192 KiB with
-     * the blocked program's registers, 208 KiB (13 x 4, the built-in scan's large tile) and 220 KiB (11 x 5) */
+     * the blocked program's registers, 208 KiB (13 x 4, the built-in scan's large tile: the upper tier since the
+     * nineteenth session) and 220 KiB (11 x 5) */
     {"m16.v13.b4.async.blocked", 16, 13, 4, 1, 1},
     {"m16.v11.b5.async.blocked", 16, 11, 5, 1, 1},
     {"a8.v13.b4.async.blocked", 8, 13, 4, 1, 1},
