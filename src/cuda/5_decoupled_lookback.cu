@@ -286,6 +286,12 @@ struct ps_scan_program {
             s.parked[k < SMEM_VECS ? k : 0][threadIdx.x] = v;
     }
 
+    /* The input tile `tile` (in the order tiles start) reads, asked of L2 ahead of it (chain/single_pass.cuh). */
+    static __device__ __forceinline__ void prefetch(const params &p, uint32_t tile) {
+        const uint64_t b = (uint64_t)(Reverse ? p.tiles - 1 - tile : tile) * TILE;
+        ps_block_prefetch_l2<THREADS>(p.in + b, p.in + (p.n - b < (uint64_t)TILE ? p.n : b + TILE));
+    }
+
     /* A full tile's copies straight into this thread's parking slots, as one cp.async group. */
     static __device__ __forceinline__ void issue_copies(const params &p, const local &l, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;

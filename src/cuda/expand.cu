@@ -105,11 +105,6 @@
 #ifndef PS_EXPAND_MIN_BLOCKS
 #define PS_EXPAND_MIN_BLOCKS 4
 #endif
-/* Prepared, not yet timed (nineteenth session; docs/tuning.md): the first pass's u32 indices written 4 slots a
- * thread with one 16-byte store (ps_expand_indices_vec4) instead of a 4-byte store a slot. */
-#ifndef PS_EXPAND_VEC4
-#define PS_EXPAND_VEC4 0
-#endif
 /* A mark holds its chunk's number above the item + 1: a tile's items (TILE < 8192) in the low bits; the numbers
  * wrap after 2^(32 - this) chunks of a block (29 makes that 8, to test the wrap). */
 #ifndef PS_EXPAND_MARK_ITEM_BITS
@@ -254,78 +249,14 @@ static __device__ __forceinline__ void ps_expand_gather(const ps_expand_out &o, 
     ps_expand_rows<FULL>(s, word0, len, [&](int k, uint32_t owner) { out[k] = values[owner]; });
 }
 
-/* The owner of the tile's slots [c0, c0 + 4) of the chunk whose bits start at word0 (PS_EXPAND_VEC4; the scan's
- * tiles only), as byte offsets into s.nz: slot c0's as in ps_expand_rows, then each next slot's is one entry on
- * when its bit is set. The next word is read too, for a group that crosses into it (its bits continue the count:
- * word.y is twice the bits before the word, less 2). */
-template <class S>
-static __device__ __forceinline__ uint4 ps_expand_group_owners(const S &s, uint32_t word0, uint32_t c0) {
-    const uint32_t w = word0 + c0 / 32, sh = c0 % 32;
-    const uint2 word = s.word[w];
-    const uint32_t next = s.word[w + 1 < (uint32_t)S::WORDS ? w + 1 : w].x;
-    const uint32_t bits = __funnelshift_r(word.x, next, sh); /* bit i: slot c0 + i starts an item */
-    uint4 at;
-    at.x = word.y + 2u * __popc(word.x & (0xffffffffu >> (31 - sh)));
-    at.y = at.x + (bits & 2u);
-    at.z = at.y + (bits >> 1 & 2u);
-    at.w = at.z + (bits >> 2 & 2u);
-    return at;
-}
-
-/* The first pass's u32 indices of chunk [j0, j0 + len) (slots of the tile from word0's bits on), a 16-byte store a
- * thread a row: group g holds the slots [4 g - a, 4 g - a + 4) of the chunk, a the chunk's offset from a 16-byte
- * boundary of out (out is 4-byte aligned). A group that reaches outside the chunk (its first when a > 0, its last
- * when the end is not aligned, and group CHUNK / 4, past the rows) stores its slots in the chunk one by one. */
-template <class S>
-static __device__ __forceinline__ void ps_expand_indices_vec4(uint32_t *out, const S &s, uint32_t word0,
-                                                              uint32_t first, uint64_t j0, uint32_t len) {
-    const uint32_t a = (uint32_t)((uintptr_t)(out + j0) / 4 % 4);
-    uint32_t *const base = out + j0 - a; /* 16-byte aligned */
-    const auto group = [&](uint32_t g) {
-        const int32_t c0 = (int32_t)(4 * g) - (int32_t)a;
-        if (c0 >= 0 && c0 + 4 <= (int32_t)len) {
-            const uint4 at = ps_expand_group_owners(s, word0, (uint32_t)c0);
-            uint4 v;
-            v.x = first + ps_expand_nz_at(s.nz, at.x);
-            v.y = first + ps_expand_nz_at(s.nz, at.y);
-            v.z = first + ps_expand_nz_at(s.nz, at.z);
-            v.w = first + ps_expand_nz_at(s.nz, at.w);
-            *reinterpret_cast<uint4 *>(base + 4 * g) = v;
-        } else {
-            for (int i = 0; i < 4; i++) {
-                const int32_t c = c0 + i;
-                if (c < 0 || c >= (int32_t)len) continue;
-                const uint2 word = s.word[word0 + (uint32_t)c / 32];
-                const uint32_t upto = 0xffffffffu >> (31 - (uint32_t)c % 32);
-                base[4 * g + i] = first + ps_expand_nz_at(s.nz, word.y + 2u * __popc(word.x & upto));
-            }
-        }
-    };
-#pragma unroll
-    for (int k = 0; k < PS_EXPAND_CHUNK_VT / 4; k++) {
-        const uint32_t g = k * PS_EXPAND_THREADS + threadIdx.x;
-        if (4 * g < len + a) group(g);
-    }
-    if (threadIdx.x == 0 && PS_EXPAND_CHUNK < len + a) group(PS_EXPAND_CHUNK / 4);
-}
-
 /* The chunk's slots in order, each row of the block one coalesced store per output. */
 template <class I, bool FULL, class S>
 static __device__ __forceinline__ void ps_expand_store(const ps_expand_out &o, const S &s, uint32_t word0,
                                                        uint64_t item0, uint64_t j0, uint32_t len) {
     if (o.indices) {
-        bool done = false;
-        if constexpr (PS_EXPAND_VEC4 && S::BITS_ROWS && sizeof(I) == 4) {
-            if ((uintptr_t)o.indices % 4 == 0) {
-                ps_expand_indices_vec4(reinterpret_cast<uint32_t *>(o.indices), s, word0, (uint32_t)item0, j0, len);
-                done = true;
-            }
-        }
-        if (!done) {
-            I *const out = (I *)o.indices + j0 + threadIdx.x;
-            const I first = (I)item0;
-            ps_expand_rows<FULL>(s, word0, len, [&](int k, uint32_t owner) { out[k] = first + (I)owner; });
-        }
+        I *const out = (I *)o.indices + j0 + threadIdx.x;
+        const I first = (I)item0;
+        ps_expand_rows<FULL>(s, word0, len, [&](int k, uint32_t owner) { out[k] = first + (I)owner; });
     }
     if (o.ranks) {
         I *const out = (I *)o.ranks + j0 + threadIdx.x;
@@ -470,6 +401,12 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
     }
     static __device__ __forceinline__ carry initial(const params &) { return identity(); }
 
+    /* The counts tile `tile` reads, asked of L2 ahead of it (chain/single_pass.cuh). */
+    static __device__ __forceinline__ void prefetch(const params &p, uint32_t tile) {
+        const uint64_t b = (uint64_t)tile * TILE;
+        ps_block_prefetch_l2<THREADS>(p.counts + b, p.counts + (p.n - b < (uint64_t)TILE ? p.n : b + TILE));
+    }
+
     static __device__ __forceinline__ carry reduce(const params &p, uint32_t id, local &l, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         const uint64_t base = (uint64_t)id * TILE, left = p.n - base;
@@ -510,6 +447,12 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
 
     static __device__ __forceinline__ void consume(const params &p, uint32_t id, carry prefix, carry aggregate,
                                                    local &l, smem &s) {
+#if PS_CHAIN_CONTROL
+        /* Tuning only: without the look-back every tile would write the same slots, piling all the stores on a few
+         * L2 slices; id x its own aggregate spreads them as the real prefixes do (results wrong by design). */
+        prefix.slots = (uint64_t)id * aggregate.slots;
+        prefix.deferred = 0;
+#endif
         const uint64_t end = ps_add_saturating(prefix.slots, aggregate.slots);
         if (threadIdx.x == 0) {
             p.dprefix[id] = prefix.deferred;

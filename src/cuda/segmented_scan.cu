@@ -350,6 +350,18 @@ template <class T, class Op> struct ps_segscan_program {
         }
     }
 
+    /* The values and flags or keys tile `tile` reads, asked of L2 ahead of it (chain/single_pass.cuh); offsets
+     * are few beside them. */
+    static __device__ __forceinline__ void prefetch(const params &p, uint32_t tile) {
+        const uint64_t start = (uint64_t)tile * TILE, valid = p.n - start < (uint64_t)TILE ? p.n - start : TILE;
+        const uint64_t b = p.reverse ? p.n - start - valid : start;
+        ps_block_prefetch_l2<THREADS>((const T *)p.in + b, (const T *)p.in + b + valid);
+        if (p.form == PS_SEGMENTS_FLAGS) ps_block_prefetch_l2<THREADS>(p.flags + b, p.flags + b + valid);
+        if (p.form == PS_SEGMENTS_KEYS)
+            ps_block_prefetch_l2<THREADS>((const char *)p.keys + b * p.key_bytes,
+                                          (const char *)p.keys + (b + valid) * p.key_bytes);
+    }
+
     static __device__ __forceinline__ carry reduce(const params &p, uint32_t id, local &l, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         const T e = Op::template identity<T>();

@@ -439,6 +439,17 @@ int main(int argc, char **argv) {
         bench_type<uint8_t, variant<uint8_t, 10, 5, 2, true>, variant<uint8_t, 12, 4, 2, true, ps_cuda_op_sum, 2>>(
             min_log2, max_log2);
     } /* no return: --types ops,held runs both (and held,more,float) */
+    /* the large tier as the library ships it, one variant a type: build it several times through variants.sh to
+     * compare one knob across the types (-DPS_SCAN_PREFETCH=..., twentieth session) */
+    if (strstr(types, "defaults")) {
+        bench_type<int32_t, variant<int32_t, 15, 4, 2, true, ps_cuda_op_sum, 2>>(min_log2, max_log2);
+        bench_type<int64_t, variant<int64_t, 15, 4, 2, true, ps_cuda_op_sum, 2>>(min_log2, max_log2);
+        bench_type<uint16_t, variant<uint16_t, 15, 4, 2, true, ps_cuda_op_sum, 2>>(min_log2, max_log2);
+        bench_type<uint8_t, variant<uint8_t, 12, 4, 2, true, ps_cuda_op_sum, 2>>(min_log2, max_log2);
+        bench_type<float, variant<float, 13, 4, 2, true>>(min_log2, max_log2);
+        bench_type<double, variant<double, 13, 4, 2, true>>(min_log2, max_log2);
+        return 0;
+    }
     /* more held beside the library's 13 in shared memory with 2 held (the eighteenth session's default) */
     if (strstr(types, "more")) {
         bench_type<int32_t, variant<int32_t, 15, 4, 2, true, ps_cuda_op_sum, 2>,

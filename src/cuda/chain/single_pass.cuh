@@ -21,6 +21,9 @@
  *   static void early(const params &, uint32_t tile, carry aggregate, local &, smem &)
  *                                      run by warps 1 .. THREADS/32 - 1 while warp 0 looks back (no block-wide
  *                                      barrier inside): the part of the tile that does not need the prefix
+ *   static void prefetch(const params &, uint32_t tile)
+ *                                      ask L2 for the input tile `tile` will read (block/prefetch.cuh): a tile
+ *                                      starting calls it for the tile PS_CHAIN_PREFETCH ahead (below)
  *   static bool total_wanted(const params &);  static void total(const params &, carry total, local &, smem &)
  *                                      when total_wanted, total runs in every thread before consume, with the
  *                                      carry after the last tile (the initial carry and every aggregate, in
@@ -70,12 +73,30 @@
 #include <chrono>
 #endif
 
+#include "block/prefetch.cuh"
 #include "block/warp.cuh"
 #include "chain/tile_state.cuh"
 
 /* Look-back entries per lane (W = 32 x E tiles of window); see docs/performance.md for the sweep. */
 #ifndef PS_CHAIN_LANE_ENTRIES
 #define PS_CHAIN_LANE_ENTRIES 2
+#endif
+
+/* A tile that starts asks L2 for the input of the tile PS_CHAIN_PREFETCH tiles after it (programs with a prefetch
+ * hook), in calls of PS_CHAIN_PREFETCH_FROM tiles or more. Why: a tile's look-back waits for the aggregates of its
+ * window, so the slowest load among 64 tiles sets the pace of the chain, and under a call's streaming stores a load
+ * from DRAM is slow; from L2 it is short and even. The no-look-back control shows the stake: expand ran 0.729 of
+ * copy chained against 0.865 without the chain (2^28 u32 counts averaging 4). H200, 2^28 (twentieth session,
+ * docs/bench/h200-prefetch.csv, of copy): scan i32 0.932 -> 0.963, i64 0.936 -> 0.960, u16 0.933 -> 0.953, u8
+ * 0.865 -> 0.889, f32 0.921 -> 0.946, f64 0.923 -> 0.949; 2^26 i32 0.916 -> 0.934; expand at average 4 0.725 ->
+ * 0.763, 1.5 0.547 -> 0.586. 32-128 tiles ahead measured alike; 256 lost (i32 0.706: the lines are fetched too
+ * early and fetched again). Below about 2000 tiles (the input about the size of L2) it lost: 2^24 i32 (1092 tiles)
+ * 0.884 -> 0.853, so small calls do without. */
+#ifndef PS_CHAIN_PREFETCH
+#define PS_CHAIN_PREFETCH 64
+#endif
+#ifndef PS_CHAIN_PREFETCH_FROM
+#define PS_CHAIN_PREFETCH_FROM 2048
 #endif
 
 /* Nanoseconds warp 0 sleeps before re-reading entries that were not ready (0: spin). */
@@ -139,6 +160,13 @@ template <class P> struct ps_chain_early<P, typename ps_chain_void<decltype(&P::
                                                typename P::local &l, typename P::smem &s) {
         P::early(p, id, a, l, s);
     }
+};
+
+template <class P, class = void> struct ps_chain_prefetch {
+    static __device__ __forceinline__ void run(const typename P::params &, uint32_t) {}
+};
+template <class P> struct ps_chain_prefetch<P, typename ps_chain_void<decltype(&P::prefetch)>::type> {
+    static __device__ __forceinline__ void run(const typename P::params &p, uint32_t tile) { P::prefetch(p, tile); }
 };
 
 template <class P, class = void> struct ps_chain_total {
@@ -290,6 +318,8 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
 #if PS_CHAIN_TRACE
     const unsigned long long trace_start = ps_chain_now();
 #endif
+    if (PS_CHAIN_PREFETCH && tiles >= PS_CHAIN_PREFETCH_FROM && (uint64_t)id + PS_CHAIN_PREFETCH < tiles)
+        ps_chain_prefetch<P>::run(p, id + PS_CHAIN_PREFETCH);
     /* ---- reduce: the program loads its tile and returns the tile's aggregate ---- */
     const C aggregate = P::reduce(p, id, l, s);
 #if PS_CHAIN_TRACE
