@@ -70,6 +70,14 @@
  * 32-bit add an item, 34 instead of 51 KiB of shared memory: 5 blocks/SM) 0.499 / 0.704 (but 0.595 at 64 while
  * deferred tiles stored their 64-bit starts a thread's run at a time); the second pass scanning the counts
  * itself 0.683 at 64; tiles of 6144 items at 4 blocks/SM 0.550 / 0.729 / 0.740.
+ * Twentieth session (H200, docs/bench/h200-expand-control-spread.csv, h200-prefetch-expand.csv): the look-back
+ * does hold the first pass back, contrary to the older reading above (that control gave every tile the same
+ * prefix, so every tile wrote the same slots on a few L2 slices): with each tile's stores spread as the real
+ * prefixes spread them, the control ran 0.865 of copy at average 4 (2^28) against 0.729 chained. A tile waits for
+ * the aggregates of its window, each published after its tile's loads, and loads from DRAM queue behind the
+ * stores; the driver's prefetch hook (prefetch() below: the counts of the tile 64 ahead into L2) took average 4
+ * to 0.762 and 1.5 to 0.586. Not kept: 16-byte index stores from output-aligned groups of 4 slots (0.725 ->
+ * 0.731), a window of 128 tiles (0.707), 8192-item tiles at 3 blocks/SM (0.689).
  */
 #include <stdint.h>
 #include <string.h>
