@@ -86,12 +86,12 @@
  * hook), in calls of PS_CHAIN_PREFETCH_FROM tiles or more. Why: a tile's look-back waits for the aggregates of its
  * window, so the slowest load among 64 tiles sets the pace of the chain, and under a call's streaming stores a load
  * from DRAM is slow; from L2 it is short and even. The no-look-back control shows the stake: expand ran 0.729 of
- * copy chained against 0.865 without the chain (2^28 u32 counts averaging 4). H200, 2^28 (twentieth session,
- * docs/bench/h200-prefetch.csv, of copy): scan i32 0.932 -> 0.963, i64 0.936 -> 0.960, u16 0.933 -> 0.953, u8
- * 0.865 -> 0.889, f32 0.921 -> 0.946, f64 0.923 -> 0.949; 2^26 i32 0.916 -> 0.934; expand at average 4 0.725 ->
- * 0.763, 1.5 0.547 -> 0.586. 32-128 tiles ahead measured alike; 256 lost (i32 0.706: the lines are fetched too
- * early and fetched again). Below about 2000 tiles (the input about the size of L2) it lost: 2^24 i32 (1092 tiles)
- * 0.884 -> 0.853, so small calls do without. */
+ * copy chained against 0.865 without the chain (2^28 u32 counts averaging 4). H200, 2^28, of copy (twentieth
+ * session, docs/bench/h200-prefetch-scan.csv, h200-prefetch-expand.csv): scan i32 0.932 -> 0.963, i64 0.936 ->
+ * 0.960, u16 0.933 -> 0.953, u8 0.865 -> 0.889, f32 0.921 -> 0.946, f64 0.923 -> 0.949; 2^26 i32 0.916 -> 0.934;
+ * expand at average 4 0.725 -> 0.763, 1.5 0.547 -> 0.586. 32-128 tiles ahead measured alike; 256 lost (i32 0.706:
+ * the lines are fetched too early and fetched again). Below about 2000 tiles (the input about the size of L2) it
+ * lost: 2^24 i32 (1092 tiles) 0.884 -> 0.853, so small calls do without. */
 #ifndef PS_CHAIN_PREFETCH
 #define PS_CHAIN_PREFETCH 64
 #endif
