@@ -179,6 +179,12 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_LOOKBACK_STATS
 #define PS_SORT_LOOKBACK_STATS 0
 #endif
+/* Tuning, not yet timed (twentieth session; docs/tuning.md): a pass's tile asks L2 for the keys and payloads of
+ * the tile PS_SORT_PREFETCH after it as it starts (0: none), as the single-pass chain's prefetch hook does for the
+ * scan (chain/single_pass.cuh, from PS_CHAIN_PREFETCH_FROM tiles). */
+#ifndef PS_SORT_PREFETCH
+#define PS_SORT_PREFETCH 0
+#endif
 /* The digit passes' tile and occupancy, per case (ps_sort_pass_policy below): threads, keys per thread and
  * blocks per SM. Defining any of these with -D overrides it for every case (tools/tune/variants.sh sweeps them):
  * PS_SORT_PASS_THREADS (a multiple of 32, at least 256: threads past the 256th own no digit), PS_SORT_PASS_ITEMS
@@ -711,6 +717,12 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
     __shared__ uint32_t dest_base[PS_SORT_RADIX];
     const uint32_t tile = blockIdx.x, base = tile * TILE;
     const uint32_t valid_keys = p.n - base < TILE ? p.n - base : TILE;
+    if (PS_SORT_PREFETCH && p.tiles >= PS_CHAIN_PREFETCH_FROM && (uint64_t)tile + PS_SORT_PREFETCH < p.tiles) {
+        const uint64_t b = (uint64_t)(tile + PS_SORT_PREFETCH) * TILE, e = p.n - b < TILE ? p.n : b + TILE;
+        ps_block_prefetch_l2<THREADS>(p.keys_in + b, p.keys_in + e);
+        if constexpr (HAS_VALUES)
+            ps_block_prefetch_l2<THREADS>((const V *)p.values_in + b, (const V *)p.values_in + e);
+    }
     const bool digit_thread = Rank::digit_thread();
     /* this pass's global count of digit d (threads d < 256), loaded with the keys */
     const uint32_t global_count = digit_thread ? p.counts[threadIdx.x] : 0u;
