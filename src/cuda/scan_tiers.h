@@ -15,9 +15,9 @@
 
 /* Vectors per thread and blocks per SM, from the sweeps of tools/tune/tune_scan.cu (docs/performance.md): 32 KiB tiles
  * at 5 blocks/SM below PS_SCAN_LARGE_BYTES of input; above it, larger tiles at 4 blocks/SM: 52 KiB of shared memory
- * (13 vectors) for 2-, 4- and 8-byte elements, 40 KiB (10) for 1-byte ones, and for integers 2 vectors more held in
- * registers (PS_SCAN_LARGE_HELD): 60 and 48 KiB tiles. A tile's look-back waits, mostly for the inclusive prefix of
- * the tile 64 back (traced: docs/performance.md, sixteenth session; the no-look-back control runs at 0.98 of copy on
+ * (13 vectors) for 2-, 4- and 8-byte elements, 48 KiB (12) for 1-byte ones, and for 2- to 8-byte integers 2 vectors
+ * more held in registers (PS_SCAN_LARGE_HELD): 60 KiB tiles. A tile's look-back waits, mostly for the inclusive prefix
+ * of the tile 64 back (traced: docs/performance.md, sixteenth session; the no-look-back control runs at 0.98 of copy on
  * both GPUs where the chained scan stopped at 0.88 on the H200 and 0.94 on the H100), and a larger tile pays that wait
  * once for more bytes: at 2^28 on the H200, i32 0.876 (32 KiB) -> 0.909 (44 KiB) -> 0.926 (52 KiB), i64 0.872 -> 0.907
  * -> 0.927, u16 0.871 -> 0.905 (40 KiB) -> 0.924; on the H100 i32 0.940 -> 0.964 (44 KiB). Tiles past 48 KiB live in
@@ -28,7 +28,7 @@
  * tiles stay at 44 KiB (11 vectors). */
 #define PS_SCAN_VECS(bytes) 8
 #define PS_SCAN_MIN_BLOCKS(bytes) 5
-#define PS_SCAN_LARGE_VECS(bytes) ((bytes) >= 2 ? 13 : 10) /* in shared memory; PS_SCAN_LARGE_HELD more */
+#define PS_SCAN_LARGE_VECS(bytes) ((bytes) >= 2 ? 13 : 12) /* in shared memory; PS_SCAN_LARGE_HELD more */
 #define PS_SCAN_LARGE_MIN_BLOCKS(bytes) 4
 #define PS_SCAN_WIDEN_LARGE_VECS 11
 /* Beyond PS_SCAN_LARGE_VECS, the vectors a thread holds in registers through the look-back (ps_scan_program's
@@ -43,8 +43,12 @@
  * with its bytes (4.1 -> 5.3 us and 1.4 -> 2.9 us at 22 with 4 held). Floats hold none: their kernels spill with
  * held vectors (ptxas: 56 bytes a thread for the f32 sum, 16-32 for f64) and lose, at 2^28 f32 sum 0.925 -> 0.852
  * (14 with 1 held: 0.889), f32 max 0.920 -> 0.860, f64 sum 0.927 -> 0.898 (docs/bench/h200-scan-float-held.csv,
- * --types float). */
-#define PS_SCAN_LARGE_HELD(bytes, integer) ((integer) ? 2 : 0)
+ * --types float). 1-byte integers hold none either since the twenty-first session: with the chain's prefetch hook
+ * their 10 + 2 spilled (ptxas: 24 bytes a thread for the u8 sum) and lost to the same kernel without the hook
+ * (`pscan bench`, H200, 2^28 / 2^30: 0.837 / 0.876 against 0.871 / 0.902); 12 vectors in shared memory (48 KiB,
+ * no spill) with the hook ran 0.872 / 0.920 in the same run as 0.871 / 0.899 without it
+ * (docs/bench/h200-scan-u8-held.csv). */
+#define PS_SCAN_LARGE_HELD(bytes, integer) ((integer) && (bytes) >= 2 ? 2 : 0)
 /* Operators whose large tiles run faster smaller: the 64-bit integer product, whose kernels spill at the 64 registers
  * of 4 blocks/SM (ptxas: 16-20 bytes a thread), and the 1-byte min and max. H200, 2^28, of copy, i64 product 0.874 (52
  * KiB) -> 0.910 (64 KiB at 3 blocks/SM; 44 KiB: 0.902; sixteenth session, docs/bench/h200-scan-product.csv); u8 max,

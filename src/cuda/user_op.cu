@@ -136,9 +136,9 @@ struct ps_user_scan_tiers {
     ps_user_scan_policy tier[2];
 };
 #define USER_SCAN_TIER0(bytes, blocked) {PS_SCAN_VECS(bytes), PS_SCAN_MIN_BLOCKS(bytes), 1, blocked}
-#define USER_SCAN_TIER1(bytes, blocked) {PS_SCAN_LARGE_VECS(bytes), (bytes) >= 2 ? 4 : 5, 1, blocked}
+#define USER_SCAN_TIER1(bytes, blocked) {(bytes) >= 2 ? PS_SCAN_LARGE_VECS(bytes) : 10, (bytes) >= 2 ? 4 : 5, 1, blocked}
 /* Tier 1: the built-in scan's large tiles without its held vectors (PS_SCAN_LARGE_HELD; not timed for user
- * operators): 52 KiB at 4 blocks/SM, 40 KiB at 5 for 1 byte (the built-in u8 scan went to 4 with its held vectors);
+ * operators): 52 KiB at 4 blocks/SM, 40 KiB at 5 for 1 byte (the built-in u8 scan went to 48 KiB at 4);
  * thread-serial (BLOCKED) for 8 and 16 bytes, whose odd 13 vectors a thread need no swizzle (nineteenth session).
  * H200, 2^28, of copy (tune_userop, docs/bench/h200-userop-odd-28.txt, -24.txt): affine f32 pairs 0.901 at the
  * earlier 64 KiB x 3 blocks/SM -> 0.923 at 52 KiB x 4 (2^24: 0.859 -> 0.846), 2x2 f32 matrices 0.885 -> 0.898 (2^24:

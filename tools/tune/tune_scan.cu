@@ -445,7 +445,10 @@ int main(int argc, char **argv) {
         bench_type<int32_t, variant<int32_t, 15, 4, 2, true, ps_cuda_op_sum, 2>>(min_log2, max_log2);
         bench_type<int64_t, variant<int64_t, 15, 4, 2, true, ps_cuda_op_sum, 2>>(min_log2, max_log2);
         bench_type<uint16_t, variant<uint16_t, 15, 4, 2, true, ps_cuda_op_sum, 2>>(min_log2, max_log2);
-        bench_type<uint8_t, variant<uint8_t, 12, 4, 2, true, ps_cuda_op_sum, 2>>(min_log2, max_log2);
+        /* u8: 12 vectors with 2 held (the eighteenth session's) beside 12 in shared memory: with the prefetch hook
+         * the held ones spill (ptxas: 24 bytes a thread; twenty-first session) */
+        bench_type<uint8_t, variant<uint8_t, 12, 4, 2, true, ps_cuda_op_sum, 2>,
+                   variant<uint8_t, 12, 4, 2, true, ps_cuda_op_sum, 0>>(min_log2, max_log2);
         bench_type<float, variant<float, 13, 4, 2, true>>(min_log2, max_log2);
         bench_type<double, variant<double, 13, 4, 2, true>>(min_log2, max_log2);
         return 0;
