@@ -115,6 +115,16 @@
 #endif
 /* A mark holds its chunk's number above the item + 1: a tile's items (TILE < 8192) in the low bits; the numbers
  * wrap after 2^(32 - this) chunks of a block (29 makes that 8, to test the wrap). */
+/* Tiles of at most this many counts a thread build their bits (their items' starts in the tile, a bit at each first
+ * slot, the list of nonzero items) in warps 1-7 while warp 0 looks back (early()); larger ones after the look-back,
+ * by the whole block (consume). 0: none early, 24: both shapes. H200, tune_expand, of copy, early against after
+ * (twenty-first session, docs/bench/h200-expand-early-bits.csv): the 2048-item tiles (below 2^20 items) at 2^16 / 2^18
+ * 0.365 / 0.635 against 0.337 / 0.602 (average 4), 0.378 / 0.591 against 0.366 / 0.560 (1.5); the 6144-item tiles
+ * lost, 0.685 / 0.753 against 0.725 / 0.763 at 2^24 / 2^28 (average 4): their 24 counts a run take 7 warps longer
+ * than the chain's wait (warp 1 does two runs), where 8 counts do not. */
+#ifndef PS_EXPAND_EARLY_ITEMS
+#define PS_EXPAND_EARLY_ITEMS PS_EXPAND_SMALL_ITEMS
+#endif
 #ifndef PS_EXPAND_MARK_ITEM_BITS
 #define PS_EXPAND_MARK_ITEM_BITS 13
 #endif
@@ -202,6 +212,9 @@ template <class C, int ITEMS_> struct ps_expand_tile_smem {
     uint16_t nz[TILE];
     uint64_t warp_sums[PS_EXPAND_WARPS];
     uint32_t warp_max[PS_EXPAND_WARPS];
+    /* per thread's run of ITEMS counts: its slots before it within its warp, and which of its items are nonzero
+     * (early(): warps 1-7 do every run, warp 0's too) */
+    uint32_t run_before[PS_EXPAND_THREADS], run_nonzero[PS_EXPAND_THREADS];
     uint64_t slots0; /* the tile's first slot */
     static __device__ __forceinline__ uint32_t at(uint32_t i) { return i + i / ITEMS; }
     __device__ __forceinline__ uint64_t start(uint32_t item) const { return slots0 + (uint64_t)counts[at(item)]; }
@@ -383,7 +396,8 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
         MIN_BLOCKS = PS_EXPAND_MIN_BLOCKS,
         ITEMS = ITEMS_,
         TILE = smem::TILE,
-        WARPS = PS_EXPAND_WARPS
+        WARPS = PS_EXPAND_WARPS,
+        EARLY = ITEMS_ <= PS_EXPAND_EARLY_ITEMS
     };
     struct params {
         const C *counts;
@@ -395,7 +409,6 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
         uint32_t tiles;
     };
     struct local {
-        uint64_t offset; /* this thread's sum before its run, in the tile */
         uint32_t valid;
     };
 
@@ -441,16 +454,93 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
         const uint64_t inclusive = ps_warp_inclusive(sum, lane, ps_expand_sum());
         const uint64_t before = ps_shfl_up(inclusive, 1);
         if (lane == PS_WARP_LANES - 1) s.warp_sums[warp] = inclusive;
+        s.run_before[threadIdx.x] = lane ? (uint32_t)before : 0u; /* read only in tiles of few slots: no wrap */
         __syncthreads();
-        uint64_t warp_before = 0, aggregate = 0;
+        uint64_t aggregate = 0;
 #pragma unroll
-        for (int w = 0; w < WARPS; w++) {
-            if (w < (int)warp) warp_before = ps_add_saturating(warp_before, s.warp_sums[w]);
-            aggregate = ps_add_saturating(aggregate, s.warp_sums[w]);
-        }
-        l.offset = ps_add_saturating(warp_before, lane ? before : 0);
+        for (int w = 0; w < WARPS; w++) aggregate = ps_add_saturating(aggregate, s.warp_sums[w]);
         carry c = {aggregate, aggregate > (uint64_t)PS_EXPAND_BUDGET * TILE ? aggregate : 0};
         return c;
+    }
+
+    /* The slots before warp w's runs in the tile (a tile of few slots: 32 bits). */
+    static __device__ __forceinline__ uint32_t warp_before(const smem &s, uint32_t w) {
+        uint32_t b = 0;
+#pragma unroll
+        for (int v = 0; v < WARPS; v++)
+            if (v < (int)w) b += (uint32_t)s.warp_sums[v];
+        return b;
+    }
+    /* Run r (the ITEMS counts of thread r in reduce): each count replaced by its item's start in the tile, a bit at
+     * each nonzero item's first slot, the run's nonzero items in run_nonzero. */
+    static __device__ __forceinline__ void bits_of_run(smem &s, uint32_t r, uint32_t before_warp) {
+        uint32_t q = before_warp + s.run_before[r], nonzero = 0;
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++) {
+            const uint32_t at = S::at(r * ITEMS + k), count = (uint32_t)s.counts[at];
+            s.counts[at] = (C)q;
+            if (count) {
+                atomicOr(&s.word[q / 32].x, 1u << (q % 32));
+                nonzero |= 1u << k;
+            }
+            q += count;
+        }
+        s.run_nonzero[r] = nonzero;
+    }
+    /* What run r adds to the block scan of the bits: the bits set in its THREAD_WORDS words (high 16 bits) and its
+     * nonzero items (low 16; at most TILE of each). */
+    static __device__ __forceinline__ uint32_t bits_scan_input(const smem &s, uint32_t r) {
+        uint32_t set = 0;
+#pragma unroll
+        for (int j = 0; j < S::THREAD_WORDS; j++) set += __popc(s.word[r * S::THREAD_WORDS + j].x);
+        return set << 16 | (uint32_t)__popc(s.run_nonzero[r]);
+    }
+    /* From run r's exclusive scan: per word of it the bits set before it, per nonzero item its place in nz. */
+    static __device__ __forceinline__ void bits_place(smem &s, uint32_t r, uint32_t before) {
+        uint32_t bits_before = before >> 16;
+#pragma unroll
+        for (int j = 0; j < S::THREAD_WORDS; j++) {
+            const uint32_t w = r * S::THREAD_WORDS + j;
+            s.word[w].y = 2u * bits_before - 2u; /* every slot has a bit at or before it (slot 0's) */
+            bits_before += __popc(s.word[w].x);
+        }
+        const uint32_t place = before & 0xffffu, nonzero = s.run_nonzero[r];
+#pragma unroll
+        for (int k = 0; k < ITEMS; k++)
+            if (nonzero >> k & 1u) s.nz[place + __popc(nonzero & ((1u << k) - 1u))] = (uint16_t)(r * ITEMS + k);
+    }
+
+    /* Warps 1-7 (HELPERS threads) build the tile's bits while warp 0 looks back: none of it needs the prefix, only
+     * the tile's own counts (the prefix moves every slot by the same amount). They sync among themselves on named
+     * barrier 1 (barrier 0 is the block's); the driver's barrier after the look-back hands the bits to consume.
+     * 256 runs over 224 threads: warp 1 also does warp 7's runs (v = 224 + lane). */
+    enum { HELPERS = THREADS - PS_WARP_LANES };
+    static __device__ __forceinline__ void helpers_sync() {
+        asm volatile("bar.sync 1, %0;" ::"r"((uint32_t)HELPERS) : "memory");
+    }
+    static __device__ __forceinline__ void early(const params &, uint32_t, const carry &aggregate, local &, smem &s) {
+        if (!EARLY || aggregate.deferred) return; /* the second pass writes a deferred tile's slots */
+        const uint32_t t = threadIdx.x - PS_WARP_LANES, lane = t % PS_WARP_LANES, g = t / PS_WARP_LANES;
+        const bool second = t < THREADS - HELPERS; /* warp 1: runs 224 + lane too */
+        bits_of_run(s, t, warp_before(s, g));
+        if (second) bits_of_run(s, HELPERS + t, warp_before(s, WARPS - 1));
+        helpers_sync();
+        const uint32_t x0 = bits_scan_input(s, t), x1 = second ? bits_scan_input(s, HELPERS + t) : 0u;
+        const uint32_t i0 = ps_warp_inclusive(x0, lane, ps_expand_add32());
+        const uint32_t i1 = second ? ps_warp_inclusive(x1, lane, ps_expand_add32()) : 0u;
+        if (lane == PS_WARP_LANES - 1) {
+            s.warp_max[g] = i0;
+            if (second) s.warp_max[WARPS - 1] = i1;
+        }
+        helpers_sync();
+        uint32_t before = i0 - x0, all = 0;
+#pragma unroll
+        for (int w = 0; w < WARPS - 1; w++) {
+            if (w < (int)g) before += s.warp_max[w];
+            all += s.warp_max[w];
+        }
+        bits_place(s, t, before);
+        if (second) bits_place(s, HELPERS + t, all + i1 - x1);
     }
 
     static __device__ __forceinline__ void consume(const params &p, uint32_t id, carry prefix, carry aggregate,
@@ -473,44 +563,16 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
             if (threadIdx.x == 0) p.firsts[id] = prefix.slots;
             return;
         }
-        /* ---- scan: each thread's run, from the slots before it in the tile (all below BUDGET x TILE here) ---- */
-        uint32_t q = (uint32_t)l.offset, nonzero = 0; /* the slot in the tile; the run's nonzero items */
-#pragma unroll
-        for (int k = 0; k < ITEMS; k++) {
-            const uint32_t at = S::at(threadIdx.x * ITEMS + k), count = (uint32_t)s.counts[at];
-            s.counts[at] = (C)q;
-            if (count) {
-                atomicOr(&s.word[q / 32].x, 1u << (q % 32));
-                nonzero |= 1u << k;
-            }
-            q += count;
-        }
         if (threadIdx.x == 0) s.slots0 = prefix.slots;
-        __syncthreads();
-
-        const uint64_t stop = end < p.capacity ? end : p.capacity;
-        if (prefix.slots >= stop) return;
-        {
-            /* per word the bits before it, per nonzero item its place in the list: one block scan of both, 16
-             * bits each (a bit per nonzero item, at most TILE of each) */
-            uint32_t set = 0;
-#pragma unroll
-            for (int j = 0; j < S::THREAD_WORDS; j++) set += __popc(s.word[threadIdx.x * S::THREAD_WORDS + j].x);
-            const uint32_t before = ps_expand_block_exclusive(set << 16 | (uint32_t)__popc(nonzero), s.warp_max);
-            uint32_t bits_before = before >> 16;
-#pragma unroll
-            for (int j = 0; j < S::THREAD_WORDS; j++) {
-                const uint32_t w = threadIdx.x * S::THREAD_WORDS + j;
-                s.word[w].y = 2u * bits_before - 2u; /* every slot has a bit at or before it (slot 0's) */
-                bits_before += __popc(s.word[w].x);
-            }
-            const uint32_t place = before & 0xffffu;
-#pragma unroll
-            for (int k = 0; k < ITEMS; k++)
-                if (nonzero >> k & 1u)
-                    s.nz[place + __popc(nonzero & ((1u << k) - 1u))] = (uint16_t)(threadIdx.x * ITEMS + k);
+        if (!EARLY) {
+            bits_of_run(s, threadIdx.x, warp_before(s, threadIdx.x / PS_WARP_LANES));
             __syncthreads();
         }
+        const uint64_t stop = end < p.capacity ? end : p.capacity;
+        if (prefix.slots >= stop) return;
+        if (!EARLY)
+            bits_place(s, threadIdx.x, ps_expand_block_exclusive(bits_scan_input(s, threadIdx.x), s.warp_max));
+        __syncthreads(); /* the bits (and slots0) */
         /* the chunks' rows read what no thread writes any more: no barrier between them */
         for (uint64_t j0 = prefix.slots, c = 0; j0 < stop; j0 += PS_EXPAND_CHUNK, c++) {
             const uint32_t len = stop - j0 > PS_EXPAND_CHUNK ? PS_EXPAND_CHUNK : (uint32_t)(stop - j0);
