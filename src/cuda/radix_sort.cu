@@ -179,17 +179,18 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_LOOKBACK_STATS
 #define PS_SORT_LOOKBACK_STATS 0
 #endif
-/* A pass over 4-byte keys alone asks L2, as a tile starts, for the keys of the tile PS_SORT_PREFETCH after it (0:
- * none), as the single-pass chain's prefetch hook does for the scan (chain/single_pass.cuh, from
- * PS_CHAIN_PREFETCH_FROM tiles). H200, tune_sort, against CUB's faster call (twenty-first session,
- * docs/bench/h200-sort-prefetch.csv): u32 keys at 2^24 / 2^28 1.082x / 0.973x -> 1.094x / 1.001x (32 ahead; 64:
- * 1.089x / 0.998x). With the payloads' lines too, pairs lost: u32 pairs 1.147x -> 1.133x, u64 keys with u32
- * payloads 1.024x -> 0.965x at 2^28; u64 keys 1.079x -> 1.072x. Those cases keep their passes as they were. */
+/* A pass over 4-byte keys asks L2, as a tile starts, for the keys (not the payloads) of the tile PS_SORT_PREFETCH
+ * after it (0: none), as the single-pass chain's prefetch hook does for the scan (chain/single_pass.cuh, from
+ * PS_CHAIN_PREFETCH_FROM tiles). H200, against CUB's faster call (twenty-first session): tune_sort, u32 keys at 2^24
+ * / 2^28 1.082x / 0.973x -> 1.094x / 1.001x (32 ahead; 64: 1.089x / 0.998x; docs/bench/h200-sort-prefetch.csv);
+ * `pscan bench`, u32 pairs at 2^28 1.000x / 1.003x -> 1.013x / 1.010x in two runs (h200-sort-prefetch-pairs.csv).
+ * With the payloads' lines too the pairs lost (u32 pairs 1.147x -> 1.133x, u64 keys with u32 payloads 1.024x ->
+ * 0.965x in tune_sort), and 8-byte keys lose about 1% with their keys' lines (h200-sort-prefetch-cases.csv). */
 #ifndef PS_SORT_PREFETCH
 #define PS_SORT_PREFETCH 32
 #endif
-/* Tuning: which passes prefetch: 1 those of 4-byte keys alone (the default), 2 every case's keys (payloads not),
- * 3 every case's keys and payloads (the lines the pairs lost with). */
+/* Tuning: which passes prefetch: 1 those of 4-byte keys, alone or with payloads, the keys' lines only (the
+ * default), 2 every case's keys (payloads not), 3 every case's keys and payloads (the lines the pairs lost with). */
 #ifndef PS_SORT_PREFETCH_CASES
 #define PS_SORT_PREFETCH_CASES 1
 #endif
@@ -725,7 +726,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
     __shared__ uint32_t dest_base[PS_SORT_RADIX];
     const uint32_t tile = blockIdx.x, base = tile * TILE;
     const uint32_t valid_keys = p.n - base < TILE ? p.n - base : TILE;
-    if constexpr (PS_SORT_PREFETCH > 0 && (PS_SORT_PREFETCH_CASES > 1 || (!HAS_VALUES && sizeof(U) == 4))) {
+    if constexpr (PS_SORT_PREFETCH > 0 && (PS_SORT_PREFETCH_CASES > 1 || sizeof(U) == 4)) {
         if (p.tiles >= PS_CHAIN_PREFETCH_FROM && (uint64_t)tile + PS_SORT_PREFETCH < p.tiles) {
             const uint64_t b = (uint64_t)(tile + PS_SORT_PREFETCH) * TILE, e = p.n - b < TILE ? p.n : b + TILE;
             ps_block_prefetch_l2<THREADS>(p.keys_in + b, p.keys_in + e);
