@@ -52,9 +52,10 @@
  * 13.0), inclusive sum at 2^28, fraction of copy / speed against CUB:
  *   NVIDIA H100 80GB HBM3 (2026-11-24, 44 KiB tiles): u8 0.93 / 2.82x, u16 0.96 / 1.65x, i32 0.97 / 1.18x,
  *                          i64 0.96 / 1.07x
- *   NVIDIA H200 (2026-11-28, twentieth session, 52 KiB tiles + 2 held vectors for integers, the input of the tile
- *                64 ahead prefetched into L2 by the chain driver): u8 0.84 / 3.45x, u16 0.95 / 2.03x, i32 0.96 /
- *                1.32x, i64 0.96 / 1.18x, f32 0.95 (median of 25)
+ *   NVIDIA H200 (2026-11-28, twentieth session, 52 KiB tiles + 2 held vectors for 2- to 8-byte integers, the
+ *                input of the tile 64 ahead prefetched into L2 by the chain driver): u16 0.95 / 2.03x, i32 0.96 /
+ *                1.32x, i64 0.96 / 1.18x, f32 0.95; u8 (twenty-first session, 48 KiB, none held) 0.87 / 3.58x, at
+ *                2^30 0.92 (median of 25)
  * and 1.2-1.5x CUB at 2^16. What is left is the look-back's wait: the same program without the chain runs at
  * 0.98 of copy on both (docs/performance.md, 2026-11-24); traced (PS_CHAIN_TRACE), an H200 tile of the large tier
  * loads in 4 us and waits 8 us for the inclusive prefix W tiles back (docs/performance.md, sixteenth session),
