@@ -113,18 +113,18 @@
 #ifndef PS_EXPAND_MIN_BLOCKS
 #define PS_EXPAND_MIN_BLOCKS 4
 #endif
-/* A mark holds its chunk's number above the item + 1: a tile's items (TILE < 8192) in the low bits; the numbers
- * wrap after 2^(32 - this) chunks of a block (29 makes that 8, to test the wrap). */
 /* Tiles of at most this many counts a thread build their bits (their items' starts in the tile, a bit at each first
  * slot, the list of nonzero items) in warps 1-7 while warp 0 looks back (early()); larger ones after the look-back,
  * by the whole block (consume). 0: none early, 24: both shapes. H200, tune_expand, of copy, early against after
  * (twenty-first session, docs/bench/h200-expand-early-bits.csv): the 2048-item tiles (below 2^20 items) at 2^16 / 2^18
  * 0.365 / 0.635 against 0.337 / 0.602 (average 4), 0.378 / 0.591 against 0.366 / 0.560 (1.5); the 6144-item tiles
- * lost, 0.685 / 0.753 against 0.725 / 0.763 at 2^24 / 2^28 (average 4): their 24 counts a run take 7 warps longer
- * than the chain's wait (warp 1 does two runs), where 8 counts do not. */
+ * lost, 0.685 / 0.753 against 0.725 / 0.763 at 2^24 / 2^28 (average 4): 7 warps doing 256 runs of 24 counts (warp 1
+ * two of them) outlast the chain's wait, where runs of 8 do not. */
 #ifndef PS_EXPAND_EARLY_ITEMS
 #define PS_EXPAND_EARLY_ITEMS PS_EXPAND_SMALL_ITEMS
 #endif
+/* A mark holds its chunk's number above the item + 1: a tile's items (TILE < 8192) in the low bits; the numbers
+ * wrap after 2^(32 - this) chunks of a block (29 makes that 8, to test the wrap). */
 #ifndef PS_EXPAND_MARK_ITEM_BITS
 #define PS_EXPAND_MARK_ITEM_BITS 13
 #endif
