@@ -401,21 +401,23 @@ int main(int argc, char **argv) {
     }
     /* the 64-bit product, whose 13-vector kernels spill (ptxas: 16-20 bytes a thread at 4 blocks/SM), at the large
      * tiles beside the sum's */
-    /* what a tile waits for, at the library's tiles and larger ones (a build with -DPS_CHAIN_TRACE=1 writes the
-     * traces; any build times the same variants, so a plain build beside it shows what tracing costs) */
+    /* what a tile waits for, at the library's tiles (the 32 KiB tier; the large tier, 15 vectors with 2 held) and a
+     * larger one, beside the large tier's no-look-back control (a build with -DPS_CHAIN_TRACE=1 writes the traces;
+     * any build times the same variants, so a plain build beside it shows what tracing costs) */
     if (strstr(types, "trace")) {
 #if PS_CHAIN_TRACE
         for (int lg = min_log2; lg <= max_log2; lg += 2) {
-            trace_type<int32_t, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 13, 4, 2, true>,
+            trace_type<int32_t, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 15, 4, 2, true, ps_cuda_op_sum, 2>,
                        variant<int32_t, 18, 3, 2, true>>(lg, trace_dir);
-            trace_type<int64_t, variant<int64_t, 13, 4, 2, true>>(lg, trace_dir);
+            trace_type<int64_t, variant<int64_t, 15, 4, 2, true, ps_cuda_op_sum, 2>>(lg, trace_dir);
         }
 #else
         (void)trace_dir;
 #endif
-        bench_type<int32_t, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 13, 4, 2, true>,
-                   variant<int32_t, 18, 3, 2, true>>(min_log2, max_log2);
-        bench_type<int64_t, variant<int64_t, 13, 4, 2, true>>(min_log2, max_log2);
+        bench_type<int32_t, variant<int32_t, 8, 5, 2, true>, variant<int32_t, 15, 4, 2, true, ps_cuda_op_sum, 2>,
+                   variant<int32_t, 18, 3, 2, true>, variant<int32_t, 15, 4, 0, true, ps_cuda_op_sum, 2>>(min_log2,
+                                                                                                    max_log2);
+        bench_type<int64_t, variant<int64_t, 15, 4, 2, true, ps_cuda_op_sum, 2>>(min_log2, max_log2);
         return 0;
     }
     /* tiles whose last vectors are held in registers (ps_scan_program's REG_VECS: "v22.h4" is 18 vectors a thread
@@ -451,6 +453,19 @@ int main(int argc, char **argv) {
                    variant<uint8_t, 12, 4, 2, true, ps_cuda_op_sum, 0>>(min_log2, max_log2);
         bench_type<float, variant<float, 13, 4, 2, true>>(min_log2, max_log2);
         bench_type<double, variant<double, 13, 4, 2, true>>(min_log2, max_log2);
+        return 0;
+    }
+    /* the look-back window at the large tier: E entries a lane, W = 32 E tiles a round trip (the trace at 2^24-2^26,
+     * twenty-second session: a poll round of 1.5-1.8 us under the bulk traffic, a chain step of 1.2-1.5 us per 64
+     * tiles, p90 2.7-3.3 us) */
+    if (strstr(types, "window")) {
+        bench_type<int32_t, variant<int32_t, 15, 4, 2, true, ps_cuda_op_sum, 2>,
+                   variant<int32_t, 15, 4, 3, true, ps_cuda_op_sum, 2>,
+                   variant<int32_t, 15, 4, 4, true, ps_cuda_op_sum, 2>>(min_log2, max_log2);
+        bench_type<int64_t, variant<int64_t, 15, 4, 2, true, ps_cuda_op_sum, 2>,
+                   variant<int64_t, 15, 4, 3, true, ps_cuda_op_sum, 2>,
+                   variant<int64_t, 15, 4, 4, true, ps_cuda_op_sum, 2>>(min_log2, max_log2);
+        bench_type<uint8_t, variant<uint8_t, 12, 4, 2, true>, variant<uint8_t, 12, 4, 3, true>>(min_log2, max_log2);
         return 0;
     }
     /* more held beside the library's 13 in shared memory with 2 held (the eighteenth session's default) */
