@@ -1,7 +1,8 @@
 /* test_packed.cu - block/packed.cuh, the scan of a 16-byte vector of 1- and 2-byte integers a word at a time,
  * against the element-at-a-time scan it replaces (the scan program's loop, 5_decoupled_lookback.cu).
  *
- * Every type (i8, u8, i16, u16) x operator with a packed form (min, max, and, or, xor) x direction x
+ * Every type (i8, u8, i16, u16) x operator with a packed form (sum, min, max, and, or, xor; the 2-byte sums too,
+ * which the library leaves unpacked unless built with -DPS_PACKED_BYTES_SUM=2) x direction x
  * inclusive / exclusive, on seeded random vectors drawn to hit the lanes' extremes (0, -1, the lowest and the
  * highest value, so a signed/unsigned or a carry-between-lanes mistake shows) and a random value before the
  * vector. The host runs the functions with its lane-by-lane stand-ins for the SIMD intrinsics; where a GPU is
@@ -153,8 +154,9 @@ template <class Op> struct check_op<Op, false> {
 int main() {
     int devices = 0;
     g_gpu = cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
-    /* which pairs have a packed form: 1- and 2-byte integers, every operator but the sum and the product */
-    static_assert(!ps_packed<uint8_t, ps_cuda_op_product>::value && !ps_packed<uint8_t, ps_cuda_op_sum>::value &&
+    /* which pairs have a packed form: 1- and 2-byte integers, every operator but the product, the sum 1-byte ones */
+    static_assert(!ps_packed<uint8_t, ps_cuda_op_product>::value && ps_packed<uint8_t, ps_cuda_op_sum>::value &&
+                      ps_packed<int16_t, ps_cuda_op_sum>::value == (PS_PACKED_BYTES_SUM >= 2) &&
                       !ps_packed<int32_t, ps_cuda_op_max>::value &&
                       !ps_packed<float, ps_cuda_op_max>::value && ps_packed<int16_t, ps_cuda_op_xor>::value,
                   "ps_packed's pairs");

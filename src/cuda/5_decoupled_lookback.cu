@@ -116,12 +116,15 @@ template <class T, int VEC> struct ps_scan_load<T, T, VEC> {
     }
 };
 
-/* PS_SCAN_PACKED: 1- and 2-byte integers under min, max, and, or, xor scanned a 32-bit word at a time inside each
- * thread's vectors (block/packed.cuh), not element by element. H200, 2^28, of copy (eighteenth session,
- * docs/bench/h200-scan-packed-held.csv; tools/tune/variants.sh tools/tune/tune_scan.cu OUT "base="
+/* PS_SCAN_PACKED: 1- and 2-byte integers under min, max, and, or, xor, and 1-byte sums, scanned a 32-bit word at a
+ * time inside each thread's vectors (block/packed.cuh), not element by element. H200, 2^28, of copy (eighteenth
+ * session, docs/bench/h200-scan-packed-held.csv; tools/tune/variants.sh tools/tune/tune_scan.cu OUT "base="
  * "pk=-DPS_SCAN_PACKED=1" -- --types ops): u16 max at 52 KiB tiles 0.732 -> 0.920 (at 32 KiB, the heavy tier it needed
- * before, 0.836 -> 0.865), u8 max at 32 KiB 0.670 -> 0.771. Sums are not packed: u8 sum 0.858 -> 0.824, u16 sum 0.925
- * -> 0.923. tests/test_packed.cu checks block/packed.cuh on the host and, with a GPU, on the device. */
+ * before, 0.836 -> 0.865), u8 max at 32 KiB 0.670 -> 0.771. The sums with __vadd4 lost then (u8 0.858 -> 0.824, u16
+ * 0.925 -> 0.923); with the sum's own word scan (block/packed.cuh, twenty-second session) the u8 sum at 48 KiB tiles
+ * gains 0.864 -> 0.884 at 2^28 and the u16 sum nothing, so 2-byte sums stay unpacked (PS_PACKED_BYTES_SUM), and
+ * 1-byte ones below the large tier too (dlb_launch's PACK).
+ * tests/test_packed.cu checks block/packed.cuh on the host and, with a GPU, on the device. */
 #ifndef PS_SCAN_PACKED
 #define PS_SCAN_PACKED 1
 #endif
@@ -168,7 +171,7 @@ template <> struct ps_scan_warp<true> { /* as ints, without the lane test */
  * In (PSCAN_SCAN_WIDEN; T otherwise): the element read, narrower than T and converted as it is loaded (the header
  * says how); the rest of the program sees only T. */
 template <class T, class Op, bool Reverse, int VECS_, int MIN_BLOCKS_, bool ASYNC = false, bool BLOCKED = false,
-          class In = T, int REG_VECS_ = 0>
+          class In = T, int REG_VECS_ = 0, bool PACK = true>
 struct ps_scan_program {
     typedef T carry;
     enum {
@@ -185,8 +188,9 @@ struct ps_scan_program {
         SMEM_VECS = VECS - REG_VECS,
         TILE = VEC * VECS * THREADS,
         TILE_VECS = VECS * THREADS,
-        /* a vector's scan and results a word at a time (PS_SCAN_PACKED; block/packed.cuh) */
-        PACKED = PS_SCAN_PACKED && !BLOCKED && ps_packed<T, Op>::value
+        /* a vector's scan and results a word at a time (PS_SCAN_PACKED; block/packed.cuh), where the tier's
+         * PACK (dlb_launch) keeps it */
+        PACKED = PS_SCAN_PACKED && PACK && !BLOCKED && ps_packed<T, Op>::value
     };
     /* In narrower than T (widening) is converted where it is read; cp.async copies bytes as they are */
     static_assert(sizeof(In) <= sizeof(T), "the element read is at most the carry's size");
@@ -637,9 +641,14 @@ static pscan_status dlb_plan(const ps_request *req, const ps_cuda_device *dev, s
 template <class T, class Op, bool Reverse, int Tier, class In = T>
 static cudaError_t dlb_launch(const ps_request *req, const ps_cuda_device *dev) {
     typedef dlb_policy<T, Tier, !ps_scan_same<In, T>::value, dlb_heavy<T, Op>::value != 0> Policy;
-    enum { ASYNC = Policy::ASYNC != 0 && ps_scan_same<In, T>::value };
+    /* PACK: the 1-byte sums are packed in the large tier only; at the 32 KiB tiles packed they lost 1-1.5 points of
+     * copy at 2^24-2^25 (and gained 2-5 at 2^19-2^21; H200, pscan bench, two runs, twenty-second session) */
+    enum {
+        ASYNC = Policy::ASYNC != 0 && ps_scan_same<In, T>::value,
+        PACK = Tier == DLB_LARGE || !ps_scan_same<Op, ps_cuda_op_sum>::value
+    };
     typedef ps_scan_program<T, Op, Reverse, Policy::VECS, Policy::MIN_BLOCKS, ASYNC != 0, false, In,
-                            ASYNC ? Policy::HELD : 0>
+                            ASYNC ? Policy::HELD : 0, PACK != 0>
         P;
     typename P::params p;
     memset(&p, 0, sizeof p);

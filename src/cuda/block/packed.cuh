@@ -1,8 +1,9 @@
 /*
  * block/packed.cuh - a 16-byte vector of 1- or 2-byte integers scanned a 32-bit word at a time (SIMD within a
- * register) for the built-in operators that have a packed form: min, max, and, or, xor. The scan program
- * (5_decoupled_lookback.cu, PS_SCAN_PACKED) uses it inside each thread's vectors. Device-level code; every function
- * also runs on the host, where tests/test_packed.cu checks it against the element-at-a-time scan. Internal.
+ * register) for the built-in operators that have a packed form: min, max, and, or, xor, and the sum of 1-byte ones.
+ * The scan program (5_decoupled_lookback.cu, PS_SCAN_PACKED) uses it inside each thread's vectors. Device-level code;
+ * every function also runs on the host, where tests/test_packed.cu checks it against the element-at-a-time scan.
+ * Internal.
  *
  * Why. A vector holds 16 u8 or 8 u16 elements. Scanned one at a time, each element is taken out of its word,
  * combined and put back, and min and max must also clear or sign-extend what was taken out; ptxas for the u16 max
@@ -18,7 +19,10 @@
  *
  * so a vector of u8 takes 8 + 3 combines and 3 permutes instead of 15 combines with 16 extracts and inserts.
  * Measured (H200, eighteenth session): u16 max 0.73 -> 0.92 of copy, u8 max 0.67 -> 0.77; the sums, whose element
- * combine is a plain add, measured slower packed (u8 0.858 -> 0.824) and have no packed form here.
+ * combine is a plain add, measured slower packed that way (u8 0.858 -> 0.824, __vadd4 being several instructions
+on sm_90). The sum has a word scan of its own (ps_packed_word, below: the even and the odd bytes in 16-bit fields,
+one multiply-add for the pairs' prefix) and lanes added without carries across them (3-4 logic ops); with it the u8
+sum gains 1-2 points of copy at 2^24-2^30 (twenty-second session), the u16 sum nothing (kept unpacked).
  * Every operator here is commutative and exact on integers, so the order of a packed combine's operands does not
  * change a bit: the same results as the element-at-a-time scan. Reverse scans mirror it (shifts right, the first
  * lane copied).
@@ -38,15 +42,22 @@ template <class T, class Op> struct ps_packed {
 #ifndef __CUDACC_RTC__
 #include "block/ops.cuh"
 
-/* The packed word combine of each operator, for lanes of B bytes (1 or 2), signed (S) or not; PS_PACKED_HAS_<OP>:
- * whether the operator has one. On the host, lane by lane (tests/test_packed.cu). */
-#define PS_PACKED_HAS_SUM 0 /* measured slower packed (5_decoupled_lookback.cu, PS_SCAN_PACKED) */
-#define PS_PACKED_HAS_PRODUCT 0
-#define PS_PACKED_HAS_MIN 1
-#define PS_PACKED_HAS_MAX 1
-#define PS_PACKED_HAS_AND 1
-#define PS_PACKED_HAS_OR 1
-#define PS_PACKED_HAS_XOR 1
+/* The packed word combine of each operator, for lanes of B bytes (1 or 2), signed (S) or not; PS_PACKED_BYTES_<OP>:
+ * the widest lanes (bytes) that take it, 0 for none. On the host, lane by lane (tests/test_packed.cu).
+ * The sum is packed for 1-byte lanes only: H200 (twenty-second session, docs/bench/h200-scan-packed-sum.csv;
+ * tools/tune/variants.sh tools/tune/tune_scan.cu OUT "base=" "pks=-DPS_PACKED_BYTES_SUM=2" -- --types defaults), of
+ * copy at 2^24 / 2^26 / 2^28 / 2^30, u8 sum 0.675 / 0.764 / 0.864 / 0.918 -> 0.692 / 0.778 / 0.884 / 0.925 and u16
+ * sum 0.804 / 0.894 / 0.944 / 0.957 -> 0.778 / 0.892 / 0.948 / 0.959. (With __vadd4 and the generic word scan, the
+ * eighteenth session measured the u8 sum slower packed: 0.858 -> 0.824.) */
+#ifndef PS_PACKED_BYTES_SUM
+#define PS_PACKED_BYTES_SUM 1
+#endif
+#define PS_PACKED_BYTES_PRODUCT 0
+#define PS_PACKED_BYTES_MIN 2
+#define PS_PACKED_BYTES_MAX 2
+#define PS_PACKED_BYTES_AND 2
+#define PS_PACKED_BYTES_OR 2
+#define PS_PACKED_BYTES_XOR 2
 #ifdef __CUDA_ARCH__
 #define PS_PACKED_MIN(B, S, a, b)                                                                            \
     ((B) == 1 ? ((S) ? __vmins4(a, b) : __vminu4(a, b)) : ((S) ? __vmins2(a, b) : __vminu2(a, b)))
@@ -56,8 +67,11 @@ template <class T, class Op> struct ps_packed {
 #define PS_PACKED_MIN(B, S, a, b) ps_packed_lanes<B, S>(a, b, false)
 #define PS_PACKED_MAX(B, S, a, b) ps_packed_lanes<B, S>(a, b, true)
 #endif
-#define PS_PACKED_SUM(B, S, a, b) (a)     /* none: never called (PS_PACKED_HAS_SUM) */
-#define PS_PACKED_PRODUCT(B, S, a, b) (a) /* none: never called (PS_PACKED_HAS_PRODUCT) */
+/* the lanes' sums without carries across lanes: each lane's low bits added, its top bit XORed back in */
+#define PS_PACKED_SUM(B, S, a, b)                                                                            \
+    ((((a) & ((B) == 1 ? 0x7f7f7f7fu : 0x7fff7fffu)) + ((b) & ((B) == 1 ? 0x7f7f7f7fu : 0x7fff7fffu))) ^     \
+     (((a) ^ (b)) & ((B) == 1 ? 0x80808080u : 0x80008000u)))
+#define PS_PACKED_PRODUCT(B, S, a, b) (a) /* none: never called (PS_PACKED_BYTES_PRODUCT) */
 #define PS_PACKED_AND(B, S, a, b) ((a) & (b))
 #define PS_PACKED_OR(B, S, a, b) ((a) | (b))
 #define PS_PACKED_XOR(B, S, a, b) ((a) ^ (b))
@@ -80,7 +94,7 @@ template <int B, bool S> static inline uint32_t ps_packed_lanes(uint32_t a, uint
 
 #define PS_PACKED_OP_(OP, op)                                                                                \
     template <class T> struct ps_packed<T, ps_cuda_op_##op> {                                                \
-        enum { value = PS_PACKED_HAS_##OP && sizeof(T) < 4 && (T)0.5 == (T)0 };                              \
+        enum { value = (int)sizeof(T) <= PS_PACKED_BYTES_##OP && (T)0.5 == (T)0 };                           \
         static __host__ __device__ __forceinline__ uint32_t combine(uint32_t a, uint32_t b) {                \
             return PS_PACKED_##OP((int)sizeof(T), (T)-1 < (T)0, a, b);                                       \
         }                                                                                                    \
@@ -117,6 +131,34 @@ static __host__ __device__ __forceinline__ uint32_t ps_packed_down(uint32_t lo, 
 #endif
 }
 
+/* The inclusive scan of one word's lanes (Reverse: from the top lane): the word combined with itself shifted by
+ * one lane, then two, e (the identity in every lane) shifted in. */
+template <class T, class Op, bool Reverse> struct ps_packed_word {
+    static __host__ __device__ __forceinline__ uint32_t scan(uint32_t w, uint32_t e) {
+#pragma unroll
+        for (unsigned s = 8 * sizeof(T); s < 32; s *= 2)
+            w = ps_packed<T, Op>::combine(w, Reverse ? ps_packed_down(w, e, s) : ps_packed_up(e, w, s));
+        return w;
+    }
+};
+#ifndef __CUDACC_RTC__
+/* The sum's by integer arithmetic. 2-byte lanes: one multiply (the low lane's carry falls off
+ * the word's top). 1-byte lanes: the even and the odd ones apart in 16-bit fields, whose headroom takes the
+ * carries; t = e + o holds the pairs' sums, and the fields' low bytes are the results. */
+template <class T, bool Reverse> struct ps_packed_word<T, ps_cuda_op_sum, Reverse> {
+    static __host__ __device__ __forceinline__ uint32_t scan(uint32_t w, uint32_t) {
+        if (sizeof(T) == 2) return Reverse ? ((w + (w >> 16)) & 0xffffu) | (w & 0xffff0000u) : w * 0x10001u;
+        const uint32_t e = w & 0x00ff00ffu, o = (w >> 8) & 0x00ff00ffu, t = e + o;
+        if (Reverse) { /* u = [b0 + b1 + b2 + b3, b2 + b3], v = [b1 + b2 + b3, b3] */
+            const uint32_t u = t + (t >> 16), v = o + (t >> 16);
+            return (u & 0x00ff00ffu) | (v & 0x00ff00ffu) << 8;
+        }
+        const uint32_t u = t * 0x10001u, v = e + (u << 16); /* u = [b0 + b1, all four], v = [b0, b0 + b1 + b2] */
+        return (v & 0x00ff00ffu) | (u & 0x00ff00ffu) << 8;
+    }
+};
+#endif
+
 /* The inclusive scan of the vector's elements in place, in element order (Reverse: from the last); returns the
  * vector's total (the last element's inclusive value in scan order). */
 template <class T, class Op, bool Reverse>
@@ -124,10 +166,7 @@ static __host__ __device__ __forceinline__ T ps_packed_scan(uint32_t w[4]) {
     typedef ps_packed<T, Op> K;
     const uint32_t e = ps_packed_splat<T>(Op::template identity<T>());
 #pragma unroll
-    for (int j = 0; j < 4; j++)
-#pragma unroll
-        for (unsigned s = 8 * sizeof(T); s < 32; s *= 2) /* the identity in the lanes shifted in */
-            w[j] = K::combine(w[j], Reverse ? ps_packed_down(w[j], e, s) : ps_packed_up(e, w[j], s));
+    for (int j = 0; j < 4; j++) w[j] = ps_packed_word<T, Op, Reverse>::scan(w[j], e);
 #pragma unroll
     for (int j = 1; j < 4; j++) {
         const int to = Reverse ? 3 - j : j, from = Reverse ? 4 - j : j - 1;
