@@ -113,6 +113,14 @@
 #ifndef PS_EXPAND_MIN_BLOCKS
 #define PS_EXPAND_MIN_BLOCKS 4
 #endif
+/* The launch bound of the 6144-item tiles of u32 counts: 5 caps their registers at 48 (ptxas: 8 bytes spilled), though
+ * shared memory keeps 4 blocks on an SM either way, and ran faster. H200, tune_expand, two runs (twenty-second
+ * session, docs/bench/h200-expand-knobs.csv), of copy at 2^24 / 2^26 / 2^28, average 4: 0.726 / 0.747 / 0.762 ->
+ * 0.734 / 0.758 / 0.776; average 64 and 2^20-2^22 within 0.003. The same sweep: 4096- and 5120-item tiles gained at
+ * 2^20-2^24 (average 4) but lost 0.02 at average 64, 8192 lost everywhere, budgets of 4 and 16 slots an item lost. */
+#ifndef PS_EXPAND_LARGE_MIN_BLOCKS
+#define PS_EXPAND_LARGE_MIN_BLOCKS 5
+#endif
 /* Tiles of at most this many counts a thread build their bits (their items' starts in the tile, a bit at each first
  * slot, the list of nonzero items) in warps 1-7 while warp 0 looks back (early()); larger ones after the look-back,
  * by the whole block (consume). 0: none early, 24: both shapes. H200, tune_expand, of copy, early against after
@@ -393,7 +401,8 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
     typedef smem S;
     enum {
         THREADS = PS_EXPAND_THREADS,
-        MIN_BLOCKS = PS_EXPAND_MIN_BLOCKS,
+        MIN_BLOCKS =
+            sizeof(C) == 4 && ITEMS_ > PS_EXPAND_SMALL_ITEMS ? PS_EXPAND_LARGE_MIN_BLOCKS : PS_EXPAND_MIN_BLOCKS,
         ITEMS = ITEMS_,
         TILE = smem::TILE,
         WARPS = PS_EXPAND_WARPS,

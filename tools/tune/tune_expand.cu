@@ -113,9 +113,9 @@ int main(int argc, char **argv) {
     cudaDeviceProp prop;
     tune_device_init(dev, &prop);
     printf("# %s, PS_EXPAND_ITEMS %d from %llu items (PS_EXPAND_SMALL_ITEMS %d below), PS_EXPAND_CHUNK_VT %d, "
-           "PS_EXPAND_BUDGET %d slots an item, blocks per SM %d, reps %d\n",
+           "PS_EXPAND_BUDGET %d slots an item, blocks per SM %d (large tiles of u32 counts %d), reps %d\n",
            prop.name, PS_EXPAND_ITEMS, (unsigned long long)PS_EXPAND_LARGE_FROM, PS_EXPAND_SMALL_ITEMS,
-           PS_EXPAND_CHUNK_VT, PS_EXPAND_BUDGET, (int)PS_EXPAND_MIN_BLOCKS, g_reps);
+           PS_EXPAND_CHUNK_VT, PS_EXPAND_BUDGET, (int)PS_EXPAND_MIN_BLOCKS, (int)PS_EXPAND_LARGE_MIN_BLOCKS, g_reps);
     printf("case,n,us,copy_us,of_copy,memset_us,of_memset,gbps,spread,check\n");
     const uint32_t cases[] = {3, 8, 128};
     for (uint32_t m : cases)
