@@ -2,7 +2,8 @@
 """plot_bench.py - turn `pscan bench --csv` files into the plots, the table and the target check of
 docs/performance.md.
 
-  plot_bench.py --png performance.png bench_i32.csv bench_i64.csv      GB/s against n, one panel per type
+  plot_bench.py --png performance.png bench_i32.csv bench_i64.csv      GB/s against n, one panel per type, and the
+                                                                       time per call on log axes below it
   plot_bench.py --markdown table.md bench_i32.csv bench_i64.csv        the GB/s and fraction-of-copy table
   plot_bench.py --summary [--spot bench_spot.csv] bench_i32.csv ...    per algorithm at 2^28 (of copy, of CUB),
                                                                        and issue 4's targets, PASS/MISS
@@ -79,21 +80,27 @@ def cmd_png(rows, path):
     import matplotlib.pyplot as plt
 
     types = types_of(rows)
-    fig, axes = plt.subplots(1, len(types), figsize=(7 * len(types), 5), squeeze=False)
+    # GB/s above; below, the time per call on log axes, where small n's latency (a call against a copy call) shows
+    fig, axes = plt.subplots(2, len(types), figsize=(7 * len(types), 9), squeeze=False)
     device = rows[0]["device"] if rows else ""
-    for ax, t in zip(axes[0], types):
+    for col, t in enumerate(types):
         sub = [r for r in rows if r["type"] == t]
         for algo in algo_order(sub):
-            pts = sorted((r["log2n"], r["gbps"]) for r in sub if r["algo"] == algo)
             style = {"copy": dict(color="black", linestyle="--", linewidth=2),
                      "cub": dict(color="tab:green", linewidth=2),
                      FLAGSHIP: dict(color="tab:red", linewidth=2.5)}.get(algo, dict(linewidth=1))
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, label=algo, **style)
-        ax.set_xlabel("n = 2^k elements")
-        ax.set_ylabel("GB/s = 2 n sizeof(T) / time")
-        ax.set_title("%s sum, %s" % (t, device))
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+            for ax, key in ((axes[0][col], "gbps"), (axes[1][col], "time_us")):
+                pts = sorted((r["log2n"], r[key]) for r in sub if r["algo"] == algo)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", markersize=3, label=algo, **style)
+        axes[0][col].set_ylabel("GB/s = 2 n sizeof(T) / time")
+        axes[0][col].set_title("%s sum, %s" % (t, device))
+        axes[1][col].set_yscale("log")
+        axes[1][col].set_ylabel("time per call, us (log)")
+        axes[1][col].set_title("%s sum: time per call" % t)
+        for ax in (axes[0][col], axes[1][col]):
+            ax.set_xlabel("n = 2^k elements")
+            ax.grid(True, alpha=0.3, which="both")
+            ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
 
