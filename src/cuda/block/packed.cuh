@@ -20,9 +20,10 @@
  * so a vector of u8 takes 8 + 3 combines and 3 permutes instead of 15 combines with 16 extracts and inserts.
  * Measured (H200, eighteenth session): u16 max 0.73 -> 0.92 of copy, u8 max 0.67 -> 0.77; the sums, whose element
  * combine is a plain add, measured slower packed that way (u8 0.858 -> 0.824, __vadd4 being several instructions
-on sm_90). The sum has a word scan of its own (ps_packed_word, below: the even and the odd bytes in 16-bit fields,
-one multiply-add for the pairs' prefix) and lanes added without carries across them (3-4 logic ops); with it the u8
-sum gains 1-2 points of copy at 2^24-2^30 (twenty-second session), the u16 sum nothing (kept unpacked).
+ * on sm_90). The sum has a word scan of its own (ps_packed_word, below: the even and the odd bytes in 16-bit
+ * fields, one multiply-add for the pairs' prefixes) and lanes added without carries across them (3-4 logic ops);
+ * with it the u8 sum gains 1-2 points of copy at 2^24-2^30 in the large tier (twenty-second session), the u16 sum
+ * nothing (kept unpacked).
  * Every operator here is commutative and exact on integers, so the order of a packed combine's operands does not
  * change a bit: the same results as the element-at-a-time scan. Reverse scans mirror it (shifts right, the first
  * lane copied).

@@ -98,6 +98,11 @@
 #ifndef PS_CHAIN_PREFETCH_FROM
 #define PS_CHAIN_PREFETCH_FROM 2048
 #endif
+/* Tuning (unset: off, and not yet timed): PS_CHAIN_PREFETCH_WAVE, the tiles resident at once (528 for the scan's
+ * large tier on an H200). In calls of fewer than PS_CHAIN_PREFETCH_FROM tiles, a tile of the first wave, its own
+ * input in, asks L2 for the input of the tile a wave after it while it waits: traced at 2^24 (twenty-second
+ * session, docs/performance.md) the first wave loads at once and then waits 17 us for the chain to walk it, with
+ * DRAM idle, while the second wave's loads start only as first-wave tiles finish. */
 
 /* Nanoseconds warp 0 sleeps before re-reading entries that were not ready (0: spin). */
 #ifndef PS_CHAIN_BACKOFF_NS
@@ -324,6 +329,10 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     const C aggregate = P::reduce(p, id, l, s);
 #if PS_CHAIN_TRACE
     const unsigned long long trace_loaded = ps_chain_now();
+#endif
+#ifdef PS_CHAIN_PREFETCH_WAVE
+    if (tiles < PS_CHAIN_PREFETCH_FROM && id < PS_CHAIN_PREFETCH_WAVE && id + PS_CHAIN_PREFETCH_WAVE < tiles)
+        ps_chain_prefetch<P>::run(p, id + PS_CHAIN_PREFETCH_WAVE);
 #endif
 
     /* ---- look-back: warp 0 publishes and finds the carry of everything before this tile ---- */
