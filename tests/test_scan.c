@@ -16,7 +16,9 @@
  * SERIAL algorithm, so that the CPU backend is tested like every other one.
  * Sizes beyond 2^16+1 (2^17 and 2^17+-1, 1000003, 2^20+1, 3*2^20+7) run every type x operator with one flag combination
  * each, rotating, so the table stays affordable on a 2-core CI machine; --quick keeps fewer of them and
- * --large adds 2^24+1 and 2^25-1 (for GPU runs).
+ * --large adds 2^24+1 and 2^25-1 (for GPU runs), and 2^28+17 for the 1-byte types only, the first size of their
+ * large tier on CUDA (256 MiB; its sums are packed a word at a time: block/packed.cuh), with all 16 flag
+ * combinations for the sum.
  *
  * Everything goes through the public API (pscan_memory_alloc/upload/download, pscan_context_synchronize), so
  * the same table runs on every backend. Both temporary-storage paths are used: a caller buffer of exactly
@@ -185,7 +187,8 @@ static long double random_float(test_rng *rng, const type_info *t, pscan_op op, 
 typedef struct harness {
     test_options opt;
     pscan_context *ctx;
-    size_t max_n;
+    size_t max_n;         /* the largest n of the run: the host buffers' size */
+    size_t determinism_n; /* the floats' repeated-bits check: the largest n every type runs at */
     unsigned char *h_in, *h_stage, *h_got, *h_check, *h_junk;
     uint64_t *exp_int;
     long double *exp_float;
@@ -433,7 +436,9 @@ static scan_case make_case(const type_info *t, pscan_op op, size_t n, unsigned c
 }
 
 /* Runs every type x operator at size n: all 16 flag combinations when full, else one, rotating. */
-static void run_size(harness *h, size_t n, unsigned size_index, int full) {
+/* full: every flag combination for every operator (1), for the sum only and one rotating for the others (2), or
+ * one rotating for each (0). elem_bytes: only the types of that many bytes (0: every type). */
+static void run_size(harness *h, size_t n, unsigned size_index, int full, size_t elem_bytes) {
     size_t bytes = (n + GUARD_ELEMS) * 8;
     if (pscan_memory_alloc(h->ctx, bytes, &h->d_in) != PSCAN_SUCCESS ||
         pscan_memory_alloc(h->ctx, bytes, &h->d_out) != PSCAN_SUCCESS) {
@@ -446,6 +451,7 @@ static void run_size(harness *h, size_t n, unsigned size_index, int full) {
     for (unsigned ti = 0; ti < TYPE_COUNT; ti++) {
         const type_info *t = &types[ti];
         if (h->opt.only_type >= 0 && (int)t->type != h->opt.only_type) continue;
+        if (elem_bytes && t->bytes != elem_bytes) continue;
         for (unsigned oi = 0; oi < OP_COUNT; oi++) {
             pscan_op op = ops[oi];
             if (h->opt.only_op >= 0 && (int)op != h->opt.only_op) continue;
@@ -453,7 +459,7 @@ static void run_size(harness *h, size_t n, unsigned size_index, int full) {
             uint64_t init_int;
             long double init_float;
             make_input(h, t, op, n, &init_int, &init_float);
-            if (full) {
+            if (full == 1 || (full == 2 && op == PSCAN_OP_SUM)) {
                 for (unsigned combo = 0; combo < 16; combo++) {
                     scan_case c = make_case(t, op, n, combo, size_index);
                     run_case(h, &c, init_int, init_float);
@@ -597,7 +603,7 @@ static void determinism_note(harness *h, const char *type_name, unsigned flags, 
 }
 
 static void run_determinism(harness *h) {
-    const size_t n = h->max_n;
+    const size_t n = h->determinism_n;
     for (unsigned fi = 0; fi < 2; fi++) {
         const type_info *t = &types[fi == 0 ? PSCAN_TYPE_F32 : PSCAN_TYPE_F64];
         if (h->opt.only_type >= 0 && h->opt.only_type != (int)t->type) continue;
@@ -669,11 +675,14 @@ int main(int argc, char **argv) {
     static const size_t quick_sizes[] = {131071, 131073, (1u << 20) + 1};
     static const size_t more_sizes[] = {131072, 1000003, 3u * (1u << 20) + 7};
     static const size_t large_sizes[] = {(1u << 24) + 1, (1u << 25) - 1};
+    static const size_t large_byte_size = (1u << 28) + 17; /* 1-byte types only */
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
     h.max_n = 3u * (1u << 20) + 7;
     if (h.opt.large) h.max_n = (1u << 25);
     if (h.opt.only_n > (long long)h.max_n) h.max_n = (size_t)h.opt.only_n;
+    h.determinism_n = h.max_n;
+    if (h.opt.large && h.max_n < large_byte_size) h.max_n = large_byte_size;
     int rc = test_open_context("test_scan", &h.opt, &h.ctx);
     if (rc != 0) return rc;
     printf("test_scan: algo %s, seed %" PRIu64 "%s%s\n", pscan_algo_name(h.opt.algo), h.opt.seed,
@@ -707,15 +716,17 @@ int main(int argc, char **argv) {
     if (h.opt.only_op < 0 || h.opt.only_op == (int)PSCAN_OP_SUM) run_determinism(&h);
     if (h.opt.only_n >= 0) {
         /* one size, any size, with all 16 flag combinations: a superset of what the full run did at it */
-        run_size(&h, (size_t)h.opt.only_n, 0, 1);
+        run_size(&h, (size_t)h.opt.only_n, 0, 1, 0);
     } else {
         unsigned size_index = 0;
-        for (size_t k = 0; k < COUNT_OF(full_sizes); k++) run_size(&h, full_sizes[k], size_index++, 1);
-        for (size_t k = 0; k < COUNT_OF(quick_sizes); k++) run_size(&h, quick_sizes[k], size_index++, 0);
+        for (size_t k = 0; k < COUNT_OF(full_sizes); k++) run_size(&h, full_sizes[k], size_index++, 1, 0);
+        for (size_t k = 0; k < COUNT_OF(quick_sizes); k++) run_size(&h, quick_sizes[k], size_index++, 0, 0);
         if (!h.opt.quick)
-            for (size_t k = 0; k < COUNT_OF(more_sizes); k++) run_size(&h, more_sizes[k], size_index++, 0);
-        if (h.opt.large)
-            for (size_t k = 0; k < COUNT_OF(large_sizes); k++) run_size(&h, large_sizes[k], size_index++, 0);
+            for (size_t k = 0; k < COUNT_OF(more_sizes); k++) run_size(&h, more_sizes[k], size_index++, 0, 0);
+        if (h.opt.large) {
+            for (size_t k = 0; k < COUNT_OF(large_sizes); k++) run_size(&h, large_sizes[k], size_index++, 0, 0);
+            run_size(&h, large_byte_size, size_index++, 2, 1);
+        }
     }
 
     if (h.failed) {
