@@ -435,9 +435,9 @@ static scan_case make_case(const type_info *t, pscan_op op, size_t n, unsigned c
     return c;
 }
 
-/* Runs every type x operator at size n: all 16 flag combinations when full, else one, rotating. */
-/* full: every flag combination for every operator (1), for the sum only and one rotating for the others (2), or
- * one rotating for each (0). elem_bytes: only the types of that many bytes (0: every type). */
+/* Runs every type x operator at size n. full: all 16 flag combinations for every operator (1), for the sum only and
+ * one, rotating, for the others (2), or one, rotating, for each (0). elem_bytes: only the types of that many bytes
+ * (0: every type). */
 static void run_size(harness *h, size_t n, unsigned size_index, int full, size_t elem_bytes) {
     size_t bytes = (n + GUARD_ELEMS) * 8;
     if (pscan_memory_alloc(h->ctx, bytes, &h->d_in) != PSCAN_SUCCESS ||

@@ -113,8 +113,8 @@
 #ifndef PS_EXPAND_MIN_BLOCKS
 #define PS_EXPAND_MIN_BLOCKS 4
 #endif
-/* The launch bound of the 6144-item tiles of u32 counts: 5 caps their registers at 48 (ptxas: 8 bytes spilled), though
- * shared memory keeps 4 blocks on an SM either way, and ran faster. H200, tune_expand, two runs (twenty-second
+/* The launch bound of the 6144-item tiles of u32 counts: 5 caps their registers at 48 (ptxas: 8 bytes spilled),
+ * though shared memory keeps 4 blocks on an SM either way, and ran faster. H200, tune_expand, two runs (twenty-second
  * session, docs/bench/h200-expand-knobs.csv), of copy at 2^24 / 2^26 / 2^28, average 4: 0.726 / 0.747 / 0.762 ->
  * 0.734 / 0.758 / 0.776; average 64 and 2^20-2^22 within 0.003. The same sweep: 4096- and 5120-item tiles gained at
  * 2^20-2^24 (average 4) but lost 0.02 at average 64, 8192 lost everywhere, budgets of 4 and 16 slots an item lost. */

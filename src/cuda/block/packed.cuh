@@ -143,9 +143,9 @@ template <class T, class Op, bool Reverse> struct ps_packed_word {
     }
 };
 #ifndef __CUDACC_RTC__
-/* The sum's by integer arithmetic. 2-byte lanes: one multiply (the low lane's carry falls off
- * the word's top). 1-byte lanes: the even and the odd ones apart in 16-bit fields, whose headroom takes the
- * carries; t = e + o holds the pairs' sums, and the fields' low bytes are the results. */
+/* The sum's by integer arithmetic. 2-byte lanes: one multiply (the low lane's carry falls off the word's top).
+ * 1-byte lanes: the even and the odd ones apart in 16-bit fields, whose headroom takes the carries; t = e + o holds
+ * the pairs' sums, and the fields' low bytes are the results. */
 template <class T, bool Reverse> struct ps_packed_word<T, ps_cuda_op_sum, Reverse> {
     static __host__ __device__ __forceinline__ uint32_t scan(uint32_t w, uint32_t) {
         if (sizeof(T) == 2) return Reverse ? ((w + (w >> 16)) & 0xffffu) | (w & 0xffff0000u) : w * 0x10001u;
