@@ -47,9 +47,10 @@ template <class P> struct tune_control : P {
  * aggregate and published each tile's prefix: 0.77-0.87 of copy against the window's 0.927 at 2^28 i32, H200,
  * seventeenth session; the code is in commit e1faad7.) Op: the sum, or another built-in operator (--types
  * product, ops). */
-template <class T, int VECS, int MINB, int E, bool ASYNC = false, class Op = ps_cuda_op_sum, int HELD = 0>
+template <class T, int VECS, int MINB, int E, bool ASYNC = false, class Op = ps_cuda_op_sum, int HELD = 0,
+          bool PACK = true>
 struct variant {
-    typedef ps_scan_program<T, Op, false, VECS, MINB, ASYNC, false, T, HELD> P;
+    typedef ps_scan_program<T, Op, false, VECS, MINB, ASYNC, false, T, HELD, PACK> P;
     enum { CONTROL = E == 0 };
     static void run(const T *in, T *out, uint64_t n, void *temp) {
         typename P::params p;
@@ -72,6 +73,8 @@ struct variant {
                                                                        : ".max";
         char held[16] = "";
         if (HELD) snprintf(held, sizeof held, ".h%d", HELD); /* of the VECS, HELD in registers */
+        if (!PACK && P::PACKED == 0 && ps_packed<T, Op>::value) /* a pair with a packed form, left unpacked */
+            snprintf(held + strlen(held), sizeof held - strlen(held), ".unpacked");
         if (E == 0)
             snprintf(buf, sizeof buf, "v%d%s.b%d.nolookback%s%s", VECS, held, MINB, ASYNC ? ".async" : "", op);
         else
@@ -466,6 +469,14 @@ int main(int argc, char **argv) {
                    variant<int64_t, 15, 4, 3, true, ps_cuda_op_sum, 2>,
                    variant<int64_t, 15, 4, 4, true, ps_cuda_op_sum, 2>>(min_log2, max_log2);
         bench_type<uint8_t, variant<uint8_t, 12, 4, 2, true>, variant<uint8_t, 12, 4, 3, true>>(min_log2, max_log2);
+        return 0;
+    }
+    /* u8 sums below the large tier (2^24-2^27: 0.78 / 0.75 / 0.81 / 0.85 of copy, twenty-second session; 2^25's 1024
+     * tiles of 32 KiB make 1.55 waves of 660): the library's 32 KiB tier unpacked, and packed, beside 40 KiB at 5
+     * blocks/SM and the large tier's 48 KiB at 4, packed */
+    if (strstr(types, "u8tier")) {
+        bench_type<uint8_t, variant<uint8_t, 8, 5, 2, true, ps_cuda_op_sum, 0, false>, variant<uint8_t, 8, 5, 2, true>,
+                   variant<uint8_t, 10, 5, 2, true>, variant<uint8_t, 12, 4, 2, true>>(min_log2, max_log2);
         return 0;
     }
     /* more held beside the library's 13 in shared memory with 2 held (the eighteenth session's default) */
