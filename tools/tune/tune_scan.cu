@@ -73,7 +73,7 @@ struct variant {
                                                                        : ".max";
         char held[16] = "";
         if (HELD) snprintf(held, sizeof held, ".h%d", HELD); /* of the VECS, HELD in registers */
-        if (!PACK && P::PACKED == 0 && ps_packed<T, Op>::value) /* a pair with a packed form, left unpacked */
+        if (!PACK && ps_packed<T, Op>::value) /* a pair with a packed form, left unpacked */
             snprintf(held + strlen(held), sizeof held - strlen(held), ".unpacked");
         if (E == 0)
             snprintf(buf, sizeof buf, "v%d%s.b%d.nolookback%s%s", VECS, held, MINB, ASYNC ? ".async" : "", op);
