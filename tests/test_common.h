@@ -156,7 +156,7 @@ typedef struct test_options {
     pscan_algo algo;
     uint64_t seed;
     int quick, full;
-    int large;             /* --large (test_scan): the sizes past 2^24 */
+    int large;             /* --large (test_scan): the sizes past 2^24 (1); --large-bytes: the 1-byte types' (2) */
     int strict_order;      /* --strict-order (test_reduce): the first NaN's bits, the earlier of equal elements */
     int only_type, only_op; /* --type T, --op O (test_scan): one type or operator; -1: all */
     long long only_n;      /* --n N (test_scan): one size; -1: all */
@@ -168,7 +168,7 @@ typedef struct test_options {
 enum {
     TEST_OPT_FULL = 1,         /* --full */
     TEST_OPT_SHARD = 2,        /* --shard K/N: only where the program skips by TEST_IN_SHARD */
-    TEST_OPT_LARGE = 4,        /* --large */
+    TEST_OPT_LARGE = 4,        /* --large, --large-bytes */
     TEST_OPT_STRICT_ORDER = 8, /* --strict-order */
     TEST_OPT_ONLY = 16,        /* --type, --op, --n */
 };
@@ -222,6 +222,8 @@ static inline int test_parse_options(const char *program, int argc, char **argv,
             o->full = 1;
         else if ((accept & TEST_OPT_LARGE) && strcmp(a, "--large") == 0)
             o->large = 1;
+        else if ((accept & TEST_OPT_LARGE) && strcmp(a, "--large-bytes") == 0)
+            o->large = 2;
         else if ((accept & TEST_OPT_STRICT_ORDER) && strcmp(a, "--strict-order") == 0)
             o->strict_order = 1;
         else if ((accept & TEST_OPT_SHARD) && v && strcmp(a, "--shard") == 0)
@@ -238,7 +240,7 @@ static inline int test_parse_options(const char *program, int argc, char **argv,
             fprintf(stderr, "usage: %s --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]",
                     program);
             fprintf(stderr, "%s%s%s%s%s\n", accept & TEST_OPT_FULL ? " [--full]" : "",
-                    accept & TEST_OPT_LARGE ? " [--large]" : "", accept & TEST_OPT_STRICT_ORDER ? " [--strict-order]" : "",
+                    accept & TEST_OPT_LARGE ? " [--large | --large-bytes]" : "", accept & TEST_OPT_STRICT_ORDER ? " [--strict-order]" : "",
                     accept & TEST_OPT_SHARD ? " [--shard K/N]" : "", accept & TEST_OPT_ONLY ? " [--type T] [--op O] [--n N]" : "");
             return 1;
         }
