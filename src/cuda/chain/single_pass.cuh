@@ -51,7 +51,8 @@
  *    done when it looked, so float results repeat bit for bit; the price against the classic look-back
  *    (which takes the nearest inclusive prefix it finds) is that every tile waits for the one exactly W back
  *    to finish, so the chain moves W tiles per round trip. (A group variant, waiting for the last tile of the
- *    previous group of W, and a Fenwick-tree variant, were measured slower: docs/performance.md.)
+ *    previous group of W, and a Fenwick-tree variant, were measured slower: docs/performance.md; so were windows of
+ *    256-1024 tiles read by the whole block, on the branch wip/chain-block-lookback, twenty-third session.)
  *  - Carries of any size: warp shuffles go word by word (block/warp.cuh), entries carry 32 value bits per
  *    64-bit word (tile_state.cuh).
  *  - Absorbing carries cut the chain. A tile whose aggregate absorbs everything before it (P::absorbs) publishes
@@ -91,18 +92,15 @@
  * 0.960, u16 0.933 -> 0.953, u8 0.865 -> 0.889, f32 0.921 -> 0.946, f64 0.923 -> 0.949; 2^26 i32 0.916 -> 0.934;
  * expand at average 4 0.725 -> 0.763, 1.5 0.547 -> 0.586. 32-128 tiles ahead measured alike; 256 lost (i32 0.706:
  * the lines are fetched too early and fetched again). Below about 2000 tiles (the input about the size of L2) it
- * lost: 2^24 i32 (1092 tiles) 0.884 -> 0.853, so small calls do without. */
+ * lost: 2^24 i32 (1092 tiles) 0.884 -> 0.853, so small calls do without. Nor does the first wave gain by asking
+ * for the next wave's input while it waits (twenty-third session, docs/bench/h200-scan-prefetch-wave.csv: i32 2^24
+ * 0.875 -> 0.885 half a wave ahead, 0.818 a wave ahead; the other types within their spread). */
 #ifndef PS_CHAIN_PREFETCH
 #define PS_CHAIN_PREFETCH 64
 #endif
 #ifndef PS_CHAIN_PREFETCH_FROM
 #define PS_CHAIN_PREFETCH_FROM 2048
 #endif
-/* Tuning (unset: off, and not yet timed): PS_CHAIN_PREFETCH_WAVE, the tiles resident at once (528 for the scan's
- * large tier on an H200). In calls of fewer than PS_CHAIN_PREFETCH_FROM tiles, a tile of the first wave, its own
- * input in, asks L2 for the input of the tile a wave after it while it waits: traced at 2^24 (twenty-second
- * session, docs/performance.md) the first wave loads at once and then waits 17 us for the chain to walk it, with
- * DRAM idle, while the second wave's loads start only as first-wave tiles finish. */
 
 /* Nanoseconds warp 0 sleeps before re-reading entries that were not ready (0: spin). */
 #ifndef PS_CHAIN_BACKOFF_NS
@@ -329,10 +327,6 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     const C aggregate = P::reduce(p, id, l, s);
 #if PS_CHAIN_TRACE
     const unsigned long long trace_loaded = ps_chain_now();
-#endif
-#ifdef PS_CHAIN_PREFETCH_WAVE
-    if (tiles < PS_CHAIN_PREFETCH_FROM && id < PS_CHAIN_PREFETCH_WAVE && id + PS_CHAIN_PREFETCH_WAVE < tiles)
-        ps_chain_prefetch<P>::run(p, id + PS_CHAIN_PREFETCH_WAVE);
 #endif
 
     /* ---- look-back: warp 0 publishes and finds the carry of everything before this tile ---- */
