@@ -661,16 +661,11 @@ template <int ITEMS> struct ps_expand_smem_of {
     typedef ps_expand_smem<ITEMS> smem;
 };
 
-/* Tuning: PS_EXPAND_DEFERRED_MIN_BLOCKS, a launch bound on the second pass (unset: none; it runs 125 registers,
- * and its 84 KiB of shared memory keep 2 blocks on an SM), to time a register cap as the first pass's
- * PS_EXPAND_LARGE_MIN_BLOCKS gained by one (not yet run). */
-#ifdef PS_EXPAND_DEFERRED_MIN_BLOCKS
-#define PS_EXPAND_DEFERRED_BOUNDS __launch_bounds__(PS_EXPAND_THREADS, PS_EXPAND_DEFERRED_MIN_BLOCKS)
-#else
-#define PS_EXPAND_DEFERRED_BOUNDS __launch_bounds__(PS_EXPAND_THREADS)
-#endif
+/* No launch bound beyond the block size: the second pass runs 125 registers, and its 84 KiB of shared memory keep 2
+ * blocks on an SM. Capped at 80 or 64 registers (bounds of 3 and 4 blocks, no spill) it ran slower, average count
+ * 64 at 2^24 0.745 -> 0.723 / 0.727 of copy (H200, twenty-third session, docs/bench/h200-expand-caps.csv). */
 template <class C, class I, int ITEMS>
-__global__ void PS_EXPAND_DEFERRED_BOUNDS ps_expand_deferred_kernel(const ps_expand_params p) {
+__global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expand_deferred_kernel(const ps_expand_params p) {
     typedef ps_expand_smem<ITEMS> S;
     enum { TILE = S::TILE };
     __shared__ typename ps_chain_smem<ps_expand_smem_of<ITEMS>>::static_type s_static;
