@@ -459,6 +459,7 @@ static void run_size(harness *h, size_t n, unsigned size_index, int full, size_t
             pscan_op op = ops[oi];
             if (h->opt.only_op >= 0 && (int)op != h->opt.only_op) continue;
             if (t->is_float && op_is_bitwise(op)) continue;
+            if (full == 2 && op != PSCAN_OP_SUM && ((ti + oi) & 1u)) continue; /* every other operator on one type */
             uint64_t init_int;
             long double init_float;
             make_input(h, t, op, n, &init_int, &init_float);
@@ -474,8 +475,6 @@ static void run_size(harness *h, size_t n, unsigned size_index, int full, size_t
                     scan_case c = make_case(t, op, n, combo, size_index);
                     run_case(h, &c, init_int, init_float);
                 }
-            } else if (full == 2 && ((ti + oi) & 1u)) {
-                continue; /* every other operator on one of the types */
             } else {
                 unsigned combo = (ti * 7u + oi * 3u + size_index * 5u) & 15u;
                 scan_case c = make_case(t, op, n, combo, size_index);
