@@ -480,9 +480,10 @@ int main(int argc, char **argv) {
         return 0;
     }
     /* u8 sums at the large tier's larger tiles, now that the sums are packed (twenty-third session): the library's 12
-     * vectors in shared memory beside 13, and 14 of which 1 is held in registers (14 and 15 with 2 held, which spill 8 bytes,
-     * lost 4-5 points: docs/bench/h200-scan-u8-big.csv), the no-look-back control of the 12, and the 32 KiB tier
-     * packed with its control (build with -DPS_SCAN_GROUPED_WARP=1 beside a plain build for the grouped warp scan) */
+     * vectors in shared memory beside 13, and 14 of which 1 is held in registers (14 and 15 with 2 held, which spill 8
+     * bytes, lost 4-5 points: docs/bench/h200-scan-u8-big.csv), the no-look-back control of the 12, and the 32 KiB
+     * tier packed with its control (build with -DPS_SCAN_GROUPED_WARP=1 beside a plain build for the grouped warp
+     * scan) */
     if (strstr(types, "onebyte")) {
         bench_type<uint8_t, variant<uint8_t, 12, 4, 2, true>, variant<uint8_t, 13, 4, 2, true>,
                    variant<uint8_t, 14, 4, 2, true, ps_cuda_op_sum, 1>, variant<uint8_t, 12, 4, 0, true>,
