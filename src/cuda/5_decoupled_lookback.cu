@@ -208,6 +208,7 @@ struct ps_scan_program {
          * last tile writes init (+) everything, the next piece's carry, so the host never waits in between */
         const T *init_device;
         T *total_out;
+        uint32_t stagger_row; /* the chain's stagger_row hook (chain/single_pass.cuh): the large tier's calls */
     };
     struct smem {
         uint4 parked[SMEM_VECS][THREADS]; /* each thread's scanned vectors, its own slots */
@@ -293,6 +294,8 @@ struct ps_scan_program {
         else
             s.parked[k < SMEM_VECS ? k : 0][threadIdx.x] = v;
     }
+
+    static __device__ __forceinline__ uint32_t stagger_row(const params &p) { return p.stagger_row; }
 
     /* The input tile `tile` (in the order tiles start) reads, asked of L2 ahead of it (chain/single_pass.cuh). */
     static __device__ __forceinline__ void prefetch(const params &p, uint32_t tile) {
@@ -663,6 +666,8 @@ static cudaError_t dlb_launch(const ps_request *req, const ps_cuda_device *dev) 
     memcpy(&p.init, req->init.bytes, sizeof(T));
     p.init_device = (const T *)req->init_device;
     p.total_out = (T *)req->total_out;
+    /* the first wave of a large call starts row by row (chain/single_pass.cuh, PS_CHAIN_STAGGER_CYCLES) */
+    p.stagger_row = Tier == DLB_LARGE ? (uint32_t)dev->sm_count : 0;
     return ps_chain_single_pass<P>(p, p.tiles, req->temp, dev->stream);
 }
 

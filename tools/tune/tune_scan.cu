@@ -29,6 +29,7 @@
 #include "chain/even_share.cuh"
 
 static int g_sms = 132;
+static int g_stagger = 1; /* --stagger 0: the first wave starts at once (chain/single_pass.cuh) */
 
 
 
@@ -60,6 +61,8 @@ struct variant {
         p.n = n;
         p.tiles = (uint32_t)((n + P::TILE - 1) / P::TILE);
         p.aligned = 1;
+        /* the library staggers the first wave of its large tier (40-64 KiB tiles); --stagger 0 turns it off */
+        p.stagger_row = g_stagger && P::TILE * sizeof(T) >= 40 * 1024 ? (uint32_t)g_sms : 0;
         if (E == 0) {
             CK(ps_chain_given<tune_control<P>>(p, p.tiles, 0));
         } else {
@@ -345,6 +348,7 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--types")) types = argv[i + 1];
         if (!strcmp(argv[i], "--reps")) g_reps = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--trace-dir")) trace_dir = argv[i + 1];
+        if (!strcmp(argv[i], "--stagger")) g_stagger = atoi(argv[i + 1]);
     }
     int dev = 0, l2 = 0;
     CK(cudaGetDevice(&dev));
