@@ -55,7 +55,9 @@
  *   NVIDIA H200 (2026-11-28, twentieth session, 52 KiB tiles + 2 held vectors for 2- to 8-byte integers, the
  *                input of the tile 64 ahead prefetched into L2 by the chain driver): u16 0.95 / 2.03x, i32 0.96 /
  *                1.32x, i64 0.96 / 1.18x, f32 0.95; u8 (twenty-first session, 48 KiB, none held) 0.87 / 3.58x, at
- *                2^30 0.92 (median of 25)
+ *                2^30 0.92 (median of 25); twenty-fourth session, with the first wave of a large call started
+ *                row by row (stagger_row() below): i32 0.97 / 1.32x at 2^28, 0.91 / 1.35x at 2^24 (was 0.88),
+ *                i64 0.96 / 1.18x at 2^28, 0.93 at 2^24 (was 0.90), u16 0.96 / 2.06x, u8 0.90 / 3.69x
  * and 1.2-1.5x CUB at 2^16. What is left is the look-back's wait: the same program without the chain runs at
  * 0.98 of copy on both (docs/performance.md, 2026-11-24); traced (PS_CHAIN_TRACE), an H200 tile of the large tier
  * loads in 4 us and waits 8 us for the inclusive prefix W tiles back (docs/performance.md, sixteenth session),

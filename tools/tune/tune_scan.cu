@@ -29,7 +29,9 @@
 #include "chain/even_share.cuh"
 
 static int g_sms = 132;
-static int g_stagger = 1; /* --stagger 0: the first wave starts at once (chain/single_pass.cuh) */
+/* --stagger: 1 (as the library) the first wave of the large tiles (40-64 KiB) starts row by row
+ * (chain/single_pass.cuh, PS_CHAIN_STAGGER_CYCLES), 0 no tile's, 2 every tile size's (the 32 KiB tier too) */
+static int g_stagger = 1;
 
 
 
@@ -61,8 +63,7 @@ struct variant {
         p.n = n;
         p.tiles = (uint32_t)((n + P::TILE - 1) / P::TILE);
         p.aligned = 1;
-        /* the library staggers the first wave of its large tier (40-64 KiB tiles); --stagger 0 turns it off */
-        p.stagger_row = g_stagger && P::TILE * sizeof(T) >= 40 * 1024 ? (uint32_t)g_sms : 0;
+        p.stagger_row = g_stagger == 2 || (g_stagger == 1 && P::TILE * sizeof(T) >= 40 * 1024) ? (uint32_t)g_sms : 0;
         if (E == 0) {
             CK(ps_chain_given<tune_control<P>>(p, p.tiles, 0));
         } else {
@@ -478,6 +479,20 @@ int main(int argc, char **argv) {
     /* u8 sums below the large tier (2^24-2^27: 0.78 / 0.75 / 0.81 / 0.85 of copy, twenty-second session; 2^25's 1024
      * tiles of 32 KiB make 1.55 waves of 660): the library's 32 KiB tier unpacked, and packed, beside 40 KiB at 5
      * blocks/SM and the large tier's 48 KiB at 4, packed */
+    /* the first wave's stagger (twenty-fourth session) in the 32 KiB tier as the library runs it (8 vectors at 5
+     * blocks/SM, sums unpacked) beside the large tier's, per type: run a build per PS_CHAIN_STAGGER_CYCLES with
+     * --stagger 2 beside one with --stagger 0 */
+    if (strstr(types, "stagger")) {
+        bench_type<int32_t, variant<int32_t, 8, 5, 2, true, ps_cuda_op_sum, 0, false>,
+                   variant<int32_t, 15, 4, 2, true, ps_cuda_op_sum, 2>>(min_log2, max_log2);
+        bench_type<int64_t, variant<int64_t, 8, 5, 2, true, ps_cuda_op_sum, 0, false>,
+                   variant<int64_t, 15, 4, 2, true, ps_cuda_op_sum, 2>>(min_log2, max_log2);
+        bench_type<uint16_t, variant<uint16_t, 8, 5, 2, true, ps_cuda_op_sum, 0, false>,
+                   variant<uint16_t, 15, 4, 2, true, ps_cuda_op_sum, 2>>(min_log2, max_log2);
+        bench_type<uint8_t, variant<uint8_t, 8, 5, 2, true, ps_cuda_op_sum, 0, false>,
+                   variant<uint8_t, 12, 4, 2, true>>(min_log2, max_log2);
+        return 0;
+    }
     if (strstr(types, "u8tier")) {
         bench_type<uint8_t, variant<uint8_t, 8, 5, 2, true, ps_cuda_op_sum, 0, false>, variant<uint8_t, 8, 5, 2, true>,
                    variant<uint8_t, 10, 5, 2, true>, variant<uint8_t, 12, 4, 2, true>>(min_log2, max_log2);

@@ -115,7 +115,7 @@
  * 0.894, 2^25 0.900 -> 0.921, 2^26 0.927 -> 0.945, 2^28 0.960 -> 0.965; i64 2^24 0.886 -> 0.912; u16 2^24 0.796
  * -> 0.846; f64 2^24 0.884 -> 0.908; u8 2^28 0.884 -> 0.897. 1500, 3000, 5000, 7000, 10000 and 14000 cycles
  * timed: 5000 best or within 0.01 everywhere; 7000 and up lose below 2^25. A self-clocked start (row r once the
- * tile a row before has its aggregate out) lost 2-4 points: the poll costs a round trip under the load. 0: off. */
+ * tile a row before has its aggregate out) lost 2-6 points: the poll costs a round trip under the load. 0: off. */
 #ifndef PS_CHAIN_STAGGER_CYCLES
 #define PS_CHAIN_STAGGER_CYCLES 5000
 #endif
