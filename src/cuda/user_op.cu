@@ -97,10 +97,12 @@ static const char nvrtc_string[] = "/* memcpy is an NVRTC builtin */\n";
 static size_t align_up(size_t x, size_t a) { return (x + a - 1) / a * a; }
 
 /* ps_scan_program::params: in, out, n, tiles, exclusive, aligned, init, then init_device and total_out (two
- * pointers of the out-of-core path, left NULL here: the memset zeroes them). */
+ * pointers of the out-of-core path) and stagger_row (a uint32_t, the chain's first-wave stagger), all left zero
+ * here by the memset. */
 static size_t scan_init_offset(size_t align) { return align_up(36, align); }
 static size_t scan_params_bytes(size_t bytes, size_t align) {
-    return align_up(align_up(scan_init_offset(align) + bytes, 8) + 2 * sizeof(void *), align > 8 ? align : 8);
+    return align_up(align_up(scan_init_offset(align) + bytes, 8) + 2 * sizeof(void *) + sizeof(uint32_t),
+                    align > 8 ? align : 8);
 }
 /* ps_reduce_program::params: in, result, n, tiles, aligned, init. */
 static size_t reduce_init_offset(size_t align) { return align_up(32, align); }

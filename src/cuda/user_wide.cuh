@@ -55,6 +55,7 @@ template <class T, class Op, bool Reverse, bool Reduce, int ITEMS_, int MIN_BLOC
         T init;
         const T *init_device;
         T *total_out;
+        uint32_t stagger_row; /* unused here: the wide programs declare no stagger_row hook */
     };
     struct reduce_params {
         const T *in;
