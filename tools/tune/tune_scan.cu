@@ -476,9 +476,6 @@ int main(int argc, char **argv) {
         bench_type<uint8_t, variant<uint8_t, 12, 4, 2, true>, variant<uint8_t, 12, 4, 3, true>>(min_log2, max_log2);
         return 0;
     }
-    /* u8 sums below the large tier (2^24-2^27: 0.78 / 0.75 / 0.81 / 0.85 of copy, twenty-second session; 2^25's 1024
-     * tiles of 32 KiB make 1.55 waves of 660): the library's 32 KiB tier unpacked, and packed, beside 40 KiB at 5
-     * blocks/SM and the large tier's 48 KiB at 4, packed */
     /* the first wave's stagger (twenty-fourth session) in the 32 KiB tier as the library runs it (8 vectors at 5
      * blocks/SM, sums unpacked) beside the large tier's, per type: run a build per PS_CHAIN_STAGGER_CYCLES with
      * --stagger 2 beside one with --stagger 0 */
@@ -493,6 +490,9 @@ int main(int argc, char **argv) {
                    variant<uint8_t, 12, 4, 2, true>>(min_log2, max_log2);
         return 0;
     }
+    /* u8 sums below the large tier (2^24-2^27: 0.78 / 0.75 / 0.81 / 0.85 of copy, twenty-second session; 2^25's 1024
+     * tiles of 32 KiB make 1.55 waves of 660): the library's 32 KiB tier unpacked, and packed, beside 40 KiB at 5
+     * blocks/SM and the large tier's 48 KiB at 4, packed */
     if (strstr(types, "u8tier")) {
         bench_type<uint8_t, variant<uint8_t, 8, 5, 2, true, ps_cuda_op_sum, 0, false>, variant<uint8_t, 8, 5, 2, true>,
                    variant<uint8_t, 10, 5, 2, true>, variant<uint8_t, 12, 4, 2, true>>(min_log2, max_log2);
