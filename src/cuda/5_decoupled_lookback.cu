@@ -198,6 +198,9 @@ struct ps_scan_program {
     static_assert(sizeof(In) <= sizeof(T), "the element read is at most the carry's size");
     static_assert(!ASYNC || ps_scan_same<In, T>::value, "ASYNC copies raw bytes: a widening program cannot use it");
     static_assert(REG_VECS == 0 || (ASYNC && !BLOCKED && REG_VECS < VECS), "held vectors: the cp.async path only");
+    /* user_op.cu lays these bytes out by hand for its NVRTC launches, and user_wide.cuh mirrors them member for
+     * member: a change here goes there too (the NVRTC text's static_asserts fail otherwise, which
+     * test_userop_nvrtc shows without a GPU) */
     struct params {
         const In *in;
         T *out;
