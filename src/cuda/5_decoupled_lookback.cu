@@ -57,7 +57,9 @@
  *                1.32x, i64 0.96 / 1.18x, f32 0.95; u8 (twenty-first session, 48 KiB, none held) 0.87 / 3.58x, at
  *                2^30 0.92 (median of 25); twenty-fourth session, with the first wave of a large call started
  *                row by row (stagger_row() below): i32 0.97 / 1.32x at 2^28, 0.91 / 1.35x at 2^24 (was 0.88),
- *                i64 0.96 / 1.18x at 2^28, 0.93 at 2^24 (was 0.90), u16 0.96 / 2.06x, u8 0.90 / 3.69x
+ *                i64 0.96 / 1.18x at 2^28, 0.93 at 2^24 (was 0.90), u16 0.96 / 2.06x, u8 0.90 / 3.69x;
+ *                twenty-fifth session, the 32 KiB tier staggered too (its wait by its bytes): u8 0.79 / 2.61x at
+ *                2^24 (was 0.77), 0.77 at 2^25 (0.74); u16 0.76 at 2^22 (0.72), 0.78 at 2^23 (0.75)
  * and 1.2-1.5x CUB at 2^16. What is left is the look-back's wait: the same program without the chain runs at
  * 0.98 of copy on both (docs/performance.md, 2026-11-24); traced (PS_CHAIN_TRACE), an H200 tile of the large tier
  * loads in 4 us and waits 8 us for the inclusive prefix W tiles back (docs/performance.md, sixteenth session),
@@ -190,6 +192,7 @@ struct ps_scan_program {
         SMEM_VECS = VECS - REG_VECS,
         TILE = VEC * VECS * THREADS,
         TILE_VECS = VECS * THREADS,
+        TILE_READ_BYTES = TILE * sizeof(In), /* the first wave's stagger waits in proportion (chain/single_pass.cuh) */
         /* a vector's scan and results a word at a time (PS_SCAN_PACKED; block/packed.cuh), where the tier's
          * PACK (dlb_launch) keeps it */
         PACKED = PS_SCAN_PACKED && PACK && !BLOCKED && ps_packed<T, Op>::value
@@ -213,7 +216,7 @@ struct ps_scan_program {
          * last tile writes init (+) everything, the next piece's carry, so the host never waits in between */
         const T *init_device;
         T *total_out;
-        uint32_t stagger_row; /* the chain's stagger_row hook (chain/single_pass.cuh): the large tier's calls */
+        uint32_t stagger_row; /* the chain's stagger_row hook (chain/single_pass.cuh): all but the small tier's */
     };
     struct smem {
         uint4 parked[SMEM_VECS][THREADS]; /* each thread's scanned vectors, its own slots */
@@ -671,8 +674,10 @@ static cudaError_t dlb_launch(const ps_request *req, const ps_cuda_device *dev) 
     memcpy(&p.init, req->init.bytes, sizeof(T));
     p.init_device = (const T *)req->init_device;
     p.total_out = (T *)req->total_out;
-    /* the first wave of a large call starts row by row (chain/single_pass.cuh, PS_CHAIN_STAGGER_CYCLES) */
-    p.stagger_row = Tier == DLB_LARGE ? (uint32_t)dev->sm_count : 0;
+    /* the first wave of a call of more than one wave starts row by row (chain/single_pass.cuh,
+     * PS_CHAIN_STAGGER_CYCLES_PER_KIB): the large tier since the twenty-fourth session, the 32 KiB tier since the
+     * twenty-fifth (H200, tune_scan --types stagger: 1-5 points of copy at 2^21-2^27, every type) */
+    p.stagger_row = Tier != DLB_SMALL ? (uint32_t)dev->sm_count : 0;
     return ps_chain_single_pass<P>(p, p.tiles, req->temp, dev->stream);
 }
 

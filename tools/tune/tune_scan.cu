@@ -29,8 +29,8 @@
 #include "chain/even_share.cuh"
 
 static int g_sms = 132;
-/* --stagger: 1 (as the library) the first wave of the large tiles (40-64 KiB) starts row by row
- * (chain/single_pass.cuh, PS_CHAIN_STAGGER_CYCLES), 0 no tile's, 2 every tile size's (the 32 KiB tier too) */
+/* --stagger: 1 (as the library since the twenty-fifth session; 2 the same) the first wave of every tile size starts
+ * row by row (chain/single_pass.cuh, PS_CHAIN_STAGGER_CYCLES_PER_KIB), 0 no tile's */
 static int g_stagger = 1;
 
 
@@ -63,7 +63,7 @@ struct variant {
         p.n = n;
         p.tiles = (uint32_t)((n + P::TILE - 1) / P::TILE);
         p.aligned = 1;
-        p.stagger_row = g_stagger == 2 || (g_stagger == 1 && P::TILE * sizeof(T) >= 40 * 1024) ? (uint32_t)g_sms : 0;
+        p.stagger_row = g_stagger ? (uint32_t)g_sms : 0;
         if (E == 0) {
             CK(ps_chain_given<tune_control<P>>(p, p.tiles, 0));
         } else {
@@ -476,9 +476,9 @@ int main(int argc, char **argv) {
         bench_type<uint8_t, variant<uint8_t, 12, 4, 2, true>, variant<uint8_t, 12, 4, 3, true>>(min_log2, max_log2);
         return 0;
     }
-    /* the first wave's stagger (twenty-fourth session) in the 32 KiB tier as the library runs it (8 vectors at 5
-     * blocks/SM, sums unpacked) beside the large tier's, per type: run a build per PS_CHAIN_STAGGER_CYCLES with
-     * --stagger 2 beside one with --stagger 0 */
+    /* the first wave's stagger in the 32 KiB tier as the library runs it (8 vectors at 5 blocks/SM, sums unpacked)
+     * beside the large tier's, per type: run a build per PS_CHAIN_STAGGER_CYCLES_PER_KIB with --stagger 1 beside
+     * one with --stagger 0 (docs/bench/h200-scan-stagger-tier.csv, -kib.csv: twenty-fifth session) */
     if (strstr(types, "stagger")) {
         bench_type<int32_t, variant<int32_t, 8, 5, 2, true, ps_cuda_op_sum, 0, false>,
                    variant<int32_t, 15, 4, 2, true, ps_cuda_op_sum, 2>>(min_log2, max_log2);

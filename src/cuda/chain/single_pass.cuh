@@ -24,9 +24,10 @@
  *   static void prefetch(const params &, uint32_t tile)
  *                                      ask L2 for the input tile `tile` will read (block/prefetch.cuh): a tile
  *                                      starting calls it for the tile PS_CHAIN_PREFETCH ahead (below)
- *   static uint32_t stagger_row(const params &)
+ *   static uint32_t stagger_row(const params &), with enum TILE_READ_BYTES
  *                                      the tiles of one row of the first wave (the SM count) for a call whose
- *                                      first wave should start row by row (below, PS_CHAIN_STAGGER_CYCLES); 0 not
+ *                                      first wave should start row by row (below, PS_CHAIN_STAGGER_CYCLES_PER_KIB;
+ *                                      a row waits in proportion to the bytes a tile reads); 0 not
  *   static bool total_wanted(const params &);  static void total(const params &, carry total, local &, smem &)
  *                                      when total_wanted, total runs in every thread before consume, with the
  *                                      carry after the last tile (the initial carry and every aggregate, in
@@ -106,18 +107,22 @@
 #endif
 
 /* The first wave's tiles start row by row, for programs whose stagger_row(p) is a row (one tile an SM): the
- * first MIN_BLOCKS rows are resident at once, and row r waits r x PS_CHAIN_STAGGER_CYCLES SM cycles before it loads.
+ * first MIN_BLOCKS rows are resident at once, and row r waits r x PS_CHAIN_STAGGER_CYCLES_PER_KIB x (the KiB a
+ * tile reads) SM cycles before it loads.
  * Why: at 2^24 the 528 tiles of a scan's first wave ask for 27 MB at once, so every load ends late and at about
  * the same time, and the chain, which needs tile 0's aggregate first, starts only then (the twenty-second
  * session's trace: 16.5 us from a first-wave tile's start to its prefix, 9-11 us later on). A row alone loads in
  * about 2 us, the chain starts then, and rows 1-3 load while it runs. H200, tune_scan --types defaults (the
- * scan's large tier), of copy, twenty-fourth session (docs/bench/h200-scan-stagger.csv): i32 2^24 0.872 ->
- * 0.894, 2^25 0.900 -> 0.921, 2^26 0.927 -> 0.945, 2^28 0.960 -> 0.965; i64 2^24 0.886 -> 0.912; u16 2^24 0.796
- * -> 0.846; f64 2^24 0.884 -> 0.908; u8 2^28 0.884 -> 0.897. 1500, 3000, 5000, 7000, 10000 and 14000 cycles
- * timed: 5000 best or within 0.01 everywhere; 7000 and up lose below 2^25. A self-clocked start (row r once the
- * tile a row before has its aggregate out) lost 2-6 points: the poll costs a round trip under the load. 0: off. */
-#ifndef PS_CHAIN_STAGGER_CYCLES
-#define PS_CHAIN_STAGGER_CYCLES 5000
+ * scan's large tier, 60 KiB tiles), of copy, twenty-fourth session (docs/bench/h200-scan-stagger.csv): i32 2^24
+ * 0.872 -> 0.894, 2^25 0.900 -> 0.921, 2^26 0.927 -> 0.945, 2^28 0.960 -> 0.965; i64 2^24 0.886 -> 0.912; u16 2^24
+ * 0.796 -> 0.846; f64 2^24 0.884 -> 0.908; u8 2^28 0.884 -> 0.897. 1500, 3000, 5000, 7000, 10000 and 14000
+ * cycles a row timed: 5000 best or within 0.01 everywhere; 7000 and up lose below 2^25. A self-clocked start (row
+ * r once the tile a row before has its aggregate out) lost 2-6 points: the poll costs a round trip under the load.
+ * The time a row needs alone is its bytes over the bandwidth, so the wait goes with the tile's bytes: the 32 KiB
+ * tier (twenty-fifth session, docs/bench/h200-scan-stagger-tier.csv, tune_scan --types stagger) was best at
+ * 2000-3000 cycles and lost with 5000-6000; 5000 / 60 KiB = 83 a KiB gives it 2656. 0: off. */
+#ifndef PS_CHAIN_STAGGER_CYCLES_PER_KIB
+#define PS_CHAIN_STAGGER_CYCLES_PER_KIB 83
 #endif
 
 /* Nanoseconds warp 0 sleeps before re-reading entries that were not ready (0: spin). */
@@ -192,9 +197,11 @@ template <class P> struct ps_chain_prefetch<P, typename ps_chain_void<decltype(&
 
 template <class P, class = void> struct ps_chain_stagger {
     static __device__ __forceinline__ uint32_t row(const typename P::params &) { return 0; }
+    enum { CYCLES = 0 };
 };
 template <class P> struct ps_chain_stagger<P, typename ps_chain_void<decltype(&P::stagger_row)>::type> {
     static __device__ __forceinline__ uint32_t row(const typename P::params &p) { return P::stagger_row(p); }
+    enum { CYCLES = (uint64_t)PS_CHAIN_STAGGER_CYCLES_PER_KIB * P::TILE_READ_BYTES / 1024 }; /* a row's wait */
 };
 
 template <class P, class = void> struct ps_chain_total {
@@ -346,11 +353,11 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
 #if PS_CHAIN_TRACE
     const unsigned long long trace_start = ps_chain_now();
 #endif
-    if (PS_CHAIN_STAGGER_CYCLES) {
+    if (PS_CHAIN_STAGGER_CYCLES_PER_KIB) {
         const uint32_t row = ps_chain_stagger<P>::row(p);
         if (row && id >= row && id < row * (uint32_t)P::MIN_BLOCKS) { /* the same for the whole block */
             if (threadIdx.x == 0) {
-                const long long t0 = clock64(), wait = (long long)(id / row) * PS_CHAIN_STAGGER_CYCLES;
+                const long long t0 = clock64(), wait = (long long)(id / row) * ps_chain_stagger<P>::CYCLES;
                 while (clock64() - t0 < wait) __nanosleep(64);
             }
             __syncthreads();
