@@ -17,7 +17,11 @@
  * at 2^28-2^30; u8 1.02x at 2^28-2^30. The single-pass driver ran the same program at 0.82-0.87x from 2^26.
  * Small calls (pscan bench, 2026-11-26, NVIDIA H100): calls of 2-16 tiles on the cluster driver, a partial tile
  * loaded by whole vectors, one 4 KiB tile up to 4 KiB: 4.1-6.2 us a call from 2^10 to 2^16 (was 4.4-6.9), 1.1-1.5x
- * CUB but 0.95-0.96x where CUB's single-tile kernel runs (i32 2^12, i64 2^11, u8 2^13: 0.2 us behind).
+ * CUB but 0.95-0.96x where CUB's single-tile kernel runs (i32 2^12, i64 2^11, u8 2^13: 0.2 us behind). Twenty-fifth
+ * session (pscan bench, NVIDIA H200): the even-share kernel no longer divides in 64 bits before its first load, and
+ * calls of 256-512 KiB take 32 KiB tiles: a one-tile call 3.5-3.9 us (0.2-0.35 us less), as fast as CUB's
+ * single-tile kernel (equal medians at i32 2^12, i64 2^11, u8 2^13), 1.1-1.6x CUB elsewhere to 2^20; i64 2^16
+ * 5.57 us (was 5.98), 1.36x a copy call. From 2^24 0.98-0.99x CUB (twenty-fourth session's run).
  */
 #include <stdint.h>
 #include <string.h>
@@ -145,18 +149,26 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_pr
 
 #ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_scan.cu and user_op.cu include the program alone */
 
-/* Three tiers by the call's bytes: up to PS_REDUCE_TINY_BYTES one 4 KiB tile (a vector a thread: the one-tile call
+/* Four tiers by the call's bytes: up to PS_REDUCE_TINY_BYTES one 4 KiB tile (a vector a thread: the one-tile call
  * is all latency, and the fewer instructions the block runs the sooner it is done); up to PS_REDUCE_SMALL_BYTES,
- * 4 vectors a thread at 8 blocks/SM (16 KiB tiles, up to 16 of them: one cluster, chain/cluster.cuh); beyond,
- * PS_REDUCE_VECS at 3 blocks/SM. */
+ * 4 vectors a thread at 8 blocks/SM (16 KiB tiles, up to 16 of them: one cluster, chain/cluster.cuh); up to
+ * PS_REDUCE_MID_BYTES 8 at 4 (32 KiB tiles, again up to 16 in a cluster: H200, tune_scan --types lat, medians of
+ * three runs, twenty-fifth session: 512 KiB in 5.34-5.50 us a call against 5.82-5.86 in 8 tiles of 64 KiB, i32
+ * 2^17 and i64 2^16; at 1 MiB the 64 KiB tiles are as fast); beyond, PS_REDUCE_VECS at 3 blocks/SM. */
 #define PS_REDUCE_TINY_BYTES 4096u
 #define PS_REDUCE_SMALL_BYTES (256u * 1024u)
 #define PS_REDUCE_SMALL_VECS 4
 #define PS_REDUCE_SMALL_MIN_BLOCKS 8
+#define PS_REDUCE_MID_BYTES (512u * 1024u)
+#define PS_REDUCE_MID_VECS 8
+#define PS_REDUCE_MID_MIN_BLOCKS 4
 
 static int reduce_vecs(uint64_t n, size_t elem_bytes) {
     const uint64_t bytes = n * elem_bytes;
-    return bytes <= PS_REDUCE_TINY_BYTES ? 1 : bytes <= PS_REDUCE_SMALL_BYTES ? PS_REDUCE_SMALL_VECS : PS_REDUCE_VECS;
+    return bytes <= PS_REDUCE_TINY_BYTES    ? 1
+           : bytes <= PS_REDUCE_SMALL_BYTES ? PS_REDUCE_SMALL_VECS
+           : bytes <= PS_REDUCE_MID_BYTES   ? PS_REDUCE_MID_VECS
+                                            : PS_REDUCE_VECS;
 }
 
 static uint64_t reduce_tiles(uint64_t n, size_t elem_bytes) {
@@ -181,6 +193,7 @@ template <class T, class Op> struct reduce_launch {
         switch (reduce_vecs(req->n, sizeof(T))) {
         case 1: return go<ps_reduce_program<T, Op, 1, PS_REDUCE_SMALL_MIN_BLOCKS> >(req, dev);
         case PS_REDUCE_SMALL_VECS: return go<ps_reduce_program<T, Op, PS_REDUCE_SMALL_VECS, PS_REDUCE_SMALL_MIN_BLOCKS> >(req, dev);
+        case PS_REDUCE_MID_VECS: return go<ps_reduce_program<T, Op, PS_REDUCE_MID_VECS, PS_REDUCE_MID_MIN_BLOCKS> >(req, dev);
         default: return go<ps_reduce_program<T, Op, PS_REDUCE_VECS> >(req, dev);
         }
     }

@@ -380,9 +380,14 @@ int main(int argc, char **argv) {
         bench_type<int32_t, variant<int32_t, 1, 8, 2>, variant<int32_t, 4, 8, 2>, variant<int32_t, 8, 5, 2, true>>(10, hi);
         bench_type<int64_t, variant<int64_t, 1, 8, 2>, variant<int64_t, 4, 8, 2>, variant<int64_t, 8, 5, 2, true>>(10, hi);
         bench_type<uint8_t, variant<uint8_t, 1, 8, 2>, variant<uint8_t, 4, 8, 2>, variant<uint8_t, 8, 5, 2, true>>(10, hi);
-        bench_reduce<int32_t, rvariant<int32_t, 1, 8, 0>, rvariant<int32_t, 4, 8, 0>, rvariant<int32_t, 16, 3, 0>>(10, hi);
-        bench_reduce<int64_t, rvariant<int64_t, 1, 8, 0>, rvariant<int64_t, 4, 8, 0>, rvariant<int64_t, 16, 3, 0>>(10, hi);
-        bench_reduce<uint8_t, rvariant<uint8_t, 1, 8, 0>, rvariant<uint8_t, 4, 8, 0>, rvariant<uint8_t, 16, 3, 0>>(10, hi);
+        /* and 8 KiB and 32 KiB tiles (twenty-fifth session): a one-tile call of 16 KiB as two tiles of 8 KiB in a
+         * cluster; the calls of 256 KiB - 1 MiB (i64 2^15 - 2^17 at 1.3-1.5x a copy call) as 16-32 tiles */
+        bench_reduce<int32_t, rvariant<int32_t, 1, 8, 0>, rvariant<int32_t, 2, 8, 0>, rvariant<int32_t, 4, 8, 0>,
+                     rvariant<int32_t, 8, 4, 0>, rvariant<int32_t, 16, 3, 0>>(10, hi);
+        bench_reduce<int64_t, rvariant<int64_t, 1, 8, 0>, rvariant<int64_t, 2, 8, 0>, rvariant<int64_t, 4, 8, 0>,
+                     rvariant<int64_t, 8, 4, 0>, rvariant<int64_t, 16, 3, 0>>(10, hi);
+        bench_reduce<uint8_t, rvariant<uint8_t, 1, 8, 0>, rvariant<uint8_t, 2, 8, 0>, rvariant<uint8_t, 4, 8, 0>,
+                     rvariant<uint8_t, 8, 4, 0>, rvariant<uint8_t, 16, 3, 0>>(10, hi);
         return 0;
     }
     /* large n: the default (v8.b5.e2.async) beside its no-look-back control (what the chain costs), wider

@@ -6,8 +6,11 @@
  * Why a second driver: a reduction's tiles need nothing from each other, but on the single-pass driver every
  * tile still waits for one look-back round trip before its block may exit and the next tile's loads start. On
  * an H200 that held the reduce at 0.82-0.87x CUB from 2^26 on (docs/performance.md, 2026-11-26), with the
- * program itself able to read at copy speed. Here block b folds the contiguous tiles [b T / G, (b + 1) T / G) in
- * order, one after another, with nothing between them but the program's own barrier.
+ * program itself able to read at copy speed. Here block b folds a contiguous run of T / G or T / G + 1 tiles (the
+ * first T mod G blocks the longer runs) in order, one after another, with nothing between them but the program's
+ * own barrier. The host divides: a 64-bit division in the kernel's first instructions (the runs were
+ * [b T / G, (b + 1) T / G) until the twenty-fifth session) delays every block's first load, which is most of a
+ * one-tile call.
  *
  * The blocks' partials meet without a second launch and without state kept between calls: blocks 0 .. G - 2
  * publish theirs as self-tagged entries (chain/tile_state.cuh, a fresh epoch per launch, so nothing is zeroed),
@@ -36,7 +39,7 @@
 template <class P>
 __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     ps_even_share_kernel(const typename P::params p, const ps_tile_state<typename P::carry> ts, uint32_t tiles,
-                         uint32_t blocks) {
+                         uint32_t blocks, uint32_t per, uint32_t longer) {
     typedef typename P::carry C;
     __shared__ typename ps_chain_smem<P>::static_type s_static;
     extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) uint4 ps_chain_dynamic[];
@@ -44,7 +47,8 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     __shared__ C prefix_sh;
     typename P::local l;
     const uint32_t b = blockIdx.x;
-    const uint32_t lo = (uint32_t)((uint64_t)tiles * b / blocks), hi = (uint32_t)((uint64_t)tiles * (b + 1) / blocks);
+    /* per = tiles / blocks, longer = tiles % blocks (the launcher's): blocks before `longer` take per + 1 */
+    const uint32_t lo = b * per + (b < longer ? b : longer), hi = lo + per + (b < longer ? 1u : 0u);
 
     /* ---- this block's tiles, folded in order (the first one's aggregate as it is: no identity combined in) ---- */
     C acc = P::reduce(p, lo, l, s);
@@ -66,9 +70,9 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
      * the warps' in order. A thread with no run holds the identity. ---- */
     __shared__ C warp_sh[P::THREADS / PS_WARP_LANES];
     const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
-    const uint32_t others = blocks - 1, per = (others + P::THREADS - 1) / P::THREADS;
-    const uint32_t first = threadIdx.x * per < others ? threadIdx.x * per : others;
-    const uint32_t last = first + per < others ? first + per : others;
+    const uint32_t others = blocks - 1, each = (others + P::THREADS - 1) / P::THREADS;
+    const uint32_t first = threadIdx.x * each < others ? threadIdx.x * each : others;
+    const uint32_t last = first + each < others ? first + each : others;
     C part = P::identity();
     for (uint32_t j0 = first; j0 < last; j0 += 4) {
         C v[4];
@@ -136,7 +140,8 @@ static cudaError_t ps_even_share(const typename P::params &p, uint32_t tiles, in
     const cudaError_t err = ps_chain_kernel_attributes_once(ps_even_share_kernel<P>, dynamic, attributes_set);
     if (err != cudaSuccess) return err;
     const uint32_t blocks = ps_even_share_blocks<P>(tiles, sm_count);
-    ps_even_share_kernel<P><<<blocks, P::THREADS, dynamic, stream>>>(p, ts, tiles, blocks);
+    ps_even_share_kernel<P><<<blocks, P::THREADS, dynamic, stream>>>(p, ts, tiles, blocks, tiles / blocks,
+                                                                      tiles % blocks);
     return cudaGetLastError();
 }
 
