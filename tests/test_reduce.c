@@ -12,7 +12,8 @@
  * against init (+) in[0] (+) ... (+) in[n-1] computed here by a plain serial loop (integers as raw bits in a
  * uint64 with the type's wraparound, floats in long double), never by the library. Sizes: 0, 1, 2, 31, 1000;
  * around the CUDA reduce tile (256 threads x 4 16-byte vectors: 16384 u8, 8192 u16, 4096 32-bit, 2048 64-bit
- * elements, the small tier's tile): tile-1, tile, tile+1, 16*tile and 16*tile+1 (the last call of the small tier,
+ * elements, the small tier's tile): tile-1, tile, tile+1, 2*tile-3 and 2*tile (one 32 KiB tile), 2*tile+1 (three
+ * small tiles again), 16*tile and 16*tile+1 (the last call of the small tier,
  * 256 KiB, and the first of the 32 KiB tiles), 24*tile+7 (a partial 32 KiB tile), 32*tile and 32*tile+1 (the last
  * call of the 32 KiB tiles, 512 KiB, and the first of the 64 KiB ones), and 127*tile+5, 128*tile, 129*tile+3 (tens
  * of 64 KiB tiles); and one random size up to 2^22 (2^20 with --quick; 2^18 on OpenCL, whose CPU runtime is slow). Each (type, operator, size) runs five ways:
@@ -829,8 +830,8 @@ int main(int argc, char **argv) {
     static const size_t small_sizes[] = {0, 1, 2, 31, 1000};
     /* 16 tiles: the CUDA small tier's last size (256 KiB) and the first of the 32 KiB tiles; 32: their last
      * (512 KiB) and the first of the 64 KiB tiles */
-    static const long tile_sizes[][2] = {{1, -1}, {1, 0}, {1, 1}, {16, 0}, {16, 1}, {24, 7},
-                                         {32, 0}, {32, 1}, {127, 5}, {128, 0}, {129, 3}};
+    static const long tile_sizes[][2] = {{1, -1}, {1, 0}, {1, 1}, {2, -3}, {2, 0}, {2, 1}, {16, 0}, {16, 1},
+                                         {24, 7}, {32, 0}, {32, 1}, {127, 5}, {128, 0}, {129, 3}};
     unsigned size_index = 0;
     for (size_t k = 0; k < sizeof small_sizes / sizeof small_sizes[0]; k++)
         run_size(&h, small_sizes[k], -1, 0, size_index++);

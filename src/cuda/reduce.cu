@@ -149,9 +149,12 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_pr
 
 #ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_scan.cu and user_op.cu include the program alone */
 
-/* Four tiers by the call's bytes: up to PS_REDUCE_TINY_BYTES one 4 KiB tile (a vector a thread: the one-tile call
- * is all latency, and the fewer instructions the block runs the sooner it is done); up to PS_REDUCE_SMALL_BYTES,
- * 4 vectors a thread at 8 blocks/SM (16 KiB tiles, up to 16 of them: one cluster, chain/cluster.cuh); up to
+/* Tiers by the call's bytes: up to PS_REDUCE_TINY_BYTES one 4 KiB tile (a vector a thread: the one-tile call is all
+ * latency, and the fewer instructions the block runs the sooner it is done); up to PS_REDUCE_SMALL_BYTES, 4 vectors
+ * a thread at 8 blocks/SM (16 KiB tiles, up to 16 of them: one cluster, chain/cluster.cuh), except from 16 to
+ * PS_REDUCE_ONE_TILE_BYTES, where one tile of 8 vectors beats a cluster of two (H200, tune_scan --types lat, three
+ * runs, twenty-fifth session: 32 KiB in 4.10-4.45 us a call against 4.48-4.74; above 32 KiB two tiles or more win
+ * again); up to
  * PS_REDUCE_MID_BYTES 8 at 4 (32 KiB tiles, again up to 16 in a cluster: H200, tune_scan --types lat, medians of
  * three runs, twenty-fifth session: 512 KiB in 5.34-5.50 us a call against 5.82-5.86 in 8 tiles of 64 KiB, i32
  * 2^17 and i64 2^16; at 1 MiB the 64 KiB tiles are as fast); beyond, PS_REDUCE_VECS at 3 blocks/SM. */
@@ -162,14 +165,19 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_pr
 #define PS_REDUCE_MID_BYTES (512u * 1024u)
 #define PS_REDUCE_MID_VECS 8
 #define PS_REDUCE_MID_MIN_BLOCKS 4
+/* one tile of PS_REDUCE_MID_VECS: 16 / elem_bytes x 8 x 256 elements */
+#define PS_REDUCE_ONE_TILE_BYTES (32u * 1024u)
 
 static int reduce_vecs(uint64_t n, size_t elem_bytes) {
     const uint64_t bytes = n * elem_bytes;
-    return bytes <= PS_REDUCE_TINY_BYTES    ? 1
-           : bytes <= PS_REDUCE_SMALL_BYTES ? PS_REDUCE_SMALL_VECS
-           : bytes <= PS_REDUCE_MID_BYTES   ? PS_REDUCE_MID_VECS
-                                            : PS_REDUCE_VECS;
+    const uint64_t small_tile = (uint64_t)16 * PS_REDUCE_SMALL_VECS * 256;
+    return bytes <= PS_REDUCE_TINY_BYTES                                    ? 1
+           : bytes > small_tile && bytes <= PS_REDUCE_ONE_TILE_BYTES        ? PS_REDUCE_MID_VECS
+           : bytes <= PS_REDUCE_SMALL_BYTES                                 ? PS_REDUCE_SMALL_VECS
+           : bytes <= PS_REDUCE_MID_BYTES                                   ? PS_REDUCE_MID_VECS
+                                                                            : PS_REDUCE_VECS;
 }
+static_assert(PS_REDUCE_ONE_TILE_BYTES == 16u * PS_REDUCE_MID_VECS * 256u, "one tile of the 8-vector tier");
 
 static uint64_t reduce_tiles(uint64_t n, size_t elem_bytes) {
     const uint64_t tile = 16 / elem_bytes * (uint64_t)reduce_vecs(n, elem_bytes) * 256;
