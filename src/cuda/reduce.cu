@@ -41,6 +41,32 @@
 #define PS_REDUCE_VECS 16
 #endif
 
+/* Tuning, not yet measured (docs/tuning.md, next, twenty-fifth session: the reduce from 2^24 reads at 0.98x CUB's
+ * rate on the H200): PS_REDUCE_LOAD, how a whole vector is read: 0 a plain load (the library's), 1 through the
+ * read-only path (ld.global.nc, as CUB's LOAD_LDG), 2 read-only without allocating in L1 (nothing is read twice);
+ * PS_REDUCE_PREFETCH 1 gives the program the prefetch hook (block/prefetch.cuh), which the even-share driver calls
+ * for the next tile of a block's run as each tile starts (and the single-pass driver 64 tiles ahead), 0 none. */
+#ifndef PS_REDUCE_LOAD
+#define PS_REDUCE_LOAD 0
+#endif
+#ifndef PS_REDUCE_PREFETCH
+#define PS_REDUCE_PREFETCH 0
+#endif
+
+static __device__ __forceinline__ uint4 ps_reduce_load(const uint4 *a) {
+#if PS_REDUCE_LOAD == 1
+    return __ldg(a);
+#elif PS_REDUCE_LOAD == 2
+    uint4 v;
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(a));
+    return v;
+#else
+    return *a;
+#endif
+}
+
 /* Whether Op says it commutes bit for bit on T: the built-in operators do, but for float min and max
  * (block/ops.cuh); a user's operator, which has no commutes(), is never assumed to. */
 template <class Op, class T, class = void> struct ps_reduce_commutative {
@@ -77,6 +103,14 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_pr
     static __device__ __forceinline__ T identity() { return Op::template identity<T>(); }
     static __device__ __forceinline__ T initial(const params &p) { return p.init; }
 
+#if PS_REDUCE_PREFETCH
+    /* The input tile `tile` reads, asked of L2 ahead of it (see PS_REDUCE_PREFETCH). */
+    static __device__ __forceinline__ void prefetch(const params &p, uint32_t tile) {
+        const uint64_t b = (uint64_t)tile * TILE;
+        if (b < p.n) ps_block_prefetch_l2<THREADS>(p.in + b, p.in + (p.n - b < (uint64_t)TILE ? p.n : b + TILE));
+    }
+#endif
+
     static __device__ __forceinline__ T reduce(const params &p, uint32_t id, local &, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         const T e = identity();
@@ -93,7 +127,7 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_pr
         for (int k = 0; k < VECS; k++) {
             const uint32_t pv = (warp * VECS + k) * PS_WARP_LANES + lane;
             if (fast || (p.aligned && (pv + 1) * VEC <= valid)) {
-                raw[k] = reinterpret_cast<const uint4 *>(p.in + base)[pv];
+                raw[k] = ps_reduce_load(reinterpret_cast<const uint4 *>(p.in + base) + pv);
             } else if (pv * VEC >= valid) { /* past the end: no element by element code to run */
                 T t[VEC];
 #pragma unroll
