@@ -20,7 +20,7 @@
  * CUB but 0.95-0.96x where CUB's single-tile kernel runs (i32 2^12, i64 2^11, u8 2^13: 0.2 us behind). Twenty-fifth
  * session (pscan bench, NVIDIA H200): the even-share kernel no longer divides in 64 bits before its first load, and
  * calls of 256-512 KiB take 32 KiB tiles: a one-tile call 3.5-3.9 us (0.2-0.35 us less), as fast as CUB's
- * single-tile kernel (equal medians at i32 2^12, i64 2^11, u8 2^13), 1.1-1.6x CUB elsewhere to 2^20; i64 2^16
+ * single-tile kernel (equal medians at i32 2^12, i64 2^11, u8 2^13), 1.05-1.64x CUB elsewhere to 2^20; i64 2^16
  * 5.57 us (was 5.98), 1.36x a copy call. From 2^24 0.98-0.99x CUB (twenty-fourth session's run).
  */
 #include <stdint.h>
@@ -183,15 +183,18 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_pr
 
 #ifndef PS_TUNE_NO_LIBRARY_ENTRY /* tools/tune/tune_scan.cu and user_op.cu include the program alone */
 
-/* Tiers by the call's bytes: up to PS_REDUCE_TINY_BYTES one 4 KiB tile (a vector a thread: the one-tile call is all
- * latency, and the fewer instructions the block runs the sooner it is done); up to PS_REDUCE_SMALL_BYTES, 4 vectors
- * a thread at 8 blocks/SM (16 KiB tiles, up to 16 of them: one cluster, chain/cluster.cuh), except from 16 to
- * PS_REDUCE_ONE_TILE_BYTES, where one tile of 8 vectors beats a cluster of two (H200, tune_scan --types lat, three
- * runs, twenty-fifth session: 32 KiB in 4.10-4.45 us a call against 4.48-4.74; above 32 KiB two tiles or more win
- * again); up to
- * PS_REDUCE_MID_BYTES 8 at 4 (32 KiB tiles, again up to 16 in a cluster: H200, tune_scan --types lat, medians of
- * three runs, twenty-fifth session: 512 KiB in 5.34-5.50 us a call against 5.82-5.86 in 8 tiles of 64 KiB, i32
- * 2^17 and i64 2^16; at 1 MiB the 64 KiB tiles are as fast); beyond, PS_REDUCE_VECS at 3 blocks/SM. */
+/* Tiers by the call's bytes:
+ * - up to PS_REDUCE_TINY_BYTES, one 4 KiB tile (a vector a thread: the one-tile call is all latency, and the fewer
+ *   instructions the block runs the sooner it is done);
+ * - up to PS_REDUCE_SMALL_BYTES, 4 vectors a thread at 8 blocks/SM (16 KiB tiles, up to 16 of them: one cluster,
+ *   chain/cluster.cuh), except above one such tile and up to PS_REDUCE_ONE_TILE_BYTES, where one tile of 8 vectors
+ *   beats a cluster of two (H200, tune_scan --types lat, three runs each, twenty-fifth session, us a call at 32
+ *   KiB: i32 4.10-4.29 against 4.48-4.64, i64 4.26-4.38 against 4.61-4.64, u8 4.45-4.61 against 4.61-4.74; above
+ *   32 KiB two tiles or more win again);
+ * - up to PS_REDUCE_MID_BYTES, 8 vectors at 4 blocks/SM (32 KiB tiles, again up to 16 in a cluster: the same
+ *   harness, 512 KiB in 5.34-5.50 us against 5.82-5.86 in 8 tiles of 64 KiB, i32 2^17 and i64 2^16; at 1 MiB the
+ *   64 KiB tiles are as fast);
+ * - beyond, PS_REDUCE_VECS at 3 blocks/SM. */
 #define PS_REDUCE_TINY_BYTES 4096u
 #define PS_REDUCE_SMALL_BYTES (256u * 1024u)
 #define PS_REDUCE_SMALL_VECS 4
