@@ -674,9 +674,10 @@ static cudaError_t dlb_launch(const ps_request *req, const ps_cuda_device *dev) 
     memcpy(&p.init, req->init.bytes, sizeof(T));
     p.init_device = (const T *)req->init_device;
     p.total_out = (T *)req->total_out;
-    /* the first wave of a call of more than one wave starts row by row (chain/single_pass.cuh,
-     * PS_CHAIN_STAGGER_CYCLES_PER_KIB): the large tier since the twenty-fourth session, the 32 KiB tier since the
-     * twenty-fifth (H200, tune_scan --types stagger: 1-5 points of copy at 2^21-2^27, every type) */
+    /* the first wave starts row by row, a row being one tile an SM (chain/single_pass.cuh,
+     * PS_CHAIN_STAGGER_CYCLES_PER_KIB; a call of one row waits for nothing): the large tier since the twenty-fourth
+     * session, the 32 KiB tier since the twenty-fifth (H200, tune_scan --types stagger: 1-5 points of copy at
+     * 2^21-2^27, every type) */
     p.stagger_row = Tier != DLB_SMALL ? (uint32_t)dev->sm_count : 0;
     return ps_chain_single_pass<P>(p, p.tiles, req->temp, dev->stream);
 }
