@@ -202,8 +202,8 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_pr
 #define PS_REDUCE_MID_BYTES (512u * 1024u)
 #define PS_REDUCE_MID_VECS 8
 #define PS_REDUCE_MID_MIN_BLOCKS 4
-/* one tile of PS_REDUCE_MID_VECS: 16 / elem_bytes x 8 x 256 elements */
-#define PS_REDUCE_ONE_TILE_BYTES (32u * 1024u)
+/* one tile of PS_REDUCE_MID_VECS (32 KiB) */
+#define PS_REDUCE_ONE_TILE_BYTES (16u * PS_REDUCE_MID_VECS * 256u)
 
 static int reduce_vecs(uint64_t n, size_t elem_bytes) {
     const uint64_t bytes = n * elem_bytes;
@@ -214,7 +214,6 @@ static int reduce_vecs(uint64_t n, size_t elem_bytes) {
            : bytes <= PS_REDUCE_MID_BYTES                                   ? PS_REDUCE_MID_VECS
                                                                             : PS_REDUCE_VECS;
 }
-static_assert(PS_REDUCE_ONE_TILE_BYTES == 16u * PS_REDUCE_MID_VECS * 256u, "one tile of the 8-vector tier");
 
 static uint64_t reduce_tiles(uint64_t n, size_t elem_bytes) {
     const uint64_t tile = 16 / elem_bytes * (uint64_t)reduce_vecs(n, elem_bytes) * 256;

@@ -29,8 +29,8 @@
 #include "chain/even_share.cuh"
 
 static int g_sms = 132;
-/* --stagger: 1 (as the library since the twenty-fifth session; 2 the same) the first wave of every tile size starts
- * row by row (chain/single_pass.cuh, PS_CHAIN_STAGGER_CYCLES_PER_KIB), 0 no tile's */
+/* --stagger: nonzero (as the library since the twenty-fifth session) the first wave of every tile size starts row by
+ * row (chain/single_pass.cuh, PS_CHAIN_STAGGER_CYCLES_PER_KIB), 0 no tile's */
 static int g_stagger = 1;
 
 
