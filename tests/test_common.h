@@ -158,8 +158,8 @@ typedef struct test_options {
     int quick, full;
     int large;             /* --large (test_scan): the sizes past 2^24 (1); --large-bytes: the 1-byte types' (2) */
     int strict_order;      /* --strict-order (test_reduce): the first NaN's bits, the earlier of equal elements */
-    int only_type, only_op; /* --type T, --op O (test_scan): one type or operator; -1: all */
-    long long only_n;      /* --n N (test_scan): one size; -1: all */
+    int only_type, only_op; /* --type T, --op O (test_scan, test_reduce): one type or operator; -1: all */
+    long long only_n;      /* --n N (test_scan, test_reduce): one size; -1: all */
     long threads;          /* -1: the backend's default */
     unsigned shard, shards; /* --shard K/N: only the types whose index is K mod N (0/0: all) */
 } test_options;

@@ -1,7 +1,10 @@
 /*
  * test_histogram.c - the histogram test table, read as a specification of pscan_histogram().
  *
- *   test_histogram --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]
+ *   test_histogram --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T] [--shard K/N]
+ *
+ * --shard K/N runs the types of index K mod N only, and of the untyped parts (bad inputs 0, examples 1, wraps 2)
+ * those of index K mod N: the sanitizers split the table so (scripts/gpu-check.sh). Case seeds do not change.
  *
  * For one backend and one algorithm, every result is checked against a reference written here (never the
  * library's): integer bins from 128-bit arithmetic (floor((x - lower) * bins / (upper - lower)) with a true
@@ -385,7 +388,7 @@ static void run_table(harness *h) {
                                       (int)(index / 3 % 2), index % 4 == 3};
                         if (data != DATA_UNIFORM && c.n == 0) c.n = 1000;
                         if (!h->addresses) c.offset = c.count_offset = 0; /* OpenCL: a cl_mem from offset 0 */
-                        run_case(h, &c, h->opt.seed ^ (0x1000u + index));
+                        if (TEST_IN_SHARD(&h->opt, ti)) run_case(h, &c, h->opt.seed ^ (0x1000u + index));
                     }
     }
 }
@@ -402,7 +405,7 @@ static void run_large(harness *h, size_t random_n) {
                                   sizes[si], data, (int)(index / 4 % 2), 0, (int)(index / 3 % 2), index % 5 == 4};
                     if (c.n > h->max_n) c.n = h->max_n;
                     if (!h->addresses) c.offset = 0;
-                    run_case(h, &c, h->opt.seed ^ (0x2000u + index));
+                    if (TEST_IN_SHARD(&h->opt, ti)) run_case(h, &c, h->opt.seed ^ (0x2000u + index));
                 }
     }
 }
@@ -643,7 +646,7 @@ static void finish(harness *h) {
 int main(int argc, char **argv) {
     harness h;
     memset(&h, 0, sizeof h);
-    if (test_parse_options("test_histogram", argc, argv, 0x4157ull, 0, &h.opt) != 0) return 1;
+    if (test_parse_options("test_histogram", argc, argv, 0x4157ull, TEST_OPT_SHARD, &h.opt) != 0) return 1;
     int rc = test_open_context("test_histogram", &h.opt, &h.ctx);
     if (rc != 0) return rc;
     h.addresses = h.opt.backend != PSCAN_BACKEND_OPENCL;
@@ -669,12 +672,12 @@ int main(int argc, char **argv) {
         return 1;
     }
 
-    run_bad_inputs(&h);
-    run_examples(&h);
+    if (TEST_IN_SHARD(&h.opt, 0)) run_bad_inputs(&h);
+    if (TEST_IN_SHARD(&h.opt, 1)) run_examples(&h);
     run_table(&h);
     printf("test_histogram: random size %zu\n", random_n);
     run_large(&h, random_n);
-    run_wraps(&h);
+    if (TEST_IN_SHARD(&h.opt, 2)) run_wraps(&h);
     finish(&h);
     return h.failed ? 1 : 0;
 }

@@ -3,6 +3,8 @@
  *
  *   test_reduce --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T] [--strict-order]
  *               [--shard K/N]   (the type table's types of index K mod N only: the sanitizers split it so)
+ *               [--type T] [--op O] [--n N]   (one type, one operator, one size of the table: the racecheck
+ *                                            jobs take the sum and min, whose folds cover every shared-memory path)
  *
  * (The seed defaults to PSCAN_TEST_SEED, else a fixed value; --threads T sizes the CPU backend's pool;
  * --strict-order adds the NaN-payload and -0.0/+0.0 order checks below; PSCAN_TEST_REQUIRE_BACKENDS="cuda ..."
@@ -370,14 +372,15 @@ static void make_input(harness *h, const type_info *t, pscan_op op, size_t n, un
  * five ways each. */
 static void run_size(harness *h, size_t n_fixed, long tile_multiple, long tile_extra, unsigned size_index) {
     for (unsigned ti = 0; ti < TYPE_COUNT; ti++) {
-        if (!TEST_IN_SHARD(&h->opt, ti)) continue;
+        if (!TEST_IN_SHARD(&h->opt, ti) || (h->opt.only_type >= 0 && (int)types[ti].type != h->opt.only_type))
+            continue;
         const type_info *t = &types[ti];
         size_t n = tile_multiple >= 0
                        ? (size_t)((long)backend_reduce_tile(h->opt.backend, t) * tile_multiple + tile_extra)
                        : n_fixed;
         for (unsigned oi = 0; oi < OP_COUNT; oi++) {
             pscan_op op = ops[oi];
-            if (t->is_float && op_is_bitwise(op)) continue;
+            if ((t->is_float && op_is_bitwise(op)) || (h->opt.only_op >= 0 && (int)op != h->opt.only_op)) continue;
             unsigned char init[8], want_identity[8], want_init[8];
             make_input(h, t, op, n, init, want_identity, want_init);
             for (unsigned v = 0; v < 5; v++) {
@@ -748,6 +751,9 @@ static void run_many_tiles(harness *h, unsigned size_index, size_t (*size_of)(co
     } cases[] = {{PSCAN_TYPE_U8, PSCAN_OP_SUM}, {PSCAN_TYPE_I32, PSCAN_OP_MIN}, {PSCAN_TYPE_F64, PSCAN_OP_PRODUCT}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const type_info *t = &types[cases[k].type];
+        if ((h->opt.only_type >= 0 && (int)cases[k].type != h->opt.only_type) ||
+            (h->opt.only_op >= 0 && (int)cases[k].op != h->opt.only_op))
+            continue;
         const size_t n = size_of(t);
         unsigned char init[8], want_identity[8], want_init[8];
         make_input(h, t, cases[k].op, n, init, want_identity, want_init);
@@ -775,7 +781,8 @@ static void finish(harness *h) {
 int main(int argc, char **argv) {
     harness h;
     memset(&h, 0, sizeof h);
-    if (test_parse_options("test_reduce", argc, argv, 20260101, TEST_OPT_STRICT_ORDER | TEST_OPT_SHARD, &h.opt) != 0)
+    if (test_parse_options("test_reduce", argc, argv, 20260101, TEST_OPT_STRICT_ORDER | TEST_OPT_SHARD | TEST_OPT_ONLY,
+                           &h.opt) != 0)
         return 2;
     if (TYPE_COUNT != PSCAN_TYPE_COUNT || OP_COUNT != PSCAN_OP_COUNT) {
         fprintf(stderr, "test_reduce: FAIL: the library has types or operators this table does not know\n");
@@ -801,6 +808,7 @@ int main(int argc, char **argv) {
     if (cuda) h.max_n = cuda_many_tiles_n(&types[PSCAN_TYPE_U8]);
     if (random_n > h.max_n) h.max_n = random_n;
     if ((1u << 20) + 1 > h.max_n) h.max_n = (1u << 20) + 1;
+    if (h.opt.only_n > (long long)h.max_n) h.max_n = (size_t)h.opt.only_n;
     h.h_in = (unsigned char *)malloc((h.max_n + 1) * 8);
     if (!h.h_in || pscan_memory_alloc(h.ctx, (h.max_n + 1) * 8, &h.d_in) != PSCAN_SUCCESS ||
         pscan_memory_alloc(h.ctx, RESULT_BUF_BYTES, &h.d_result) != PSCAN_SUCCESS) {
@@ -833,6 +841,11 @@ int main(int argc, char **argv) {
     static const long tile_sizes[][2] = {{1, -1}, {1, 0}, {1, 1}, {2, -3}, {2, 0}, {2, 1}, {16, 0}, {16, 1},
                                          {24, 7}, {32, 0}, {32, 1}, {127, 5}, {128, 0}, {129, 3}};
     unsigned size_index = 0;
+    if (h.opt.only_n >= 0) { /* one size, every type and operator asked for, five ways each */
+        run_size(&h, (size_t)h.opt.only_n, -1, 0, size_index);
+        finish(&h);
+        return h.failed ? 1 : 0;
+    }
     for (size_t k = 0; k < sizeof small_sizes / sizeof small_sizes[0]; k++)
         run_size(&h, small_sizes[k], -1, 0, size_index++);
     for (size_t k = 0; k < sizeof tile_sizes / sizeof tile_sizes[0]; k++)
