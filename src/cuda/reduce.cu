@@ -41,30 +41,24 @@
 #define PS_REDUCE_VECS 16
 #endif
 
-/* Tuning, not yet measured (docs/tuning.md, next, twenty-fifth session: the reduce from 2^24 reads at 0.98x CUB's
- * rate on the H200): PS_REDUCE_LOAD, how a whole vector is read: 0 a plain load (the library's), 1 through the
- * read-only path (ld.global.nc, as CUB's LOAD_LDG), 2 read-only without allocating in L1 (nothing is read twice);
- * PS_REDUCE_PREFETCH 1 gives the program the prefetch hook (block/prefetch.cuh), which the even-share driver calls
- * for the next tile of a block's run as each tile starts (and the single-pass driver 64 tiles ahead), 0 none. */
-#ifndef PS_REDUCE_LOAD
-#define PS_REDUCE_LOAD 0
-#endif
-#ifndef PS_REDUCE_PREFETCH
-#define PS_REDUCE_PREFETCH 0
+/* How the large tier reads a whole vector (twenty-sixth session, H200, tune_scan --types reduce beside CUB's
+ * DeviceReduce::Sum, L2 flushed, docs/bench/h200-reduce-load.csv): read-only and not allocated in L1
+ * (ld.global.nc.L1::no_allocate: nothing is read twice) ran i32 2^24 at 1.15x CUB against 0.98-0.99x for a plain
+ * load, i64 2^24 1.10x against 1.02x, u8 2^26 1.22x against 1.05x; from 256 MiB it lost (i32 2^28 0.94x against
+ * 0.99x, i64 2^26-2^30 0.93-0.96x against 0.98-1.00x). So calls up to PS_REDUCE_NOALLOC_BYTES read so, larger
+ * ones by a plain load. __ldg (ld.global.nc, L1 allocated) was no faster than a plain load and lost 0.3x CUB at
+ * i64; asking L2 for the next tile of a block's run as each starts (the prefetch hook) lost 0.15-0.35x. */
+#ifndef PS_REDUCE_NOALLOC_BYTES
+#define PS_REDUCE_NOALLOC_BYTES (128u << 20)
 #endif
 
-static __device__ __forceinline__ uint4 ps_reduce_load(const uint4 *a) {
-#if PS_REDUCE_LOAD == 1
-    return __ldg(a);
-#elif PS_REDUCE_LOAD == 2
+template <int NOALLOC> static __device__ __forceinline__ uint4 ps_reduce_load(const uint4 *a) {
+    if (!NOALLOC) return *a;
     uint4 v;
     asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
         : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
         : "l"(a));
     return v;
-#else
-    return *a;
-#endif
 }
 
 /* Whether Op says it commutes bit for bit on T: the built-in operators do, but for float min and max
@@ -76,7 +70,7 @@ template <class Op, class T> struct ps_reduce_commutative<Op, T, decltype((void)
     enum { value = Op::template commutes<T>() };
 };
 
-template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_program {
+template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int NOALLOC = 0> struct ps_reduce_program {
     typedef T carry;
     enum {
         THREADS = 256,
@@ -103,14 +97,6 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_pr
     static __device__ __forceinline__ T identity() { return Op::template identity<T>(); }
     static __device__ __forceinline__ T initial(const params &p) { return p.init; }
 
-#if PS_REDUCE_PREFETCH
-    /* The input tile `tile` reads, asked of L2 ahead of it (see PS_REDUCE_PREFETCH). */
-    static __device__ __forceinline__ void prefetch(const params &p, uint32_t tile) {
-        const uint64_t b = (uint64_t)tile * TILE;
-        if (b < p.n) ps_block_prefetch_l2<THREADS>(p.in + b, p.in + (p.n - b < (uint64_t)TILE ? p.n : b + TILE));
-    }
-#endif
-
     static __device__ __forceinline__ T reduce(const params &p, uint32_t id, local &, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         const T e = identity();
@@ -127,7 +113,7 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3> struct ps_reduce_pr
         for (int k = 0; k < VECS; k++) {
             const uint32_t pv = (warp * VECS + k) * PS_WARP_LANES + lane;
             if (fast || (p.aligned && (pv + 1) * VEC <= valid)) {
-                raw[k] = ps_reduce_load(reinterpret_cast<const uint4 *>(p.in + base) + pv);
+                raw[k] = ps_reduce_load<NOALLOC>(reinterpret_cast<const uint4 *>(p.in + base) + pv);
             } else if (pv * VEC >= valid) { /* past the end: no element by element code to run */
                 T t[VEC];
 #pragma unroll
@@ -238,7 +224,10 @@ template <class T, class Op> struct reduce_launch {
         case 1: return go<ps_reduce_program<T, Op, 1, PS_REDUCE_SMALL_MIN_BLOCKS> >(req, dev);
         case PS_REDUCE_SMALL_VECS: return go<ps_reduce_program<T, Op, PS_REDUCE_SMALL_VECS, PS_REDUCE_SMALL_MIN_BLOCKS> >(req, dev);
         case PS_REDUCE_MID_VECS: return go<ps_reduce_program<T, Op, PS_REDUCE_MID_VECS, PS_REDUCE_MID_MIN_BLOCKS> >(req, dev);
-        default: return go<ps_reduce_program<T, Op, PS_REDUCE_VECS> >(req, dev);
+        default:
+            if (req->n * sizeof(T) <= PS_REDUCE_NOALLOC_BYTES)
+                return go<ps_reduce_program<T, Op, PS_REDUCE_VECS, 3, 1> >(req, dev);
+            return go<ps_reduce_program<T, Op, PS_REDUCE_VECS> >(req, dev);
         }
     }
     template <class P> static cudaError_t go(const ps_request *req, const ps_cuda_device *dev) {

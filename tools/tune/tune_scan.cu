@@ -286,9 +286,10 @@ template <class T, class... Vs> static void trace_type(int lg, const char *dir) 
 /* ---- reduce: the second tile program on the same driver, beside CUB's DeviceReduce::Sum ---- */
 
 /* E = 0: the even-share driver (chain/even_share.cuh, what the library runs); else the single-pass driver with
- * E look-back entries per lane. */
-template <class T, int VECS, int MINB, int E = 2> struct rvariant {
-    typedef ps_reduce_program<T, ps_cuda_op_sum, VECS, MINB> P;
+ * E look-back entries per lane. NOALLOC 1: vectors read by ld.global.nc.L1::no_allocate (the library's large tier
+ * up to PS_REDUCE_NOALLOC_BYTES). */
+template <class T, int VECS, int MINB, int E = 2, int NOALLOC = 0> struct rvariant {
+    typedef ps_reduce_program<T, ps_cuda_op_sum, VECS, MINB, NOALLOC> P;
     static void run(const T *in, T *out, uint64_t n, void *temp) {
         typename P::params p;
         memset(&p, 0, sizeof p);
@@ -304,7 +305,7 @@ template <class T, int VECS, int MINB, int E = 2> struct rvariant {
     }
     static const char *name() {
         static char buf[64];
-        if (E == 0) snprintf(buf, sizeof buf, "reduce.v%d.b%d.even", VECS, MINB);
+        if (E == 0) snprintf(buf, sizeof buf, "reduce.v%d.b%d.even%s", VECS, MINB, NOALLOC ? ".noalloc" : "");
         else snprintf(buf, sizeof buf, "reduce.v%d.b%d.e%d", VECS, MINB, E);
         return buf;
     }
@@ -584,13 +585,17 @@ int main(int argc, char **argv) {
     if (strstr(types, "u8"))
         bench_type<uint8_t, variant<uint8_t, 8, 5, 2, true>, variant<uint8_t, 10, 5, 2, true>,
                    variant<uint8_t, 12, 4, 2, true>, variant<uint8_t, 16, 3, 2, true>>(min_log2, max_log2);
-    if (strstr(types, "reduce")) { /* the single-pass driver (e2) beside the even-share one (even) */
-        bench_reduce<int32_t, rvariant<int32_t, 16, 3>, rvariant<int32_t, 16, 3, 0>, rvariant<int32_t, 8, 4, 0>,
-                     rvariant<int32_t, 8, 6, 0>, rvariant<int32_t, 4, 8, 0>, rvariant<int32_t, 2, 8, 0>>(min_log2, max_log2);
-        bench_reduce<int64_t, rvariant<int64_t, 16, 3>, rvariant<int64_t, 16, 3, 0>, rvariant<int64_t, 8, 4, 0>,
-                     rvariant<int64_t, 8, 6, 0>, rvariant<int64_t, 4, 8, 0>, rvariant<int64_t, 2, 8, 0>>(min_log2, max_log2);
-        bench_reduce<uint8_t, rvariant<uint8_t, 16, 3>, rvariant<uint8_t, 16, 3, 0>, rvariant<uint8_t, 8, 4, 0>,
-                     rvariant<uint8_t, 8, 6, 0>, rvariant<uint8_t, 4, 8, 0>, rvariant<uint8_t, 2, 8, 0>>(min_log2, max_log2);
+    if (strstr(types, "reduce")) { /* the single-pass driver (e2) beside the even-share one (even), plain and
+                                    * L1::no_allocate loads */
+        bench_reduce<int32_t, rvariant<int32_t, 16, 3>, rvariant<int32_t, 16, 3, 0>, rvariant<int32_t, 16, 3, 0, 1>,
+                     rvariant<int32_t, 8, 4, 0>, rvariant<int32_t, 8, 6, 0>, rvariant<int32_t, 4, 8, 0>,
+                     rvariant<int32_t, 2, 8, 0>>(min_log2, max_log2);
+        bench_reduce<int64_t, rvariant<int64_t, 16, 3>, rvariant<int64_t, 16, 3, 0>, rvariant<int64_t, 16, 3, 0, 1>,
+                     rvariant<int64_t, 8, 4, 0>, rvariant<int64_t, 8, 6, 0>, rvariant<int64_t, 4, 8, 0>,
+                     rvariant<int64_t, 2, 8, 0>>(min_log2, max_log2);
+        bench_reduce<uint8_t, rvariant<uint8_t, 16, 3>, rvariant<uint8_t, 16, 3, 0>, rvariant<uint8_t, 16, 3, 0, 1>,
+                     rvariant<uint8_t, 8, 4, 0>, rvariant<uint8_t, 8, 6, 0>, rvariant<uint8_t, 4, 8, 0>,
+                     rvariant<uint8_t, 2, 8, 0>>(min_log2, max_log2);
     }
     return 0;
 }
