@@ -21,7 +21,10 @@
  * session (pscan bench, NVIDIA H200): the even-share kernel no longer divides in 64 bits before its first load, and
  * calls of 256-512 KiB take 32 KiB tiles: a one-tile call 3.5-3.9 us (0.2-0.35 us less), as fast as CUB's
  * single-tile kernel (equal medians at i32 2^12, i64 2^11, u8 2^13), 1.05-1.64x CUB elsewhere to 2^20; i64 2^16
- * 5.57 us (was 5.98), 1.36x a copy call. From 2^24 0.98-0.99x CUB (twenty-fourth session's run).
+ * 5.57 us (was 5.98), 1.36x a copy call. Twenty-sixth session (pscan bench, NVIDIA H200, docs/bench/h200-reduce.csv):
+ * calls of 16-32 KiB as one tile, 0.3-0.4 us faster (i32 2^13 4.16 us, 1.12x a copy call, was 1.28x); calls up to
+ * 128 MiB read without allocating in L1: 1.07-1.21x CUB from 2^22 elements to 128 MiB (i32 2^24 1.14x, was 0.95x); from
+ * 256 MiB 0.97-0.99x CUB (i32 2^30 0.978x, i64 0.988x, u8 0.985x), where CUB reads 4.5 TB/s.
  */
 #include <stdint.h>
 #include <string.h>
@@ -180,7 +183,8 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int NOALLOC = 0> st
  * - up to PS_REDUCE_MID_BYTES, 8 vectors at 4 blocks/SM (32 KiB tiles, again up to 16 in a cluster: the same
  *   harness, 512 KiB in 5.34-5.50 us against 5.82-5.86 in 8 tiles of 64 KiB, i32 2^17 and i64 2^16; at 1 MiB the
  *   64 KiB tiles are as fast);
- * - beyond, PS_REDUCE_VECS at 3 blocks/SM. */
+ * - beyond, PS_REDUCE_VECS at 3 blocks/SM (64 KiB tiles), read without allocating in L1 up to
+ *   PS_REDUCE_NOALLOC_BYTES (above). */
 #define PS_REDUCE_TINY_BYTES 4096u
 #define PS_REDUCE_SMALL_BYTES (256u * 1024u)
 #define PS_REDUCE_SMALL_VECS 4
