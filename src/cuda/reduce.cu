@@ -55,12 +55,24 @@
 #define PS_REDUCE_NOALLOC_BYTES (128u << 20)
 #endif
 
-template <int NOALLOC> static __device__ __forceinline__ uint4 ps_reduce_load(const uint4 *a) {
-    if (!NOALLOC) return *a;
+/* LOAD 0: a plain load; 1: ld.global.nc.L1::no_allocate (the library's up to PS_REDUCE_NOALLOC_BYTES). Tuning
+ * only, not yet timed (docs/tuning.md, next): 2, the same with the L2::256B prefetch-size hint (a whole 256-byte
+ * line fetched from DRAM at once); 3, a plain load with that hint. */
+template <int LOAD> static __device__ __forceinline__ uint4 ps_reduce_load(const uint4 *a) {
+    if (LOAD == 0) return *a;
     uint4 v;
-    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-        : "l"(a));
+    if (LOAD == 1)
+        asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+            : "l"(a));
+    else if (LOAD == 2)
+        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+            : "l"(a));
+    else
+        asm("ld.global.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+            : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+            : "l"(a));
     return v;
 }
 
@@ -73,7 +85,7 @@ template <class Op, class T> struct ps_reduce_commutative<Op, T, decltype((void)
     enum { value = Op::template commutes<T>() };
 };
 
-template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int NOALLOC = 0> struct ps_reduce_program {
+template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD = 0> struct ps_reduce_program {
     typedef T carry;
     enum {
         THREADS = 256,
@@ -116,7 +128,7 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int NOALLOC = 0> st
         for (int k = 0; k < VECS; k++) {
             const uint32_t pv = (warp * VECS + k) * PS_WARP_LANES + lane;
             if (fast || (p.aligned && (pv + 1) * VEC <= valid)) {
-                raw[k] = ps_reduce_load<NOALLOC>(reinterpret_cast<const uint4 *>(p.in + base) + pv);
+                raw[k] = ps_reduce_load<LOAD>(reinterpret_cast<const uint4 *>(p.in + base) + pv);
             } else if (pv * VEC >= valid) { /* past the end: no element by element code to run */
                 T t[VEC];
 #pragma unroll

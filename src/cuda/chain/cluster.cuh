@@ -57,6 +57,24 @@ __device__ __forceinline__ void ps_cluster_wait(void) {
 #endif
 }
 
+/* Arrive without release: only says this thread has run this far (the even-share cluster's "started"). */
+__device__ __forceinline__ void ps_cluster_arrive_relaxed(void) {
+#if PS_CHAIN_HAS_CLUSTERS
+    asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+#endif
+}
+
+/* Writes word w of a shared-memory array in the block of cluster rank `rank` (the same variable as `local` there);
+ * that block must have started (a cluster barrier phase every block arrived at first says so). */
+__device__ __forceinline__ void ps_cluster_write_word(uint32_t *local, uint32_t w, uint32_t rank, uint32_t v) {
+#if PS_CHAIN_HAS_CLUSTERS
+    uint32_t remote;
+    const uint32_t addr = (uint32_t)__cvta_generic_to_shared(local + w);
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(remote) : "r"(addr), "r"(rank));
+    asm volatile("st.shared::cluster.u32 [%0], %1;\n" ::"r"(remote), "r"(v) : "memory");
+#endif
+}
+
 /* Word w of a shared-memory array in the block of cluster rank `rank` (the same variable as `local` there). */
 __device__ __forceinline__ uint32_t ps_cluster_read_word(const uint32_t *local, uint32_t w, uint32_t rank) {
     uint32_t v = 0;
@@ -169,29 +187,30 @@ template <int (*ASK)(void)> static int ps_chain_per_device(void) {
     return limit;
 }
 
-/* The largest cluster of P's blocks the current device runs (0: none; the launcher keeps the chain): the kernel
- * must have been built for sm_90 or later, and a cluster of that many blocks, each with P's shared memory, must
- * fit on one GPC. */
-template <class P, int E> static int ps_chain_cluster_ask(void) {
+/* The largest cluster of blocks of kernel K (a kernel of P's) the current device runs (0: none; the launcher keeps
+ * the chain): K must have been built for sm_90 or later, and a cluster of that many blocks, each with P's shared
+ * memory, must fit on one GPC. */
+template <class P, void (*K)(const typename P::params)> static int ps_chain_cluster_ask_kernel(void) {
     if (PS_CHAIN_CLUSTER_MAX < 2) return 0;
-    void (*kernel)(const typename P::params) = ps_chain_cluster_kernel<P, E>;
     cudaFuncAttributes fa;
-    if (cudaFuncGetAttributes(&fa, kernel) != cudaSuccess || fa.binaryVersion < 90 ||
-        ps_chain_kernel_attributes(kernel, ps_chain_dynamic_bytes<P>()) != cudaSuccess ||
+    if (cudaFuncGetAttributes(&fa, K) != cudaSuccess || fa.binaryVersion < 90 ||
+        ps_chain_kernel_attributes(K, ps_chain_dynamic_bytes<P>()) != cudaSuccess ||
         (PS_CHAIN_CLUSTER_MAX > 8 &&
-         cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess)) {
+         cudaFuncSetAttribute(K, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess)) {
         cudaGetLastError(); /* a missing feature is not an error of the caller's next launch */
         return 0;
     }
     for (int size = PS_CHAIN_CLUSTER_MAX; size >= 2; size--) {
         ps_chain_cluster_launch<P> launch((uint32_t)size, 0);
         int clusters = 0;
-        if (cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch.cfg) == cudaSuccess && clusters > 0) return size;
+        if (cudaOccupancyMaxActiveClusters(&clusters, K, &launch.cfg) == cudaSuccess && clusters > 0) return size;
         cudaGetLastError();
     }
     return 0;
 }
-template <class P, int E> static int ps_chain_cluster_limit(void) { return ps_chain_per_device<ps_chain_cluster_ask<P, E>>(); }
+template <class P, int E> static int ps_chain_cluster_limit(void) {
+    return ps_chain_per_device<ps_chain_cluster_ask_kernel<P, ps_chain_cluster_kernel<P, E>>>();
+}
 
 /* Launches P over tiles tiles (2 .. ps_chain_cluster_limit<P, E>()) as one cluster on stream. */
 template <class P, int E>

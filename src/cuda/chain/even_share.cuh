@@ -104,6 +104,63 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
 
 #ifndef __CUDACC_RTC__
 
+/* Tuning, not yet timed (docs/tuning.md, next): 1 runs a small call (2 .. the cluster limit tiles) on the cluster
+ * kernel below instead of the scan's cluster driver (chain/cluster.cuh), 0 (the library's) keeps that driver. */
+#ifndef PS_EVEN_SHARE_CLUSTER_FOLD
+#define PS_EVEN_SHARE_CLUSTER_FOLD 0
+#endif
+
+/* A small call as one cluster, a block a tile, for programs whose only output is the total. The scan's cluster
+ * driver gives every tile its prefix: each block waits for every aggregate, reads the earlier ones from their
+ * blocks, and waits again before it leaves so that none of its own is read after. Here only the last tile needs
+ * one: every other block writes its aggregate into the last block's shared memory and leaves, and the last block
+ * waits once and folds them in order. Cluster barrier: phase 1 says a block has started (its shared memory may be
+ * written; every thread arrives first thing and waits after its tile), phase 2 that its aggregate is written
+ * (arrive with release, then exit: a wait counts only threads that have not exited). */
+template <class P>
+__global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_even_share_cluster_kernel(const typename P::params p) {
+#if PS_CHAIN_HAS_CLUSTERS
+    typedef typename P::carry C;
+    enum { WORDS = (sizeof(C) + 3) / 4 };
+    __shared__ typename ps_chain_smem<P>::static_type s_static;
+    extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) uint4 ps_chain_dynamic[];
+    typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
+    __shared__ uint32_t partial_sh[PS_CHAIN_CLUSTER_MAX][WORDS]; /* the last block's: the others' aggregates */
+    __shared__ C prefix_sh;
+    typename P::local l;
+    const uint32_t id = blockIdx.x, last = gridDim.x - 1;
+
+    ps_cluster_arrive_relaxed(); /* phase 1: started */
+    const C aggregate = P::reduce(p, id, l, s);
+    ps_cluster_wait(); /* every block has started */
+    if (id != last) {
+        if (threadIdx.x == 0) {
+            uint32_t w[WORDS] = {};
+            memcpy(w, &aggregate, sizeof aggregate);
+#pragma unroll
+            for (int k = 0; k < WORDS; k++) ps_cluster_write_word(partial_sh[id], (uint32_t)k, last, w[k]);
+        }
+        ps_cluster_arrive(); /* phase 2: written (release) */
+        return;
+    }
+    ps_cluster_arrive();
+    ps_cluster_wait(); /* every other block's aggregate is in partial_sh (acquire) */
+    if (threadIdx.x == 0) {
+        C r = P::initial(p);
+        for (uint32_t b = 0; b < last; b++) {
+            C v;
+            memcpy(&v, partial_sh[b], sizeof v);
+            r = P::combine(r, v);
+        }
+        prefix_sh = r;
+    }
+    __syncthreads();
+    P::consume(p, last, prefix_sh, aggregate, l, s);
+#else
+    __trap(); /* never launched: the launcher checks the kernel was built for sm_90 */
+#endif
+}
+
 /* The blocks of one even-share launch of P over tiles tiles: as many as fit on the device at once. */
 /* Blocks of P's even-share kernel resident on an SM of the current device (asked once a device). */
 template <class P> static int ps_even_share_per_sm_ask(void) {
@@ -134,8 +191,16 @@ static cudaError_t ps_even_share(const typename P::params &p, uint32_t tiles, in
                                  cudaStream_t stream) {
     /* a small call: one cluster, a block a tile (chain/cluster.cuh; the program's consume writes the total in the
      * last tile) */
+#if PS_EVEN_SHARE_CLUSTER_FOLD /* (the preprocessor's choice: the kernel not taken is not compiled) */
+    if (tiles > 1 &&
+        tiles <= (uint32_t)ps_chain_per_device<ps_chain_cluster_ask_kernel<P, ps_even_share_cluster_kernel<P>>>()) {
+        ps_chain_cluster_launch<P> launch(tiles, stream);
+        return cudaLaunchKernelEx(&launch.cfg, ps_even_share_cluster_kernel<P>, p);
+    }
+#else
     if (tiles > 1 && tiles <= (uint32_t)ps_chain_cluster_limit<P, PS_CHAIN_LANE_ENTRIES>())
         return ps_chain_cluster<P, PS_CHAIN_LANE_ENTRIES>(p, tiles, stream);
+#endif
     const ps_tile_state<typename P::carry> ts = ps_chain_fresh_state<typename P::carry>(temp);
     const size_t dynamic = ps_chain_dynamic_bytes<P>();
     static bool attributes_set[PS_CHAIN_DEVICES]; /* before the occupancy query, which needs them */
