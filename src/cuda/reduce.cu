@@ -47,10 +47,10 @@
 /* How the large tier reads a whole vector (twenty-sixth session, H200, tune_scan --types reduce beside CUB's
  * DeviceReduce::Sum, L2 flushed, docs/bench/h200-reduce-load.csv): read-only and not allocated in L1
  * (ld.global.nc.L1::no_allocate: nothing is read twice) ran i32 2^24 at 1.15x CUB against 0.98-0.99x for a plain
- * load, i64 2^24 1.10x against 1.02x, u8 2^26 1.22x against 1.05x; from 256 MiB it lost (i32 2^28 0.94x against
- * 0.99x, i64 2^26-2^30 0.93-0.96x against 0.98-1.00x). So calls up to PS_REDUCE_NOALLOC_BYTES read so, larger
- * ones by a plain load. __ldg (ld.global.nc, L1 allocated) was no faster than a plain load and lost 0.3x CUB at
- * i64; asking L2 for the next tile of a block's run as each starts (the prefetch hook) lost 0.15-0.35x. */
+ * load, i64 2^24 1.10x against 1.02x, u8 2^26 1.22x against 1.05x; at 256 MiB it tied, from 512 MiB it lost (i32
+ * 2^28 0.94x against 0.99x, i64 2^26-2^30 0.93-0.96x against 0.98-1.00x). So calls up to PS_REDUCE_NOALLOC_BYTES
+ * read so, larger ones by a plain load. __ldg (ld.global.nc, L1 allocated) was no faster than a plain load and lost
+ * 0.3x CUB at i64; asking L2 for the next tile of a block's run as each starts (the prefetch hook) lost 0.15-0.35x. */
 #ifndef PS_REDUCE_NOALLOC_BYTES
 #define PS_REDUCE_NOALLOC_BYTES (128u << 20)
 #endif

@@ -118,9 +118,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_chain_cluster_ke
 #if PS_CHAIN_HAS_CLUSTERS
     typedef typename P::carry C;
     enum { WORDS = (sizeof(C) + 3) / 4 };
-    __shared__ typename ps_chain_smem<P>::static_type s_static;
-    extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) uint4 ps_chain_dynamic[];
-    typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
+    PS_CHAIN_PROGRAM_SMEM(P, s);
     __shared__ uint32_t aggregate_sh[WORDS]; /* read by the later blocks of the cluster */
     __shared__ C prefix_sh, total_sh;
     typename P::local l;

@@ -41,9 +41,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     ps_even_share_kernel(const typename P::params p, const ps_tile_state<typename P::carry> ts, uint32_t tiles,
                          uint32_t blocks, uint32_t per, uint32_t longer) {
     typedef typename P::carry C;
-    __shared__ typename ps_chain_smem<P>::static_type s_static;
-    extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) uint4 ps_chain_dynamic[];
-    typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
+    PS_CHAIN_PROGRAM_SMEM(P, s);
     __shared__ C prefix_sh;
     typename P::local l;
     const uint32_t b = blockIdx.x;
@@ -122,9 +120,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_even_share_clust
 #if PS_CHAIN_HAS_CLUSTERS
     typedef typename P::carry C;
     enum { WORDS = (sizeof(C) + 3) / 4 };
-    __shared__ typename ps_chain_smem<P>::static_type s_static;
-    extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) uint4 ps_chain_dynamic[];
-    typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
+    PS_CHAIN_PROGRAM_SMEM(P, s);
     __shared__ uint32_t partial_sh[PS_CHAIN_CLUSTER_MAX][WORDS]; /* the last block's: the others' aggregates */
     __shared__ C prefix_sh;
     typename P::local l;

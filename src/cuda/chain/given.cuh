@@ -25,9 +25,7 @@
 
 template <class P>
 __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_chain_given_kernel(const typename P::params p) {
-    __shared__ typename ps_chain_smem<P>::static_type s_static;
-    extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) uint4 ps_chain_dynamic[];
-    typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
+    PS_CHAIN_PROGRAM_SMEM(P, s);
     typename P::local l;
     const uint32_t id = blockIdx.x;
     const typename P::carry prefix = P::given(p, id);

@@ -336,14 +336,17 @@ __device__ __forceinline__ typename P::smem &ps_chain_program_smem(typename ps_c
                                                                    uint4 *dynamic) {
     return *reinterpret_cast<typename P::smem *>(ps_chain_smem<P>::DYNAMIC ? (void *)dynamic : (void *)&s_static);
 }
+/* Declares s, the program P's shared memory, in a driver kernel (every driver's first line). */
+#define PS_CHAIN_PROGRAM_SMEM(P, s)                                                                                   \
+    __shared__ typename ps_chain_smem<P>::static_type s##_static;                                                     \
+    extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) uint4 ps_chain_dynamic[];                                      \
+    typename P::smem &s = ps_chain_program_smem<P>(s##_static, ps_chain_dynamic)
 
 template <class P, int E>
 __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     ps_chain_single_pass_kernel(const typename P::params p, const ps_tile_state<typename P::carry> ts, uint32_t tiles) {
     typedef typename P::carry C;
-    __shared__ typename ps_chain_smem<P>::static_type s_static;
-    extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) uint4 ps_chain_dynamic[];
-    typename P::smem &s = ps_chain_program_smem<P>(s_static, ps_chain_dynamic);
+    PS_CHAIN_PROGRAM_SMEM(P, s);
     __shared__ C prefix_sh, total_sh;
     typename P::local l;
     const uint32_t id = blockIdx.x;
