@@ -190,6 +190,9 @@ static inline int test_parse_shard(const char *s, unsigned *shard, unsigned *sha
 /* Whether the type of index ti is in the options' shard (any struct with shard and shards); a program's parts not
  * split by type are numbered 0, 1, ... and go to the shards the same way. */
 #define TEST_IN_SHARD(o, ti) ((o)->shards == 0 || (size_t)(ti) % (o)->shards == (o)->shard)
+/* Whether --type / --op (any struct with only_type and only_op) select this type / operator. */
+#define TEST_TYPE_SELECTED(o, type) ((o)->only_type < 0 || (o)->only_type == (int)(type))
+#define TEST_OP_SELECTED(o, op) ((o)->only_op < 0 || (o)->only_op == (int)(op))
 
 /* Fills *o from argv. Returns 0, or prints the program's usage line and returns 1 on anything it does not know
  * (--full too, unless with_full). */

@@ -372,15 +372,14 @@ static void make_input(harness *h, const type_info *t, pscan_op op, size_t n, un
  * five ways each. */
 static void run_size(harness *h, size_t n_fixed, long tile_multiple, long tile_extra, unsigned size_index) {
     for (unsigned ti = 0; ti < TYPE_COUNT; ti++) {
-        if (!TEST_IN_SHARD(&h->opt, ti) || (h->opt.only_type >= 0 && (int)types[ti].type != h->opt.only_type))
-            continue;
+        if (!TEST_IN_SHARD(&h->opt, ti) || !TEST_TYPE_SELECTED(&h->opt, types[ti].type)) continue;
         const type_info *t = &types[ti];
         size_t n = tile_multiple >= 0
                        ? (size_t)((long)backend_reduce_tile(h->opt.backend, t) * tile_multiple + tile_extra)
                        : n_fixed;
         for (unsigned oi = 0; oi < OP_COUNT; oi++) {
             pscan_op op = ops[oi];
-            if ((t->is_float && op_is_bitwise(op)) || (h->opt.only_op >= 0 && (int)op != h->opt.only_op)) continue;
+            if ((t->is_float && op_is_bitwise(op)) || !TEST_OP_SELECTED(&h->opt, op)) continue;
             unsigned char init[8], want_identity[8], want_init[8];
             make_input(h, t, op, n, init, want_identity, want_init);
             for (unsigned v = 0; v < 5; v++) {
@@ -751,9 +750,7 @@ static void run_many_tiles(harness *h, unsigned size_index, size_t (*size_of)(co
     } cases[] = {{PSCAN_TYPE_U8, PSCAN_OP_SUM}, {PSCAN_TYPE_I32, PSCAN_OP_MIN}, {PSCAN_TYPE_F64, PSCAN_OP_PRODUCT}};
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const type_info *t = &types[cases[k].type];
-        if ((h->opt.only_type >= 0 && (int)cases[k].type != h->opt.only_type) ||
-            (h->opt.only_op >= 0 && (int)cases[k].op != h->opt.only_op))
-            continue;
+        if (!TEST_TYPE_SELECTED(&h->opt, cases[k].type) || !TEST_OP_SELECTED(&h->opt, cases[k].op)) continue;
         const size_t n = size_of(t);
         unsigned char init[8], want_identity[8], want_init[8];
         make_input(h, t, cases[k].op, n, init, want_identity, want_init);

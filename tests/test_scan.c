@@ -453,11 +453,11 @@ static void run_size(harness *h, size_t n, unsigned size_index, int full, size_t
     }
     for (unsigned ti = 0; ti < TYPE_COUNT; ti++) {
         const type_info *t = &types[ti];
-        if (h->opt.only_type >= 0 && (int)t->type != h->opt.only_type) continue;
+        if (!TEST_TYPE_SELECTED(&h->opt, t->type)) continue;
         if (elem_bytes && t->bytes != elem_bytes) continue;
         for (unsigned oi = 0; oi < OP_COUNT; oi++) {
             pscan_op op = ops[oi];
-            if (h->opt.only_op >= 0 && (int)op != h->opt.only_op) continue;
+            if (!TEST_OP_SELECTED(&h->opt, op)) continue;
             if (t->is_float && op_is_bitwise(op)) continue;
             if (full == 2 && op != PSCAN_OP_SUM && ((ti + oi) & 1u)) continue; /* every other operator on one type */
             uint64_t init_int;
@@ -617,7 +617,7 @@ static void run_determinism(harness *h) {
     const size_t n = h->determinism_n;
     for (unsigned fi = 0; fi < 2; fi++) {
         const type_info *t = &types[fi == 0 ? PSCAN_TYPE_F32 : PSCAN_TYPE_F64];
-        if (h->opt.only_type >= 0 && h->opt.only_type != (int)t->type) continue;
+        if (!TEST_TYPE_SELECTED(&h->opt, t->type)) continue;
         test_rng rng = {test_mix64(h->opt.seed ^ 0xD37u ^ (uint64_t)t->type)};
         for (size_t i = 0; i < n; i++)
             store_float(h->h_in, i, t, ldexp(test_rng_unit(&rng) * 2.0 - 1.0, (int)(test_rng_next(&rng) % 21) - 10));
@@ -724,7 +724,7 @@ int main(int argc, char **argv) {
     }
 
     run_fixed(&h);
-    if (h.opt.only_op < 0 || h.opt.only_op == (int)PSCAN_OP_SUM) run_determinism(&h);
+    if (TEST_OP_SELECTED(&h.opt, PSCAN_OP_SUM)) run_determinism(&h);
     if (h.opt.large == 2) {
         run_size(&h, large_byte_size, 0, 2, 1);
     } else if (h.opt.only_n >= 0) {
