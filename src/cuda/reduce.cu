@@ -55,26 +55,30 @@
 #define PS_REDUCE_NOALLOC_BYTES (128u << 20)
 #endif
 
-/* LOAD 0: a plain load; 1: ld.global.nc.L1::no_allocate (the library's up to PS_REDUCE_NOALLOC_BYTES). Tuning
- * only, not yet timed (docs/tuning.md, next): 2, the same with the L2::256B prefetch-size hint (a whole 256-byte
- * line fetched from DRAM at once); 3, a plain load with that hint. */
+/* The even-share grid of those no_allocate calls, in waves of the resident blocks (a lagging block then holds a
+ * quarter of what it did): H200, tune_scan --types rload, two runs, twenty-seventh session: i32 2^24 1.205-1.207x
+ * CUB against 1.159-1.162 at one wave, u8 2^26 1.186-1.195 against 1.123-1.130, i64 2^24 1.096-1.110 against
+ * 1.105-1.107. The plain loads beyond keep one wave: 2 and 4 were no faster from 256 MiB (i64 2^26 0.983 and 0.968
+ * against 0.994). */
+#define PS_REDUCE_NOALLOC_WAVES 4
+
+/* LOAD 0: a plain load; 1: ld.global.nc.L1::no_allocate (the library's up to PS_REDUCE_NOALLOC_BYTES). Either
+ * with the L2::256B prefetch-size hint lost (H200, twenty-seventh session, docs/bench/h200-reduce-rload.csv: the
+ * plain load 0.92-0.98x CUB from 2^26 against 0.98-0.99x without, no_allocate no faster anywhere). */
 template <int LOAD> static __device__ __forceinline__ uint4 ps_reduce_load(const uint4 *a) {
     if (LOAD == 0) return *a;
     uint4 v;
-    if (LOAD == 1)
-        asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
-            : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-            : "l"(a));
-    else if (LOAD == 2)
-        asm("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-            : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-            : "l"(a));
-    else
-        asm("ld.global.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-            : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-            : "l"(a));
+    asm("ld.global.nc.L1::no_allocate.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(a));
     return v;
 }
+
+/* Tuning, not yet timed (docs/tuning.md, next): 1 folds a block's run of tiles thread by thread (reduce_run
+ * below) for operators that commute; 0 (the library's) tile by tile with a block fold each. */
+#ifndef PS_REDUCE_RUN
+#define PS_REDUCE_RUN 0
+#endif
 
 /* Whether Op says it commutes bit for bit on T: the built-in operators do, but for float min and max
  * (block/ops.cuh); a user's operator, which has no commutes(), is never assumed to. */
@@ -85,7 +89,7 @@ template <class Op, class T> struct ps_reduce_commutative<Op, T, decltype((void)
     enum { value = Op::template commutes<T>() };
 };
 
-template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD = 0> struct ps_reduce_program {
+template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD_ = 0> struct ps_reduce_program {
     typedef T carry;
     enum {
         THREADS = 256,
@@ -93,6 +97,7 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD = 0> struc
         WARPS = THREADS / PS_WARP_LANES,
         VEC = 16 / sizeof(T),
         VECS = VECS_,
+        LOAD = LOAD_,
         TILE = VEC * VECS * THREADS
     };
     struct params {
@@ -112,7 +117,8 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD = 0> struc
     static __device__ __forceinline__ T identity() { return Op::template identity<T>(); }
     static __device__ __forceinline__ T initial(const params &p) { return p.init; }
 
-    static __device__ __forceinline__ T reduce(const params &p, uint32_t id, local &, smem &s) {
+    /* A tile's vectors, each folded in element order into acc[k] (thread's k-th vector). */
+    static __device__ __forceinline__ void tile_vectors(const params &p, uint32_t id, T (&acc)[VECS]) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         const T e = identity();
         const uint64_t base = (uint64_t)id * TILE;
@@ -141,9 +147,6 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD = 0> struc
                 memcpy(&raw[k], t, sizeof raw[k]);
             }
         }
-
-        /* each vector's elements in order */
-        T acc[VECS];
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
             T x[VEC];
@@ -152,6 +155,12 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD = 0> struc
 #pragma unroll
             for (int i = 1; i < VEC; i++) acc[k] = combine(acc[k], x[i]);
         }
+    }
+
+    /* The block's total of every thread's acc[VECS]: see the file's header for the two orders. */
+    static __device__ __forceinline__ T block_fold(T (&acc)[VECS], smem &s) {
+        const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+        const T e = identity();
         T running = e;
         if (ps_reduce_commutative<Op, T>::value) {
             /* ---- a commutative operator: each lane folds its own vectors pairwise, then one shuffle tree (16
@@ -174,6 +183,30 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD = 0> struc
 #pragma unroll
         for (int w = 0; w < WARPS; w++) aggregate = combine(aggregate, s.warp_totals[w]);
         return aggregate;
+    }
+
+    static __device__ __forceinline__ T reduce(const params &p, uint32_t id, local &, smem &s) {
+        T acc[VECS];
+        tile_vectors(p, id, acc);
+        return block_fold(acc, s);
+    }
+
+    /* A block's run of tiles (the even-share driver's hook). With an operator that commutes bit for bit each
+     * thread folds its k-th vector of every tile into acc[k] and the block meets once, at the end: no barrier
+     * between tiles, so a warp's next loads never wait for the block's slowest warp (CUB's reduce has the same
+     * shape). Otherwise tile by tile, as the driver would. */
+    static __device__ __forceinline__ T reduce_run(const params &p, uint32_t lo, uint32_t hi, local &l, smem &s) {
+        if (!PS_REDUCE_RUN || !ps_reduce_commutative<Op, T>::value)
+            return ps_chain_fold_tiles<ps_reduce_program>(p, lo, hi, l, s);
+        T acc[VECS];
+        tile_vectors(p, lo, acc);
+        for (uint32_t t = lo + 1; t < hi; t++) {
+            T next[VECS];
+            tile_vectors(p, t, next);
+#pragma unroll
+            for (int k = 0; k < VECS; k++) acc[k] = combine(acc[k], next[k]);
+        }
+        return block_fold(acc, s);
     }
 
     static __device__ __forceinline__ void consume(const params &p, uint32_t id, T prefix, T aggregate, local &,
@@ -256,7 +289,8 @@ template <class T, class Op> struct reduce_launch {
         static_assert(P::TILE == 16 / sizeof(T) * P::VECS * 256, "reduce_tiles counts the program's tiles");
         p.aligned = ((uintptr_t)req->in & 15u) == 0;
         memcpy(&p.init, req->init.bytes, sizeof(T));
-        return ps_even_share<P>(p, p.tiles, dev->sm_count, req->temp, dev->stream);
+        return ps_even_share<P>(p, p.tiles, dev->sm_count, P::LOAD == 1 ? PS_REDUCE_NOALLOC_WAVES : 1, req->temp,
+                                dev->stream);
     }
 };
 

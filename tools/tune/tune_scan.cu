@@ -287,9 +287,8 @@ template <class T, class... Vs> static void trace_type(int lg, const char *dir) 
 
 /* E = 0: the even-share driver (chain/even_share.cuh, what the library runs); else the single-pass driver with
  * E look-back entries per lane. LOAD: how vectors are read (reduce.cu's ps_reduce_load: 0 plain, 1
- * ld.global.nc.L1::no_allocate, the library's large tier up to PS_REDUCE_NOALLOC_BYTES; 2 and 3 the same and the
- * plain load with the L2::256B prefetch hint). WAVES: the even-share grid as that many times the resident blocks
- * (the library launches 1; CUB's reduce oversubscribes its grid, so a straggling block's share is smaller). */
+ * ld.global.nc.L1::no_allocate, the library's large tier up to PS_REDUCE_NOALLOC_BYTES). WAVES: the even-share grid
+ * as that many times the resident blocks (the library's PS_REDUCE_NOALLOC_WAVES with no_allocate, else 1). */
 template <class T, int VECS, int MINB, int E = 2, int LOAD = 0, int WAVES = 1> struct rvariant {
     typedef ps_reduce_program<T, ps_cuda_op_sum, VECS, MINB, LOAD> P;
     static void run(const T *in, T *out, uint64_t n, void *temp) {
@@ -300,13 +299,12 @@ template <class T, int VECS, int MINB, int E = 2, int LOAD = 0, int WAVES = 1> s
         p.n = n;
         p.tiles = (uint32_t)((n + P::TILE - 1) / P::TILE);
         p.aligned = 1;
-        if (E == 0) /* ps_even_share sizes its grid as resident blocks a SM x the SM count it is given */
-            CK(ps_even_share<P>(p, p.tiles, g_sms * WAVES, temp, 0));
+        if (E == 0) CK(ps_even_share<P>(p, p.tiles, g_sms, WAVES, temp, 0));
         else
             CK(ps_chain_single_pass<P, E ? E : 1>(p, p.tiles, temp, 0));
     }
     static const char *name() {
-        static const char *const loads[] = {"", ".noalloc", ".noalloc256", ".plain256"};
+        static const char *const loads[] = {"", ".noalloc"};
         static char buf[64];
         if (E == 0)
             snprintf(buf, sizeof buf, "reduce.v%d.b%d.even%s%s", VECS, MINB, loads[LOAD],
@@ -600,15 +598,13 @@ int main(int argc, char **argv) {
     if (strstr(types, "u8"))
         bench_type<uint8_t, variant<uint8_t, 8, 5, 2, true>, variant<uint8_t, 10, 5, 2, true>,
                    variant<uint8_t, 12, 4, 2, true>, variant<uint8_t, 16, 3, 2, true>>(min_log2, max_log2);
-    /* the reduce from 2^24 (issue 10: 0.97-0.99x CUB from 256 MiB on the H200): the shipped large tier (plain and
-     * no_allocate) beside the L2::256B hint and grids of 2, 4 and 8 waves, and CUB's shape (16 KiB tiles, 8
-     * blocks/SM) oversubscribed */
+    /* the reduce from 2^24 (issue 10: 0.98-0.99x CUB from 512 MiB on the H200): the shipped large tier's loads
+     * (plain, no_allocate) at grids of 1, 2 and 4 waves; the L2::256B hint and CUB's shape (16 KiB tiles at 8
+     * blocks/SM, 4 and 8 waves) lost at every size (twenty-seventh session, docs/bench/h200-reduce-rload.csv) */
     if (strstr(types, "rload")) {
 #define TUNE_RLOAD(T)                                                                                                 \
-    bench_reduce<T, rvariant<T, 16, 3, 0>, rvariant<T, 16, 3, 0, 1>, rvariant<T, 16, 3, 0, 2>, rvariant<T, 16, 3, 0, 3>, \
-                 rvariant<T, 16, 3, 0, 0, 2>, rvariant<T, 16, 3, 0, 0, 4>, rvariant<T, 16, 3, 0, 1, 4>,              \
-                 rvariant<T, 8, 4, 0, 0, 4>, rvariant<T, 4, 8, 0, 0, 4>, rvariant<T, 4, 8, 0, 0, 8>,                 \
-                 rvariant<T, 4, 8, 0, 1, 4>>(min_log2, max_log2)
+    bench_reduce<T, rvariant<T, 16, 3, 0>, rvariant<T, 16, 3, 0, 1>, rvariant<T, 16, 3, 0, 0, 2>,                     \
+                 rvariant<T, 16, 3, 0, 0, 4>, rvariant<T, 16, 3, 0, 1, 4>>(min_log2, max_log2)
         TUNE_RLOAD(int32_t);
         TUNE_RLOAD(int64_t);
         TUNE_RLOAD(uint8_t);

@@ -17,7 +17,9 @@
  * and block G - 1, which starts last (blocks start in index order), waits for them: every block it waits for
  * has started and waits for nothing, so it finishes. Warp 0 of the last block folds the G - 1 partials in order
  * (each lane a contiguous run of them, then an in-order shuffle tree) and calls the program's consume for the
- * last tile with prefix = init (+) partials and the last block's own aggregate.
+ * last tile with prefix = init (+) partials and the last block's own aggregate. A call of 2 .. 16 tiles (the
+ * cluster limit) runs instead as one thread-block cluster, a block a tile, whose blocks hand their aggregates to
+ * the last block's shared memory (ps_even_share_cluster_kernel below).
  *
  * Order and bits: tiles are folded in index order inside a block, blocks in index order, so a non-commutative
  * operator is safe; the grouping depends on G (the device's SM count and the kernel's occupancy), so float
@@ -36,6 +38,24 @@
 #include "chain/single_pass.cuh"
 #include "chain/tile_state.cuh"
 
+/* A block's run of tiles lo .. hi - 1 (lo < hi), folded in order: tile by tile through the program's reduce
+ * (ps_chain_fold_tiles), or by the program's optional hook
+ *     static __device__ carry reduce_run(const params &, uint32_t lo, uint32_t hi, local &, smem &);
+ * which may fold the whole run before the block meets (the reduce: each thread across the run, one block fold at
+ * the end), provided its result is the in-order fold's (an operator that commutes bit for bit may regroup). */
+template <class P, class = void> struct ps_even_share_run {
+    static __device__ __forceinline__ typename P::carry fold(const typename P::params &p, uint32_t lo, uint32_t hi,
+                                                             typename P::local &l, typename P::smem &s) {
+        return ps_chain_fold_tiles<P>(p, lo, hi, l, s);
+    }
+};
+template <class P> struct ps_even_share_run<P, typename ps_chain_void<decltype(&P::reduce_run)>::type> {
+    static __device__ __forceinline__ typename P::carry fold(const typename P::params &p, uint32_t lo, uint32_t hi,
+                                                             typename P::local &l, typename P::smem &s) {
+        return P::reduce_run(p, lo, hi, l, s);
+    }
+};
+
 template <class P>
 __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     ps_even_share_kernel(const typename P::params p, const ps_tile_state<typename P::carry> ts, uint32_t tiles,
@@ -48,14 +68,10 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     /* per = tiles / blocks, longer = tiles % blocks (the launcher's): blocks before `longer` take per + 1 */
     const uint32_t lo = b * per + (b < longer ? b : longer), hi = lo + per + (b < longer ? 1u : 0u);
 
-    /* ---- this block's tiles, folded in order (the first one's aggregate as it is: no identity combined in).
-     * Asking L2 for the next tile of the run as each starts lost 0.15-0.35x CUB on the reduce (H200, twenty-sixth
-     * session): the blocks' own loads already keep the memory busy ---- */
-    C acc = P::reduce(p, lo, l, s);
-    for (uint32_t t = lo + 1; t < hi; t++) {
-        __syncthreads(); /* the previous tile's reads of smem are done */
-        acc = P::combine(acc, P::reduce(p, t, l, s));
-    }
+    /* ---- this block's tiles, folded in order (by the program's reduce_run where it has one). Asking L2 for the
+     * next tile of the run as each starts lost 0.15-0.35x CUB on the reduce (H200, twenty-sixth session): the
+     * blocks' own loads already keep the memory busy ---- */
+    C acc = ps_even_share_run<P>::fold(p, lo, hi, l, s);
     if (b + 1 < blocks) {
         if (threadIdx.x == 0) ts.publish(b, PS_TILE_AGGREGATE, acc);
         return;
@@ -101,12 +117,6 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
 }
 
 #ifndef __CUDACC_RTC__
-
-/* Tuning, not yet timed (docs/tuning.md, next): 1 runs a small call (2 .. the cluster limit tiles) on the cluster
- * kernel below instead of the scan's cluster driver (chain/cluster.cuh), 0 (the library's) keeps that driver. */
-#ifndef PS_EVEN_SHARE_CLUSTER_FOLD
-#define PS_EVEN_SHARE_CLUSTER_FOLD 0
-#endif
 
 /* A small call as one cluster, a block a tile, for programs whose only output is the total. The scan's cluster
  * driver gives every tile its prefix: each block waits for every aggregate, reads the earlier ones from their
@@ -157,7 +167,6 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_even_share_clust
 #endif
 }
 
-/* The blocks of one even-share launch of P over tiles tiles: as many as fit on the device at once. */
 /* Blocks of P's even-share kernel resident on an SM of the current device (asked once a device). */
 template <class P> static int ps_even_share_per_sm_ask(void) {
     int per_sm = 0;
@@ -169,9 +178,11 @@ template <class P> static int ps_even_share_per_sm_ask(void) {
     }
     return per_sm;
 }
-template <class P> static inline uint32_t ps_even_share_blocks(uint64_t tiles, int sm_count) {
+/* The blocks of one even-share launch of P over tiles tiles: waves times as many as fit on the device at once,
+ * capped by the tile count. */
+template <class P> static inline uint32_t ps_even_share_blocks(uint64_t tiles, int sm_count, int waves) {
     const int per_sm = ps_chain_per_device<ps_even_share_per_sm_ask<P>>();
-    const uint64_t g = (uint64_t)per_sm * (uint64_t)(sm_count > 0 ? sm_count : 1);
+    const uint64_t g = (uint64_t)per_sm * (uint64_t)(sm_count > 0 ? sm_count : 1) * (uint64_t)(waves > 0 ? waves : 1);
     return (uint32_t)(tiles < g ? tiles : g);
 }
 
@@ -180,29 +191,28 @@ template <class C> static inline size_t ps_even_share_temp_bytes(uint64_t tiles)
     return tiles > 1 ? ps_tile_state<C>::bytes(tiles) : 0;
 }
 
-/* Launches P over tiles tiles on stream in ps_even_share_blocks(tiles) blocks; temp holds
- * ps_even_share_temp_bytes<carry>(tiles), 16-byte aligned. */
+/* Launches P over tiles tiles on stream in ps_even_share_blocks(tiles, sm_count, waves) blocks; temp holds
+ * ps_even_share_temp_bytes<carry>(tiles), 16-byte aligned. A grid of more than one wave (blocks start in index
+ * order as others finish) gives each block a shorter run, so a block that lags holds less of the call.
+ *
+ * A small call, 2 .. the cluster limit tiles, runs as one cluster, a block a tile, on the kernel above rather than
+ * the scan's cluster driver (chain/cluster.cuh), which makes every block wait twice: H200, tune_scan --types lat,
+ * three runs alternated, twenty-seventh session: the reduce's 16 KiB tiles, i32 2^13 4.26-4.42 us against
+ * 4.64-4.74, i64 2^12 4.29-4.42 against 4.70-4.74, u8 2^16 4.51-4.64 against 4.77-4.86. */
 template <class P>
-static cudaError_t ps_even_share(const typename P::params &p, uint32_t tiles, int sm_count, void *temp,
+static cudaError_t ps_even_share(const typename P::params &p, uint32_t tiles, int sm_count, int waves, void *temp,
                                  cudaStream_t stream) {
-    /* a small call: one cluster, a block a tile (chain/cluster.cuh; the program's consume writes the total in the
-     * last tile) */
-#if PS_EVEN_SHARE_CLUSTER_FOLD /* (the preprocessor's choice: the kernel not taken is not compiled) */
     if (tiles > 1 &&
         tiles <= (uint32_t)ps_chain_per_device<ps_chain_cluster_ask_kernel<P, ps_even_share_cluster_kernel<P>>>()) {
         ps_chain_cluster_launch<P> launch(tiles, stream);
         return cudaLaunchKernelEx(&launch.cfg, ps_even_share_cluster_kernel<P>, p);
     }
-#else
-    if (tiles > 1 && tiles <= (uint32_t)ps_chain_cluster_limit<P, PS_CHAIN_LANE_ENTRIES>())
-        return ps_chain_cluster<P, PS_CHAIN_LANE_ENTRIES>(p, tiles, stream);
-#endif
     const ps_tile_state<typename P::carry> ts = ps_chain_fresh_state<typename P::carry>(temp);
     const size_t dynamic = ps_chain_dynamic_bytes<P>();
     static bool attributes_set[PS_CHAIN_DEVICES]; /* before the occupancy query, which needs them */
     const cudaError_t err = ps_chain_kernel_attributes_once(ps_even_share_kernel<P>, dynamic, attributes_set);
     if (err != cudaSuccess) return err;
-    const uint32_t blocks = ps_even_share_blocks<P>(tiles, sm_count);
+    const uint32_t blocks = ps_even_share_blocks<P>(tiles, sm_count, waves);
     ps_even_share_kernel<P><<<blocks, P::THREADS, dynamic, stream>>>(p, ts, tiles, blocks, tiles / blocks,
                                                                       tiles % blocks);
     return cudaGetLastError();
