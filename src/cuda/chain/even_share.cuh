@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
  * one: every other block writes its aggregate into the last block's shared memory and leaves, and the last block
  * waits once and folds them in order. Cluster barrier: phase 1 says a block has started (its shared memory may be
  * written; every thread arrives first thing and waits after its tile), phase 2 that its aggregate is written
- * (arrive with release, then exit: a wait counts only threads that have not exited). */
+ * (arrive with release; the others then wait too, only for the last block's arrival). */
 template <class P>
 __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_even_share_cluster_kernel(const typename P::params p) {
 #if PS_CHAIN_HAS_CLUSTERS
@@ -147,6 +147,8 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_even_share_clust
             for (int k = 0; k < WORDS; k++) ps_cluster_write_word(partial_sh[id], (uint32_t)k, last, w[k]);
         }
         ps_cluster_arrive(); /* phase 2: written (release) */
+        ps_cluster_wait();   /* (the last block arrives as it starts to wait: no delay, and nothing waits on
+                              * this one; leaving before it hung compute-sanitizer's racecheck) */
         return;
     }
     ps_cluster_arrive();
