@@ -74,12 +74,6 @@ template <int LOAD> static __device__ __forceinline__ uint4 ps_reduce_load(const
     return v;
 }
 
-/* Tuning, not yet timed (docs/tuning.md, next): 1 folds a block's run of tiles thread by thread (reduce_run
- * below) for operators that commute; 0 (the library's) tile by tile with a block fold each. */
-#ifndef PS_REDUCE_RUN
-#define PS_REDUCE_RUN 0
-#endif
-
 /* Whether Op says it commutes bit for bit on T: the built-in operators do, but for float min and max
  * (block/ops.cuh); a user's operator, which has no commutes(), is never assumed to. */
 template <class Op, class T, class = void> struct ps_reduce_commutative {
@@ -117,8 +111,7 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD_ = 0> stru
     static __device__ __forceinline__ T identity() { return Op::template identity<T>(); }
     static __device__ __forceinline__ T initial(const params &p) { return p.init; }
 
-    /* A tile's vectors, each folded in element order into acc[k] (thread's k-th vector). */
-    static __device__ __forceinline__ void tile_vectors(const params &p, uint32_t id, T (&acc)[VECS]) {
+    static __device__ __forceinline__ T reduce(const params &p, uint32_t id, local &, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         const T e = identity();
         const uint64_t base = (uint64_t)id * TILE;
@@ -147,6 +140,9 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD_ = 0> stru
                 memcpy(&raw[k], t, sizeof raw[k]);
             }
         }
+
+        /* each vector's elements in order */
+        T acc[VECS];
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
             T x[VEC];
@@ -155,12 +151,6 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD_ = 0> stru
 #pragma unroll
             for (int i = 1; i < VEC; i++) acc[k] = combine(acc[k], x[i]);
         }
-    }
-
-    /* The block's total of every thread's acc[VECS]: see the file's header for the two orders. */
-    static __device__ __forceinline__ T block_fold(T (&acc)[VECS], smem &s) {
-        const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
-        const T e = identity();
         T running = e;
         if (ps_reduce_commutative<Op, T>::value) {
             /* ---- a commutative operator: each lane folds its own vectors pairwise, then one shuffle tree (16
@@ -183,30 +173,6 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD_ = 0> stru
 #pragma unroll
         for (int w = 0; w < WARPS; w++) aggregate = combine(aggregate, s.warp_totals[w]);
         return aggregate;
-    }
-
-    static __device__ __forceinline__ T reduce(const params &p, uint32_t id, local &, smem &s) {
-        T acc[VECS];
-        tile_vectors(p, id, acc);
-        return block_fold(acc, s);
-    }
-
-    /* A block's run of tiles (the even-share driver's hook). With an operator that commutes bit for bit each
-     * thread folds its k-th vector of every tile into acc[k] and the block meets once, at the end: no barrier
-     * between tiles, so a warp's next loads never wait for the block's slowest warp (CUB's reduce has the same
-     * shape). Otherwise tile by tile, as the driver would. */
-    static __device__ __forceinline__ T reduce_run(const params &p, uint32_t lo, uint32_t hi, local &l, smem &s) {
-        if (!PS_REDUCE_RUN || !ps_reduce_commutative<Op, T>::value)
-            return ps_chain_fold_tiles<ps_reduce_program>(p, lo, hi, l, s);
-        T acc[VECS];
-        tile_vectors(p, lo, acc);
-        for (uint32_t t = lo + 1; t < hi; t++) {
-            T next[VECS];
-            tile_vectors(p, t, next);
-#pragma unroll
-            for (int k = 0; k < VECS; k++) acc[k] = combine(acc[k], next[k]);
-        }
-        return block_fold(acc, s);
     }
 
     static __device__ __forceinline__ void consume(const params &p, uint32_t id, T prefix, T aggregate, local &,

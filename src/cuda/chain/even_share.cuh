@@ -38,24 +38,6 @@
 #include "chain/single_pass.cuh"
 #include "chain/tile_state.cuh"
 
-/* A block's run of tiles lo .. hi - 1 (lo < hi), folded in order: tile by tile through the program's reduce
- * (ps_chain_fold_tiles), or by the program's optional hook
- *     static __device__ carry reduce_run(const params &, uint32_t lo, uint32_t hi, local &, smem &);
- * which may fold the whole run before the block meets (the reduce: each thread across the run, one block fold at
- * the end), provided its result is the in-order fold's (an operator that commutes bit for bit may regroup). */
-template <class P, class = void> struct ps_even_share_run {
-    static __device__ __forceinline__ typename P::carry fold(const typename P::params &p, uint32_t lo, uint32_t hi,
-                                                             typename P::local &l, typename P::smem &s) {
-        return ps_chain_fold_tiles<P>(p, lo, hi, l, s);
-    }
-};
-template <class P> struct ps_even_share_run<P, typename ps_chain_void<decltype(&P::reduce_run)>::type> {
-    static __device__ __forceinline__ typename P::carry fold(const typename P::params &p, uint32_t lo, uint32_t hi,
-                                                             typename P::local &l, typename P::smem &s) {
-        return P::reduce_run(p, lo, hi, l, s);
-    }
-};
-
 template <class P>
 __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     ps_even_share_kernel(const typename P::params p, const ps_tile_state<typename P::carry> ts, uint32_t tiles,
@@ -68,10 +50,16 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     /* per = tiles / blocks, longer = tiles % blocks (the launcher's): blocks before `longer` take per + 1 */
     const uint32_t lo = b * per + (b < longer ? b : longer), hi = lo + per + (b < longer ? 1u : 0u);
 
-    /* ---- this block's tiles, folded in order (by the program's reduce_run where it has one). Asking L2 for the
-     * next tile of the run as each starts lost 0.15-0.35x CUB on the reduce (H200, twenty-sixth session): the
-     * blocks' own loads already keep the memory busy ---- */
-    C acc = ps_even_share_run<P>::fold(p, lo, hi, l, s);
+    /* ---- this block's tiles, folded in order (the first one's aggregate as it is: no identity combined in), a
+     * block fold each. Asking L2 for the next tile of the run as each starts lost 0.15-0.35x CUB on the reduce
+     * (H200, twenty-sixth session): the blocks' own loads already keep the memory busy. Folding the run thread by
+     * thread and the block once at the end (CUB's shape; a program hook, PS_REDUCE_RUN) lost 0.05-0.3x (H200,
+     * twenty-seventh session) ---- */
+    C acc = P::reduce(p, lo, l, s);
+    for (uint32_t t = lo + 1; t < hi; t++) {
+        __syncthreads(); /* the previous tile's reads of smem are done */
+        acc = P::combine(acc, P::reduce(p, t, l, s));
+    }
     if (b + 1 < blocks) {
         if (threadIdx.x == 0) ts.publish(b, PS_TILE_AGGREGATE, acc);
         return;

@@ -204,21 +204,6 @@ template <class P> struct ps_chain_stagger<P, typename ps_chain_void<decltype(&P
     enum { CYCLES = (uint64_t)PS_CHAIN_STAGGER_CYCLES_PER_KIB * P::TILE_READ_BYTES / 1024 }; /* a row's wait */
 };
 
-/* Tiles lo .. hi - 1 (lo < hi) folded in order, each by the program's reduce (the first one's aggregate as it is:
- * no identity combined in), a barrier between them for the smem the reduce reuses: the even-share driver's run,
- * unless the program folds a run itself (reduce_run, chain/even_share.cuh). */
-template <class P>
-static __device__ __forceinline__ typename P::carry ps_chain_fold_tiles(const typename P::params &p, uint32_t lo,
-                                                                        uint32_t hi, typename P::local &l,
-                                                                        typename P::smem &s) {
-    typename P::carry acc = P::reduce(p, lo, l, s);
-    for (uint32_t t = lo + 1; t < hi; t++) {
-        __syncthreads(); /* the previous tile's reads of smem are done */
-        acc = P::combine(acc, P::reduce(p, t, l, s));
-    }
-    return acc;
-}
-
 template <class P, class = void> struct ps_chain_total {
     static __device__ __forceinline__ bool wanted(const typename P::params &) { return false; }
 #ifndef __CUDACC_RTC__
