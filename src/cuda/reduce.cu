@@ -24,7 +24,9 @@
  * 5.57 us (was 5.98), 1.36x a copy call. Twenty-sixth session (pscan bench, NVIDIA H200, docs/bench/h200-reduce.csv):
  * calls of 16-32 KiB as one tile, 0.3-0.4 us faster (i32 2^13 4.16 us, 1.12x a copy call, was 1.28x); calls up to
  * 128 MiB read without allocating in L1: 1.07-1.21x CUB from 2^22 elements to 128 MiB (i32 2^24 1.14x, was 0.95x); from
- * 256 MiB 0.97-0.99x CUB (i32 2^30 0.978x, i64 0.988x, u8 0.985x), where CUB reads 4.5 TB/s.
+ * 256 MiB 0.97-0.99x CUB (i32 2^30 0.978x, i64 0.988x, u8 0.985x), where CUB reads 4.5 TB/s. Twenty-seventh
+ * session (the same): calls of 2-16 tiles on the even-share driver's own cluster kernel, i64 2^13-2^16 1.20-1.30x a
+ * copy call (were 1.29-1.38x); the no_allocate calls on 4 waves, i32 2^24 1.20x CUB, u8 2^26 1.22x.
  */
 #include <stdint.h>
 #include <string.h>
@@ -74,6 +76,14 @@ template <int LOAD> static __device__ __forceinline__ uint4 ps_reduce_load(const
     return v;
 }
 
+/* Tuning, not yet timed (docs/tuning.md, next): 1 gives the program a reduce_run (below) that folds a block's
+ * run thread by thread, one running value a thread, for operators that commute (the twenty-seventh session's
+ * first try kept a thread's 16 vectors apart across the run, spilled at the 80-register cap and lost 0.05-0.3x
+ * CUB); 0, the library's, folds tile by tile through the block. */
+#ifndef PS_REDUCE_RUN
+#define PS_REDUCE_RUN 0
+#endif
+
 /* Whether Op says it commutes bit for bit on T: the built-in operators do, but for float min and max
  * (block/ops.cuh); a user's operator, which has no commutes(), is never assumed to. */
 template <class Op, class T, class = void> struct ps_reduce_commutative {
@@ -111,7 +121,8 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD_ = 0> stru
     static __device__ __forceinline__ T identity() { return Op::template identity<T>(); }
     static __device__ __forceinline__ T initial(const params &p) { return p.init; }
 
-    static __device__ __forceinline__ T reduce(const params &p, uint32_t id, local &, smem &s) {
+    /* A tile's vectors, each folded in element order: acc[k] the thread's k-th vector. */
+    static __device__ __forceinline__ void tile_vectors(const params &p, uint32_t id, T (&acc)[VECS]) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         const T e = identity();
         const uint64_t base = (uint64_t)id * TILE;
@@ -140,9 +151,6 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD_ = 0> stru
                 memcpy(&raw[k], t, sizeof raw[k]);
             }
         }
-
-        /* each vector's elements in order */
-        T acc[VECS];
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
             T x[VEC];
@@ -151,29 +159,68 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD_ = 0> stru
 #pragma unroll
             for (int i = 1; i < VEC; i++) acc[k] = combine(acc[k], x[i]);
         }
-        T running = e;
-        if (ps_reduce_commutative<Op, T>::value) {
-            /* ---- a commutative operator: each lane folds its own vectors pairwise, then one shuffle tree (16
-             * times fewer shuffles; a fixed order still, so float sums repeat bit for bit) ---- */
+    }
+
+    /* A commutative operator: the thread's vectors folded pairwise (a fixed order, so float sums repeat bit for
+     * bit). */
+    static __device__ __forceinline__ T lane_total(T (&acc)[VECS]) {
 #pragma unroll
-            for (int d = 1; d < VECS; d <<= 1) /* log2(VECS) dependent steps */
+        for (int d = 1; d < VECS; d <<= 1) /* log2(VECS) dependent steps */
 #pragma unroll
-                for (int k = 0; k + d < VECS; k += 2 * d) acc[k] = combine(acc[k], acc[k + d]);
-            running = ps_warp_reduce_to_lane0(acc[0], lane, ps_chain_combine<ps_reduce_program>());
-        } else {
-            /* ---- element order: the lanes' k-th vectors by an in-order shuffle tree, k after k ---- */
-#pragma unroll
-            for (int k = 0; k < VECS; k++)
-                running = combine(running, ps_warp_reduce_to_lane0(acc[k], lane, ps_chain_combine<ps_reduce_program>()));
-            /* running is meaningful in lane 0 */
-        }
-        if (lane == 0) s.warp_totals[warp] = running;
+            for (int k = 0; k + d < VECS; k += 2 * d) acc[k] = combine(acc[k], acc[k + d]);
+        return acc[0];
+    }
+
+    /* The block's total of the warps' lane-0 values, in warp order. */
+    static __device__ __forceinline__ T block_total(T running, smem &s) {
+        if (threadIdx.x % PS_WARP_LANES == 0) s.warp_totals[threadIdx.x / PS_WARP_LANES] = running;
         __syncthreads();
-        T aggregate = e;
+        T aggregate = identity();
 #pragma unroll
         for (int w = 0; w < WARPS; w++) aggregate = combine(aggregate, s.warp_totals[w]);
         return aggregate;
     }
+
+    static __device__ __forceinline__ T reduce(const params &p, uint32_t id, local &, smem &s) {
+        const unsigned lane = threadIdx.x % PS_WARP_LANES;
+        T acc[VECS];
+        tile_vectors(p, id, acc);
+        /* ---- a commutative operator: each lane its own vectors, then one shuffle tree (16 times fewer shuffles);
+         * otherwise element order: the lanes' k-th vectors by an in-order shuffle tree, k after k (running is
+         * meaningful in lane 0) ---- */
+        const ps_chain_combine<ps_reduce_program> op;
+        if (ps_reduce_commutative<Op, T>::value)
+            return block_total(ps_warp_reduce_to_lane0(lane_total(acc), lane, op), s);
+        T running = identity();
+#pragma unroll
+        for (int k = 0; k < VECS; k++) running = combine(running, ps_warp_reduce_to_lane0(acc[k], lane, op));
+        return block_total(running, s);
+    }
+
+#if PS_REDUCE_RUN
+    /* A block's run of tiles lo .. hi - 1 (the even-share driver's hook): with a commutative operator each thread
+     * keeps one running value across the run and the block meets once, at the end (CUB's shape: no barrier between
+     * tiles, so a warp's next loads never wait for the block's slowest warp); otherwise tile by tile. */
+    static __device__ __forceinline__ T reduce_run(const params &p, uint32_t lo, uint32_t hi, local &l, smem &s) {
+        if (!ps_reduce_commutative<Op, T>::value) {
+            T a = reduce(p, lo, l, s);
+            for (uint32_t t = lo + 1; t < hi; t++) {
+                __syncthreads(); /* the previous tile's reads of smem are done */
+                a = combine(a, reduce(p, t, l, s));
+            }
+            return a;
+        }
+        T acc[VECS];
+        tile_vectors(p, lo, acc);
+        T mine = lane_total(acc);
+        for (uint32_t t = lo + 1; t < hi; t++) {
+            tile_vectors(p, t, acc);
+            mine = combine(mine, lane_total(acc));
+        }
+        const ps_chain_combine<ps_reduce_program> op;
+        return block_total(ps_warp_reduce_to_lane0(mine, threadIdx.x % PS_WARP_LANES, op), s);
+    }
+#endif
 
     static __device__ __forceinline__ void consume(const params &p, uint32_t id, T prefix, T aggregate, local &,
                                                    smem &) {
