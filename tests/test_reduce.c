@@ -40,8 +40,9 @@
  * OpenCL runs the same table around its own tile (256 work-items x 16 elements up to 4 bytes, x 8 for 8-byte
  * types: src/opencl/kernels/pattern_reduce.cl) instead of CUDA's, plus one size whose tile totals span several
  * of the final work-group's tiles (4097 tiles + 3); device buffers there are cl_mem handles, so inputs,
- * results and caller temp sit at their buffers' start. CUDA adds one size of 2112 of its 64 KiB tiles + 3 (u8
- * sum, i32 min, f64 product), more tiles than its even-share driver has blocks, so blocks fold runs of tiles.
+ * results and caller temp sit at their buffers' start. CUDA adds two sizes (u8 sum, i32 min, f64 product): 2112
+ * of its 64 KiB tiles + 3, more tiles than its even-share driver has blocks, so blocks fold runs of tiles, and
+ * 2000 + 3, the no_allocate tier's grid of 4 waves, whose later blocks start as earlier ones finish.
  *
  * Exit status: 0 all passed, 1 any failure, 77 (skip) when the backend is not compiled in or has no device.
  * The closing line reads "test_reduce: P passed, F failed".
@@ -739,9 +740,13 @@ static void run_bad_inputs(harness *h) {
 
 /* OpenCL: 4097 tiles + 3 elements: the final work-group folds its tiles of totals in order, one after another. */
 static size_t opencl_many_tiles_n(const type_info *t) { return 4097 * opencl_reduce_tile(t) + 3; }
-/* CUDA: 2112 of the 64 KiB tiles + 3 elements, twice the even-share driver's blocks on a GPU of 132 SMs at 8
- * blocks each (src/cuda/chain/even_share.cuh), so every block folds a run of two tiles or more. */
+/* CUDA: 2112 of the 64 KiB tiles + 3 elements (132 MiB: plain loads, one wave of the even-share driver's blocks,
+ * 396 on a GPU of 132 SMs at 3 each: src/cuda/chain/even_share.cuh), so every block folds a run of five or six. */
 static size_t cuda_many_tiles_n(const type_info *t) { return (size_t)2112 * (65536u / t->bytes) + 3; }
+/* CUDA: 2000 of them + 3 (125 MiB, up to PS_REDUCE_NOALLOC_BYTES: no_allocate loads on a grid of 4 waves, 1584
+ * blocks on 132 SMs), so the blocks of the last wave fold runs of one or two tiles, and the last block waits for
+ * blocks that started waves before it. */
+static size_t cuda_waves_tiles_n(const type_info *t) { return (size_t)2000 * (65536u / t->bytes) + 3; }
 
 static void run_many_tiles(harness *h, unsigned size_index, size_t (*size_of)(const type_info *)) {
     static const struct {
@@ -851,6 +856,7 @@ int main(int argc, char **argv) {
     run_size(&h, random_n, -1, 0, size_index++);
     if (TEST_IN_SHARD(&h.opt, 4) && opencl) run_many_tiles(&h, size_index++, opencl_many_tiles_n);
     if (TEST_IN_SHARD(&h.opt, 5) && cuda) run_many_tiles(&h, size_index++, cuda_many_tiles_n);
+    if (TEST_IN_SHARD(&h.opt, 6) && cuda) run_many_tiles(&h, size_index++, cuda_waves_tiles_n);
 
     finish(&h);
     return h.failed ? 1 : 0;
