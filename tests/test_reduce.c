@@ -744,7 +744,7 @@ static size_t opencl_many_tiles_n(const type_info *t) { return 4097 * opencl_red
  * 396 on a GPU of 132 SMs at 3 each: src/cuda/chain/even_share.cuh), so every block folds a run of five or six. */
 static size_t cuda_many_tiles_n(const type_info *t) { return (size_t)2112 * (65536u / t->bytes) + 3; }
 /* CUDA: 2000 of them + 3 (125 MiB, up to PS_REDUCE_NOALLOC_BYTES: no_allocate loads on a grid of 4 waves, 1584
- * blocks on 132 SMs), so the blocks of the last wave fold runs of one or two tiles, and the last block waits for
+ * blocks on 132 SMs), so the first 417 blocks fold runs of two tiles, the rest one, and the last block waits for
  * blocks that started waves before it. */
 static size_t cuda_waves_tiles_n(const type_info *t) { return (size_t)2000 * (65536u / t->bytes) + 3; }
 

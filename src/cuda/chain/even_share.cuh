@@ -1,7 +1,8 @@
 /*
  * chain/even_share.cuh - the even-share driver: runs the reduce half of any tile program in one launch of G
- * blocks, G = the blocks that fit on the device at once (capped by the tile count), for programs whose only
- * output is the total (reduce). Device code and its launcher; it includes no host dispatch header. Internal.
+ * blocks, G = the blocks that fit on the device at once or a few times that (the caller's waves; capped by the
+ * tile count), for programs whose only output is the total (reduce). Device code and its launcher; it includes
+ * no host dispatch header. Internal.
  *
  * Why a second driver: a reduction's tiles need nothing from each other, but on the single-pass driver every
  * tile still waits for one look-back round trip before its block may exit and the next tile's loads start. On
