@@ -197,19 +197,12 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD_ = 0> stru
         return block_total(running, s);
     }
 
-#if PS_REDUCE_RUN
+#if PS_REDUCE_RUN && !defined(__CUDACC_RTC__) /* (user operators keep the single-pass driver) */
     /* A block's run of tiles lo .. hi - 1 (the even-share driver's hook): with a commutative operator each thread
      * keeps one running value across the run and the block meets once, at the end (CUB's shape: no barrier between
      * tiles, so a warp's next loads never wait for the block's slowest warp); otherwise tile by tile. */
     static __device__ __forceinline__ T reduce_run(const params &p, uint32_t lo, uint32_t hi, local &l, smem &s) {
-        if (!ps_reduce_commutative<Op, T>::value) {
-            T a = reduce(p, lo, l, s);
-            for (uint32_t t = lo + 1; t < hi; t++) {
-                __syncthreads(); /* the previous tile's reads of smem are done */
-                a = combine(a, reduce(p, t, l, s));
-            }
-            return a;
-        }
+        if (!ps_reduce_commutative<Op, T>::value) return ps_even_share_tiles<ps_reduce_program>(p, lo, hi, l, s);
         T acc[VECS];
         tile_vectors(p, lo, acc);
         T mine = lane_total(acc);

@@ -612,15 +612,13 @@ int main(int argc, char **argv) {
     }
     if (strstr(types, "reduce")) { /* the single-pass driver (e2) beside the even-share one (even), plain and
                                     * L1::no_allocate loads */
-        bench_reduce<int32_t, rvariant<int32_t, 16, 3>, rvariant<int32_t, 16, 3, 0>, rvariant<int32_t, 16, 3, 0, 1>,
-                     rvariant<int32_t, 8, 4, 0>, rvariant<int32_t, 8, 6, 0>, rvariant<int32_t, 4, 8, 0>,
-                     rvariant<int32_t, 2, 8, 0>>(min_log2, max_log2);
-        bench_reduce<int64_t, rvariant<int64_t, 16, 3>, rvariant<int64_t, 16, 3, 0>, rvariant<int64_t, 16, 3, 0, 1>,
-                     rvariant<int64_t, 8, 4, 0>, rvariant<int64_t, 8, 6, 0>, rvariant<int64_t, 4, 8, 0>,
-                     rvariant<int64_t, 2, 8, 0>>(min_log2, max_log2);
-        bench_reduce<uint8_t, rvariant<uint8_t, 16, 3>, rvariant<uint8_t, 16, 3, 0>, rvariant<uint8_t, 16, 3, 0, 1>,
-                     rvariant<uint8_t, 8, 4, 0>, rvariant<uint8_t, 8, 6, 0>, rvariant<uint8_t, 4, 8, 0>,
-                     rvariant<uint8_t, 2, 8, 0>>(min_log2, max_log2);
+#define TUNE_REDUCE(T)                                                                                                \
+    bench_reduce<T, rvariant<T, 16, 3>, rvariant<T, 16, 3, 0>, rvariant<T, 16, 3, 0, 1>, rvariant<T, 8, 4, 0>,        \
+                 rvariant<T, 8, 6, 0>, rvariant<T, 4, 8, 0>, rvariant<T, 2, 8, 0>>(min_log2, max_log2)
+        TUNE_REDUCE(int32_t);
+        TUNE_REDUCE(int64_t);
+        TUNE_REDUCE(uint8_t);
+#undef TUNE_REDUCE
     }
     return 0;
 }

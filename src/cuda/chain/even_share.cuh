@@ -43,16 +43,23 @@
  * barrier between tiles for the smem it reuses (the first tile's aggregate as it is: no identity combined in), or
  * by the program's optional hook
  *     static __device__ carry reduce_run(const params &, uint32_t lo, uint32_t hi, local &, smem &);
- * whose result must be the in-order fold's (an operator that commutes bit for bit may regroup). */
+ * whose result must be the in-order fold's (an operator that commutes bit for bit may regroup; a hook may fall
+ * back on ps_even_share_tiles). */
+template <class P>
+static __device__ __forceinline__ typename P::carry ps_even_share_tiles(const typename P::params &p, uint32_t lo,
+                                                                        uint32_t hi, typename P::local &l,
+                                                                        typename P::smem &s) {
+    typename P::carry acc = P::reduce(p, lo, l, s);
+    for (uint32_t t = lo + 1; t < hi; t++) {
+        __syncthreads(); /* the previous tile's reads of smem are done */
+        acc = P::combine(acc, P::reduce(p, t, l, s));
+    }
+    return acc;
+}
 template <class P, class = void> struct ps_even_share_run {
     static __device__ __forceinline__ typename P::carry fold(const typename P::params &p, uint32_t lo, uint32_t hi,
                                                              typename P::local &l, typename P::smem &s) {
-        typename P::carry acc = P::reduce(p, lo, l, s);
-        for (uint32_t t = lo + 1; t < hi; t++) {
-            __syncthreads(); /* the previous tile's reads of smem are done */
-            acc = P::combine(acc, P::reduce(p, t, l, s));
-        }
-        return acc;
+        return ps_even_share_tiles<P>(p, lo, hi, l, s);
     }
 };
 template <class P> struct ps_even_share_run<P, typename ps_chain_void<decltype(&P::reduce_run)>::type> {
