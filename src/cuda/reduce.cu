@@ -76,14 +76,6 @@ template <int LOAD> static __device__ __forceinline__ uint4 ps_reduce_load(const
     return v;
 }
 
-/* Tuning, not yet timed (docs/tuning.md, next): 1 gives the program a reduce_run (below) that folds a block's
- * run thread by thread, one running value a thread, for operators that commute (the twenty-seventh session's
- * first try kept a thread's 16 vectors apart across the run, spilled at the 80-register cap and lost 0.05-0.3x
- * CUB); 0, the library's, folds tile by tile through the block. */
-#ifndef PS_REDUCE_RUN
-#define PS_REDUCE_RUN 0
-#endif
-
 /* Whether Op says it commutes bit for bit on T: the built-in operators do, but for float min and max
  * (block/ops.cuh); a user's operator, which has no commutes(), is never assumed to. */
 template <class Op, class T, class = void> struct ps_reduce_commutative {
@@ -196,24 +188,6 @@ template <class T, class Op, int VECS_, int MIN_BLOCKS_ = 3, int LOAD_ = 0> stru
         for (int k = 0; k < VECS; k++) running = combine(running, ps_warp_reduce_to_lane0(acc[k], lane, op));
         return block_total(running, s);
     }
-
-#if PS_REDUCE_RUN && !defined(__CUDACC_RTC__) /* (user operators keep the single-pass driver) */
-    /* A block's run of tiles lo .. hi - 1 (the even-share driver's hook): with a commutative operator each thread
-     * keeps one running value across the run and the block meets once, at the end (CUB's shape: no barrier between
-     * tiles, so a warp's next loads never wait for the block's slowest warp); otherwise tile by tile. */
-    static __device__ __forceinline__ T reduce_run(const params &p, uint32_t lo, uint32_t hi, local &l, smem &s) {
-        if (!ps_reduce_commutative<Op, T>::value) return ps_even_share_tiles<ps_reduce_program>(p, lo, hi, l, s);
-        T acc[VECS];
-        tile_vectors(p, lo, acc);
-        T mine = lane_total(acc);
-        for (uint32_t t = lo + 1; t < hi; t++) {
-            tile_vectors(p, t, acc);
-            mine = combine(mine, lane_total(acc));
-        }
-        const ps_chain_combine<ps_reduce_program> op;
-        return block_total(ps_warp_reduce_to_lane0(mine, threadIdx.x % PS_WARP_LANES, op), s);
-    }
-#endif
 
     static __device__ __forceinline__ void consume(const params &p, uint32_t id, T prefix, T aggregate, local &,
                                                    smem &) {

@@ -39,36 +39,6 @@
 #include "chain/single_pass.cuh"
 #include "chain/tile_state.cuh"
 
-/* A block's run of tiles lo .. hi - 1 (lo < hi), folded in order: tile by tile through the program's reduce, a
- * barrier between tiles for the smem it reuses (the first tile's aggregate as it is: no identity combined in), or
- * by the program's optional hook
- *     static __device__ carry reduce_run(const params &, uint32_t lo, uint32_t hi, local &, smem &);
- * whose result must be the in-order fold's (an operator that commutes bit for bit may regroup; a hook may fall
- * back on ps_even_share_tiles). */
-template <class P>
-static __device__ __forceinline__ typename P::carry ps_even_share_tiles(const typename P::params &p, uint32_t lo,
-                                                                        uint32_t hi, typename P::local &l,
-                                                                        typename P::smem &s) {
-    typename P::carry acc = P::reduce(p, lo, l, s);
-    for (uint32_t t = lo + 1; t < hi; t++) {
-        __syncthreads(); /* the previous tile's reads of smem are done */
-        acc = P::combine(acc, P::reduce(p, t, l, s));
-    }
-    return acc;
-}
-template <class P, class = void> struct ps_even_share_run {
-    static __device__ __forceinline__ typename P::carry fold(const typename P::params &p, uint32_t lo, uint32_t hi,
-                                                             typename P::local &l, typename P::smem &s) {
-        return ps_even_share_tiles<P>(p, lo, hi, l, s);
-    }
-};
-template <class P> struct ps_even_share_run<P, typename ps_chain_void<decltype(&P::reduce_run)>::type> {
-    static __device__ __forceinline__ typename P::carry fold(const typename P::params &p, uint32_t lo, uint32_t hi,
-                                                             typename P::local &l, typename P::smem &s) {
-        return P::reduce_run(p, lo, hi, l, s);
-    }
-};
-
 template <class P>
 __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     ps_even_share_kernel(const typename P::params p, const ps_tile_state<typename P::carry> ts, uint32_t tiles,
@@ -83,8 +53,15 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
 
     /* ---- this block's tiles, folded in order (the first one's aggregate as it is: no identity combined in), a
      * block fold each. Asking L2 for the next tile of the run as each starts lost 0.15-0.35x CUB on the reduce
-     * (H200, twenty-sixth session): the blocks' own loads already keep the memory busy ---- */
-    C acc = ps_even_share_run<P>::fold(p, lo, hi, l, s);
+     * (H200, twenty-sixth session): the blocks' own loads already keep the memory busy. Folding the run thread by
+     * thread and the block once at the end (CUB's shape, a program hook) lost 0.05-0.3x CUB when it kept a
+     * thread's 16 vectors apart (spilled) and tied or lost up to 0.05x with one running value a thread (H200,
+     * twenty-seventh and twenty-eighth sessions, docs/bench/h200-reduce-run*.csv) ---- */
+    C acc = P::reduce(p, lo, l, s);
+    for (uint32_t t = lo + 1; t < hi; t++) {
+        __syncthreads(); /* the previous tile's reads of smem are done */
+        acc = P::combine(acc, P::reduce(p, t, l, s));
+    }
     if (b + 1 < blocks) {
         if (threadIdx.x == 0) ts.publish(b, PS_TILE_AGGREGATE, acc);
         return;
