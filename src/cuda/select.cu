@@ -36,7 +36,8 @@
  *    the driver (0.88x, 1.04x, 0.97x CUB; docs/performance.md, 2026-11-27).
  *  - Tiles by size (select_tile.h): small calls take tiles of 4 KiB of keys (8 for 8-byte keys), since a tile's
  *    rows run one after another in its block; a partition of up to 16 default tiles takes the smallest tile
- *    whose call gets the total from the driver.
+ *    whose call gets the total from the driver. Tiles of at most 8 rows skip the parking and the staging (the
+ *    program's DIRECT form: keys in registers, each written from there; 0.05-0.1 of a copy call less a call).
  *
  * Global memory: select reads n keys (and n flags), writes count keys; partition reads them twice (the count,
  * unless the driver has the total; by flags the second read is of n / 8 bytes of bits) and writes n, plus 8 bytes
@@ -75,6 +76,17 @@
 #ifndef PS_SELECT_BITS
 #define PS_SELECT_BITS 1
 #endif
+/* 1: the small and half tiles of at most PS_SELECT_DIRECT_ROWS rows (select_tile.h: 4 rows of i32 and of i64, 8 of
+ * i64) take the program's DIRECT form (keys in registers, no parking or staging); 0: they park and stage as the
+ * default tile does. H200, tune_select --small, x a copy call at 2^10 / 2^13 / 2^16, select i32 keys > 0 1.30 /
+ * 1.50 / 1.53 -> 1.25 / 1.42 / 1.48, by flags 1.38 / 1.48 / 1.57 -> 1.28 / 1.38 / 1.50; i64 1.31 / 1.47 / 1.55 ->
+ * 1.20 / 1.37 / 1.47; partition i32 1.40 / 1.69 / 1.68 -> 1.31 / 1.57 / 1.59. Tiles of 16 rows lost by flags (u8,
+ * 16 rows: 1.59-1.83 -> 1.85-2.32; a byte load a row and thread), so they keep parking
+ * (docs/bench/h200-select-direct.csv and -flags.csv, twenty-eighth session). */
+#ifndef PS_SELECT_SMALL_DIRECT
+#define PS_SELECT_SMALL_DIRECT 1
+#endif
+#define PS_SELECT_DIRECT_ROWS 8
 
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
 template <int BYTES> struct ps_select_bits;
@@ -154,7 +166,12 @@ __device__ __forceinline__ void ps_select_store_count(uint64_t *count, uint64_t 
     }
 }
 
-template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> struct ps_select_program {
+/* DIRECT (a small tile's knob, PS_SELECT_SMALL_DIRECT below): the keys (and flags) go straight to registers, a
+ * row a load, and a select or partition of keys alone writes each item from its register to its output slot (a
+ * warp's kept items of a row are consecutive slots: one coalesced run); no parking, no staging, three barriers
+ * fewer. The default tile parks and stages: its 32 rows would hold 32 registers across the look-back, and its
+ * writes are whole lines. */
+template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool DIRECT = false> struct ps_select_program {
     typedef uint64_t carry;
     typedef K key;
     enum {
@@ -181,6 +198,7 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
     };
     struct local {
         K key[ROWS];
+        uint8_t flag[ROWS]; /* DIRECT, by flags */
         uint64_t base;
         uint64_t kept_total; /* a partition on a driver that knows the total (the total hook) */
         uint32_t valid;
@@ -206,8 +224,10 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
 #pragma unroll
         for (int k = 0; k < ROWS; k++) {
             const uint32_t o = k * THREADS + threadIdx.x;
-            const K key = reinterpret_cast<const K *>(s.staging)[o];
-            const uint8_t flag = MODE == PS_SELECT_BY_FLAGS ? reinterpret_cast<const uint8_t *>(s.flags)[o] : 0;
+            const K key = DIRECT ? l.key[k] : reinterpret_cast<const K *>(s.staging)[o];
+            const uint8_t flag = MODE != PS_SELECT_BY_FLAGS ? 0
+                                 : DIRECT                  ? l.flag[k]
+                                                           : reinterpret_cast<const uint8_t *>(s.flags)[o];
             const bool keep = o < l.valid && ps_select_test<MODE>(p, key, flag, l.base + o);
             const unsigned mask = __ballot_sync(PS_WARP_ALL, keep);
             if (lane == 0) s.masks[k][warp] = mask;
@@ -230,7 +250,19 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
         K *park = reinterpret_cast<K *>(s.staging);
         uint8_t *flag_park = reinterpret_cast<uint8_t *>(s.flags);
         const bool full = l.valid == (uint32_t)TILE;
-        if (full && ((uintptr_t)p.keys & 15u) == 0) {
+        const bool from_bits = full && p.bits; /* the count left this tile's ballots */
+        if (DIRECT) { /* every row's load issued before any decision */
+#pragma unroll
+            for (int k = 0; k < ROWS; k++) {
+                const uint32_t o = k * THREADS + threadIdx.x;
+                l.key[k] = o < l.valid ? p.keys[l.base + o] : K(0);
+                l.flag[k] = p.flags && !from_bits && o < l.valid ? p.flags[l.base + o] : 0;
+            }
+            if (from_bits)
+                for (uint32_t w = threadIdx.x; w < (uint32_t)SLICES; w += THREADS)
+                    (&s.masks[0][0])[w] = p.bits[(uint64_t)id * SLICES + w];
+            if (from_bits) __syncthreads(); /* the masks, for warp 0's scan (no ballots, no barrier after them) */
+        } else if (full && ((uintptr_t)p.keys & 15u) == 0) {
             enum { COPIES = TILE * sizeof(K) / 16 / THREADS };
             static_assert(COPIES * 16 * THREADS == TILE * sizeof(K), "a tile is whole 16-byte copies per thread");
             const uint4 *src = reinterpret_cast<const uint4 *>(p.keys + l.base);
@@ -247,8 +279,8 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
                 park[o] = o < l.valid ? p.keys[l.base + o] : K(0);
             }
         }
-        const bool from_bits = full && p.bits; /* the count left this tile's ballots */
-        if (from_bits) {
+        if (DIRECT) {
+        } else if (from_bits) {
             for (uint32_t w = threadIdx.x; w < (uint32_t)SLICES; w += THREADS)
                 (&s.masks[0][0])[w] = p.bits[(uint64_t)id * SLICES + w]; /* row k, warp w: word k x WARPS + w */
         } else if (p.flags) {
@@ -267,8 +299,10 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
                 }
             }
         }
-        asm volatile("cp.async.wait_group 0;" ::: "memory");
-        __syncthreads(); /* every thread's copies: a row's keys were copied by other threads */
+        if (!DIRECT) {
+            asm volatile("cp.async.wait_group 0;" ::: "memory");
+            __syncthreads(); /* every thread's copies: a row's keys were copied by other threads */
+        }
         /* once per tile: each item then costs one test */
         if (!from_bits) {
 #define PS_SELECT_CALL_(MODE) ballots<MODE>(p, l, s)
@@ -351,10 +385,28 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5> stru
     static __device__ __forceinline__ void consume(const params &p, uint32_t id, uint64_t prefix, uint64_t aggregate,
                                                    local &l, smem &s) {
         const uint32_t kept = (uint32_t)aggregate;
-        /* the parked keys to registers, then a barrier: the staging below writes over the parking place */
+        if (!DIRECT) { /* the parked keys to registers, then a barrier: the staging below writes over the parking place */
 #pragma unroll
-        for (int k = 0; k < ROWS; k++) l.key[k] = reinterpret_cast<const K *>(s.staging)[k * THREADS + threadIdx.x];
-        __syncthreads();
+            for (int k = 0; k < ROWS; k++) l.key[k] = reinterpret_cast<const K *>(s.staging)[k * THREADS + threadIdx.x];
+            __syncthreads();
+        }
+        if (DIRECT && p.value_bytes == 0) { /* keys alone, each from its register to its slot */
+            const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+            const unsigned below = (1u << lane) - 1u;
+            const uint64_t rejected_at = p.partition && kept < l.valid
+                                             ? (p.kept_total ? (uint64_t)*p.kept_total : l.kept_total) + (l.base - prefix)
+                                             : 0;
+#pragma unroll
+            for (int k = 0; k < ROWS; k++) {
+                const uint32_t o = k * THREADS + threadIdx.x;
+                const unsigned mask = s.masks[k][warp];
+                const uint32_t rank = s.offsets[k][warp] + __popc(mask & below);
+                if ((mask >> lane) & 1u) p.keys_out[prefix + rank] = l.key[k];
+                else if (p.partition && o < l.valid) p.keys_out[rejected_at + (o - rank)] = l.key[k];
+            }
+            if (id == p.tiles - 1 && threadIdx.x == 0) ps_select_store_count(p.count, prefix + aggregate);
+            return;
+        }
         if (!p.partition && p.value_bytes == 0) {
             /* the common case, a select of keys alone: every kept key of the tile fits the staging buffer at once,
              * so no pass loop, no second group, no payload and no bounds (items past the end are never kept) */
@@ -627,8 +679,12 @@ static cudaError_t ps_select_launch(typename P::params p, void *temp, cudaStream
 /* The tile programs of a key type: the small tile, half the default tile, the default (the same program where two
  * coincide). */
 template <class K> struct select_tiers {
-    typedef ps_select_program<K, PS_SELECT_SMALL_ROWS(sizeof(K))> small;
-    typedef ps_select_program<K, PS_SELECT_KEY_ROWS(sizeof(K)) / 2> half;
+    typedef ps_select_program<K, PS_SELECT_SMALL_ROWS(sizeof(K)), 5,
+                              PS_SELECT_SMALL_DIRECT && PS_SELECT_SMALL_ROWS(sizeof(K)) <= PS_SELECT_DIRECT_ROWS>
+        small;
+    typedef ps_select_program<K, PS_SELECT_KEY_ROWS(sizeof(K)) / 2, 5,
+                              PS_SELECT_SMALL_DIRECT && PS_SELECT_KEY_ROWS(sizeof(K)) / 2 <= PS_SELECT_DIRECT_ROWS>
+        half;
     typedef ps_select_program<K> full;
     static_assert((uint64_t)small::TILE == PS_SELECT_SMALL_TILE_ITEMS(sizeof(K)) &&
                       (uint64_t)full::TILE == PS_SELECT_TILE_ITEMS(sizeof(K)) &&

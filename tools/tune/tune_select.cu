@@ -5,7 +5,7 @@
  * Not part of the library.
  *
  *   tune_select [--reps 25] [--min-log2 16] [--max-log2 28] [--step 4] [--types i32,i64,u8] [--ops sel,part]
- *               [--flags]
+ *               [--flags] [--small]
  *
  * One CSV row per (type, variant, n): time, of copy, x CUB (CUB's time / the variant's, against CUB's select
  * or partition), spread. Variant names: sel. or part. (the operation), then r32.b5.e2 (32 rows, 5 blocks per
@@ -58,13 +58,16 @@ static void launch(bool partition, const typename P::key *in, typename P::key *o
     CK(ps_select_launch<P, E>(p, temp, 0, g_sms));
 }
 
-/* The row tile: ROWS rows, MINB blocks per SM, E look-back entries per lane. */
-template <class K, int ROWS, int MINB, int E> struct rows {
-    typedef ps_select_program<K, ROWS, MINB> P;
+/* The row tile: ROWS rows, MINB blocks per SM, E look-back entries per lane; D: the program's DIRECT form (keys in
+ * registers, written from there: name .d). */
+template <class K, int ROWS, int MINB, int E, bool D = false> struct rows {
+    typedef ps_select_program<K, ROWS, MINB, D> P;
     static void run(bool part, const K *in, K *out, uint64_t *count, uint64_t n, K operand, void *temp) {
         launch<P, E>(part, in, out, count, n, operand, temp);
     }
-    static std::string name() { return "r" + std::to_string(ROWS) + ".b" + std::to_string(MINB) + ".e" + std::to_string(E); }
+    static std::string name() {
+        return "r" + std::to_string(ROWS) + ".b" + std::to_string(MINB) + ".e" + std::to_string(E) + (D ? ".d" : "");
+    }
 };
 
 template <class K> static const char *tname() { return sizeof(K) == 1 ? "u8" : sizeof(K) == 4 ? "i32" : "i64"; }
@@ -92,7 +95,7 @@ __global__ void check_kernel(const K *got, const K *ref, uint64_t n, uint64_t ke
 
 struct options {
     int min_log2 = 16, max_log2 = 28, step = 4;
-    bool i32 = true, i64 = true, u8 = true, sel = true, part = true, flags = false;
+    bool i32 = true, i64 = true, u8 = true, sel = true, part = true, flags = false, small = false;
 };
 
 /* The flags of --flags: the same decision as greater_than, one byte an item. */
@@ -203,6 +206,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i], v = i + 1 < argc ? argv[i + 1] : "";
         if (a == "--flags") o.flags = true;
+        else if (a == "--small") o.small = true;
         else if (a == "--reps") g_reps = atoi(argv[++i]);
         else if (a == "--min-log2") o.min_log2 = atoi(argv[++i]);
         else if (a == "--max-log2") o.max_log2 = atoi(argv[++i]);
@@ -221,6 +225,14 @@ int main(int argc, char **argv) {
     /* the library's tile (r32.b5 for 1- to 4-byte keys, r16.b5 for 8-byte ones) and its neighbours; 2026-11-26 also
      * measured 128 rows of u8 (spills), 8 rows of i64 at 6 blocks and 3 look-back entries (all slower), 4 blocks
      * per SM and 64 rows of u8 (no gain); the smaller tiles are for small calls (2026-11-27) */
+    if (o.small) { /* the small calls' tiles, parked and DIRECT (--small: run with --min-log2 10 --max-log2 17 --step 1) */
+        bench_type<int32_t, rows<int32_t, 4, 5, 2>, rows<int32_t, 4, 5, 2, true>, rows<int32_t, 8, 5, 2>,
+                   rows<int32_t, 8, 5, 2, true>, rows<int32_t, 16, 5, 2>, rows<int32_t, 16, 5, 2, true>>(o);
+        bench_type<int64_t, rows<int64_t, 4, 5, 2>, rows<int64_t, 4, 5, 2, true>, rows<int64_t, 8, 5, 2>,
+                   rows<int64_t, 8, 5, 2, true>>(o);
+        bench_type<uint8_t, rows<uint8_t, 16, 5, 2>, rows<uint8_t, 16, 5, 2, true>>(o);
+        return 0;
+    }
     bench_type<int32_t, rows<int32_t, 32, 5, 2>, rows<int32_t, 16, 5, 2>, rows<int32_t, 8, 5, 2>, rows<int32_t, 4, 5, 2>>(o);
     bench_type<int64_t, rows<int64_t, 16, 5, 2>, rows<int64_t, 8, 5, 2>, rows<int64_t, 4, 5, 2>>(o);
     bench_type<uint8_t, rows<uint8_t, 32, 5, 2>, rows<uint8_t, 16, 5, 2>>(o);
