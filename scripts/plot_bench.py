@@ -275,6 +275,12 @@ TARGETS = [
     (10, "reduce, at least CUB at every n", "reduce", None, None, range(10, 31), [("of_cub", ">=", 1.0)]),  # "at least": a tie meets it
     (10, "reduce, a call at n <= 2^16 within 1.3x a copy call", "reduce", None, None, range(10, 17),
      [("call", "<=", 1.3)]),
+    (10, "compact, a call at n <= 2^16 within 1.3x a copy call", "select", None, None, range(10, 17),
+     [("call", "<=", 1.3)]),
+    (10, "partition, a call at n <= 2^16 within 1.3x a copy call", "partition", None, None, range(10, 17),
+     [("call", "<=", 1.3)]),
+    (10, "expand, a call at n <= 2^16 within 1.3x a copy call", "expand", None, None, range(10, 17),
+     [("call", "<=", 1.3)]),
     (10, "compact by flags, 1.2x CUB at 2^28", "select", "i32", "flags", [28], [("of_cub", ">=", 1.2)]),
     (10, "partition by flags, 1.2x CUB at 2^28", "partition", "i32", "flags", [28], [("of_cub", ">=", 1.2)]),
     (10, "compact by predicate, 1.2x CUB at 2^28", "select", "i32", ("greater", "inclusive"), [28],
