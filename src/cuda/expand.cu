@@ -131,6 +131,11 @@
 #ifndef PS_EXPAND_EARLY_ITEMS
 #define PS_EXPAND_EARLY_ITEMS PS_EXPAND_SMALL_ITEMS
 #endif
+/* Tuning control: 1 leaves the deferred launch out, so tune_expand times the first launch alone (the small calls'
+ * floor: what a single launch could reach). Wrong results by design wherever a tile defers. */
+#ifndef PS_EXPAND_CONTROL_FIRST
+#define PS_EXPAND_CONTROL_FIRST 0
+#endif
 /* A mark holds its chunk's number above the item + 1: a tile's items (TILE < 8192) in the low bits; the numbers
  * wrap after 2^(32 - this) chunks of a block (29 makes that 8, to test the wrap). */
 #ifndef PS_EXPAND_MARK_ITEM_BITS
@@ -792,7 +797,7 @@ static cudaError_t expand_shaped(const ps_request *req, const expand_layout &L, 
                                           : expand_scan<uint32_t, uint64_t, ITEMS>(req, L, out, dev))
                            : (u32_indices ? expand_scan<uint64_t, uint32_t, ITEMS>(req, L, out, dev)
                                           : expand_scan<uint64_t, uint64_t, ITEMS>(req, L, out, dev)));
-    if (req->capacity == 0) return cudaSuccess;
+    if (req->capacity == 0 || PS_EXPAND_CONTROL_FIRST) return cudaSuccess;
 
     /* ---- 2. deferred ---- */
     ps_expand_params p;

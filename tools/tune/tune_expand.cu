@@ -3,7 +3,8 @@
  * (the counts' scan expanding its own tiles, the deferred tiles' pass) at knob settings given with -D through
  * tools/tune/variants.sh (PS_EXPAND_ITEMS: counts per thread of a tile, PS_EXPAND_SMALL_ITEMS below
  * PS_EXPAND_LARGE_FROM items; PS_EXPAND_CHUNK_VT: slots per thread of a chunk; PS_EXPAND_BUDGET: the most slots
- * a tile writes itself, per item; PS_EXPAND_MIN_BLOCKS, for both shapes), beside a device copy of the bytes
+ * a tile writes itself, per item; PS_EXPAND_MIN_BLOCKS, for both shapes; PS_EXPAND_CONTROL_FIRST=1: the first
+ * launch alone, WRONG by design where a tile defers), beside a device copy of the bytes
  * expand must move (counts in, indices out), each result checked on the host (one more call writes the ranks
  * too, checked as well). Not part of the library.
  *
