@@ -10,7 +10,7 @@
  *  - run_table(): count type {u32, u64} x index type {u32, u64} x count pattern, at item counts 0, 1, 1000 and
  *    around the CUDA tiles (2048 items per tile of the counts' scan below 2^20 items), cycling the value
  *    size (0, 1, 2, 4, 8), which of indices / ranks is wanted, the capacity (exact, total + 5, total - 1, half,
- *    0), data at their allocation's start or one element in, temp from the workspace or a caller buffer at
+ *    0, at most 4099), data at their allocation's start or one element in, temp from the workspace or a caller buffer at
  *    +1 byte, the total at an 8-byte boundary or 3 bytes past one.
  *  - Patterns: random small counts (half of them 0), all zero, all one, one huge count (2^20 + 3 slots at a
  *    random item, the rest small), random counts around 64, zeros with rare large counts, and tiles of 2048
@@ -53,8 +53,11 @@ enum {
 };
 static const char *const pattern_names[] = {"random", "zeros", "ones", "huge", "around-64", "sparse", "tiles"};
 /* capacity relative to the total */
-enum { CAP_EXACT, CAP_MORE, CAP_LESS_ONE, CAP_HALF, CAP_ZERO, CAP_COUNT };
-static const char *const cap_names[] = {"exact", "total+5", "total-1", "half", "zero"};
+/* small: at most 4099 slots, within a CUDA tile's budget (8 slots an item of 2048) however large the total, so a
+ * tile whose slots pass that budget writes the part below the capacity itself where expand.cu's PS_EXPAND_OWN_ALL
+ * is on (its in-tile starts clamped), and goes to the second pass where it is off */
+enum { CAP_EXACT, CAP_MORE, CAP_LESS_ONE, CAP_HALF, CAP_ZERO, CAP_SMALL, CAP_COUNT };
+static const char *const cap_names[] = {"exact", "total+5", "total-1", "half", "zero", "small"};
 
 typedef test_options options; /* test_common.h */
 
@@ -192,6 +195,7 @@ static void run_counts(harness *h, const one_case *c_in, size_t n, uint64_t cap_
         case CAP_LESS_ONE: cap = total ? total - 1 : 0; break;
         case CAP_HALF: cap = total / 2; break;
         case CAP_ZERO: cap = 0; break;
+        case CAP_SMALL: cap = total < 4099 ? total : 4099; break;
         default: cap = total;
         }
     }

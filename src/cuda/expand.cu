@@ -131,6 +131,19 @@
 #ifndef PS_EXPAND_EARLY_ITEMS
 #define PS_EXPAND_EARLY_ITEMS PS_EXPAND_SMALL_ITEMS
 #endif
+/* Small capacities (prepared, not yet run on a GPU: docs/tuning.md, next). 1: a call whose capacity is at most a
+ * tile's budget (PS_EXPAND_BUDGET x the tile's items: 16384 slots below 2^20 items) runs no second launch: no tile
+ * then has more slots below the capacity than it may write itself, so none defers, and a tile past the budget
+ * writes the part of its slots below the capacity (its in-tile starts clamped at the budget, so neither a u32
+ * start can wrap nor a bit fall outside the tile's words). 0: such tiles defer as any other. */
+#ifndef PS_EXPAND_OWN_ALL
+#define PS_EXPAND_OWN_ALL 0
+#endif
+/* Small capacities, the other way (prepared, not yet timed): 1 sizes the deferred launch's grid by the capacity,
+ * a chunk of slots a block (the deferred slots written are at most the capacity), instead of filling the GPU. */
+#ifndef PS_EXPAND_GRID_BY_CAPACITY
+#define PS_EXPAND_GRID_BY_CAPACITY 0
+#endif
 /* Tuning control: 1 leaves the deferred launch out, so tune_expand times the first launch alone (the small calls'
  * floor: what a single launch could reach). Wrong results by design wherever a tile defers. */
 #ifndef PS_EXPAND_CONTROL_FIRST
@@ -421,10 +434,12 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
         ps_expand_out out;
         uint64_t n, capacity;
         uint32_t tiles;
+        int own_all; /* PS_EXPAND_OWN_ALL: the capacity is within a tile's budget, no tile defers */
     };
     struct local {
         uint32_t valid;
     };
+    enum : uint32_t { LIMIT = PS_EXPAND_BUDGET * TILE }; /* the slots a tile writes itself, and its bits */
 
     static __device__ __forceinline__ carry combine(carry a, carry b) {
         carry c = {ps_add_saturating(a.slots, b.slots), ps_add_saturating(a.deferred, b.deferred)};
@@ -468,38 +483,62 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
         const uint64_t inclusive = ps_warp_inclusive(sum, lane, ps_expand_sum());
         const uint64_t before = ps_shfl_up(inclusive, 1);
         if (lane == PS_WARP_LANES - 1) s.warp_sums[warp] = inclusive;
-        s.run_before[threadIdx.x] = lane ? (uint32_t)before : 0u; /* read only in tiles of few slots: no wrap */
+        /* read only by tiles that write their slots: at most LIMIT of them below the capacity (clamped for own_all,
+         * whose tiles may pass it) */
+        s.run_before[threadIdx.x] = lane ? (uint32_t)(PS_EXPAND_OWN_ALL && before > LIMIT ? LIMIT : before) : 0u;
         __syncthreads();
         uint64_t aggregate = 0;
 #pragma unroll
         for (int w = 0; w < WARPS; w++) aggregate = ps_add_saturating(aggregate, s.warp_sums[w]);
-        carry c = {aggregate, aggregate > (uint64_t)PS_EXPAND_BUDGET * TILE ? aggregate : 0};
+        carry c = {aggregate, !p.own_all && aggregate > (uint64_t)LIMIT ? aggregate : 0};
         return c;
     }
 
-    /* The slots before warp w's runs in the tile (a tile of few slots: 32 bits). */
+    /* The slots before warp w's runs in the tile; with PS_EXPAND_OWN_ALL clamped at LIMIT (a tile past it writes
+     * none of the slots there: own_all's capacity is below it). */
     static __device__ __forceinline__ uint32_t warp_before(const smem &s, uint32_t w) {
-        uint32_t b = 0;
+        if (!PS_EXPAND_OWN_ALL) { /* a tile that writes its slots has at most LIMIT */
+            uint32_t b = 0;
+#pragma unroll
+            for (int v = 0; v < WARPS; v++)
+                if (v < (int)w) b += (uint32_t)s.warp_sums[v];
+            return b;
+        }
+        uint64_t b = 0;
 #pragma unroll
         for (int v = 0; v < WARPS; v++)
-            if (v < (int)w) b += (uint32_t)s.warp_sums[v];
-        return b;
+            if (v < (int)w) b += s.warp_sums[v] < LIMIT ? s.warp_sums[v] : LIMIT; /* (u64 counts: no wrap) */
+        return b < LIMIT ? (uint32_t)b : (uint32_t)LIMIT;
     }
     /* Run r (the ITEMS counts of thread r in reduce): each count replaced by its item's start in the tile, a bit at
-     * each nonzero item's first slot, the run's nonzero items in run_nonzero. */
+     * each nonzero item's first slot, the run's nonzero items in run_nonzero. CLAMP (own_all, whose tile may pass
+     * LIMIT slots): starts held at LIMIT (64-bit sums: a count may pass 2^32) and items from there left out, as
+     * their slots lie past the capacity; without it the tile's slots are at most LIMIT. */
+    template <bool CLAMP>
     static __device__ __forceinline__ void bits_of_run(smem &s, uint32_t r, uint32_t before_warp) {
-        uint32_t q = before_warp + s.run_before[r], nonzero = 0;
+        uint32_t q = before_warp + s.run_before[r], nonzero = 0; /* each at most LIMIT: no wrap */
+        if (CLAMP && q > LIMIT) q = LIMIT;
 #pragma unroll
         for (int k = 0; k < ITEMS; k++) {
-            const uint32_t at = S::at(r * ITEMS + k), count = (uint32_t)s.counts[at];
+            const uint32_t at = S::at(r * ITEMS + k);
+            const C count = s.counts[at];
             s.counts[at] = (C)q;
-            if (count) {
+            if (count && (!CLAMP || q < LIMIT)) {
                 atomicOr(&s.word[q / 32].x, 1u << (q % 32));
                 nonzero |= 1u << k;
             }
-            q += count;
+            if (CLAMP)
+                q = count < (C)(LIMIT - q) ? q + (uint32_t)count : (uint32_t)LIMIT; /* q <= LIMIT: no wrap */
+            else
+                q += (uint32_t)count;
         }
         s.run_nonzero[r] = nonzero;
+    }
+    static __device__ __forceinline__ void bits_of_run(const params &p, smem &s, uint32_t r, uint32_t before_warp) {
+        if (PS_EXPAND_OWN_ALL && p.own_all)
+            bits_of_run<true>(s, r, before_warp);
+        else
+            bits_of_run<false>(s, r, before_warp);
     }
     /* What run r adds to the block scan of the bits: the bits set in its THREAD_WORDS words (high 16 bits) and its
      * nonzero items (low 16; at most TILE of each). */
@@ -532,12 +571,12 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
     static __device__ __forceinline__ void helpers_sync() {
         asm volatile("bar.sync 1, %0;" ::"r"((uint32_t)HELPERS) : "memory");
     }
-    static __device__ __forceinline__ void early(const params &, uint32_t, const carry &aggregate, local &, smem &s) {
+    static __device__ __forceinline__ void early(const params &p, uint32_t, const carry &aggregate, local &, smem &s) {
         if (!EARLY || aggregate.deferred) return; /* the second pass writes a deferred tile's slots */
         const uint32_t t = threadIdx.x - PS_WARP_LANES, lane = t % PS_WARP_LANES, g = t / PS_WARP_LANES;
         const bool second = t < THREADS - HELPERS; /* warp 1: runs 224 + lane too */
-        bits_of_run(s, t, warp_before(s, g));
-        if (second) bits_of_run(s, HELPERS + t, warp_before(s, WARPS - 1));
+        bits_of_run(p, s, t, warp_before(s, g));
+        if (second) bits_of_run(p, s, HELPERS + t, warp_before(s, WARPS - 1));
         helpers_sync();
         const uint32_t x0 = bits_scan_input(s, t), x1 = second ? bits_scan_input(s, HELPERS + t) : 0u;
         const uint32_t i0 = ps_warp_inclusive(x0, lane, ps_expand_add32());
@@ -579,7 +618,7 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
         }
         if (threadIdx.x == 0) s.slots0 = prefix.slots;
         if (!EARLY) {
-            bits_of_run(s, threadIdx.x, warp_before(s, threadIdx.x / PS_WARP_LANES));
+            bits_of_run(p, s, threadIdx.x, warp_before(s, threadIdx.x / PS_WARP_LANES));
             __syncthreads();
         }
         const uint64_t stop = end < p.capacity ? end : p.capacity;
@@ -739,6 +778,11 @@ pscan_status ps_cuda_expand_plan(const ps_request *req, const ps_cuda_device *de
     return PSCAN_SUCCESS;
 }
 
+/* Whether no tile of the call defers (PS_EXPAND_OWN_ALL): its capacity is within a tile's budget. */
+static bool expand_own_all(const ps_request *req, int items) {
+    return PS_EXPAND_OWN_ALL && req->capacity <= (uint64_t)PS_EXPAND_BUDGET * items * PS_EXPAND_THREADS;
+}
+
 template <class C, class I, int ITEMS>
 static cudaError_t expand_scan(const ps_request *req, const expand_layout &L, const ps_expand_out &out,
                                const ps_cuda_device *dev) {
@@ -753,6 +797,7 @@ static cudaError_t expand_scan(const ps_request *req, const expand_layout &L, co
     p.n = req->n;
     p.capacity = req->capacity;
     p.tiles = (uint32_t)L.tiles;
+    p.own_all = expand_own_all(req, ITEMS);
     return ps_chain_single_pass<P>(p, p.tiles, (char *)req->temp + L.chain, dev->stream);
 }
 
@@ -781,7 +826,11 @@ static cudaError_t expand_deferred(const ps_expand_params &p, const ps_cuda_devi
         const cudaError_t failed = cudaGetLastError();
         return failed != cudaSuccess ? failed : cudaErrorUnknown;
     }
-    const unsigned grid = (unsigned)(dev->sm_count * per_sm);
+    unsigned grid = (unsigned)(dev->sm_count * per_sm);
+    if (PS_EXPAND_GRID_BY_CAPACITY) { /* a chunk of the at most capacity deferred slots a block */
+        const uint64_t need = ps_cuda_div_up(p.capacity, (uint64_t)PS_EXPAND_CHUNK);
+        if (need < grid) grid = (unsigned)(need ? need : 1);
+    }
     ps_expand_deferred_kernel<C, I, ITEMS><<<grid, PS_EXPAND_THREADS, dynamic, dev->stream>>>(p);
     return cudaGetLastError();
 }
@@ -797,7 +846,7 @@ static cudaError_t expand_shaped(const ps_request *req, const expand_layout &L, 
                                           : expand_scan<uint32_t, uint64_t, ITEMS>(req, L, out, dev))
                            : (u32_indices ? expand_scan<uint64_t, uint32_t, ITEMS>(req, L, out, dev)
                                           : expand_scan<uint64_t, uint64_t, ITEMS>(req, L, out, dev)));
-    if (req->capacity == 0 || PS_EXPAND_CONTROL_FIRST) return cudaSuccess;
+    if (req->capacity == 0 || expand_own_all(req, ITEMS) || PS_EXPAND_CONTROL_FIRST) return cudaSuccess;
 
     /* ---- 2. deferred ---- */
     ps_expand_params p;
