@@ -9,8 +9,8 @@
  * Payloads hold the item's index (truncated to 1, 2, 4 or 8 bytes), so any reordering inside a group shows.
  *  - run_table(): every key type x {select, partition} x {flags, and each of the 8 predicates, unique included}, at sizes 0, 1,
  *    1000 and around the CUDA tiles of each key size (32 KiB of keys: 8192 items of 4 bytes, 4096 of 8; tile-1,
- *    tile, tile+1, 16 tiles (one cluster) and one item more (not with --quick); the small tile + 1 and 16
- *    small tiles + 1: see tile_items(), small_tile_items(); --quick: a third of the modes per type), payload size
+ *    tile, tile+1, 16 tiles (one cluster) and one item more (not with --quick); the small tile + 1, twice the
+ *    small tile and 16 small tiles + 1: see tile_items(), small_tile_items(); --quick: a third of the modes per type), payload size
  *    cycling through 0, 1, 2, 4, 8; inputs and outputs at their allocation's start or one element in
  *    (alternating); temp from the workspace or a caller buffer at +1 byte; the count at an 8-byte boundary
  *    or 3 bytes past one.
@@ -307,17 +307,18 @@ static void run_table(harness *h) {
                 /* --quick (the sanitizers' table): a third of the modes per type and side, every mode over the
                  * types; racecheck of the whole table ran past 400 s on an H100 */
                 if (h->opt.quick && (size_t)(mode + (int)ti + part) % 3 != 0) {
-                    index += 8; /* the quick table's sizes */
+                    index += 9; /* the quick table's sizes */
                     continue;
                 }
-                for (size_t si = 0; si < (h->opt.quick ? 8u : 10u); si++, index++) {
+                for (size_t si = 0; si < (h->opt.quick ? 9u : 11u); si++, index++) {
                     if (!TEST_IN_SHARD(&h->opt, ti)) continue;
-                    /* CUDA's tiers: the small tile, the cluster of 16 small tiles a partition fits in, the default
+                    /* CUDA's tiers: the small tile, two of them (one tile of twice the rows where
+                     * PS_SELECT_ONE_TILE is on), the cluster of 16 small tiles a partition fits in, the default
                      * tile, and 16 of them (past it, a partition counts first; not with --quick, which the
                      * sanitizers run: racecheck took over 400 s on an H100 with them) */
                     const size_t tile = tile_items(&types[ti]), small = small_tile_items(&types[ti]);
-                    const size_t sizes[10] = {0,         1,    1000,     small + 1,    16 * small + 1,
-                                              tile - 1, tile, tile + 1, 16 * tile,    16 * tile + 1};
+                    const size_t sizes[11] = {0,        1,    1000,     small + 1, 2 * small, 16 * small + 1,
+                                              tile - 1, tile, tile + 1, 16 * tile, 16 * tile + 1};
                     one_case c = {&types[ti], part, mode, value_size_cycle[index % VALUE_SIZE_COUNT], sizes[si],
                                   PATTERN_RANDOM, (int)(index % 2), (int)(index / 2 % 2), (index / 3 % 2) ? 3 : 0, 0};
                     run_case(h, &c, h->opt.seed ^ (0x1000u + index));

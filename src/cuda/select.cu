@@ -87,6 +87,14 @@
 #define PS_SELECT_SMALL_DIRECT 1
 #endif
 #define PS_SELECT_DIRECT_ROWS 8
+/* 1 (prepared, not yet run in the library on a GPU: docs/tuning.md, next): a call of more than one small tile and
+ * at most two takes one DIRECT tile of twice the small tile's rows (i32 and i64: 8 rows), where a DIRECT tile of
+ * that size fits, instead of a cluster of two small ones. tune_select --small at 2^11 (one such tile), x a copy
+ * call: select i32 1.27 against 1.39, by flags 1.19 against 1.28, i64 1.26 against 1.38, partition i32 1.39 against
+ * 1.53 (H200, twenty-eighth session, docs/bench/h200-select-direct*.csv). */
+#ifndef PS_SELECT_ONE_TILE
+#define PS_SELECT_ONE_TILE 0
+#endif
 
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
 template <int BYTES> struct ps_select_bits;
@@ -685,6 +693,9 @@ template <class K> struct select_tiers {
     typedef ps_select_program<K, PS_SELECT_KEY_ROWS(sizeof(K)) / 2, 5,
                               PS_SELECT_SMALL_DIRECT && PS_SELECT_KEY_ROWS(sizeof(K)) / 2 <= PS_SELECT_DIRECT_ROWS>
         half;
+    /* a call of two small tiles as one tile (PS_SELECT_ONE_TILE), where twice the small rows take the DIRECT form */
+    enum { ONE = PS_SELECT_ONE_TILE && PS_SELECT_SMALL_DIRECT && 2 * PS_SELECT_SMALL_ROWS(sizeof(K)) <= PS_SELECT_DIRECT_ROWS };
+    typedef ps_select_program<K, 2 * PS_SELECT_SMALL_ROWS(sizeof(K)), 5, true> one;
     typedef ps_select_program<K> full;
     static_assert((uint64_t)small::TILE == PS_SELECT_SMALL_TILE_ITEMS(sizeof(K)) &&
                       (uint64_t)full::TILE == PS_SELECT_TILE_ITEMS(sizeof(K)) &&
@@ -745,6 +756,10 @@ template <class K> static cudaError_t select_launch(const ps_request *req, const
     p.value_bytes = (uint32_t)req->value_bytes;
     memcpy(&p.operand, req->operand.bytes, sizeof(K));
     const cudaStream_t stream = dev->stream;
+    if constexpr ((bool)T::ONE) {
+        if (p.n > (uint64_t)T::small::TILE && p.n <= (uint64_t)T::one::TILE)
+            return ps_select_launch<typename T::one>(p, req->temp, stream, dev->sm_count);
+    }
     if (p.partition && select_partition_picks(p.n, sizeof(K))) {
         /* the small tiles, when the driver knows the total for them (H100, 2^16 i32: 6.8 us in 64 small tiles of
          * a cooperative launch, 8.2 in a cluster of 16 half tiles, 11.1 in 32 tiles with the counting pass); else
