@@ -37,7 +37,7 @@
  *  - Tiles by size (select_tile.h): small calls take tiles of 4 KiB of keys (8 for 8-byte keys), since a tile's
  *    rows run one after another in its block; a partition of up to 16 default tiles takes the smallest tile
  *    whose call gets the total from the driver. Tiles of at most 8 rows skip the parking and the staging (the
- *    program's DIRECT form: keys in registers, each written from there; 0.05-0.1 of a copy call less a call).
+ *    program's DIRECT form: keys in registers, each written from there; 0.05-0.17 of a copy call less a call).
  *
  * Global memory: select reads n keys (and n flags), writes count keys; partition reads them twice (the count,
  * unless the driver has the total; by flags the second read is of n / 8 bytes of bits) and writes n, plus 8 bytes
@@ -76,8 +76,9 @@
 #ifndef PS_SELECT_BITS
 #define PS_SELECT_BITS 1
 #endif
-/* 1: the small and half tiles of at most PS_SELECT_DIRECT_ROWS rows (select_tile.h: 4 rows of i32 and of i64, 8 of
- * i64) take the program's DIRECT form (keys in registers, no parking or staging); 0: they park and stage as the
+/* 1: the small and half tiles of at most PS_SELECT_DIRECT_ROWS rows (select_tile.h: the small tiles of 4- and 8-byte
+ * keys, 4 rows, and of 2-byte keys, 8 rows, not timed on their own; the half tile of 8-byte keys, 8 rows) take the
+ * program's DIRECT form (keys in registers, no parking or staging); 0: they park and stage as the
  * default tile does. H200, tune_select --small, x a copy call at 2^10 / 2^13 / 2^16, select i32 keys > 0 1.30 /
  * 1.50 / 1.53 -> 1.25 / 1.42 / 1.48, by flags 1.38 / 1.48 / 1.57 -> 1.28 / 1.38 / 1.50; i64 1.31 / 1.47 / 1.55 ->
  * 1.20 / 1.37 / 1.47; partition i32 1.40 / 1.69 / 1.68 -> 1.31 / 1.57 / 1.59. Tiles of 16 rows lost by flags (u8,
@@ -174,7 +175,7 @@ __device__ __forceinline__ void ps_select_store_count(uint64_t *count, uint64_t 
     }
 }
 
-/* DIRECT (a small tile's knob, PS_SELECT_SMALL_DIRECT below): the keys (and flags) go straight to registers, a
+/* DIRECT (the small tiles' form, PS_SELECT_SMALL_DIRECT above): the keys (and flags) go straight to registers, a
  * row a load, and a select or partition of keys alone writes each item from its register to its output slot (a
  * warp's kept items of a row are consecutive slots: one coalesced run); no parking, no staging, three barriers
  * fewer. The default tile parks and stages: its 32 rows would hold 32 registers across the look-back, and its
@@ -288,6 +289,7 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
             }
         }
         if (DIRECT) {
+            /* the flags were loaded with the keys, the bits' masks beside them */
         } else if (from_bits) {
             for (uint32_t w = threadIdx.x; w < (uint32_t)SLICES; w += THREADS)
                 (&s.masks[0][0])[w] = p.bits[(uint64_t)id * SLICES + w]; /* row k, warp w: word k x WARPS + w */
