@@ -114,3 +114,23 @@ def test_expand_targets_read_their_case_and_sizes(tmp_path):
     sixty_four = [v for k, v in lines.items() if k.startswith("expand, counts averaging 64,")]
     assert len(four) == 1 and "MISS" in four[0] and "0.700 of copy" in four[0] and "2^30" in four[0]
     assert len(sixty_four) == 1 and "PASS" in sixty_four[0] and "0.820 of copy" in sixty_four[0]
+
+
+def test_small_call_targets_of_compact_partition_and_expand(tmp_path):
+    # issue 10's "a call at n <= 2^16 within 1.3x a copy call", per pattern: compact at 1.25x everywhere (PASS),
+    # partition at 1.5x at 2^14 alone (MISS there), expand at 1.2x but 3x at 2^17 (outside the sizes: PASS)
+    rows = []
+    for k in range(10, 18):
+        for prim, kind in (("select", "flags"), ("partition", "greater"), ("expand", "avg-4")):
+            rows.append(row("GPU G", "copy", prim, "i32" if prim != "expand" else "u32", kind, k, 4.0, 1.0, 0))
+        rows.append(row("GPU G", "decoupled-lookback", "select", "i32", "flags", k, 5.0, 0.5, 1.4))
+        rows.append(row("GPU G", "decoupled-lookback", "partition", "i32", "greater", k, 6.0 if k == 14 else 5.0,
+                        0.5, 1.4))
+        rows.append(row("GPU G", "decoupled-lookback", "expand", "u32", "avg-4", k, 12.0 if k == 17 else 4.8, 0.5, 0))
+    lines = targets(tmp_path, rows)
+    compact = lines["compact, a call at n <= 2^16 within 1.3x a copy call"]
+    split = lines["partition, a call at n <= 2^16 within 1.3x a copy call"]
+    expand = lines["expand, a call at n <= 2^16 within 1.3x a copy call"]
+    assert "PASS" in compact and "1.250 x a copy call" in compact
+    assert "MISS" in split and "1.500 x a copy call" in split and "2^14" in split
+    assert "PASS" in expand and "1.200 x a copy call" in expand
