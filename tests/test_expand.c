@@ -10,8 +10,8 @@
  *  - run_table(): count type {u32, u64} x index type {u32, u64} x count pattern, at item counts 0, 1, 1000 and
  *    around the CUDA tiles (2048 items per tile of the counts' scan below 2^20 items), cycling the value
  *    size (0, 1, 2, 4, 8), which of indices / ranks is wanted, the capacity (exact, total + 5, total - 1, half,
- *    0, at most 4099), data at their allocation's start or one element in, temp from the workspace or a caller buffer at
- *    +1 byte, the total at an 8-byte boundary or 3 bytes past one.
+ *    0, at most 4099), data at their allocation's start or one element in, temp from the workspace or a caller
+ *    buffer at +1 byte, the total at an 8-byte boundary or 3 bytes past one.
  *  - Patterns: random small counts (half of them 0), all zero, all one, one huge count (2^20 + 3 slots at a
  *    random item, the rest small), random counts around 64, zeros with rare large counts, and tiles of 2048
  *    items alternating between a few slots and more than the 8 slots an item a CUDA tile writes itself (the

@@ -10,8 +10,8 @@
  *  - run_table(): every key type x {select, partition} x {flags, and each of the 8 predicates, unique included}, at sizes 0, 1,
  *    1000 and around the CUDA tiles of each key size (32 KiB of keys: 8192 items of 4 bytes, 4096 of 8; tile-1,
  *    tile, tile+1, 16 tiles (one cluster) and one item more (not with --quick); the small tile + 1, twice the
- *    small tile and 16 small tiles + 1: see tile_items(), small_tile_items(); --quick: a third of the modes per type), payload size
- *    cycling through 0, 1, 2, 4, 8; inputs and outputs at their allocation's start or one element in
+ *    small tile and 16 small tiles + 1: see tile_items(), small_tile_items(); --quick: a third of the modes per
+ *    type), payload size cycling through 0, 1, 2, 4, 8; inputs and outputs at their allocation's start or one element in
  *    (alternating); temp from the workspace or a caller buffer at +1 byte; the count at an 8-byte boundary
  *    or 3 bytes past one.
  *  - run_large(): every key type x {select, partition} at 64 * tile + 3 (past the 64-tile look-back window;

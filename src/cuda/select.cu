@@ -267,10 +267,11 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
                 l.key[k] = o < l.valid ? p.keys[l.base + o] : K(0);
                 l.flag[k] = p.flags && !from_bits && o < l.valid ? p.flags[l.base + o] : 0;
             }
-            if (from_bits)
+            if (from_bits) {
                 for (uint32_t w = threadIdx.x; w < (uint32_t)SLICES; w += THREADS)
                     (&s.masks[0][0])[w] = p.bits[(uint64_t)id * SLICES + w];
-            if (from_bits) __syncthreads(); /* the masks, for warp 0's scan (no ballots, no barrier after them) */
+                __syncthreads(); /* the masks, for warp 0's scan (no ballots, no barrier after them) */
+            }
         } else if (full && ((uintptr_t)p.keys & 15u) == 0) {
             enum { COPIES = TILE * sizeof(K) / 16 / THREADS };
             static_assert(COPIES * 16 * THREADS == TILE * sizeof(K), "a tile is whole 16-byte copies per thread");
@@ -400,12 +401,12 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
             for (int k = 0; k < ROWS; k++) l.key[k] = reinterpret_cast<const K *>(s.staging)[k * THREADS + threadIdx.x];
             __syncthreads();
         }
+        /* the first slot of this tile's rejected items: after every kept item, and the tiles' rejected before */
+        const uint64_t rejected_at =
+            p.partition && kept < l.valid ? (p.kept_total ? (uint64_t)*p.kept_total : l.kept_total) + (l.base - prefix) : 0;
         if (DIRECT && p.value_bytes == 0) { /* keys alone, each from its register to its slot */
             const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
             const unsigned below = (1u << lane) - 1u;
-            const uint64_t rejected_at = p.partition && kept < l.valid
-                                             ? (p.kept_total ? (uint64_t)*p.kept_total : l.kept_total) + (l.base - prefix)
-                                             : 0;
 #pragma unroll
             for (int k = 0; k < ROWS; k++) {
                 const uint32_t o = k * THREADS + threadIdx.x;
@@ -435,9 +436,6 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
             if (id == p.tiles - 1 && threadIdx.x == 0) ps_select_store_count(p.count, prefix + aggregate);
             return;
         }
-        /* the first slot of this tile's rejected items: after every kept item, and the tiles' rejected before */
-        const uint64_t rejected_at =
-            p.partition && kept < l.valid ? (p.kept_total ? (uint64_t)*p.kept_total : l.kept_total) + (l.base - prefix) : 0;
 #if PS_SELECT_SPLIT_KEYS
         if (p.partition && p.value_bytes == 0) {
             /* a partition of keys alone: the whole tile fits the staging buffer, so one pass as the select's, and
