@@ -483,9 +483,8 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
         const uint64_t inclusive = ps_warp_inclusive(sum, lane, ps_expand_sum());
         const uint64_t before = ps_shfl_up(inclusive, 1);
         if (lane == PS_WARP_LANES - 1) s.warp_sums[warp] = inclusive;
-        /* read only by tiles that write their slots: at most LIMIT of them below the capacity (clamped for own_all,
-         * whose tiles may pass it) */
-        s.run_before[threadIdx.x] = lane ? (uint32_t)(PS_EXPAND_OWN_ALL && before > LIMIT ? LIMIT : before) : 0u;
+        /* read only by tiles that write their own slots, clamped at LIMIT as warp_before */
+        s.run_before[threadIdx.x] = lane ? (uint32_t)(before > LIMIT ? LIMIT : before) : 0u;
         __syncthreads();
         uint64_t aggregate = 0;
 #pragma unroll
@@ -494,16 +493,9 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
         return c;
     }
 
-    /* The slots before warp w's runs in the tile; with PS_EXPAND_OWN_ALL clamped at LIMIT (a tile past it writes
-     * none of the slots there: own_all's capacity is below it). */
+    /* The slots before warp w's runs in the tile, clamped at LIMIT: only a tile that writes its own slots asks,
+     * and it has at most LIMIT of them, or (own_all) writes none past LIMIT, its capacity being below it. */
     static __device__ __forceinline__ uint32_t warp_before(const smem &s, uint32_t w) {
-        if (!PS_EXPAND_OWN_ALL) { /* a tile that writes its slots has at most LIMIT */
-            uint32_t b = 0;
-#pragma unroll
-            for (int v = 0; v < WARPS; v++)
-                if (v < (int)w) b += (uint32_t)s.warp_sums[v];
-            return b;
-        }
         uint64_t b = 0;
 #pragma unroll
         for (int v = 0; v < WARPS; v++)
@@ -784,7 +776,7 @@ static bool expand_own_all(const ps_request *req, int items) {
 }
 
 template <class C, class I, int ITEMS>
-static cudaError_t expand_scan(const ps_request *req, const expand_layout &L, const ps_expand_out &out,
+static cudaError_t expand_scan(const ps_request *req, const expand_layout &L, const ps_expand_out &out, bool own_all,
                                const ps_cuda_device *dev) {
     typedef ps_expand_scan_program<C, I, ITEMS> P;
     typename P::params p;
@@ -797,7 +789,7 @@ static cudaError_t expand_scan(const ps_request *req, const expand_layout &L, co
     p.n = req->n;
     p.capacity = req->capacity;
     p.tiles = (uint32_t)L.tiles;
-    p.own_all = expand_own_all(req, ITEMS);
+    p.own_all = own_all;
     return ps_chain_single_pass<P>(p, p.tiles, (char *)req->temp + L.chain, dev->stream);
 }
 
@@ -841,12 +833,14 @@ static cudaError_t expand_shaped(const ps_request *req, const expand_layout &L, 
                                  const ps_cuda_device *dev) {
     const bool u32_counts = req->type == PSCAN_TYPE_U32, u32_indices = req->index_type == PSCAN_TYPE_U32;
 
+    const bool own_all = expand_own_all(req, ITEMS); /* then no tile defers: no second launch */
+
     /* ---- 1. scan + expand ---- */
-    PS_CUDA_TRY(u32_counts ? (u32_indices ? expand_scan<uint32_t, uint32_t, ITEMS>(req, L, out, dev)
-                                          : expand_scan<uint32_t, uint64_t, ITEMS>(req, L, out, dev))
-                           : (u32_indices ? expand_scan<uint64_t, uint32_t, ITEMS>(req, L, out, dev)
-                                          : expand_scan<uint64_t, uint64_t, ITEMS>(req, L, out, dev)));
-    if (req->capacity == 0 || expand_own_all(req, ITEMS) || PS_EXPAND_CONTROL_FIRST) return cudaSuccess;
+    PS_CUDA_TRY(u32_counts ? (u32_indices ? expand_scan<uint32_t, uint32_t, ITEMS>(req, L, out, own_all, dev)
+                                          : expand_scan<uint32_t, uint64_t, ITEMS>(req, L, out, own_all, dev))
+                           : (u32_indices ? expand_scan<uint64_t, uint32_t, ITEMS>(req, L, out, own_all, dev)
+                                          : expand_scan<uint64_t, uint64_t, ITEMS>(req, L, out, own_all, dev)));
+    if (req->capacity == 0 || own_all || PS_EXPAND_CONTROL_FIRST) return cudaSuccess;
 
     /* ---- 2. deferred ---- */
     ps_expand_params p;
