@@ -131,18 +131,22 @@
 #ifndef PS_EXPAND_EARLY_ITEMS
 #define PS_EXPAND_EARLY_ITEMS PS_EXPAND_SMALL_ITEMS
 #endif
-/* Small capacities (prepared, not yet run on a GPU: docs/tuning.md, next). 1: a call whose capacity is at most a
- * tile's budget (PS_EXPAND_BUDGET x the tile's items: 16384 slots below 2^20 items) runs no second launch: no tile
- * then has more slots below the capacity than it may write itself, so none defers, and a tile past the budget
- * writes the part of its slots below the capacity (its in-tile starts clamped at the budget, so neither a u32
- * start can wrap nor a bit fall outside the tile's words). 0: such tiles defer as any other. */
+/* Small capacities. 1: a call whose capacity is at most a tile's budget (PS_EXPAND_BUDGET x the tile's items: 16384
+ * slots below 2^20 items) runs no second launch: no tile then has more slots below the capacity than it may write
+ * itself, so none defers, and a tile past the budget writes the part of its slots below the capacity (its in-tile
+ * starts clamped at the budget, so neither a u32 start can wrap nor a bit fall outside the tile's words). 0: such
+ * tiles defer as any other. H200, twenty-ninth session (docs/bench/h200-small-knobs.csv, pscan bench, with
+ * PS_EXPAND_GRID_BY_CAPACITY): u32 counts 0-3 at 2^10 / 2^13 10.2-10.6 / 10.9-11.5 us against 6.6 / 7.5, the
+ * first launch alone (PS_EXPAND_CONTROL_FIRST) 6.4 in tune_expand: the small calls now cost one launch. */
 #ifndef PS_EXPAND_OWN_ALL
-#define PS_EXPAND_OWN_ALL 0
+#define PS_EXPAND_OWN_ALL 1
 #endif
-/* Small capacities, the other way (prepared, not yet timed): 1 sizes the deferred launch's grid by the capacity,
- * a chunk of slots a block (the deferred slots written are at most the capacity), instead of filling the GPU. */
+/* Small capacities, the other way: 1 sizes the deferred launch's grid by the capacity, a chunk of slots a block
+ * (the deferred slots written are at most the capacity), instead of filling the GPU. tune_expand, H200,
+ * twenty-ninth session (docs/bench/h200-expand-small-tune.csv): 0.8-1.2 us off every call to 2^16 (average 4 at
+ * 2^14: 12.2 against 10.9 us), 3.9 off at 2^10 average 64 (14.1 against 10.2). */
 #ifndef PS_EXPAND_GRID_BY_CAPACITY
-#define PS_EXPAND_GRID_BY_CAPACITY 0
+#define PS_EXPAND_GRID_BY_CAPACITY 1
 #endif
 /* Tuning control: 1 leaves the deferred launch out, so tune_expand times the first launch alone (the small calls'
  * floor: what a single launch could reach). Wrong results by design wherever a tile defers. */

@@ -88,13 +88,14 @@
 #define PS_SELECT_SMALL_DIRECT 1
 #endif
 #define PS_SELECT_DIRECT_ROWS 8
-/* 1 (prepared, not yet run in the library on a GPU: docs/tuning.md, next): a call of more than one small tile and
- * at most two takes one DIRECT tile of twice the small tile's rows (i32 and i64: 8 rows), where a DIRECT tile of
- * that size fits, instead of a cluster of two small ones. tune_select --small at 2^11 (one such tile), x a copy
- * call: select i32 1.27 against 1.39, by flags 1.19 against 1.28, i64 1.26 against 1.38, partition i32 1.39 against
- * 1.53 (H200, twenty-eighth session, docs/bench/h200-select-direct*.csv). */
+/* 1: a call of more than one small tile and at most two takes one DIRECT tile of twice the small tile's rows (i32
+ * and i64: 8 rows), where a DIRECT tile of that size fits, instead of a cluster of two small ones. tune_select
+ * --small at 2^11 (one such tile), x a copy call: select i32 1.27 against 1.39, by flags 1.19 against 1.28, i64 1.26
+ * against 1.38, partition i32 1.39 against 1.53 (H200, twenty-eighth session, docs/bench/h200-select-direct*.csv);
+ * pscan bench at 2^11, twenty-ninth session: select i32 4.86-4.90 -> 4.45-4.58 us, i64 4.86-4.93 -> 4.64, by flags
+ * 4.99-5.02 -> 4.51-4.64, partition 5.38-5.44 -> 4.96-5.06 (docs/bench/h200-small-knobs.csv). */
 #ifndef PS_SELECT_ONE_TILE
-#define PS_SELECT_ONE_TILE 0
+#define PS_SELECT_ONE_TILE 1
 #endif
 
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
