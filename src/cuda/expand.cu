@@ -31,7 +31,9 @@
  *      at UINT64_MAX, so a sum past 2^64 cannot wrap onto small slot numbers; within a tile that writes its own
  *      slots, below BUDGET x TILE, in the counts' type); tiles with at most BUDGET slots write them; the last
  *      tile writes the total to the caller.
- *   2. deferred (a grid sized to the device): the deferred tiles' slots, evenly shared.
+ *   2. deferred (a grid sized to the device, or a block per chunk of the capacity where that is fewer): the
+ *      deferred tiles' slots, evenly shared. A call whose capacity is within one tile's budget has no deferred
+ *      slot below it and skips this launch (PS_EXPAND_OWN_ALL): the small calls cost one launch.
  * Slots at or past the capacity are never written (each chunk is cut at it; the second pass shares only the
  * deferred slots below it, so a small capacity under a huge total costs nothing).
  *
@@ -143,8 +145,8 @@
 #endif
 /* Small capacities, the other way: 1 sizes the deferred launch's grid by the capacity, a chunk of slots a block
  * (the deferred slots written are at most the capacity), instead of filling the GPU. tune_expand, H200,
- * twenty-ninth session (docs/bench/h200-expand-small-tune.csv): 0.8-1.2 us off every call to 2^16 (average 4 at
- * 2^14: 12.2 against 10.9 us), 3.9 off at 2^10 average 64 (14.1 against 10.2). */
+ * twenty-ninth session (docs/bench/h200-expand-small-tune.csv), 2^10-2^16: 1.0-1.25 us off the calls of counts
+ * averaging 1.5 and 4 (average 4 at 2^14: 12.2 against 10.9 us), 1.0-3.9 off average 64 (2^10: 14.1 against 10.2). */
 #ifndef PS_EXPAND_GRID_BY_CAPACITY
 #define PS_EXPAND_GRID_BY_CAPACITY 1
 #endif

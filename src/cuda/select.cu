@@ -527,6 +527,17 @@ __device__ __forceinline__ uint32_t ps_select_flag_bits(uint4 w) {
 /* The most tiles one counting block takes (its counts sit in shared memory): the launch takes more blocks than the
  * device holds where the tiles need it. */
 #define PS_SELECT_COUNT_PER 1024
+/* The 16-byte loads a lane of the count has in flight, by flags and by keys. A counted partition of 2^22-2^24
+ * items has 1024-4096 tiles, a warp each: with 4 loads a lane by keys the SMs ran short of bytes in flight. H200,
+ * tune_select, keys > 0, x CUB, 4 -> 8 (twenty-ninth session, docs/bench/h200-split-count-keys2.csv): i32 2^23
+ * 0.727 -> 0.864, 2^24 0.825 -> 0.911, 2^26 0.981 -> 1.013, 2^28 1.035 -> 1.067; i64 2^22 0.616 -> 0.819, 2^23
+ * 0.712 -> 0.824, 2^25 0.830 -> 0.872, 2^28 0.857 -> 0.903; u8 2^28 1.540 -> 1.578 (2^25 1.369 -> 1.348). 16 gained
+ * nothing more; by flags (a 16-byte load is 16 items there) 8 gained nothing (h200-split-count-flags*.csv); nor did
+ * 2-8 warps a tile where the tiles are fewer than 32 warps a SM, on top of 8. */
+#define PS_SELECT_COUNT_UNROLL_FLAGS 4
+#ifndef PS_SELECT_COUNT_UNROLL_KEYS
+#define PS_SELECT_COUNT_UNROLL_KEYS 8
+#endif
 
 /* A block-wide inclusive sum of the 256 threads' v, in thread order (every thread calls; one barrier, and one
  * more before warp_sums is written again). */
@@ -543,7 +554,11 @@ template <class P, int MODE>
 __global__ void __launch_bounds__(256) ps_select_count_kernel(const typename P::params p, unsigned *done) {
     typedef typename P::key K;
     typedef typename ps_select_count_elem<MODE, K>::type E;
-    enum { V = 16 / sizeof(E), UNROLL = 4, WARPS = 256 / PS_WARP_LANES };
+    enum {
+        V = 16 / sizeof(E),
+        UNROLL = MODE == PS_SELECT_BY_FLAGS ? PS_SELECT_COUNT_UNROLL_FLAGS : PS_SELECT_COUNT_UNROLL_KEYS,
+        WARPS = 256 / PS_WARP_LANES
+    };
     const E *src = MODE == PS_SELECT_BY_FLAGS ? (const E *)(const void *)p.flags : (const E *)(const void *)p.keys;
     const bool vectors = ((uintptr_t)src & 15u) == 0; /* then every tile starts on a vector (TILE x E: whole ones) */
     static_assert((uint64_t)P::TILE * sizeof(E) % 16 == 0, "a tile is whole vectors");
