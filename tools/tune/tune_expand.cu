@@ -14,7 +14,8 @@
  * Counts uniform in 0..M for M = 3, 8 and 128 (averages 1.5, 4 and 64), u32 counts, u32 indices out. Method as
  * tune_scan.cu: 2x L2 written before each timed call, CUDA events around the call, median of reps after two
  * warm-ups; of_copy = the copy's time over expand's, the copy moving counts + indices bytes (read + write);
- * of_memset = a cudaMemsetAsync of the indices' bytes (the write alone) over expand's time.
+ * of_memset = a cudaMemsetAsync of the indices' bytes (the write alone) over expand's time; cap0_us = the same
+ * call with capacity 0 (the scan and its chain, no slot written).
  */
 #include <algorithm>
 #include <cstdio>
@@ -81,9 +82,13 @@ static void bench(uint64_t n, uint32_t most, const ps_cuda_device &dev) {
     /* the write alone: a memset of the indices' bytes (expand writes them, and reads only the counts) */
     const timing fill = time_it([&] { CK(cudaMemsetAsync(copy_dst, 0, out_bytes)); });
     const timing t = time_it([&] { CK(ps_cuda_expand_run(&req, &dev)); });
-    printf("avg-%g,%llu,%.2f,%.2f,%.3f,%.2f,%.3f,%.1f,%.3f,%s\n", most / 2.0, (unsigned long long)n, t.median_us,
+    /* the same call with capacity 0: the counts' scan and its chain, no slot written (the writes' share apart) */
+    req.capacity = 0;
+    const timing scan = time_it([&] { CK(ps_cuda_expand_run(&req, &dev)); });
+    req.capacity = total;
+    printf("avg-%g,%llu,%.2f,%.2f,%.3f,%.2f,%.3f,%.1f,%.3f,%.2f,%s\n", most / 2.0, (unsigned long long)n, t.median_us,
            copy.median_us, copy.median_us / t.median_us, fill.median_us, fill.median_us / t.median_us,
-           move / t.median_us * 1e-3, t.spread, ok ? "ok" : "WRONG");
+           move / t.median_us * 1e-3, t.spread, scan.median_us, ok ? "ok" : "WRONG");
     fflush(stdout);
     CK(cudaFree(counts));
     CK(cudaFree(indices));
@@ -117,7 +122,7 @@ int main(int argc, char **argv) {
            "PS_EXPAND_BUDGET %d slots an item, blocks per SM %d (large tiles of u32 counts %d), reps %d\n",
            prop.name, PS_EXPAND_ITEMS, (unsigned long long)PS_EXPAND_LARGE_FROM, PS_EXPAND_SMALL_ITEMS,
            PS_EXPAND_CHUNK_VT, PS_EXPAND_BUDGET, (int)PS_EXPAND_MIN_BLOCKS, (int)PS_EXPAND_LARGE_MIN_BLOCKS, g_reps);
-    printf("case,n,us,copy_us,of_copy,memset_us,of_memset,gbps,spread,check\n");
+    printf("case,n,us,copy_us,of_copy,memset_us,of_memset,gbps,spread,cap0_us,check\n");
     const uint32_t cases[] = {3, 8, 128};
     for (uint32_t m : cases)
         for (int lg = min_log2; lg <= max_log2; lg += 2) {
