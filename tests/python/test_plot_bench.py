@@ -134,3 +134,34 @@ def test_small_call_targets_of_compact_partition_and_expand(tmp_path):
     assert "PASS" in compact and "1.250 x a copy call" in compact
     assert "MISS" in split and "1.500 x a copy call" in split and "2^14" in split
     assert "PASS" in expand and "1.200 x a copy call" in expand
+
+
+def test_mission_rows_judge_every_size_against_cub(tmp_path):
+    # "at least CUB at every n", per primitive with a CUB peer: one slow size (2^22) decides; a primitive not
+    # benched (sort) is left out
+    rows = [row("GPU F", "decoupled-lookback", "partition", "i64", "greater", k, 10, 0.6, 0.8 if k == 22 else 1.1)
+            for k in range(10, 31)]
+    rows.append(row("GPU F", "decoupled-lookback", "segscan", "i32", "inclusive", 12, 10, 0.5, 1.0))
+    path = tmp_path / "bench.csv"
+    path.write_text(HEADER + "".join(rows))
+    out = subprocess.run([sys.executable, SCRIPT, "--targets", str(path)], capture_output=True, text=True, check=True)
+    mission = {line.split("  ")[2].strip(): line for line in out.stdout.splitlines() if line.startswith("  mission")}
+    part = mission["partition, at least CUB at every n"]
+    assert "MISS" in part and "0.800 x CUB" in part and "2^22" in part
+    assert "PASS" in mission["segmented scan, at least CUB at every n"]  # a tie is "at least"
+    assert not any(k.startswith("sort") for k in mission)
+
+
+def test_call_cost_uses_the_copy_of_its_own_file(tmp_path):
+    # two runs of the same sizes in two files: each call is judged against its own run's copy (the other file's
+    # copy, twice as fast, would make the first run's call 2.0x)
+    first = tmp_path / "h200-compact.csv"
+    other = tmp_path / "h200-select-old.csv"
+    first.write_text(HEADER + "".join(row("GPU G", algo, "select", "i32", "greater", 12, t, 1, 1)
+                                      for algo, t in (("copy", 4.0), ("decoupled-lookback", 4.8))))
+    other.write_text(HEADER + "".join(row("GPU G", algo, "select", "i32", "greater", 12, t, 1, 1)
+                                      for algo, t in (("copy", 2.0), ("decoupled-lookback", 2.4))))
+    out = subprocess.run([sys.executable, SCRIPT, "--targets", str(first), str(other)], capture_output=True,
+                         text=True, check=True)
+    call = [line for line in out.stdout.splitlines() if "compact, a call" in line][0]
+    assert "PASS" in call and "1.200 x a copy call" in call
