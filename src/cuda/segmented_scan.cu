@@ -108,6 +108,16 @@
 #ifndef PS_SEGSCAN_PARK
 #define PS_SEGSCAN_PARK 1
 #endif
+/* LOAD_BATCH (prepared, twenty-ninth session, not yet run on a GPU): the other tiles (partial, reverse, unaligned,
+ * by offsets) load their rows this many at a time into registers, values and boundary bits, before any of them
+ * goes to shared memory; 0 loads, tests and stores row by row. Why: `pscan bench` on an H200 (2026-11-26,
+ * docs/bench/h200-segscan.csv) timed the one-tile calls of 2^10 / 2^11 / 2^12 items (a partial tile: this path)
+ * at 10.9 / 12.5 / 15.4 us against 5.7 us for the full tile of 2^13 (the fast path), about 0.37 us more per row
+ * that has items: each row's loads wait for the row before (0.35 of copy in select.cu before its loads were
+ * hoisted the same way). */
+#ifndef PS_SEGSCAN_LOAD_BATCH
+#define PS_SEGSCAN_LOAD_BATCH 0
+#endif
 #define PS_SEGSCAN_THREADS 256
 #define PS_SEGSCAN_TILE_OF(bytes) (PS_SEGSCAN_ITEMS_OF(bytes) * PS_SEGSCAN_THREADS)
 
@@ -362,6 +372,52 @@ template <class T, class Op> struct ps_segscan_program {
                                           (const char *)p.keys + (b + valid) * p.key_bytes);
     }
 
+    /* An other tile's rows, LOAD_BATCH rows at a time: every load of a batch issued before the first store (the
+     * values, and the flags or the keys at i and i - 1), so a batch waits for memory once. K: the keys' type
+     * (flags and offsets: unused). */
+    template <class K>
+    static __device__ __forceinline__ void load_rows(const params &p, const local &l, smem &s, uint64_t wbase) {
+        enum { B = PS_SEGSCAN_LOAD_BATCH < ITEMS ? PS_SEGSCAN_LOAD_BATCH : ITEMS };
+        static_assert(B > 0 && ITEMS % B == 0, "whole batches of rows");
+        const T *in = (const T *)p.in;
+        const K *keys = (const K *)p.keys;
+#pragma unroll
+        for (int k0 = 0; k0 < ITEMS; k0 += B) {
+            T x[B];
+            bool h[B];
+#pragma unroll
+            for (int b = 0; b < B; b++) {
+                const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
+                const uint64_t i = wbase + o;
+                const bool in_tile = o < l.valid, inside = in_tile && i > 0 && i < p.n;
+                x[b] = in_tile ? in[l.pbase + o] : Op::template identity<T>();
+                if (p.form == PS_SEGMENTS_FLAGS)
+                    h[b] = inside && p.flags[i] != 0;
+                else if (p.form == PS_SEGMENTS_KEYS)
+                    h[b] = inside && keys[i] != keys[i - 1]; /* bit for bit: K is the keys' unsigned integer */
+                else
+                    h[b] = false;
+            }
+#pragma unroll
+            for (int b = 0; b < B; b++) {
+                const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
+                if (o < l.valid) {
+                    s.items[ps_segscan_pad(o)] = x[b];
+                    if (p.form != PS_SEGMENTS_OFFSETS) s.heads[o] = h[b];
+                }
+            }
+        }
+    }
+    static __device__ __forceinline__ void load_batched(const params &p, const local &l, smem &s, uint64_t wbase) {
+        if (p.form != PS_SEGMENTS_KEYS) return load_rows<uint8_t>(p, l, s, wbase);
+        switch (p.key_bytes) { /* once per tile */
+        case 1: load_rows<uint8_t>(p, l, s, wbase); break;
+        case 2: load_rows<uint16_t>(p, l, s, wbase); break;
+        case 4: load_rows<uint32_t>(p, l, s, wbase); break;
+        default: load_rows<unsigned long long>(p, l, s, wbase); break;
+        }
+    }
+
     static __device__ __forceinline__ carry reduce(const params &p, uint32_t id, local &l, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         const T e = Op::template identity<T>();
@@ -392,6 +448,8 @@ template <class T, class Op> struct ps_segscan_program {
         if (FAST && l.fast) {
             copy_async(p, l, s);
             if (p.form == PS_SEGMENTS_KEYS) key_heads_any(p, l, s);
+        } else if (PS_SEGSCAN_LOAD_BATCH > 0) {
+            load_batched(p, l, s, wbase);
         } else {
 #pragma unroll
             for (int k = 0; k < ITEMS; k++) {
