@@ -109,6 +109,15 @@
 #ifndef PS_RBK_RLE_SMALL_TILES
 #define PS_RBK_RLE_SMALL_TILES 1024
 #endif
+/* LOAD_BATCH (prepared, twenty-ninth session, not yet run on a GPU): tiles off the vector path (the partial last
+ * tile, unaligned ones) load their rows this many at a time into registers, values and head bits, before any of
+ * them goes to shared memory; 0 loads, tests and stores row by row. Why: RLE by `pscan bench` on an H200
+ * (docs/bench/h200-rle.csv) ran the calls whose last tile has 2048 items (2^11, 2^13, 2^15: 7.9, 8.9, 8.9 us)
+ * 1.5-2 us slower than those whose last tile has 1024 (2^12, 2^14, 2^16: 6.8, 7.3, 7.4), 0.81-0.88x CUB: each
+ * row's loads wait for the row before (segmented_scan.cu's PS_SEGSCAN_LOAD_BATCH says the same of its tiles). */
+#ifndef PS_RBK_LOAD_BATCH
+#define PS_RBK_LOAD_BATCH 0
+#endif
 #ifndef PS_RBK_RLE_SMALL_ITEMS
 #define PS_RBK_RLE_SMALL_ITEMS 12
 #endif
@@ -211,6 +220,38 @@ template <class T, class Op, bool ONES = false, bool SMALL = false> struct ps_rb
     }
     static __device__ __forceinline__ carry initial(const params &) { return identity(); }
 
+    /* A tile's rows off the vector path, LOAD_BATCH at a time: every load of a batch (the values, the keys at i
+     * and i - 1) issued before the first store, so a batch waits for memory once. K: the keys' unsigned integer
+     * (the heads compare bit for bit). */
+    template <class K>
+    static __device__ __forceinline__ void load_rows(const params &p, const local &l, smem &s, bool values,
+                                                     bool heads) {
+        enum { B = PS_RBK_LOAD_BATCH < ITEMS ? PS_RBK_LOAD_BATCH : ITEMS }; /* the last batch may be short */
+        static_assert(B > 0, "a batch has rows");
+        const K *keys = (const K *)p.keys;
+#pragma unroll
+        for (int k0 = 0; k0 < ITEMS; k0 += B) {
+            T x[B];
+            bool h[B];
+#pragma unroll
+            for (int b = 0; b < B; b++) {
+                const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
+                const uint64_t i = l.base + o;
+                const bool in_tile = k0 + b < ITEMS && o < l.valid;
+                x[b] = in_tile && values && p.values ? ((const T *)p.values)[i] : T(1);
+                h[b] = in_tile && heads && (i == 0 || keys[i] != keys[i - 1]);
+            }
+#pragma unroll
+            for (int b = 0; b < B; b++) {
+                const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
+                if (k0 + b < ITEMS && o < l.valid) {
+                    if (values) s.items[ps_rbk_pad(o)] = x[b];
+                    if (heads) s.heads[o] = h[b];
+                }
+            }
+        }
+    }
+
     static __device__ __forceinline__ carry reduce(const params &p, uint32_t id, local &l, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         const T e = Op::template identity<T>();
@@ -247,7 +288,14 @@ template <class T, class Op, bool ONES = false, bool SMALL = false> struct ps_rb
         }
         /* run-length encoding: the scan takes constants */
         const bool ones = ONES || (PS_RBK_VEC_LOADS && !p.values);
-        if (!fast_keys || (!fast_values && !ones)) {
+        if (PS_RBK_LOAD_BATCH > 0 && (!fast_keys || (!fast_values && !ones))) {
+            switch (p.key_bytes) { /* once per tile */
+            case 1: load_rows<uint8_t>(p, l, s, !fast_values && !ones, !fast_keys); break;
+            case 2: load_rows<uint16_t>(p, l, s, !fast_values && !ones, !fast_keys); break;
+            case 4: load_rows<uint32_t>(p, l, s, !fast_values && !ones, !fast_keys); break;
+            default: load_rows<unsigned long long>(p, l, s, !fast_values && !ones, !fast_keys); break;
+            }
+        } else if (!fast_keys || (!fast_values && !ones)) {
 #pragma unroll
             for (int k = 0; k < ITEMS; k++) {
                 const uint32_t o = k * THREADS + threadIdx.x;
