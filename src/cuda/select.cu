@@ -28,7 +28,9 @@
  *    (chain/given.cuh): no tile waits for another's look-back, which on an H200 is what the chain cost. By
  *    aligned flags the count also leaves the full tiles' flags as bits, so the second pass reads an eighth of
  *    their bytes (PS_SELECT_BITS). H200, 2^28, x CUB: partition i32 by flags 1.07x -> 1.47x, i64 1.21x -> 1.26x,
- *    keys > 0 0.86x -> 1.00x (docs/performance.md, 2026-11-27, sixth session). Both groups are written in place
+ *    keys > 0 0.86x -> 1.00x (docs/performance.md, 2026-11-27, sixth session); with 8 loads a lane in flight in
+ *    the count by keys (twenty-ninth session, tune_select) i32 / i64 keys > 0 1.067x / 0.903x, and 0.82-0.91x at
+ *    2^22-2^24 where a warp a tile leaves few loads in flight (0.62-0.83x before). Both groups are written in place
  *    and in order (CUB's partition writes the rejected items reversed from the end, in one pass; re-reading the
  *    flags costs a ninth of the bytes, the keys a third). A partition of keys alone writes its tile in one pass, kept
  *    then rejected (PS_SELECT_SPLIT_KEYS); with payloads it goes through move().
