@@ -2,7 +2,8 @@
 # test_bench.sh PSCAN [BACKEND] - `pscan bench` on every primitive (and every case of histogram, sort, select and
 # partition), small sizes: the CSV has the columns pscan bench --csv promises, one copy row and at least one pscan
 # row per size, positive bandwidths, the primitive named in its column, the case in the kind column; a bad
-# --primitive, a case or type a primitive does not have, and scan-only flags on another primitive are usage errors.
+# --primitive, a case or type a primitive does not have, and scan-only flags on another primitive are usage errors
+# (--exclusive and --reverse also go to segscan and scan_by_key).
 set -u
 PSCAN=$1
 BACKEND=${2:-cpu}
@@ -24,12 +25,17 @@ for prim in select partition; do # the predicate's case by name, the flags' on t
 done
 # the widened scan (--widen; its kind column says so)
 SPECS="$SPECS scan:i32:widen-inclusive scan:u8:widen-exclusive scan:f32:widen-inclusive"
+# the segmented scans' direction and form (the direction column says reverse, the kind column exclusive)
+SPECS="$SPECS segscan:i32:reverse-exclusive scan_by_key:f64:reverse-exclusive segscan:u8:reverse"
 for spec in $SPECS; do
     IFS=: read -r prim type case <<<"$spec"
     args=(--primitive "$prim" --type "$type")
+    want=$case dir=forward
     case $case in
     widen-inclusive) args+=(--widen) ;;
     widen-exclusive) args+=(--widen --exclusive) ;;
+    reverse-exclusive) args+=(--reverse --exclusive) want=exclusive dir=reverse ;;
+    reverse) args+=(--reverse) want=inclusive dir=reverse ;;
     ?*) args+=(--case "$case") ;;
     esac
     if ! "$PSCAN" bench --backend "$BACKEND" "${args[@]}" --min-log2 10 --max-log2 12 \
@@ -41,9 +47,10 @@ for spec in $SPECS; do
     fi
     # per n: exactly one copy row, >= 1 other row; every row: gbps > 0, primitive column = prim, type = type,
     # kind = the case (when there is one)
-    if ! awk -F, -v prim="$prim" -v type="$type" -v want="$case" '
+    if ! awk -F, -v prim="$prim" -v type="$type" -v want="$want" -v dir="$dir" '
         NR == 1 { next }
-        { if ($16 != prim || $4 != type || !($10 > 0) || (want != "" && $6 != want)) { print "bad row: " $0; bad = 1 }
+        { if ($16 != prim || $4 != type || !($10 > 0) || (want != "" && $6 != want) || ($3 != "copy" && $7 != dir)) {
+            print "bad row: " $0; bad = 1 }
           if ($3 == "copy") copies[$8]++; else others[$8]++ }
         END { for (n = 1024; n <= 4096; n *= 2)
                 if (copies[n] != 1 || others[n] < 1) { print "n=" n ": " copies[n] + 0 " copy rows, " others[n] + 0 " others"; bad = 1 }
@@ -58,6 +65,9 @@ check_usage() {
 }
 check_usage --primitive sort-of
 check_usage --primitive reduce --exclusive
+check_usage --primitive rle --reverse
+check_usage --primitive segscan --in-place
+check_usage --primitive scan_by_key --widen
 check_usage --primitive select --in-place
 check_usage --primitive expand --type f32
 check_usage --primitive histogram --type i32

@@ -130,7 +130,8 @@ static const char bench_usage[] =
     "  --backend B     auto cpu cuda opencl (default auto)\n"
     "  --algo A|all    one algorithm, or every one the backend implements (default all)\n"
     "  --type T        element type (default i32)     --op OP   operator (default sum)\n"
-    "  --exclusive, --reverse   the scan's flags (default: forward inclusive)\n"
+    "  --exclusive, --reverse   the scan's flags (default: forward inclusive); also for segscan and\n"
+    "                  scan_by_key, whose CUB peer (forward inclusive) is then left out\n"
     "  --in-place      scan each input onto itself (out == in); the copy stays out of place\n"
     "  --widen         sum or multiply into the 64-bit type of --type's kind (PSCAN_SCAN_WIDEN; CUB's peer\n"
     "                  reads through a converting iterator); GB/s counts n of --type in and n x 8 bytes out\n"
@@ -282,8 +283,13 @@ static int parse_options(int argc, char **argv, bench_options *o) {
         ps_cli_error("bench: --primitive expand counts are u32 or u64 (--type u32|u64)");
         return PS_CLI_USAGE;
     }
-    if (o->prim != BENCH_scan && (o->desc.flags || o->in_place)) {
-        ps_cli_error("bench: --exclusive, --reverse, --in-place and --widen are for --primitive scan");
+    /* the segmented scans take the scan's direction and form too (their general tiles: a reverse scan never takes
+     * the fast one); CUB's peer is then left out (it has no reverse scan by key) */
+    const unsigned seg_flags = PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE;
+    if (o->prim != BENCH_scan &&
+        (o->in_place || (o->desc.flags & ~((o->prim == BENCH_segscan || o->prim == BENCH_scan_by_key) ? seg_flags : 0u)))) {
+        ps_cli_error("bench: --in-place and --widen are for --primitive scan; --exclusive and --reverse for scan, "
+                     "segscan and scan_by_key");
         return PS_CLI_USAGE;
     }
     if ((o->desc.flags & PSCAN_SCAN_WIDEN) &&
@@ -510,8 +516,9 @@ static pscan_status primitive(const bench_options *o, pscan_algo algo, bench_buf
     const void *flags = !o->bcase || !o->bcase->param ? NULL : temp_bytes ? (const void *)o : in2;
     pscan_select_desc select = select_desc(o, algo, flags);
     pscan_expand_desc expand = {type, PSCAN_TYPE_U32, 0, algo};
-    pscan_segscan_desc segscan = {type, o->desc.op, 0, algo, NULL, PSCAN_SEGMENTS_HEAD_FLAGS};
-    pscan_scan_by_key_desc by_key = {PSCAN_TYPE_U32, type, o->desc.op, 0, algo, NULL};
+    const unsigned seg_flags = o->desc.flags & (PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE);
+    pscan_segscan_desc segscan = {type, o->desc.op, seg_flags, algo, NULL, PSCAN_SEGMENTS_HEAD_FLAGS};
+    pscan_scan_by_key_desc by_key = {PSCAN_TYPE_U32, type, o->desc.op, seg_flags, algo, NULL};
     pscan_reduce_by_key_desc reduce_by_key = {PSCAN_TYPE_U32, type, o->desc.op, algo, NULL};
     pscan_rle_desc rle = {type, algo};
     pscan_histogram_desc histogram = {PSCAN_TYPE_U32, PSCAN_TYPE_U32, param, &lower, &upper, NULL, 0, algo};
@@ -875,6 +882,10 @@ int ps_cli_bench(int argc, char **argv) {
             case BENCH_expand: s = PSCAN_ERROR_UNSUPPORTED_ALGORITHM; break; /* CUB has no expand */
             case BENCH_segscan: {
                 void *keys = NULL; /* u8 keys from the flags, outside the timed region */
+                if (o.desc.flags) { /* exclusive or reverse: CUB's peer is forward inclusive */
+                    s = PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+                    break;
+                }
                 s = segscan_cub_keys(b.ctx, host + lay.in2, n, &keys);
                 if (s == PSCAN_SUCCESS)
                     s = ps_bench_cuda_time_cub_scan_by_key(b.ctx, o.desc.type, o.desc.op, 1, keys, b.in[0], b.out[0],
@@ -883,6 +894,10 @@ int ps_cli_bench(int argc, char **argv) {
                 break;
             }
             case BENCH_scan_by_key:
+                if (o.desc.flags) { /* as for segscan */
+                    s = PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
+                    break;
+                }
                 s = ps_bench_cuda_time_cub_scan_by_key(b.ctx, o.desc.type, o.desc.op, 4,
                                                        (const unsigned char *)b.in[0] + lay.in2, b.in[0], b.out[0], n,
                                                        (int)o.reps, &t);
