@@ -114,7 +114,8 @@
  * them goes to shared memory; 0 loads, tests and stores row by row. Why: RLE by `pscan bench` on an H200
  * (docs/bench/h200-rle.csv) ran the calls whose last tile has 2048 items (2^11, 2^13, 2^15: 7.9, 8.9, 8.9 us)
  * 1.5-2 us slower than those whose last tile has 1024 (2^12, 2^14, 2^16: 6.8, 7.3, 7.4), 0.81-0.88x CUB: each
- * row's loads wait for the row before (segmented_scan.cu's PS_SEGSCAN_LOAD_BATCH says the same of its tiles). */
+ * row's loads wait for the row before (segmented_scan.cu's PS_SEGSCAN_LOAD_BATCH says the same of its tiles; the
+ * SASS shows each row in a branch of its own, key loads then the store that waits for them). */
 #ifndef PS_RBK_LOAD_BATCH
 #define PS_RBK_LOAD_BATCH 0
 #endif
@@ -226,8 +227,8 @@ template <class T, class Op, bool ONES = false, bool SMALL = false> struct ps_rb
     template <class K>
     static __device__ __forceinline__ void load_rows(const params &p, const local &l, smem &s, bool values,
                                                      bool heads) {
-        enum { B = PS_RBK_LOAD_BATCH < ITEMS ? PS_RBK_LOAD_BATCH : ITEMS }; /* the last batch may be short */
-        static_assert(B > 0, "a batch has rows");
+        /* rows a batch (at least 1, so that the off build compiles it too); the last batch may be short */
+        enum { B = PS_RBK_LOAD_BATCH < 1 ? 1 : PS_RBK_LOAD_BATCH < ITEMS ? PS_RBK_LOAD_BATCH : ITEMS };
         const K *keys = (const K *)p.keys;
 #pragma unroll
         for (int k0 = 0; k0 < ITEMS; k0 += B) {

@@ -114,7 +114,8 @@
  * docs/bench/h200-segscan.csv) timed the one-tile calls of 2^10 / 2^11 / 2^12 items (a partial tile: this path)
  * at 10.9 / 12.5 / 15.4 us against 5.7 us for the full tile of 2^13 (the fast path), about 0.37 us more per row
  * that has items: each row's loads wait for the row before (0.35 of copy in select.cu before its loads were
- * hoisted the same way). */
+ * hoisted the same way). The SASS says so (nvdisasm, docs/tuning.md): off, every row is a branch of its own
+ * (value and flag loads, then the stores that wait for them); with 8, the loads of 8 rows issue together. */
 #ifndef PS_SEGSCAN_LOAD_BATCH
 #define PS_SEGSCAN_LOAD_BATCH 0
 #endif
@@ -377,8 +378,8 @@ template <class T, class Op> struct ps_segscan_program {
      * (flags and offsets: unused). */
     template <class K>
     static __device__ __forceinline__ void load_rows(const params &p, const local &l, smem &s, uint64_t wbase) {
-        enum { B = PS_SEGSCAN_LOAD_BATCH < ITEMS ? PS_SEGSCAN_LOAD_BATCH : ITEMS };
-        static_assert(B > 0 && ITEMS % B == 0, "whole batches of rows");
+        enum { B = PS_SEGSCAN_LOAD_BATCH < 1 ? 1 : PS_SEGSCAN_LOAD_BATCH < ITEMS ? PS_SEGSCAN_LOAD_BATCH : ITEMS };
+        static_assert(ITEMS % B == 0, "whole batches of rows");
         const T *in = (const T *)p.in;
         const K *keys = (const K *)p.keys;
 #pragma unroll
@@ -448,7 +449,7 @@ template <class T, class Op> struct ps_segscan_program {
         if (FAST && l.fast) {
             copy_async(p, l, s);
             if (p.form == PS_SEGMENTS_KEYS) key_heads_any(p, l, s);
-        } else if (PS_SEGSCAN_LOAD_BATCH > 0) {
+        } else if constexpr (PS_SEGSCAN_LOAD_BATCH > 0) {
             load_batched(p, l, s, wbase);
         } else {
 #pragma unroll
