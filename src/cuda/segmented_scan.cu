@@ -119,6 +119,14 @@
 #ifndef PS_SEGSCAN_LOAD_BATCH
 #define PS_SEGSCAN_LOAD_BATCH 0
 #endif
+/* KEY_BATCH (prepared, twenty-ninth session, not yet run on a GPU): a fast tile by keys reads each row's keys and
+ * the keys one before them (every lane its own, an L1 hit) this many rows at a time, then writes their head bytes;
+ * 0: a row at a time, the key before from the lane before (a shuffle) and lane 0's from memory, in a branch. Why:
+ * scan by key trails CUB from 2^10 to 2^19 (0.62-0.94x; `h200-scan-by-key.csv`: 2^16 11.6 us where the segmented
+ * scan by flags takes 6.3), and the SASS of key_heads shows lane 0's load in a branch of its own each row. */
+#ifndef PS_SEGSCAN_KEY_BATCH
+#define PS_SEGSCAN_KEY_BATCH 0
+#endif
 #define PS_SEGSCAN_THREADS 256
 #define PS_SEGSCAN_TILE_OF(bytes) (PS_SEGSCAN_ITEMS_OF(bytes) * PS_SEGSCAN_THREADS)
 
@@ -263,14 +271,34 @@ template <class T, class Op> struct ps_segscan_program {
      * whatever its flag (scan_async). */
     template <class K> static __device__ __forceinline__ void key_heads(const params &p, const local &l, smem &s) {
         const K *keys = (const K *)p.keys + l.pbase;
-        const unsigned lane = threadIdx.x % PS_WARP_LANES;
+        if constexpr (PS_SEGSCAN_KEY_BATCH > 0) {
+            enum { B = PS_SEGSCAN_KEY_BATCH < ITEMS ? PS_SEGSCAN_KEY_BATCH : ITEMS };
+            static_assert(ITEMS % B == 0, "whole batches of rows");
+#pragma unroll
+            for (int k0 = 0; k0 < ITEMS; k0 += B) {
+                K x[B], before[B];
+#pragma unroll
+                for (int b = 0; b < B; b++) {
+                    const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
+                    x[b] = keys[o];
+                    before[b] = l.pbase + o > 0 ? keys[(int64_t)o - 1] : x[b]; /* item 0: no key before it */
+                }
+#pragma unroll
+                for (int b = 0; b < B; b++) {
+                    const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
+                    s.heads[16 * ps_segscan_swz(o / 16) + o % 16] = x[b] != before[b];
+                }
+            }
+        } else {
+            const unsigned lane = threadIdx.x % PS_WARP_LANES;
 #pragma unroll 8
-        for (int k = 0; k < ITEMS; k++) {
-            const uint32_t o = k * THREADS + threadIdx.x;
-            const K x = keys[o];
-            K before = (K)__shfl_up_sync(PS_WARP_ALL, x, 1);
-            if (lane == 0) before = l.pbase + o > 0 ? keys[(int64_t)o - 1] : x;
-            s.heads[16 * ps_segscan_swz(o / 16) + o % 16] = x != before;
+            for (int k = 0; k < ITEMS; k++) {
+                const uint32_t o = k * THREADS + threadIdx.x;
+                const K x = keys[o];
+                K before = (K)__shfl_up_sync(PS_WARP_ALL, x, 1);
+                if (lane == 0) before = l.pbase + o > 0 ? keys[(int64_t)o - 1] : x;
+                s.heads[16 * ps_segscan_swz(o / 16) + o % 16] = x != before;
+            }
         }
     }
     static __device__ __forceinline__ void key_heads_any(const params &p, const local &l, smem &s) {
