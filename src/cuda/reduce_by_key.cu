@@ -51,6 +51,7 @@
 #include <type_traits>
 
 #include "block/ops.cuh"
+#include "block/rows.cuh"
 #include "chain/single_pass.cuh"
 #include "cuda_backend.h"
 #include "cuda_ops.cuh"
@@ -221,36 +222,36 @@ template <class T, class Op, bool ONES = false, bool SMALL = false> struct ps_rb
     }
     static __device__ __forceinline__ carry initial(const params &) { return identity(); }
 
-    /* A tile's rows off the vector path, LOAD_BATCH at a time: every load of a batch (the values, the keys at i
-     * and i - 1) issued before the first store, so a batch waits for memory once. K: the keys' unsigned integer
-     * (the heads compare bit for bit). */
+    /* A tile's rows off the vector path, LOAD_BATCH at a time (block/rows.cuh): the values, the keys at i and
+     * i - 1, loaded raw and compared when stored (a compare beside its load makes the batch wait for it). K: the
+     * keys' unsigned integer (the heads compare bit for bit). */
+    template <class K> struct row_item {
+        T x;
+        K a, b; /* key[i], key[i - 1]; for i = 0 b = ~a: item 0 starts a run */
+    };
     template <class K>
     static __device__ __forceinline__ void load_rows(const params &p, const local &l, smem &s, bool values,
                                                      bool heads) {
-        /* rows a batch (at least 1, so that the off build compiles it too); the last batch may be short */
+        /* rows a batch (at least 1, so that the off build compiles it too) */
         enum { B = PS_RBK_LOAD_BATCH < 1 ? 1 : PS_RBK_LOAD_BATCH < ITEMS ? PS_RBK_LOAD_BATCH : ITEMS };
         const K *keys = (const K *)p.keys;
-#pragma unroll
-        for (int k0 = 0; k0 < ITEMS; k0 += B) {
-            T x[B];
-            bool h[B];
-#pragma unroll
-            for (int b = 0; b < B; b++) {
-                const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
+        ps_block_rows_batched<ITEMS, THREADS, B, row_item<K>>(
+            l.valid,
+            [&](uint32_t o) {
                 const uint64_t i = l.base + o;
-                const bool in_tile = k0 + b < ITEMS && o < l.valid;
-                x[b] = in_tile && values && p.values ? ((const T *)p.values)[i] : T(1);
-                h[b] = in_tile && heads && (i == 0 || keys[i] != keys[i - 1]);
-            }
-#pragma unroll
-            for (int b = 0; b < B; b++) {
-                const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
-                if (k0 + b < ITEMS && o < l.valid) {
-                    if (values) s.items[ps_rbk_pad(o)] = x[b];
-                    if (heads) s.heads[o] = h[b];
+                row_item<K> r;
+                r.x = values && p.values ? ((const T *)p.values)[i] : T(1);
+                r.a = r.b = 0;
+                if (heads) {
+                    r.a = keys[i];
+                    r.b = i > 0 ? keys[i - 1] : (K)~r.a;
                 }
-            }
-        }
+                return r;
+            },
+            [&](uint32_t o, const row_item<K> &r) {
+                if (values) s.items[ps_rbk_pad(o)] = r.x;
+                if (heads) s.heads[o] = r.a != r.b;
+            });
     }
 
     static __device__ __forceinline__ carry reduce(const params &p, uint32_t id, local &l, smem &s) {

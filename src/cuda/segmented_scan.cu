@@ -54,6 +54,7 @@
 #include <string.h>
 
 #include "block/ops.cuh"
+#include "block/rows.cuh"
 #include "chain/single_pass.cuh"
 #include "cuda_backend.h"
 #include "cuda_ops.cuh"
@@ -401,41 +402,35 @@ template <class T, class Op> struct ps_segscan_program {
                                           (const char *)p.keys + (b + valid) * p.key_bytes);
     }
 
-    /* An other tile's rows, LOAD_BATCH rows at a time: every load of a batch issued before the first store (the
-     * values, and the flags or the keys at i and i - 1), so a batch waits for memory once. K: the keys' type
-     * (flags and offsets: unused). */
+    /* An other tile's rows, LOAD_BATCH rows at a time (block/rows.cuh): the values, and the flags or the keys at i
+     * and i - 1, loaded raw and compared when stored (a compare beside its load makes the batch wait for it). K: the
+     * keys' type (flags: uint8_t; offsets: unused). */
+    template <class K> struct row_item {
+        T x;
+        K a, b; /* flags: the flag, 0; keys: key[i], key[i - 1]; equal where i starts no segment by position */
+    };
     template <class K>
     static __device__ __forceinline__ void load_rows(const params &p, const local &l, smem &s, uint64_t wbase) {
         enum { B = PS_SEGSCAN_LOAD_BATCH < 1 ? 1 : PS_SEGSCAN_LOAD_BATCH < ITEMS ? PS_SEGSCAN_LOAD_BATCH : ITEMS };
-        static_assert(ITEMS % B == 0, "whole batches of rows");
         const T *in = (const T *)p.in;
         const K *keys = (const K *)p.keys;
-#pragma unroll
-        for (int k0 = 0; k0 < ITEMS; k0 += B) {
-            T x[B];
-            bool h[B];
-#pragma unroll
-            for (int b = 0; b < B; b++) {
-                const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
+        const uint8_t *flags = p.flags;
+        ps_block_rows_batched<ITEMS, THREADS, B, row_item<K>>(
+            l.valid,
+            [&](uint32_t o) {
                 const uint64_t i = wbase + o;
-                const bool in_tile = o < l.valid, inside = in_tile && i > 0 && i < p.n;
-                x[b] = in_tile ? in[l.pbase + o] : Op::template identity<T>();
-                if (p.form == PS_SEGMENTS_FLAGS)
-                    h[b] = inside && p.flags[i] != 0;
-                else if (p.form == PS_SEGMENTS_KEYS)
-                    h[b] = inside && keys[i] != keys[i - 1]; /* bit for bit: K is the keys' unsigned integer */
-                else
-                    h[b] = false;
-            }
-#pragma unroll
-            for (int b = 0; b < B; b++) {
-                const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
-                if (o < l.valid) {
-                    s.items[ps_segscan_pad(o)] = x[b];
-                    if (p.form != PS_SEGMENTS_OFFSETS) s.heads[o] = h[b];
-                }
-            }
-        }
+                const bool inside = i > 0 && i < p.n;
+                row_item<K> r;
+                r.x = in[l.pbase + o];
+                r.a = r.b = 0;
+                if (p.form == PS_SEGMENTS_FLAGS && inside) r.a = (K)flags[i];
+                if (p.form == PS_SEGMENTS_KEYS && inside) r.a = keys[i], r.b = keys[i - 1];
+                return r;
+            },
+            [&](uint32_t o, const row_item<K> &r) {
+                s.items[ps_segscan_pad(o)] = r.x;
+                if (p.form != PS_SEGMENTS_OFFSETS) s.heads[o] = r.a != r.b; /* bit for bit: K is unsigned */
+            });
     }
     static __device__ __forceinline__ void load_batched(const params &p, const local &l, smem &s, uint64_t wbase) {
         if (p.form != PS_SEGMENTS_KEYS) return load_rows<uint8_t>(p, l, s, wbase);
