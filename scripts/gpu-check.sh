@@ -30,8 +30,8 @@
 #             converting iterator).
 #             GPU_CHECK_PATTERNS="sort rle" runs only those CSVs (names as in the file names; to split the step
 #             over calls). The summary gives of copy and x CUB at 2^16, 2^24, 2^28 and 2^30 (sort: of copy =
-#             copy time / sort time, its gbps column is Gkeys/s), then the issues' targets for what was benched,
-#             PASS/MISS (plot_bench.py --targets)
+#             copy time / sort time, its gbps column is Gkeys/s), then the issues' targets for what was benched
+#             and the mission's "at least CUB at every n" per primitive, PASS/MISS (plot_bench.py --targets)
 #   multigpu  the NCCL scan's test over every GPU (built when NCCL is found: beside the toolkit, or PyTorch's
 #             nvidia-nccl wheel) and bench_nccl's scaling at 2^30 i32 per GPU into <gpu>-x<G>-nccl.csv; the
 #             out-of-core scan of 16 GiB pinned host memory against a copy up and down (docs/scale-out.md)
