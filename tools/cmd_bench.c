@@ -285,9 +285,9 @@ static int parse_options(int argc, char **argv, bench_options *o) {
     }
     /* the segmented scans take the scan's direction and form too (their general tiles: a reverse scan never takes
      * the fast one); CUB's peer is then left out (it has no reverse scan by key) */
-    const unsigned seg_flags = PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE;
+    const unsigned seg_allowed = PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE;
     if (o->prim != BENCH_scan &&
-        (o->in_place || (o->desc.flags & ~((o->prim == BENCH_segscan || o->prim == BENCH_scan_by_key) ? seg_flags : 0u)))) {
+        (o->in_place || (o->desc.flags & ~((o->prim == BENCH_segscan || o->prim == BENCH_scan_by_key) ? seg_allowed : 0u)))) {
         ps_cli_error("bench: --in-place and --widen are for --primitive scan; --exclusive and --reverse for scan, "
                      "segscan and scan_by_key");
         return PS_CLI_USAGE;

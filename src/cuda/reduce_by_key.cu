@@ -290,21 +290,17 @@ template <class T, class Op, bool ONES = false, bool SMALL = false> struct ps_rb
         }
         /* run-length encoding: the scan takes constants */
         const bool ones = ONES || (PS_RBK_VEC_LOADS && !p.values);
-        if (PS_RBK_LOAD_BATCH > 0 && (!fast_keys || (!fast_values && !ones))) {
-            switch (p.key_bytes) { /* once per tile */
-            case 1: load_rows<uint8_t>(p, l, s, !fast_values && !ones, !fast_keys); break;
-            case 2: load_rows<uint16_t>(p, l, s, !fast_values && !ones, !fast_keys); break;
-            case 4: load_rows<uint32_t>(p, l, s, !fast_values && !ones, !fast_keys); break;
-            default: load_rows<unsigned long long>(p, l, s, !fast_values && !ones, !fast_keys); break;
-            }
-        } else if (!fast_keys || (!fast_values && !ones)) {
+        const bool load_values = !fast_values && !ones, load_heads = !fast_keys; /* what the rows still need */
+        if (PS_RBK_LOAD_BATCH > 0 && (load_values || load_heads)) {
+            ps_with_key_type(p.key_bytes, [&](auto k) { load_rows<decltype(k)>(p, l, s, load_values, load_heads); });
+        } else if (load_values || load_heads) {
 #pragma unroll
             for (int k = 0; k < ITEMS; k++) {
                 const uint32_t o = k * THREADS + threadIdx.x;
                 if (o < l.valid) {
                     const uint64_t i = l.base + o;
-                    if (!fast_values && !ones) s.items[ps_rbk_pad(o)] = p.values ? ((const T *)p.values)[i] : T(1);
-                    if (!fast_keys) s.heads[o] = i == 0 || ps_rbk_key_changes(p, i);
+                    if (load_values) s.items[ps_rbk_pad(o)] = p.values ? ((const T *)p.values)[i] : T(1);
+                    if (load_heads) s.heads[o] = i == 0 || ps_rbk_key_changes(p, i);
                 }
             }
         }

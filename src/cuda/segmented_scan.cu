@@ -303,12 +303,7 @@ template <class T, class Op> struct ps_segscan_program {
         }
     }
     static __device__ __forceinline__ void key_heads_any(const params &p, const local &l, smem &s) {
-        switch (p.key_bytes) { /* once per tile */
-        case 1: key_heads<uint8_t>(p, l, s); break;
-        case 2: key_heads<uint16_t>(p, l, s); break;
-        case 4: key_heads<uint32_t>(p, l, s); break;
-        default: key_heads<unsigned long long>(p, l, s); break;
-        }
+        ps_with_key_type(p.key_bytes, [&](auto k) { key_heads<decltype(k)>(p, l, s); }); /* once per tile */
     }
 
     /* The fast tile's scan (the general loop in reduce costs 65 instructions an item: bounds, mirror and a 64-bit
@@ -434,12 +429,7 @@ template <class T, class Op> struct ps_segscan_program {
     }
     static __device__ __forceinline__ void load_batched(const params &p, const local &l, smem &s, uint64_t wbase) {
         if (p.form != PS_SEGMENTS_KEYS) return load_rows<uint8_t>(p, l, s, wbase);
-        switch (p.key_bytes) { /* once per tile */
-        case 1: load_rows<uint8_t>(p, l, s, wbase); break;
-        case 2: load_rows<uint16_t>(p, l, s, wbase); break;
-        case 4: load_rows<uint32_t>(p, l, s, wbase); break;
-        default: load_rows<unsigned long long>(p, l, s, wbase); break;
-        }
+        ps_with_key_type(p.key_bytes, [&](auto k) { load_rows<decltype(k)>(p, l, s, wbase); }); /* once per tile */
     }
 
     static __device__ __forceinline__ carry reduce(const params &p, uint32_t id, local &l, smem &s) {

@@ -71,4 +71,15 @@ template <> struct ps_cuda_type<double> {
 PSCAN_OP_LIST(PS_CUDA_OP_)
 #undef PS_CUDA_OP_
 
+/* Calls f(K()) with K the unsigned integer of key_bytes bytes (1, 2, 4, else 8), so a tile picks its keys' type
+ * once and runs code templated on it (keys compare bit for bit as that integer). */
+template <class F> static __device__ __forceinline__ void ps_with_key_type(uint32_t key_bytes, F f) {
+    switch (key_bytes) {
+    case 1: f(uint8_t()); break;
+    case 2: f(uint16_t()); break;
+    case 4: f(uint32_t()); break;
+    default: f((unsigned long long)0); break;
+    }
+}
+
 #endif /* PSCAN_BLOCK_OPS_CUH */
