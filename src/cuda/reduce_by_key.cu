@@ -110,15 +110,17 @@
 #ifndef PS_RBK_RLE_SMALL_TILES
 #define PS_RBK_RLE_SMALL_TILES 1024
 #endif
-/* LOAD_BATCH (prepared, twenty-ninth session, not yet run on a GPU): tiles off the vector path (the partial last
- * tile, unaligned ones) load their rows this many at a time into registers, values and head bits, before any of
- * them goes to shared memory; 0 loads, tests and stores row by row. Why: RLE by `pscan bench` on an H200
- * (docs/bench/h200-rle.csv) ran the calls whose last tile has 2048 items (2^11, 2^13, 2^15: 7.9, 8.9, 8.9 us)
- * 1.5-2 us slower than those whose last tile has 1024 (2^12, 2^14, 2^16: 6.8, 7.3, 7.4), 0.81-0.88x CUB: each
- * row's loads wait for the row before (segmented_scan.cu's PS_SEGSCAN_LOAD_BATCH says the same of its tiles; the
- * SASS shows each row in a branch of its own, key loads then the store that waits for them). */
+/* LOAD_BATCH: tiles off the vector path (the partial last tile, unaligned ones) load their rows this many at a time
+ * into registers, values and head bits, before any of them goes to shared memory; 0 loads, tests and stores row by
+ * row. 8 since the thirtieth session, a small gain: H200, tune_segscan --prims rle (docs/bench/h200-rle-batch.csv),
+ * last tiles of 2048 items at 2^11 / 2^13 / 2^15: 8.19 / 9.31 / 9.38 us -> 7.90 / 9.12 / 9.12, the others
+ * unchanged; the 1.5-2 us such a tile costs over one of 1024 items is mostly elsewhere. Why it was tried: RLE by
+ * `pscan bench` on an H200 (docs/bench/h200-rle.csv) ran the calls whose last tile has 2048 items (2^11, 2^13,
+ * 2^15: 7.9, 8.9, 8.9 us) 1.5-2 us slower than those whose last tile has 1024 (2^12, 2^14, 2^16: 6.8, 7.3, 7.4),
+ * 0.81-0.88x CUB, and the SASS shows each row in a branch of its own, key loads then the store that waits for
+ * them. */
 #ifndef PS_RBK_LOAD_BATCH
-#define PS_RBK_LOAD_BATCH 0
+#define PS_RBK_LOAD_BATCH 8
 #endif
 #ifndef PS_RBK_RLE_SMALL_ITEMS
 #define PS_RBK_RLE_SMALL_ITEMS 12

@@ -109,24 +109,29 @@
 #ifndef PS_SEGSCAN_PARK
 #define PS_SEGSCAN_PARK 1
 #endif
-/* LOAD_BATCH (prepared, twenty-ninth session, not yet run on a GPU): the other tiles (partial, reverse, unaligned,
- * by offsets) load their rows this many at a time into registers, values and boundary bits, before any of them
- * goes to shared memory; 0 loads, tests and stores row by row. Why: `pscan bench` on an H200 (2026-11-26,
- * docs/bench/h200-segscan.csv) timed the one-tile calls of 2^10 / 2^11 / 2^12 items (a partial tile: this path)
- * at 10.9 / 12.5 / 15.4 us against 5.7 us for the full tile of 2^13 (the fast path), about 0.37 us more per row
- * that has items: each row's loads wait for the row before (0.35 of copy in select.cu before its loads were
- * hoisted the same way). The SASS says so (nvdisasm, docs/tuning.md): off, every row is a branch of its own
+/* LOAD_BATCH: the other tiles (partial, reverse, unaligned, by offsets) load their rows this many at a time into
+ * registers, values and boundary bits, before any of them goes to shared memory; 0 loads, tests and stores row by
+ * row. 4 since the thirtieth session: H200, tune_segscan (i32 sums by flags, docs/bench/h200-segscan-batch.csv),
+ * the one-tile calls of 2^10 / 2^11 / 2^12 items 10.50 / 12.58 / 15.78 us -> 10.14 / 10.66 / 11.68 (0.69 / 0.70 /
+ * 0.53x CUB -> 0.73 / 0.83 / 0.72), full tiles (2^13-2^16) unchanged; 8 was faster there still (8.70 / 9.06 /
+ * 9.41) but spills (the launch bound's 5 blocks a SM cap the registers) and the full tiles lost 5-9 %. Why
+ * batch at all: `pscan bench` on an H200 (2026-11-26, docs/bench/h200-segscan.csv) timed the one-tile calls of
+ * 2^10 / 2^11 / 2^12 items (a partial tile: this path) at 10.9 / 12.5 / 15.4 us against 5.7 us for the full tile
+ * of 2^13 (the fast path), about 0.37 us more per row that has items: each row's loads wait for the row before
+ * (0.35 of copy in select.cu before its loads were hoisted the same way). The SASS says so (nvdisasm, docs/tuning.md): off, every row is a branch of its own
  * (value and flag loads, then the stores that wait for them); with 8, the loads of 8 rows issue together. */
 #ifndef PS_SEGSCAN_LOAD_BATCH
-#define PS_SEGSCAN_LOAD_BATCH 0
+#define PS_SEGSCAN_LOAD_BATCH 4
 #endif
-/* KEY_BATCH (prepared, twenty-ninth session, not yet run on a GPU): a fast tile by keys reads each row's keys and
- * the keys one before them (every lane its own, an L1 hit) this many rows at a time, then writes their head bytes;
- * 0: a row at a time, the key before from the lane before (a shuffle) and lane 0's from memory, in a branch. Why:
- * scan by key trails CUB from 2^10 to 2^19 (0.62-0.94x; `h200-scan-by-key.csv`: 2^16 11.6 us where the segmented
- * scan by flags takes 6.3), and the SASS of key_heads shows lane 0's load in a branch of its own each row. */
+/* KEY_BATCH: a fast tile by keys reads each row's keys and the keys one before them (every lane its own, an L1
+ * hit) this many rows at a time, then writes their head bytes; 0: a row at a time, the key before from the lane
+ * before (a shuffle) and lane 0's from memory, in a branch (the SASS showed lane 0's load in a branch of its own
+ * each row). 8 since the thirtieth session: H200, `pscan bench --primitive scan_by_key` i32, two builds in one
+ * call (docs/bench/h200-scan-by-key-keybatch0.csv and -keybatch8.csv), 2^13 / 2^16 / 2^20: 11.04 / 12.45 /
+ * 14.27 us -> 8.58 / 9.63 / 11.46, 0.84 / 0.80 / 0.99x CUB -> 1.08 / 1.01 / 1.22x; the one-tile calls (2^10-2^12,
+ * the general path) and the segmented scan by flags unchanged. */
 #ifndef PS_SEGSCAN_KEY_BATCH
-#define PS_SEGSCAN_KEY_BATCH 0
+#define PS_SEGSCAN_KEY_BATCH 8
 #endif
 #define PS_SEGSCAN_THREADS 256
 #define PS_SEGSCAN_TILE_OF(bytes) (PS_SEGSCAN_ITEMS_OF(bytes) * PS_SEGSCAN_THREADS)
@@ -441,6 +446,10 @@ template <class T, class Op> struct ps_segscan_program {
         l.pbase = p.reverse ? p.n - start - l.valid : start;
         l.skip = p.form == PS_SEGMENTS_OFFSETS && *p.bad != 0;
         l.done = false;
+        /* set before the skip's return: early() reads it during the look-back, and a skipped tile left it
+         * undefined until the thirtieth session (with PS_SEGSCAN_KEY_BATCH=8's register allocation a tile of a
+         * call with bad offsets read it as true and stored its part: test_segscan's untouched outputs caught it) */
+        l.fast = false;
         if (l.skip) return identity(); /* every tile sees the same word: none waits for a tile that writes */
         const T *in = (const T *)p.in;
         /* the window of b(): b(pbase + r + o) for o in the tile, r = 1 for a reverse scan */
