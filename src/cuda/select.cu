@@ -540,29 +540,18 @@ __device__ __forceinline__ uint32_t ps_select_flag_bits(uint4 w) {
 #ifndef PS_SELECT_COUNT_UNROLL_KEYS
 #define PS_SELECT_COUNT_UNROLL_KEYS 8
 #endif
-/* Tuning (prepared, twenty-ninth session, not yet run on a GPU): 1 has the count read the keys with an L2 eviction
- * priority of evict_last, so that where the keys are about the L2's size (2^23-2^25 i32) more of them are still
- * there when the second pass reads them again (its own loads reset the lines to normal priority). */
-#ifndef PS_SELECT_COUNT_EVICT_LAST
-#define PS_SELECT_COUNT_EVICT_LAST 0
-#endif
-
-/* A 16-byte load for the count: plain, or (KEYS: what the second pass reads again) with the evict_last policy
- * above. */
-template <bool KEYS> __device__ __forceinline__ uint4 ps_select_count_load(const uint4 *a) {
-    if (!PS_SELECT_COUNT_EVICT_LAST || !KEYS) return *a;
-    uint64_t policy;
-    uint4 w;
-    asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-    asm volatile("ld.global.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
-                 : "=r"(w.x), "=r"(w.y), "=r"(w.z), "=r"(w.w)
-                 : "l"(__cvta_generic_to_global(a)), "l"(policy));
-    return w;
-}
-
-/* Tuning control for a counted partition: 1 runs the count alone (no second pass), 2 the second pass alone (no
- * count: the tiles' prefixes left by an earlier call), so tune_select times the two apart. Wrong results by
- * design (2: except where an earlier call of the same input left its prefixes). */
+/* Tuning control for a counted partition: 1 runs the count alone (no second pass), 3 the count kernel alone (no
+ * memset of its arrival counter, so no block finds itself last after the first call: the count without its memset
+ * and its last block's work), so tune_select times them apart; the second pass's time is the whole call's less 1's.
+ * Wrong results by design. (2, the second pass alone on prefixes an earlier call left, was dropped in the thirtieth
+ * session: tune_select's fresh buffers hold none, and it read out of bounds.) What they showed (H200, thirtieth
+ * session, docs/bench/h200-split-count-parts.csv, keys > 0): i32 2^23, whole call 41.8 us, CUB 36.6, copy 20.5,
+ * the count alone 20.4 (18.5 without its memset and last block); i64 2^22 39.9 / 30.9 / 20.5 / 20.2. The second
+ * read of the keys is what a partition stable in both groups pays (CUB writes its rejected items in reverse
+ * order, in one pass): the count reads the bytes at about 4 TB/s past a fixed 10 us (likely the L2's dirty lines
+ * from the harness's flush going out during the call; the copy and CUB pay them too). 2 or 4 warps a tile
+ * (PS_SELECT_COUNT_SPLIT, tried and removed) changed nothing; nor did an L2 evict_last policy on the count's
+ * loads (PS_SELECT_COUNT_EVICT_LAST, removed; h200-split-count-evict.csv). */
 #ifndef PS_SELECT_COUNT_CONTROL
 #define PS_SELECT_COUNT_CONTROL 0
 #endif
@@ -610,7 +599,7 @@ __global__ void __launch_bounds__(256) ps_select_count_kernel(const typename P::
 #pragma unroll
                 for (int u = 0; u < UNROLL; u++) {
                     const uint32_t v = v0 + u * PS_WARP_LANES;
-                    w[u] = v < whole ? ps_select_count_load<MODE != PS_SELECT_BY_FLAGS>(&vec[v]) : make_uint4(0, 0, 0, 0);
+                    w[u] = v < whole ? vec[v] : make_uint4(0, 0, 0, 0);
                 }
 #pragma unroll
                 for (int u = 0; u < UNROLL; u++) {
@@ -715,12 +704,10 @@ static cudaError_t ps_select_launch(typename P::params p, void *temp, cudaStream
         if (PS_SELECT_BITS && p.flags && ((uintptr_t)p.flags & 15u) == 0)
             p.bits = (uint32_t *)((char *)p.kept_total + PS_SELECT_TOTAL_BYTES);
         unsigned *done = (unsigned *)(p.kept_total + 1);
-        if (PS_SELECT_COUNT_CONTROL != 2) {
-            cudaError_t err = cudaMemsetAsync(p.kept_total, 0, PS_SELECT_TOTAL_BYTES, stream);
-            if (err != cudaSuccess) return err;
-            ps_select_count<P>(p, grid, done, stream);
-            if ((err = cudaGetLastError()) != cudaSuccess || PS_SELECT_COUNT_CONTROL == 1) return err;
-        }
+        cudaError_t err = PS_SELECT_COUNT_CONTROL == 3 ? cudaSuccess : cudaMemsetAsync(p.kept_total, 0, PS_SELECT_TOTAL_BYTES, stream);
+        if (err != cudaSuccess) return err;
+        ps_select_count<P>(p, grid, done, stream);
+        if ((err = cudaGetLastError()) != cudaSuccess || PS_SELECT_COUNT_CONTROL != 0) return err;
         return ps_chain_given<P>(p, p.tiles, stream);
     }
     return ps_chain_single_pass<P, E>(p, p.tiles, temp, stream);
