@@ -115,11 +115,12 @@
  * the one-tile calls of 2^10 / 2^11 / 2^12 items 10.50 / 12.58 / 15.78 us -> 10.14 / 10.66 / 11.68 (0.69 / 0.70 /
  * 0.53x CUB -> 0.73 / 0.83 / 0.72), full tiles (2^13-2^16) unchanged; 8 was faster there still (8.70 / 9.06 /
  * 9.41) but spills (the launch bound's 5 blocks a SM cap the registers) and the full tiles lost 5-9 %. Why
- * batch at all: `pscan bench` on an H200 (2026-11-26, docs/bench/h200-segscan.csv) timed the one-tile calls of
+ * batch at all: `pscan bench` on an H200 (2026-11-26, the h200-segscan.csv of then) timed the one-tile calls of
  * 2^10 / 2^11 / 2^12 items (a partial tile: this path) at 10.9 / 12.5 / 15.4 us against 5.7 us for the full tile
  * of 2^13 (the fast path), about 0.37 us more per row that has items: each row's loads wait for the row before
- * (0.35 of copy in select.cu before its loads were hoisted the same way). The SASS says so (nvdisasm, docs/tuning.md): off, every row is a branch of its own
- * (value and flag loads, then the stores that wait for them); with 8, the loads of 8 rows issue together. */
+ * (0.35 of copy in select.cu before its loads were hoisted the same way). The SASS says so (nvdisasm,
+ * docs/tuning.md): off, every row is a branch of its own (value and flag loads, then the stores that wait for
+ * them); with 8, the loads of 8 rows issue together. */
 #ifndef PS_SEGSCAN_LOAD_BATCH
 #define PS_SEGSCAN_LOAD_BATCH 4
 #endif
@@ -127,7 +128,7 @@
  * hit) this many rows at a time, then writes their head bytes; 0: a row at a time, the key before from the lane
  * before (a shuffle) and lane 0's from memory, in a branch (the SASS showed lane 0's load in a branch of its own
  * each row). 8 since the thirtieth session: H200, `pscan bench --primitive scan_by_key` i32, two builds in one
- * call (docs/bench/h200-scan-by-key-keybatch0.csv and -keybatch8.csv), 2^13 / 2^16 / 2^20: 11.04 / 12.45 /
+ * call (docs/bench/builds/h200-scan-by-key-keybatch0.csv and -keybatch8.csv), 2^13 / 2^16 / 2^20: 11.04 / 12.45 /
  * 14.27 us -> 8.58 / 9.63 / 11.46, 0.84 / 0.80 / 0.99x CUB -> 1.08 / 1.01 / 1.22x; the one-tile calls (2^10-2^12,
  * the general path) and the segmented scan by flags unchanged. */
 #ifndef PS_SEGSCAN_KEY_BATCH
