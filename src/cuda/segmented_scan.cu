@@ -124,6 +124,14 @@
 #ifndef PS_SEGSCAN_LOAD_BATCH
 #define PS_SEGSCAN_LOAD_BATCH 4
 #endif
+/* ONE_TILE_BATCH (prepared, thirtieth session, not yet run on a GPU): a call of one tile runs a program of its own
+ * with this many rows a batch and a launch bound of 1 block a SM (so 8 rows need not spill: one tile needs no
+ * occupancy); 0: one program for every call. Why: tune_segscan's 8 rows a batch took the one-tile calls of 2^10 /
+ * 2^11 / 2^12 items from 10.14 / 10.66 / 11.68 us (4) to 8.70 / 9.06 / 9.41, but spilled under the bound of 5
+ * blocks a SM and cost the full tiles 5-9 % (docs/bench/h200-segscan-batch.csv). Off, nothing more is built. */
+#ifndef PS_SEGSCAN_ONE_TILE_BATCH
+#define PS_SEGSCAN_ONE_TILE_BATCH 0
+#endif
 /* KEY_BATCH: a fast tile by keys reads each row's keys and the keys one before them (every lane its own, an L1
  * hit) this many rows at a time, then writes their head bytes; 0: a row at a time, the key before from the lane
  * before (a shuffle) and lane 0's from memory, in a branch (the SASS showed lane 0's load in a branch of its own
@@ -179,12 +187,15 @@ __device__ __forceinline__ uint32_t ps_segscan_head_bits(uint32_t word) {
     return (((bits >> 7) * 0x204081u) >> 21) & 0xfu;
 }
 
-template <class T, class Op> struct ps_segscan_program {
+/* BATCH: the general path's rows a batch (LOAD_BATCH, or ONE_TILE_BATCH for a call of one tile); MINB: the launch
+ * bound's blocks a SM. */
+template <class T, class Op, int BATCH = PS_SEGSCAN_LOAD_BATCH, int MINB = PS_SEGSCAN_MIN_BLOCKS_OF(sizeof(T))>
+struct ps_segscan_program {
     typedef ps_seg_pair<T> carry;
     typedef ps_segscan_params params;
     enum {
         THREADS = PS_SEGSCAN_THREADS,
-        MIN_BLOCKS = PS_SEGSCAN_MIN_BLOCKS_OF(sizeof(T)),
+        MIN_BLOCKS = MINB,
         WARPS = THREADS / PS_WARP_LANES,
         ITEMS = PS_SEGSCAN_ITEMS_OF(sizeof(T)),
         TILE = ITEMS * THREADS,
@@ -412,7 +423,7 @@ template <class T, class Op> struct ps_segscan_program {
     };
     template <class K>
     static __device__ __forceinline__ void load_rows(const params &p, const local &l, smem &s, uint64_t wbase) {
-        enum { B = PS_SEGSCAN_LOAD_BATCH < 1 ? 1 : PS_SEGSCAN_LOAD_BATCH < ITEMS ? PS_SEGSCAN_LOAD_BATCH : ITEMS };
+        enum { B = BATCH < 1 ? 1 : BATCH < ITEMS ? BATCH : ITEMS };
         const T *in = (const T *)p.in;
         const K *keys = (const K *)p.keys;
         const uint8_t *flags = p.flags;
@@ -472,7 +483,7 @@ template <class T, class Op> struct ps_segscan_program {
         if (FAST && l.fast) {
             copy_async(p, l, s);
             if (p.form == PS_SEGMENTS_KEYS) key_heads_any(p, l, s);
-        } else if constexpr (PS_SEGSCAN_LOAD_BATCH > 0) {
+        } else if constexpr (BATCH > 0) {
             load_batched(p, l, s, wbase);
         } else {
 #pragma unroll
@@ -678,6 +689,11 @@ template <class T, class Op> struct segscan_launch {
             }
         }
         if (p.n == 0) return cudaSuccess;
+        if constexpr (PS_SEGSCAN_ONE_TILE_BATCH > 0) {
+            typedef ps_segscan_program<T, Op, PS_SEGSCAN_ONE_TILE_BATCH, 1> one; /* the same tile, no spill */
+            static_assert((unsigned)one::TILE == (unsigned)P::TILE, "one tile size for plan and launch");
+            if (p.tiles == 1) return ps_chain_single_pass<one, PS_SEGSCAN_LANE_ENTRIES>(p, p.tiles, req->temp, dev->stream);
+        }
         return ps_chain_single_pass<P, PS_SEGSCAN_LANE_ENTRIES>(p, p.tiles, req->temp, dev->stream);
     }
 };
