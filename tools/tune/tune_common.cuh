@@ -6,6 +6,12 @@
  * outside the timed region, so no size is timed from cache), with CUDA events around the call alone on the
  * default stream; the median in microseconds and the spread (p90 - p10) / median. A harness sets g_flush and
  * g_flush_bytes (tune_flush_init) before timing, and may set g_reps from its options.
+ *
+ * TUNE_FLUSH=read in the environment reads the flush buffer instead of writing it (tune_flush): the L2 is emptied
+ * of the call's data all the same, but holds no dirty lines for the timed call to write back. Why: a partition's
+ * count at 2^23 i32 read 32 MiB in 18.5 us where its bytes alone take about 8 (thirtieth session, docs/tuning.md);
+ * the written flush leaves up to the L2's size of dirty lines that go out during whichever call comes next. The
+ * default stays the write, which every committed CSV used.
  */
 #ifndef PSCAN_TUNE_COMMON_CUH
 #define PSCAN_TUNE_COMMON_CUH
@@ -33,6 +39,30 @@ static void *g_flush;
 static size_t g_flush_bytes;
 static int g_reps = TUNE_DEFAULT_REPS;
 
+static bool g_flush_read; /* TUNE_FLUSH=read: flush by reading */
+
+/* Reads n 16-byte words of the flush buffer; the sink keeps the reads from being dropped (never true in
+ * practice: the buffer holds memset bytes, so the xor of an even count of equal words is 0). */
+__global__ void tune_flush_read_kernel(const uint4 *p, size_t n, unsigned *sink) {
+    uint32_t acc = 0;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) {
+        const uint4 w = p[i];
+        acc ^= w.x ^ w.y ^ w.z ^ w.w;
+    }
+    if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+/* Empties the L2 of the timed call's data before a call: a write of the flush buffer (the default), or a read of
+ * it (TUNE_FLUSH=read; the sink is the buffer's first word, never written in practice). */
+static void tune_flush(int r) {
+    if (!g_flush_read) {
+        CK(cudaMemsetAsync(g_flush, r, g_flush_bytes));
+        return;
+    }
+    tune_flush_read_kernel<<<1024, 256>>>((const uint4 *)g_flush, g_flush_bytes / 16, (unsigned *)g_flush);
+    CK(cudaGetLastError());
+}
+
 /* Allocates the flush buffer: twice the current device's L2. */
 static void tune_flush_init(void) {
     int device = 0, l2 = 0;
@@ -40,6 +70,9 @@ static void tune_flush_init(void) {
     CK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
     g_flush_bytes = (size_t)l2 * 2;
     CK(cudaMalloc(&g_flush, g_flush_bytes));
+    const char *mode = getenv("TUNE_FLUSH");
+    g_flush_read = mode && !strcmp(mode, "read");
+    if (g_flush_read) CK(cudaMemset(g_flush, 0, g_flush_bytes)); /* written once, read before each call */
 }
 
 /* The library's device description (ps_cuda_device, from the library source the harness includes) of the
@@ -66,7 +99,7 @@ template <class F> static timing time_it(F f) {
     CK(cudaEventCreate(&b));
     std::vector<float> ms;
     for (int r = 0; r < g_reps + 2; r++) {
-        CK(cudaMemsetAsync(g_flush, r, g_flush_bytes));
+        tune_flush(r);
         CK(cudaEventRecord(a));
         f();
         CK(cudaEventRecord(b));

@@ -224,7 +224,7 @@ template <class T, class V> static void trace_variant(uint64_t n, const T *in, T
     CK(cudaMemset(d, 0, tiles * sizeof *d));
     CK(cudaMemcpyToSymbol(ps_chain_trace, &none, sizeof none));
     for (int r = 0; r < 3; r++) {
-        CK(cudaMemsetAsync(g_flush, r, g_flush_bytes));
+        tune_flush(r);
         if (r == 2) CK(cudaMemcpyToSymbol(ps_chain_trace, &d, sizeof d));
         V::run(in, out, n, temp);
         CK(cudaDeviceSynchronize());
