@@ -111,14 +111,14 @@
 #define PS_RBK_RLE_SMALL_TILES 1024
 #endif
 /* LOAD_BATCH: tiles off the vector path (the partial last tile, unaligned ones) load their rows this many at a time
- * into registers, values and head bits, before any of them goes to shared memory; 0 loads, tests and stores row by
- * row. 8 since the thirtieth session, a small gain: H200, tune_segscan --prims rle (docs/bench/h200-rle-batch.csv),
- * last tiles of 2048 items at 2^11 / 2^13 / 2^15: 8.19 / 9.31 / 9.38 us -> 7.90 / 9.12 / 9.12, the others
- * unchanged; the 1.5-2 us such a tile costs over one of 1024 items is mostly elsewhere. Why it was tried: RLE by
- * `pscan bench` on an H200 (docs/bench/h200-rle.csv) ran the calls whose last tile has 2048 items (2^11, 2^13,
- * 2^15: 7.9, 8.9, 8.9 us) 1.5-2 us slower than those whose last tile has 1024 (2^12, 2^14, 2^16: 6.8, 7.3, 7.4),
- * 0.81-0.88x CUB, and the SASS shows each row in a branch of its own, key loads then the store that waits for
- * them. */
+ * into registers, values and head bits, before any of them goes to shared memory; 1 (or less) loads, tests and stores
+ * row by row, as before the thirtieth session (its own loop was removed then). 8 since the thirtieth session, a small
+ * gain: H200, tune_segscan --prims rle (docs/bench/h200-rle-batch.csv), last tiles of 2048 items at 2^11 / 2^13 / 2^15:
+ * 8.19 / 9.31 / 9.38 us -> 7.90 / 9.12 / 9.12, the others unchanged; the 1.5-2 us such a tile costs over one of 1024
+ * items is mostly elsewhere. Why it was tried: RLE by `pscan bench` on an H200 (docs/bench/h200-rle.csv) ran the calls
+ * whose last tile has 2048 items (2^11, 2^13, 2^15: 7.9, 8.9, 8.9 us) 1.5-2 us slower than those whose last tile has
+ * 1024 (2^12, 2^14, 2^16: 6.8, 7.3, 7.4), 0.81-0.88x CUB, and the SASS shows each row in a branch of its own, key loads
+ * then the store that waits for them. */
 #ifndef PS_RBK_LOAD_BATCH
 #define PS_RBK_LOAD_BATCH 8
 #endif
@@ -234,7 +234,7 @@ template <class T, class Op, bool ONES = false, bool SMALL = false> struct ps_rb
     template <class K>
     static __device__ __forceinline__ void load_rows(const params &p, const local &l, smem &s, bool values,
                                                      bool heads) {
-        /* rows a batch (at least 1, so that the off build compiles it too) */
+        /* rows a batch (at least 1: row by row) */
         enum { B = PS_RBK_LOAD_BATCH < 1 ? 1 : PS_RBK_LOAD_BATCH < ITEMS ? PS_RBK_LOAD_BATCH : ITEMS };
         const K *keys = (const K *)p.keys;
         ps_block_rows_batched<ITEMS, THREADS, B, row_item<K>>(
@@ -293,19 +293,8 @@ template <class T, class Op, bool ONES = false, bool SMALL = false> struct ps_rb
         /* run-length encoding: the scan takes constants */
         const bool ones = ONES || (PS_RBK_VEC_LOADS && !p.values);
         const bool load_values = !fast_values && !ones, load_heads = !fast_keys; /* what the rows still need */
-        if (PS_RBK_LOAD_BATCH > 0 && (load_values || load_heads)) {
+        if (load_values || load_heads)
             ps_with_key_type(p.key_bytes, [&](auto k) { load_rows<decltype(k)>(p, l, s, load_values, load_heads); });
-        } else if (load_values || load_heads) {
-#pragma unroll
-            for (int k = 0; k < ITEMS; k++) {
-                const uint32_t o = k * THREADS + threadIdx.x;
-                if (o < l.valid) {
-                    const uint64_t i = l.base + o;
-                    if (load_values) s.items[ps_rbk_pad(o)] = p.values ? ((const T *)p.values)[i] : T(1);
-                    if (load_heads) s.heads[o] = i == 0 || ps_rbk_key_changes(p, i);
-                }
-            }
-        }
         if (threadIdx.x == 0) {
             const uint64_t after = l.base + l.valid;
             s.heads[l.valid] = after >= p.n || ps_rbk_key_changes(p, after);

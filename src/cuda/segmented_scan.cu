@@ -110,17 +110,17 @@
 #define PS_SEGSCAN_PARK 1
 #endif
 /* LOAD_BATCH: the other tiles (partial, reverse, unaligned, by offsets) load their rows this many at a time into
- * registers, values and boundary bits, before any of them goes to shared memory; 0 loads, tests and stores row by
- * row. 4 since the thirtieth session: H200, tune_segscan (i32 sums by flags, docs/bench/h200-segscan-batch.csv),
- * the one-tile calls of 2^10 / 2^11 / 2^12 items 10.50 / 12.58 / 15.78 us -> 10.14 / 10.66 / 11.68 (0.69 / 0.70 /
- * 0.53x CUB -> 0.73 / 0.83 / 0.72), full tiles (2^13-2^16) unchanged; 8 was faster there still (8.70 / 9.06 /
- * 9.41) but spills (the launch bound's 5 blocks a SM cap the registers) and the full tiles lost 5-9 %. Why
- * batch at all: `pscan bench` on an H200 (2026-11-26, the h200-segscan.csv of then) timed the one-tile calls of
- * 2^10 / 2^11 / 2^12 items (a partial tile: this path) at 10.9 / 12.5 / 15.4 us against 5.7 us for the full tile
- * of 2^13 (the fast path), about 0.37 us more per row that has items: each row's loads wait for the row before
- * (0.35 of copy in select.cu before its loads were hoisted the same way). The SASS says so (nvdisasm,
- * docs/tuning.md): off, every row is a branch of its own (value and flag loads, then the stores that wait for
- * them); with 8, the loads of 8 rows issue together. */
+ * registers, values and boundary bits, before any of them goes to shared memory; 1 (or less) loads, tests and stores
+ * row by row, as before the thirtieth session (its own loop was removed then). 4 since the thirtieth session: H200,
+ * tune_segscan (i32 sums by flags, docs/bench/h200-segscan-batch.csv), the one-tile calls of 2^10 / 2^11 / 2^12 items
+ * 10.50 / 12.58 / 15.78 us -> 10.14 / 10.66 / 11.68 (0.69 / 0.70 / 0.53x CUB -> 0.73 / 0.83 / 0.72), full tiles
+ * (2^13-2^16) unchanged; 8 was faster there still (8.70 / 9.06 / 9.41) but spills (the launch bound's 5 blocks a SM cap
+ * the registers) and the full tiles lost 5-9 %. Why batch at all: `pscan bench` on an H200 (2026-11-26, the
+ * h200-segscan.csv of then) timed the one-tile calls of 2^10 / 2^11 / 2^12 items (a partial tile: this path) at 10.9 /
+ * 12.5 / 15.4 us against 5.7 us for the full tile of 2^13 (the fast path), about 0.37 us more per row that has items:
+ * each row's loads wait for the row before (0.35 of copy in select.cu before its loads were hoisted the same way). The
+ * SASS says so (nvdisasm, docs/tuning.md): row by row, every row is a branch of its own (value and flag loads, then the stores
+ * that wait for them); with 8, the loads of 8 rows issue together. */
 #ifndef PS_SEGSCAN_LOAD_BATCH
 #define PS_SEGSCAN_LOAD_BATCH 4
 #endif
@@ -132,13 +132,13 @@
 #ifndef PS_SEGSCAN_ONE_TILE_BATCH
 #define PS_SEGSCAN_ONE_TILE_BATCH 0
 #endif
-/* KEY_BATCH: a fast tile by keys reads each row's keys and the keys one before them (every lane its own, an L1
- * hit) this many rows at a time, then writes their head bytes; 0: a row at a time, the key before from the lane
- * before (a shuffle) and lane 0's from memory, in a branch (the SASS showed lane 0's load in a branch of its own
- * each row). 8 since the thirtieth session: H200, `pscan bench --primitive scan_by_key` i32, two builds in one
- * call (docs/bench/builds/h200-scan-by-key-keybatch0.csv and -keybatch8.csv), 2^13 / 2^16 / 2^20: 11.04 / 12.45 /
- * 14.27 us -> 8.58 / 9.63 / 11.46, 0.84 / 0.80 / 0.99x CUB -> 1.08 / 1.01 / 1.22x; the one-tile calls (2^10-2^12,
- * the general path) and the segmented scan by flags unchanged. */
+/* KEY_BATCH: a fast tile by keys reads each row's keys and the keys one before them (every lane its own, an L1 hit)
+ * this many rows at a time, then writes their head bytes. Before the thirtieth session a row at a time, the key before
+ * from the lane before (a shuffle) and lane 0's from memory, in a branch (the SASS showed lane 0's load in a branch of
+ * its own each row); that form was removed, 1 is the nearest to it. 8 since the thirtieth session: H200, `pscan bench
+ * --primitive scan_by_key` i32, two builds in one call (docs/bench/builds/h200-scan-by-key-keybatch0.csv and
+ * -keybatch8.csv), 2^13 / 2^16 / 2^20: 11.04 / 12.45 / 14.27 us -> 8.58 / 9.63 / 11.46, 0.84 / 0.80 / 0.99x CUB -> 1.08
+ * / 1.01 / 1.22x; the one-tile calls (2^10-2^12, the general path) and the segmented scan by flags unchanged. */
 #ifndef PS_SEGSCAN_KEY_BATCH
 #define PS_SEGSCAN_KEY_BATCH 8
 #endif
@@ -246,17 +246,6 @@ struct ps_segscan_program {
         return v;
     }
 
-    /* b(i): whether a segment starts at physical i, 0 < i < n (flags and keys; offsets are marked per tile). */
-    static __device__ __forceinline__ bool boundary(const params &p, uint64_t i) {
-        if (p.form == PS_SEGMENTS_FLAGS) return p.flags[i] != 0;
-        switch (p.key_bytes) {
-        case 1: return ((const uint8_t *)p.keys)[i] != ((const uint8_t *)p.keys)[i - 1];
-        case 2: return ((const uint16_t *)p.keys)[i] != ((const uint16_t *)p.keys)[i - 1];
-        case 4: return ((const uint32_t *)p.keys)[i] != ((const uint32_t *)p.keys)[i - 1];
-        default: return ((const unsigned long long *)p.keys)[i] != ((const unsigned long long *)p.keys)[i - 1];
-        }
-    }
-
     /* ---- the fast tile, in the swizzled layout; unit u of the tile is 16 bytes (VEC values or 16 heads) */
     static __device__ __forceinline__ vec_t *vecs(smem &s) { return reinterpret_cast<vec_t *>(s.items); }
 
@@ -284,38 +273,26 @@ struct ps_segscan_program {
     }
 
     /* A fast tile by keys: its head bytes in the swizzled layout, b(i) = key[i] != key[i - 1] bit for bit. Each
-     * warp reads 32 consecutive keys a row (coalesced); the key before each comes from the lane before, lane 0's
-     * from memory (the row before, just read by the warp before: a cache hit). Item 0 of the input is a head
-     * whatever its flag (scan_async). */
+     * warp reads 32 consecutive keys a row (coalesced) and every lane the key before its own (an L1 hit: the lane
+     * before just read it), KEY_BATCH rows before any head is written. Item 0 of the input is a head whatever its
+     * flag (scan_async). */
     template <class K> static __device__ __forceinline__ void key_heads(const params &p, const local &l, smem &s) {
         const K *keys = (const K *)p.keys + l.pbase;
-        if constexpr (PS_SEGSCAN_KEY_BATCH > 0) {
-            enum { B = PS_SEGSCAN_KEY_BATCH < ITEMS ? PS_SEGSCAN_KEY_BATCH : ITEMS };
-            static_assert(ITEMS % B == 0, "whole batches of rows");
+        enum { B = PS_SEGSCAN_KEY_BATCH < 1 ? 1 : PS_SEGSCAN_KEY_BATCH < ITEMS ? PS_SEGSCAN_KEY_BATCH : ITEMS };
+        static_assert(ITEMS % B == 0, "whole batches of rows");
 #pragma unroll
-            for (int k0 = 0; k0 < ITEMS; k0 += B) {
-                K x[B], before[B];
+        for (int k0 = 0; k0 < ITEMS; k0 += B) {
+            K x[B], before[B];
 #pragma unroll
-                for (int b = 0; b < B; b++) {
-                    const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
-                    x[b] = keys[o];
-                    before[b] = l.pbase + o > 0 ? keys[(int64_t)o - 1] : x[b]; /* item 0: no key before it */
-                }
-#pragma unroll
-                for (int b = 0; b < B; b++) {
-                    const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
-                    s.heads[16 * ps_segscan_swz(o / 16) + o % 16] = x[b] != before[b];
-                }
+            for (int b = 0; b < B; b++) {
+                const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
+                x[b] = keys[o];
+                before[b] = l.pbase + o > 0 ? keys[(int64_t)o - 1] : x[b]; /* item 0: no key before it */
             }
-        } else {
-            const unsigned lane = threadIdx.x % PS_WARP_LANES;
-#pragma unroll 8
-            for (int k = 0; k < ITEMS; k++) {
-                const uint32_t o = k * THREADS + threadIdx.x;
-                const K x = keys[o];
-                K before = (K)__shfl_up_sync(PS_WARP_ALL, x, 1);
-                if (lane == 0) before = l.pbase + o > 0 ? keys[(int64_t)o - 1] : x;
-                s.heads[16 * ps_segscan_swz(o / 16) + o % 16] = x != before;
+#pragma unroll
+            for (int b = 0; b < B; b++) {
+                const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
+                s.heads[16 * ps_segscan_swz(o / 16) + o % 16] = x[b] != before[b];
             }
         }
     }
@@ -483,18 +460,8 @@ struct ps_segscan_program {
         if (FAST && l.fast) {
             copy_async(p, l, s);
             if (p.form == PS_SEGMENTS_KEYS) key_heads_any(p, l, s);
-        } else if constexpr (BATCH > 0) {
-            load_batched(p, l, s, wbase);
         } else {
-#pragma unroll
-            for (int k = 0; k < ITEMS; k++) {
-                const uint32_t o = k * THREADS + threadIdx.x;
-                if (o < l.valid) {
-                    s.items[ps_segscan_pad(o)] = in[l.pbase + o];
-                    const uint64_t i = wbase + o;
-                    if (p.form != PS_SEGMENTS_OFFSETS) s.heads[o] = i > 0 && i < p.n && boundary(p, i);
-                }
-            }
+            load_batched(p, l, s, wbase);
         }
         __syncthreads();
 
