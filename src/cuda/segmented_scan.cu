@@ -16,12 +16,13 @@
  * chain: one binary search per tile end, and the check of the offsets).
  *
  * The tile program (256 threads x ITEMS items, blocked; 32 items for elements of up to 4 bytes, 16 for 8):
- *  - reduce: the tile goes to shared memory with its boundary bits. A full, aligned, forward tile by head flags
- *    (the fast tile, nearly every tile of a flags call) is copied with cp.async, values as 16-byte vectors and
- *    head bytes as 16-byte chunks, in a swizzled layout (ps_segscan_swz), so no register holds data in flight;
- *    other tiles load item by item into a padded layout (ps_segscan_pad). Each thread then scans its ITEMS
- *    consecutive items in scan order as pairs (a head restarts the value), in place, scans its pair across the
- *    warp (in-order shuffles) and the warp totals across the block. The tile's pair is the aggregate.
+ *  - reduce: the tile goes to shared memory with its boundary bits. An aligned, forward tile by head flags or keys
+ *    (the fast tile: every tile of such a call, the partial last one included, FAST_PARTIAL) is copied with
+ *    cp.async, values as 16-byte vectors and head bytes as 16-byte chunks, in a swizzled layout (ps_segscan_swz),
+ *    so no register holds data in flight; other tiles (reverse, unaligned, by offsets) load a batch of rows at a
+ *    time into a padded layout (ps_segscan_pad). Each thread then scans its ITEMS consecutive items in scan order
+ *    as pairs (a head restarts the value), in place, scans its pair across the warp (in-order shuffles) and the
+ *    warp totals across the block. The tile's pair is the aggregate.
  *  - The carry absorbs: a pair with a head in it (f = 1) is its own inclusive prefix whatever came before, bit
  *    for bit. So such a tile publishes its inclusive prefix with its aggregate (absorbs(), chain/single_pass.cuh):
  *    no tile waits for another's look-back, only for its load. And during warp 0's look-back the other warps
@@ -124,14 +125,6 @@
 #ifndef PS_SEGSCAN_LOAD_BATCH
 #define PS_SEGSCAN_LOAD_BATCH 4
 #endif
-/* ONE_TILE_BATCH (prepared, thirtieth session, not yet run on a GPU): a call of one tile runs a program of its own
- * with this many rows a batch and a launch bound of 1 block a SM (so 8 rows need not spill: one tile needs no
- * occupancy); 0: one program for every call. Why: tune_segscan's 8 rows a batch took the one-tile calls of 2^10 /
- * 2^11 / 2^12 items from 10.14 / 10.66 / 11.68 us (4) to 8.70 / 9.06 / 9.41, but spilled under the bound of 5
- * blocks a SM and cost the full tiles 5-9 % (docs/bench/h200-segscan-batch.csv). Off, nothing more is built. */
-#ifndef PS_SEGSCAN_ONE_TILE_BATCH
-#define PS_SEGSCAN_ONE_TILE_BATCH 0
-#endif
 /* KEY_BATCH: a fast tile by keys reads each row's keys and the keys one before them (every lane its own, an L1 hit)
  * this many rows at a time, then writes their head bytes. Before the thirtieth session a row at a time, the key before
  * from the lane before (a shuffle) and lane 0's from memory, in a branch (the SASS showed lane 0's load in a branch of
@@ -141,6 +134,28 @@
  * / 1.01 / 1.22x; the one-tile calls (2^10-2^12, the general path) and the segmented scan by flags unchanged. */
 #ifndef PS_SEGSCAN_KEY_BATCH
 #define PS_SEGSCAN_KEY_BATCH 8
+#endif
+/* FAST_PARTIAL: a forward aligned tile by flags or keys that is not full (the last tile of a call; the only one of a
+ * call of fewer items than a tile) takes the fast path too: cp.async copies the bytes before the tile's end and fills
+ * the rest of its 16-byte units with zeros (a copy of 0 bytes reads nothing), values and heads; the zero items come
+ * after every item of the tile in scan order, so no result depends on them (only the tile's aggregate does, and
+ * nothing reads the last tile's); the stores stop at the end; such a tile does not finish early (early() keeps the
+ * full tile's plain stores, and the registers). 0: those tiles take the general path, LOAD_BATCH rows at a time.
+ * 1 since the thirty-first session: H200, tools/tune/tune_segscan.cu (i32 sums by u8 flags, L2 written before each
+ * call, median of 20, two rounds agreeing within 0.5 us; docs/bench/h200-segscan-partial.csv), against CUB's
+ * InclusiveSumByKey: one-tile calls 2^10 / 2^11 / 2^12 8.29 / 8.80 / 9.86 us -> 5.86 / 6.02 / 6.02 (0.89 / 1.01 / 0.85x
+ * -> 1.26 / 1.47 / 1.39x); a partial last tile cost up to 8 us at mid sizes (1,048,573 items: 16.99 us against 8.67 for
+ * 2^20) and now about 1: 1,048,573 9.70 us (0.85 -> 1.49x), 12,345 12.48 -> 7.30, 1,000,001 12.90 -> 9.57, 10,000,019
+ * 38.11 -> 32.80, 268,435,459 598 -> 614. The price, where n is a whole number of tiles: 4 bytes of spill under the
+ * launch bound, 2^13 / 2^20 / 2^24 / 2^28 5.89 / 8.67 / 46.5 / 596 us -> 6.69 / 9.57 / 48.9 / 613 (1.50 -> 1.32x, 1.65
+ * -> 1.49x, 1.42 -> 1.35x, 1.45 -> 1.41x CUB); by keys (`pscan bench --primitive scan_by_key`, gpu-check, same day,
+ * docs/bench/h200-scan-by-key.csv against the CSV before) the same ~1 us took 2^13-2^17 from 1.0-1.1x CUB to 0.90-0.95x,
+ * and its one-tile calls moved 2^10 / 2^11 / 2^12 10.62 / 11.10 / 12.13 -> 8.48 / 10.18 / 13.06 us (docs/tuning.md:
+ * next). (Tried in the same runs: the full tiles' copies kept without the size
+ * operand beside a partial loop: 64 bytes of spill and 10 % off at 2^28; a partial path out of line (noinline): 47 us
+ * at 10^7; an L2 prefetch of the tile before the general path's batched loads: twice as slow.) */
+#ifndef PS_SEGSCAN_FAST_PARTIAL
+#define PS_SEGSCAN_FAST_PARTIAL 1
 #endif
 #define PS_SEGSCAN_THREADS 256
 #define PS_SEGSCAN_TILE_OF(bytes) (PS_SEGSCAN_ITEMS_OF(bytes) * PS_SEGSCAN_THREADS)
@@ -187,8 +202,7 @@ __device__ __forceinline__ uint32_t ps_segscan_head_bits(uint32_t word) {
     return (((bits >> 7) * 0x204081u) >> 21) & 0xfu;
 }
 
-/* BATCH: the general path's rows a batch (LOAD_BATCH, or ONE_TILE_BATCH for a call of one tile); MINB: the launch
- * bound's blocks a SM. */
+/* BATCH: the general path's rows a batch (LOAD_BATCH); MINB: the launch bound's blocks a SM. */
 template <class T, class Op, int BATCH = PS_SEGSCAN_LOAD_BATCH, int MINB = PS_SEGSCAN_MIN_BLOCKS_OF(sizeof(T))>
 struct ps_segscan_program {
     typedef ps_seg_pair<T> carry;
@@ -219,7 +233,7 @@ struct ps_segscan_program {
         uint64_t pbase;   /* first physical element of the tile */
         uint32_t valid;
         bool skip;        /* bad offsets: the tile writes nothing */
-        bool fast;        /* the fast path: a full, forward, aligned tile by flags or keys */
+        bool fast;        /* the fast path: a forward, aligned tile by flags or keys (full, or FAST_PARTIAL) */
         bool done;        /* fast: the warp finished its part in early(), during the look-back */
     };
 
@@ -249,24 +263,35 @@ struct ps_segscan_program {
     /* ---- the fast tile, in the swizzled layout; unit u of the tile is 16 bytes (VEC values or 16 heads) */
     static __device__ __forceinline__ vec_t *vecs(smem &s) { return reinterpret_cast<vec_t *>(s.items); }
 
-    /* The copies of a fast tile, one cp.async group per thread: vector v = k * THREADS + thread (coalesced). */
+    /* One 16-byte cp.async of the bytes of [src, src + 16) before `bytes` (the rest of the 16 zero-filled; 0 reads
+     * nothing: src is then the tile's first unit, always in bounds). */
+    static __device__ __forceinline__ void copy16(uint32_t dst, const vec_t *src, uint32_t bytes) {
+        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+    }
+    /* The bytes of unit u (16 bytes of items of `size` bytes) before item `valid`: 16, fewer, or 0. */
+    static __device__ __forceinline__ uint32_t unit_bytes(uint32_t u, uint32_t valid, uint32_t size) {
+        const uint32_t first = u * (16 / size);
+        return first >= valid ? 0u : valid - first >= 16 / size ? 16u : (valid - first) * size;
+    }
+
+    /* The copies of a fast tile, one cp.async group per thread: vector v = k * THREADS + thread (coalesced); of a
+     * partial tile (FAST_PARTIAL) what lies before its end, the rest zero-filled. */
     static __device__ __forceinline__ void copy_async(const params &p, const local &l, smem &s) {
         const vec_t *in = reinterpret_cast<const vec_t *>((const T *)p.in + l.pbase);
         const vec_t *fl = reinterpret_cast<const vec_t *>(p.flags + l.pbase);
         const uint32_t items = (uint32_t)__cvta_generic_to_shared(s.items);
         const uint32_t heads = (uint32_t)__cvta_generic_to_shared(s.heads);
+        const bool full = !PS_SEGSCAN_FAST_PARTIAL || l.valid == (uint32_t)TILE;
 #pragma unroll
         for (int k = 0; k < VECS; k++) {
-            const uint32_t v = k * THREADS + threadIdx.x;
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(items + 16 * ps_segscan_swz(v)), "l"(in + v)
-                         : "memory");
+            const uint32_t v = k * THREADS + threadIdx.x, b = full ? 16u : unit_bytes(v, l.valid, sizeof(T));
+            copy16(items + 16 * ps_segscan_swz(v), b ? in + v : in, b);
         }
 #pragma unroll
         for (int k = 0; k < CHUNKS; k++) {
             if (p.form != PS_SEGMENTS_FLAGS) break; /* keys: key_heads() writes them */
-            const uint32_t c = k * THREADS + threadIdx.x;
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(heads + 16 * ps_segscan_swz(c)), "l"(fl + c)
-                         : "memory");
+            const uint32_t c = k * THREADS + threadIdx.x, b = full ? 16u : unit_bytes(c, l.valid, 1);
+            copy16(heads + 16 * ps_segscan_swz(c), b ? fl + c : fl, b);
         }
         asm volatile("cp.async.commit_group;" ::: "memory");
         asm volatile("cp.async.wait_group 0;" ::: "memory"); /* the barrier after it shows every thread's copies */
@@ -275,8 +300,9 @@ struct ps_segscan_program {
     /* A fast tile by keys: its head bytes in the swizzled layout, b(i) = key[i] != key[i - 1] bit for bit. Each
      * warp reads 32 consecutive keys a row (coalesced) and every lane the key before its own (an L1 hit: the lane
      * before just read it), KEY_BATCH rows before any head is written. Item 0 of the input is a head whatever its
-     * flag (scan_async). */
-    template <class K> static __device__ __forceinline__ void key_heads(const params &p, const local &l, smem &s) {
+     * flag (scan_async). FULL: no item is past the tile's end; otherwise those past it get no head (and no load). */
+    template <class K, bool FULL>
+    static __device__ __forceinline__ void key_heads(const params &p, const local &l, smem &s) {
         const K *keys = (const K *)p.keys + l.pbase;
         enum { B = PS_SEGSCAN_KEY_BATCH < 1 ? 1 : PS_SEGSCAN_KEY_BATCH < ITEMS ? PS_SEGSCAN_KEY_BATCH : ITEMS };
         static_assert(ITEMS % B == 0, "whole batches of rows");
@@ -286,8 +312,9 @@ struct ps_segscan_program {
 #pragma unroll
             for (int b = 0; b < B; b++) {
                 const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
-                x[b] = keys[o];
-                before[b] = l.pbase + o > 0 ? keys[(int64_t)o - 1] : x[b]; /* item 0: no key before it */
+                const bool in = FULL || o < l.valid;
+                x[b] = in ? keys[o] : K(0);
+                before[b] = in && l.pbase + o > 0 ? keys[(int64_t)o - 1] : x[b]; /* item 0: no key before it */
             }
 #pragma unroll
             for (int b = 0; b < B; b++) {
@@ -297,7 +324,12 @@ struct ps_segscan_program {
         }
     }
     static __device__ __forceinline__ void key_heads_any(const params &p, const local &l, smem &s) {
-        ps_with_key_type(p.key_bytes, [&](auto k) { key_heads<decltype(k)>(p, l, s); }); /* once per tile */
+        ps_with_key_type(p.key_bytes, [&](auto k) { /* once per tile */
+            if (!PS_SEGSCAN_FAST_PARTIAL || l.valid == (uint32_t)TILE)
+                key_heads<decltype(k), true>(p, l, s);
+            else
+                key_heads<decltype(k), false>(p, l, s);
+        });
     }
 
     /* The fast tile's scan (the general loop in reduce costs 65 instructions an item: bounds, mirror and a 64-bit
@@ -350,7 +382,8 @@ struct ps_segscan_program {
 
     /* A fast tile's warp part, from the carry before each thread: results in place, then the warp's own stretch of
      * the tile (32 x VECS units, contiguous) stored coalesced, lane l taking units l, l + 32, ... (no block barrier:
-     * each warp reads back only what it wrote). */
+     * each warp reads back only what it wrote). A partial tile stores what lies before its end. */
+    template <bool MAYBE_PARTIAL = PS_SEGSCAN_FAST_PARTIAL>
     static __device__ __forceinline__ void finish_async(const params &p, const carry &before, const local &l, smem &s) {
         if (p.exclusive)
             results_async<true>(p, before, l, s);
@@ -359,10 +392,24 @@ struct ps_segscan_program {
         __syncwarp();
         const uint32_t lane = threadIdx.x % PS_WARP_LANES, u0 = threadIdx.x / PS_WARP_LANES * PS_WARP_LANES * VECS;
         vec_t *out = reinterpret_cast<vec_t *>((T *)p.out + l.pbase);
+        if constexpr (MAYBE_PARTIAL) { /* one loop for full and partial tiles (two spilled: FAST_PARTIAL above) */
 #pragma unroll
-        for (int k = 0; k < VECS; k++) {
-            const uint32_t u = u0 + k * PS_WARP_LANES + lane;
-            out[u] = vecs(s)[ps_segscan_swz(u)];
+            for (int k = 0; k < VECS; k++) {
+                const uint32_t u = u0 + k * PS_WARP_LANES + lane, b = unit_bytes(u, l.valid, sizeof(T));
+                if (b == 16) {
+                    out[u] = vecs(s)[ps_segscan_swz(u)];
+                } else if (b) { /* the unit the tile ends in */
+                    T x[VEC];
+                    memcpy(x, &vecs(s)[ps_segscan_swz(u)], sizeof x);
+                    for (uint32_t i = 0; i < b / sizeof(T); i++) ((T *)p.out)[l.pbase + u * VEC + i] = x[i];
+                }
+            }
+        } else {
+#pragma unroll
+            for (int k = 0; k < VECS; k++) {
+                const uint32_t u = u0 + k * PS_WARP_LANES + lane;
+                out[u] = vecs(s)[ps_segscan_swz(u)];
+            }
         }
     }
 
@@ -374,7 +421,8 @@ struct ps_segscan_program {
     static __device__ __forceinline__ void early(const params &p, uint32_t, const carry &, local &l, smem &s) {
         if constexpr (FAST && PS_SEGSCAN_EARLY) {
             if (!l.fast || !__shfl_sync(PS_WARP_ALL, l.thread_prefix.f, 0)) return;
-            finish_async(p, l.thread_prefix, l, s);
+            if (l.valid != (uint32_t)TILE) return; /* FAST_PARTIAL: a partial tile finishes after the look-back */
+            finish_async<false>(p, l.thread_prefix, l, s);
             l.done = true;
         }
     }
@@ -454,7 +502,7 @@ struct ps_segscan_program {
                 if (o < l.valid) s.heads[o] = 1;
             }
         }
-        l.fast = FAST && !p.reverse && l.valid == (uint32_t)TILE &&
+        l.fast = FAST && !p.reverse && (PS_SEGSCAN_FAST_PARTIAL || l.valid == (uint32_t)TILE) &&
                  (((uintptr_t)(in + l.pbase) | (uintptr_t)((T *)p.out + l.pbase)) & 15u) == 0 &&
                  (p.form == PS_SEGMENTS_KEYS || (p.form == PS_SEGMENTS_FLAGS && ((uintptr_t)(p.flags + l.pbase) & 15u) == 0));
         if (FAST && l.fast) {
@@ -470,7 +518,7 @@ struct ps_segscan_program {
         carry run = identity();
         l.hmask = 0;
         if constexpr (FAST) {
-            if (l.fast) { /* a full forward tile by flags or keys: no bounds, no mirror, no per-item head test */
+            if (l.fast) { /* a forward aligned tile by flags or keys: no bounds, no mirror, no per-item head test */
                 scan_async(l, s, run);
                 goto scanned;
             }
@@ -656,11 +704,6 @@ template <class T, class Op> struct segscan_launch {
             }
         }
         if (p.n == 0) return cudaSuccess;
-        if constexpr (PS_SEGSCAN_ONE_TILE_BATCH > 0) {
-            typedef ps_segscan_program<T, Op, PS_SEGSCAN_ONE_TILE_BATCH, 1> one; /* the same tile, no spill */
-            static_assert((unsigned)one::TILE == (unsigned)P::TILE, "one tile size for plan and launch");
-            if (p.tiles == 1) return ps_chain_single_pass<one, PS_SEGSCAN_LANE_ENTRIES>(p, p.tiles, req->temp, dev->stream);
-        }
         return ps_chain_single_pass<P, PS_SEGSCAN_LANE_ENTRIES>(p, p.tiles, req->temp, dev->stream);
     }
 };

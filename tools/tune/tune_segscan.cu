@@ -7,7 +7,8 @@
  *
  *   nvcc -O3 -std=c++17 -arch=sm_90 --expt-relaxed-constexpr -Isrc/cuda -Isrc/core -Iinclude \
  *        [-DPS_SEGSCAN_VEC_LOADS=1 ...] -o tune_segscan tools/tune/tune_segscan.cu
- *   tune_segscan [--min-log2 20] [--max-log2 28] [--step 4] [--reps 20] [--prims segscan,rle]
+ *   tune_segscan [--min-log2 20] [--max-log2 28] [--step 4] [--reps 20] [--prims segscan,rle] [--n N,N,...]
+ * (--n: these sizes instead of the powers of two, e.g. around a tile's end, each result still checked)
  *
  * The problems are those of `pscan bench --backend cuda` (tools/cmd_bench.c):
  *   segscan  i32 values (sum), u8 head flags, a segment starting at each item with probability 1/1000 (and at 0).
@@ -268,13 +269,14 @@ static void bench_rle(uint64_t n, const ps_cuda_device &dev) {
 
 int main(int argc, char **argv) {
     int min_log2 = 20, max_log2 = 28, step = 4;
-    const char *prims = "segscan,rle";
+    const char *prims = "segscan,rle", *sizes = NULL;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--min-log2")) min_log2 = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--max-log2")) max_log2 = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--step")) step = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--reps")) g_reps = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--prims")) prims = argv[i + 1];
+        if (!strcmp(argv[i], "--n")) sizes = argv[i + 1];
     }
     ps_cuda_device dev;
     cudaDeviceProp prop;
@@ -289,8 +291,11 @@ int main(int argc, char **argv) {
            PS_RBK_RLE_ITEMS, PS_RBK_RLE_MIN_BLOCKS, PS_RBK_RLE_SMALL_TILES, PS_RBK_RLE_SMALL_ITEMS,
            PS_RBK_RLE_SMALL_MIN_BLOCKS);
     printf("prim,impl,n,time_us,of_copy,x_cub,spread,check\n");
-    for (int l = min_log2; l <= max_log2; l += step) {
-        const uint64_t n = 1ull << l;
+    std::vector<uint64_t> ns;
+    for (const char *c = sizes; c && *c; c += *c == ',')
+        ns.push_back(strtoull(c, (char **)&c, 10));
+    for (int l = min_log2; !sizes && l <= max_log2; l += step) ns.push_back(1ull << l);
+    for (uint64_t n : ns) {
         if (strstr(prims, "segscan")) bench_segscan(n, dev);
         if (strstr(prims, "rle")) bench_rle(n, dev);
     }
