@@ -122,6 +122,13 @@
 #ifndef PS_RBK_LOAD_BATCH
 #define PS_RBK_LOAD_BATCH 8
 #endif
+/* VEC_PARTIAL: run-length encoding's small tier takes the vector path for the keys of its partial last tile too
+ * (heads_vec): whole vectors before its end as 16-byte loads, the vector it ends in key by key, nothing after it (no
+ * head byte past the end is written: thread 0 writes the one at the end). 0: its rows go through the general path,
+ * LOAD_BATCH at a time. */
+#ifndef PS_RBK_VEC_PARTIAL
+#define PS_RBK_VEC_PARTIAL 1
+#endif
 #ifndef PS_RBK_RLE_SMALL_ITEMS
 #define PS_RBK_RLE_SMALL_ITEMS 12
 #endif
@@ -189,7 +196,8 @@ template <class T, class Op, bool ONES = false, bool SMALL = false> struct ps_rb
         TILE = ITEMS * PS_RBK_THREADS,
         VEC = 16 / sizeof(T), /* values per 16-byte vector */
         VEC_VALUES = PS_RBK_VEC_LOADS && ITEMS % VEC == 0,
-        VECS = VEC_VALUES ? ITEMS / VEC : 1
+        VECS = VEC_VALUES ? ITEMS / VEC : 1,
+        VEC_PARTIAL = PS_RBK_VEC_PARTIAL && SMALL /* the large tier's registers would spill (268 bytes; 20 without) */
     };
     static_assert(ITEMS >= 1 && ITEMS <= 32, "a thread's head and end bits are one word each");
     static_assert(ONES || !SMALL, "the small tier is run-length encoding's");
@@ -265,7 +273,7 @@ template <class T, class Op, bool ONES = false, bool SMALL = false> struct ps_rb
 
         /* ---- load: values (or ones) and head bits, coalesced ---- */
         bool fast_keys = false;
-        if (PS_RBK_VEC_LOADS && l.valid == (uint32_t)TILE) {
+        if (PS_RBK_VEC_LOADS && (VEC_PARTIAL || l.valid == (uint32_t)TILE)) {
             switch (p.key_bytes) {
             case 1: fast_keys = heads_vec<1>(p, l, s); break;
             case 2: fast_keys = heads_vec<2>(p, l, s); break;
@@ -339,33 +347,47 @@ template <class T, class Op, bool ONES = false, bool SMALL = false> struct ps_rb
         return aggregate;
     }
 
-    /* VEC_LOADS, a full tile: head bits from keys of KB bytes loaded as 16-byte vectors (vector v = k * 256 +
-     * thread), each vector's first key compared with the key before it (one scalar load, from the line the
-     * previous vector brought in). False, having done nothing, when the keys are not 16-byte aligned. */
+    /* VEC_LOADS, a full tile (and with VEC_PARTIAL a partial one): head bits from keys of KB bytes loaded as 16-byte
+     * vectors (vector v = k * 256 + thread), each vector's first key compared with the key before it (one scalar load,
+     * from the line the previous vector brought in). A partial tile loads the vector it ends in key by key and writes
+     * no head at or past its end. False, having done nothing, when the keys are not 16-byte aligned. */
     template <int KB> static __device__ __forceinline__ bool heads_vec(const params &p, local &l, smem &s) {
         typedef typename ps_rbk_uint<KB>::type K;
         enum { KV = 16 / KB, KVECS = ITEMS / KV };
         if (ITEMS % KV != 0) return false;
         const K *keys = (const K *)p.keys + l.base;
         if (((uintptr_t)keys & 15u) != 0) return false;
+        const bool full = !VEC_PARTIAL || l.valid == (uint32_t)TILE; /* a constant without VEC_PARTIAL */
         uint4 raw[KVECS > 0 ? KVECS : 1];
         K before[KVECS > 0 ? KVECS : 1];
 #pragma unroll
         for (int k = 0; k < KVECS; k++) {
-            const uint32_t v = k * THREADS + threadIdx.x;
-            raw[k] = reinterpret_cast<const uint4 *>(keys)[v];
-            before[k] = l.base + v * KV > 0 ? keys[(int64_t)v * KV - 1] : K(0);
+            const uint32_t v = k * THREADS + threadIdx.x, first = v * KV;
+            if (full || first + KV <= l.valid) {
+                raw[k] = reinterpret_cast<const uint4 *>(keys)[v];
+            } else if (first < l.valid) { /* the vector the tile ends in */
+                K x[KV];
+#pragma unroll
+                for (int i = 0; i < KV; i++) x[i] = first + i < l.valid ? keys[first + i] : K(0);
+                memcpy(&raw[k], x, sizeof x);
+            }
+            before[k] = (full || first < l.valid) && l.base + first > 0 ? keys[(int64_t)first - 1] : K(0);
         }
 #pragma unroll
         for (int k = 0; k < KVECS; k++) {
-            const uint32_t v = k * THREADS + threadIdx.x;
+            const uint32_t v = k * THREADS + threadIdx.x, first = v * KV;
             K x[KV];
             memcpy(x, &raw[k], sizeof x);
             uint8_t h[KV];
 #pragma unroll
             for (int i = 0; i < KV; i++) h[i] = (i == 0 ? before[k] : x[i - 1]) != x[i];
-            if (l.base + v * KV == 0) h[0] = 1;
-            memcpy(&s.heads[v * KV], h, KV); /* aligned to KV bytes: one store of KV bytes */
+            if (l.base + first == 0) h[0] = 1;
+            if (full || first + KV <= l.valid)
+                memcpy(&s.heads[first], h, KV); /* aligned to KV bytes: one store of KV bytes */
+            else
+#pragma unroll
+                for (int i = 0; i < KV; i++)
+                    if (first + i < l.valid) s.heads[first + i] = h[i];
         }
         return true;
     }
