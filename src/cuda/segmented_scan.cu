@@ -157,6 +157,13 @@
 #ifndef PS_SEGSCAN_FAST_PARTIAL
 #define PS_SEGSCAN_FAST_PARTIAL 1
 #endif
+/* KEY_CLAMP (prepared, thirty-first session, compiled, not run): a partial tile by keys loads its rows' keys at an index
+ * clamped to its last item instead of under a predicate (the loads of a batch then issue unconditionally, as a full
+ * tile's), and masks the heads past the end after. Why: the one-tile scan by key at 2^12 took 13.06 us with the
+ * predicated loads against 12.13 on the general path (docs/tuning.md, thirty-first "Next", item 1). */
+#ifndef PS_SEGSCAN_KEY_CLAMP
+#define PS_SEGSCAN_KEY_CLAMP 0
+#endif
 #define PS_SEGSCAN_THREADS 256
 #define PS_SEGSCAN_TILE_OF(bytes) (PS_SEGSCAN_ITEMS_OF(bytes) * PS_SEGSCAN_THREADS)
 
@@ -312,14 +319,20 @@ struct ps_segscan_program {
 #pragma unroll
             for (int b = 0; b < B; b++) {
                 const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
-                const bool in = FULL || o < l.valid;
-                x[b] = in ? keys[o] : K(0);
-                before[b] = in && l.pbase + o > 0 ? keys[(int64_t)o - 1] : x[b]; /* item 0: no key before it */
+                if (FULL || PS_SEGSCAN_KEY_CLAMP) { /* past the end: the last key's, loaded, masked below */
+                    const uint32_t c = FULL || o < l.valid ? o : l.valid - 1;
+                    x[b] = keys[c];
+                    before[b] = l.pbase + c > 0 ? keys[(int64_t)c - 1] : x[b]; /* item 0: no key before it */
+                } else {
+                    const bool in = o < l.valid;
+                    x[b] = in ? keys[o] : K(0);
+                    before[b] = in && l.pbase + o > 0 ? keys[(int64_t)o - 1] : x[b];
+                }
             }
 #pragma unroll
             for (int b = 0; b < B; b++) {
                 const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
-                s.heads[16 * ps_segscan_swz(o / 16) + o % 16] = x[b] != before[b];
+                s.heads[16 * ps_segscan_swz(o / 16) + o % 16] = (FULL || o < l.valid) && x[b] != before[b];
             }
         }
     }

@@ -14,6 +14,9 @@
  *   segscan  i32 values (sum), u8 head flags, a segment starting at each item with probability 1/1000 (and at 0).
  *            CUB: DeviceScan::InclusiveSumByKey with u8 keys = heads so far mod 256 (built outside the timing),
  *            which read as many bytes as the flags. Copy: the 5n input bytes; traffic 5n read + 4n written.
+ *   sbk      scan by key (`--prims sbk`, not in the default set): the same values and segments, described by u32
+ *            keys (the segment's number), as `pscan bench --primitive scan_by_key`; CUB: InclusiveSumByKey on the
+ *            same keys. Copy: the 8n input bytes; traffic 8n read + 4n written.
  *   rle      i32 elements in runs of 8 on average; unique elements and u64 lengths out. CUB:
  *            DeviceRunLengthEncode::Encode (u64 lengths, i64 count). Copy: the 4n input bytes; traffic 4n read +
  *            12 bytes per run + 8 written.
@@ -81,28 +84,34 @@ static void row(const char *prim, const char *impl, uint64_t n, const timing &t,
     fflush(stdout);
 }
 
-/* ---- segmented scan by head flags: i32 sum, u8 flags ---- */
-static void bench_segscan(uint64_t n, const ps_cuda_device &dev) {
+/* ---- segmented scan by head flags (i32 sum, u8 flags), or by keys (BY_KEYS: u32 keys, the segment's number, as
+ * `pscan bench --primitive scan_by_key`; CUB's peer takes the same keys) ---- */
+template <bool BY_KEYS> static void bench_segscan(uint64_t n, const ps_cuda_device &dev) {
+    typedef typename std::conditional<BY_KEYS, uint32_t, uint8_t>::type key_t;
+    const char *prim = BY_KEYS ? "sbk" : "segscan";
+    const size_t kb = BY_KEYS ? sizeof(key_t) : 1; /* bytes a item of segment description */
     std::vector<int32_t> hv(n);
-    std::vector<uint8_t> hf(n), hk(n);
-    uint8_t key = 0;
+    std::vector<uint8_t> hf(n);
+    std::vector<key_t> hk(n);
+    key_t key = 0;
     for (uint64_t i = 0; i < n; i++) {
         const uint64_t r = next_random();
         hv[i] = (int32_t)(r >> 40) - (1 << 23);
         hf[i] = i == 0 || (r & 0xffffffu) % 1000u == 0;
-        hk[i] = key = (uint8_t)(key + (i > 0 && hf[i]));
+        hk[i] = key = (key_t)(key + (i > 0 && hf[i]));
     }
     int32_t *in, *out, *ref;
-    uint8_t *flags, *keys, *copy_dst;
+    uint8_t *flags, *copy_dst;
+    key_t *keys;
     CK(cudaMalloc(&in, n * 4));
     CK(cudaMalloc(&out, n * 4));
     CK(cudaMalloc(&ref, n * 4));
     CK(cudaMalloc(&flags, n));
-    CK(cudaMalloc(&keys, n));
-    CK(cudaMalloc(&copy_dst, n * 5));
+    CK(cudaMalloc(&keys, n * sizeof(key_t)));
+    CK(cudaMalloc(&copy_dst, n * (4 + kb)));
     CK(cudaMemcpy(in, hv.data(), n * 4, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(flags, hf.data(), n, cudaMemcpyHostToDevice));
-    CK(cudaMemcpy(keys, hk.data(), n, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(keys, hk.data(), n * sizeof(key_t), cudaMemcpyHostToDevice));
 
     size_t cub_bytes = 0;
     CK(cub::DeviceScan::InclusiveSumByKey(nullptr, cub_bytes, keys, in, ref, (int)n));
@@ -120,8 +129,14 @@ static void bench_segscan(uint64_t n, const ps_cuda_device &dev) {
     req.out = out;
     req.n = n;
     req.elem_bytes = 4;
-    req.seg_form = PS_SEGMENTS_FLAGS;
-    req.flags = flags;
+    if (BY_KEYS) {
+        req.seg_form = PS_SEGMENTS_KEYS;
+        req.in2 = keys;
+        req.key_bytes = sizeof(key_t);
+    } else {
+        req.seg_form = PS_SEGMENTS_FLAGS;
+        req.flags = flags;
+    }
     size_t ps_bytes = 0;
     if (ps_cuda_segscan_plan(&req, &dev, &ps_bytes) != PSCAN_SUCCESS) {
         fprintf(stderr, "segscan plan failed\n");
@@ -142,13 +157,13 @@ static void bench_segscan(uint64_t n, const ps_cuda_device &dev) {
 
     const timing copy = time_it([&] {
         CK(cudaMemcpyAsync(copy_dst, in, n * 4, cudaMemcpyDeviceToDevice));
-        CK(cudaMemcpyAsync(copy_dst + n * 4, flags, n, cudaMemcpyDeviceToDevice));
+        CK(cudaMemcpyAsync(copy_dst + n * 4, BY_KEYS ? (const void *)keys : flags, n * kb, cudaMemcpyDeviceToDevice));
     });
     const timing cub = time_it(cub_call), ps = time_it(ps_call);
-    const double copy_bw = 2.0 * 5 * n / copy.median_us, traffic = 9.0 * n;
-    row("segscan", "copy", n, copy, 1.0, cub.median_us / copy.median_us, true);
-    row("segscan", "cub", n, cub, traffic / cub.median_us / copy_bw, 1.0, true);
-    row("segscan", "pscan", n, ps, traffic / ps.median_us / copy_bw, cub.median_us / ps.median_us, ok);
+    const double copy_bw = 2.0 * (4 + kb) * n / copy.median_us, traffic = (8.0 + kb) * n;
+    row(prim, "copy", n, copy, 1.0, cub.median_us / copy.median_us, true);
+    row(prim, "cub", n, cub, traffic / cub.median_us / copy_bw, 1.0, true);
+    row(prim, "pscan", n, ps, traffic / ps.median_us / copy_bw, cub.median_us / ps.median_us, ok);
 
     CK(cudaFree(in));
     CK(cudaFree(out));
@@ -296,7 +311,8 @@ int main(int argc, char **argv) {
         ns.push_back(strtoull(c, (char **)&c, 10));
     for (int l = min_log2; !sizes && l <= max_log2; l += step) ns.push_back(1ull << l);
     for (uint64_t n : ns) {
-        if (strstr(prims, "segscan")) bench_segscan(n, dev);
+        if (strstr(prims, "segscan")) bench_segscan<false>(n, dev);
+        if (strstr(prims, "sbk")) bench_segscan<true>(n, dev);
         if (strstr(prims, "rle")) bench_rle(n, dev);
     }
     return 0;
