@@ -58,14 +58,16 @@ __global__ void tune_flush_read_kernel(const uint4 *p, size_t n, unsigned *sink)
     if (acc == 0x9e3779b9u) *sink = acc;
 }
 
-/* Empties the L2 of the timed call's data before a call: a write of the flush buffer (the default), or a read of
- * it (TUNE_FLUSH=read; the sink is the buffer's first word, never written in practice). */
+/* TUNE_FLUSH=none's stand-in for the flush: one warp that waits, touching no memory. */
 __global__ void tune_wait_kernel(long long cycles) {
     const long long t0 = clock64();
     while (clock64() - t0 < cycles) {
     }
 }
 
+/* Empties the L2 of the timed call's data before a call: a write of the flush buffer (the default), or a read of
+ * it (TUNE_FLUSH=read; the sink is the buffer's first word, never written in practice); TUNE_FLUSH=none waits
+ * instead. */
 static void tune_flush(int r) {
     if (g_flush_none) { /* about 30 us at the H200's 1.98 GHz */
         tune_wait_kernel<<<1, 32>>>(60000);

@@ -89,7 +89,7 @@ static void row(const char *prim, const char *impl, uint64_t n, const timing &t,
 template <bool BY_KEYS> static void bench_segscan(uint64_t n, const ps_cuda_device &dev) {
     typedef typename std::conditional<BY_KEYS, uint32_t, uint8_t>::type key_t;
     const char *prim = BY_KEYS ? "sbk" : "segscan";
-    const size_t kb = BY_KEYS ? sizeof(key_t) : 1; /* bytes a item of segment description */
+    const size_t kb = BY_KEYS ? sizeof(key_t) : 1; /* bytes an item of segment description */
     std::vector<int32_t> hv(n);
     std::vector<uint8_t> hf(n);
     std::vector<key_t> hk(n);
@@ -307,8 +307,16 @@ int main(int argc, char **argv) {
            PS_RBK_RLE_SMALL_MIN_BLOCKS);
     printf("prim,impl,n,time_us,of_copy,x_cub,spread,check\n");
     std::vector<uint64_t> ns;
-    for (const char *c = sizes; c && *c; c += *c == ',')
-        ns.push_back(strtoull(c, (char **)&c, 10));
+    for (const char *c = sizes; c && *c;) {
+        char *end;
+        const unsigned long long v = strtoull(c, &end, 10);
+        if (end == c || v == 0 || (*end && *end != ',')) {
+            fprintf(stderr, "tune_segscan: --n wants sizes (at least 1) separated by commas, got %s\n", sizes);
+            return 2;
+        }
+        ns.push_back(v);
+        c = *end ? end + 1 : end;
+    }
     for (int l = min_log2; !sizes && l <= max_log2; l += step) ns.push_back(1ull << l);
     for (uint64_t n : ns) {
         if (strstr(prims, "segscan")) bench_segscan<false>(n, dev);
