@@ -164,6 +164,13 @@
 #ifndef PS_SEGSCAN_KEY_CLAMP
 #define PS_SEGSCAN_KEY_CLAMP 0
 #endif
+/* LEAN_PARTIAL (prepared, thirty-first session, compiled, not run): the bytes of a unit as one clamp (2-3 instructions
+ * where unit_bytes took about 5, on every unit of every fast tile) and the unit a partial tile ends in stored by an
+ * unrolled loop (no local array: the 32-byte stack frame goes). Why: FAST_PARTIAL cost full tiles ~0.8 us on a
+ * one-tile call and 2.8 % at 2^28, and the SASS shows no real spill (docs/tuning.md, thirty-first "Next", item 1). */
+#ifndef PS_SEGSCAN_LEAN_PARTIAL
+#define PS_SEGSCAN_LEAN_PARTIAL 0
+#endif
 #define PS_SEGSCAN_THREADS 256
 #define PS_SEGSCAN_TILE_OF(bytes) (PS_SEGSCAN_ITEMS_OF(bytes) * PS_SEGSCAN_THREADS)
 
@@ -275,8 +282,10 @@ struct ps_segscan_program {
     static __device__ __forceinline__ void copy16(uint32_t dst, const vec_t *src, uint32_t bytes) {
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
     }
-    /* The bytes of unit u (16 bytes of items of `size` bytes) before item `valid`: 16, fewer, or 0. */
+    /* The bytes of unit u (16 bytes of items of `size` bytes) before item `valid`: 16, fewer, or 0. (LEAN_PARTIAL:
+     * the same as a clamp of the bytes left, valid * size - 16 u, to [0, 16]: at most 2^16 each way.) */
     static __device__ __forceinline__ uint32_t unit_bytes(uint32_t u, uint32_t valid, uint32_t size) {
+        if (PS_SEGSCAN_LEAN_PARTIAL) return (uint32_t)min(max((int32_t)(valid * size) - (int32_t)(16u * u), 0), 16);
         const uint32_t first = u * (16 / size);
         return first >= valid ? 0u : valid - first >= 16 / size ? 16u : (valid - first) * size;
     }
@@ -414,7 +423,13 @@ struct ps_segscan_program {
                 } else if (b) { /* the unit the tile ends in */
                     T x[VEC];
                     memcpy(x, &vecs(s)[ps_segscan_swz(u)], sizeof x);
-                    for (uint32_t i = 0; i < b / sizeof(T); i++) ((T *)p.out)[l.pbase + u * VEC + i] = x[i];
+                    if (PS_SEGSCAN_LEAN_PARTIAL) { /* unrolled: x stays in registers (no local array) */
+#pragma unroll
+                        for (int i = 0; i < VEC; i++)
+                            if (i * sizeof(T) < b) ((T *)p.out)[l.pbase + u * VEC + i] = x[i];
+                    } else {
+                        for (uint32_t i = 0; i < b / sizeof(T); i++) ((T *)p.out)[l.pbase + u * VEC + i] = x[i];
+                    }
                 }
             }
         } else {
