@@ -140,20 +140,21 @@
  * the rest of its 16-byte units with zeros (a copy of 0 bytes reads nothing), values and heads; the zero items come
  * after every item of the tile in scan order, so no result depends on them (only the tile's aggregate does, and
  * nothing reads the last tile's); the stores stop at the end; such a tile does not finish early (early() keeps the
- * full tile's plain stores, and the registers). 0: those tiles take the general path, LOAD_BATCH rows at a time.
- * 1 since the thirty-first session: H200, tools/tune/tune_segscan.cu (i32 sums by u8 flags, L2 written before each
- * call, median of 20, two rounds agreeing within 0.5 us; docs/bench/h200-segscan-partial.csv), against CUB's
- * InclusiveSumByKey: one-tile calls 2^10 / 2^11 / 2^12 8.29 / 8.80 / 9.86 us -> 5.86 / 6.02 / 6.02 (0.89 / 1.01 / 0.85x
- * -> 1.26 / 1.47 / 1.39x); a partial last tile cost up to 8 us at mid sizes (1,048,573 items: 16.99 us against 8.67 for
- * 2^20) and now about 1: 1,048,573 9.70 us (0.85 -> 1.49x), 12,345 12.48 -> 7.30, 1,000,001 12.90 -> 9.57, 10,000,019
- * 38.11 -> 32.80, 268,435,459 598 -> 614. The price, where n is a whole number of tiles: 4 bytes of spill under the
- * launch bound, 2^13 / 2^20 / 2^24 / 2^28 5.89 / 8.67 / 46.5 / 596 us -> 6.69 / 9.57 / 48.9 / 613 (1.50 -> 1.32x, 1.65
- * -> 1.49x, 1.42 -> 1.35x, 1.45 -> 1.41x CUB); by keys (`pscan bench --primitive scan_by_key`, gpu-check, same day,
- * docs/bench/h200-scan-by-key.csv against the CSV before) the same ~1 us took 2^13-2^17 from 1.0-1.1x CUB to 0.90-0.95x,
- * and its one-tile calls moved 2^10 / 2^11 / 2^12 10.62 / 11.10 / 12.13 -> 8.48 / 10.18 / 13.06 us (docs/tuning.md:
- * next). (Tried in the same runs: the full tiles' copies kept without the size
- * operand beside a partial loop: 64 bytes of spill and 10 % off at 2^28; a partial path out of line (noinline): 47 us
- * at 10^7; an L2 prefetch of the tile before the general path's batched loads: twice as slow.) */
+ * full tile's plain stores, and the registers). 0: those tiles take the general path, LOAD_BATCH rows at a time. 1
+ * since the thirty-first session: H200, tools/tune/tune_segscan.cu (i32 sums by u8 flags, L2 written before each call,
+ * median of 20, two rounds agreeing within 0.5 us; docs/bench/h200-segscan-partial.csv), against CUB's
+ * InclusiveSumByKey: one-tile calls 2^10 / 2^11 / 2^12 8.29 / 8.80 / 9.86 us -> 5.86 / 6.02 / 6.02 (0.89 / 1.01 /
+ * 0.85x -> 1.26 / 1.47 / 1.39x); a partial last tile cost up to 8 us at mid sizes (1,048,573 items: 16.99 us against
+ * 8.67 for 2^20) and now about 1: 1,048,573 9.70 us (0.85 -> 1.49x), 12,345 12.48 -> 7.30, 1,000,001 12.90 -> 9.57,
+ * 10,000,019 38.11 -> 32.80, 268,435,459 598 -> 614. The price, where n is a whole number of tiles (the per-unit size
+ * arithmetic and a larger kernel, by the SASS; its 4 bytes of "spill" are one predicate stored once: LEAN_PARTIAL
+ * below), 2^13 / 2^20 / 2^24 / 2^28 5.89 / 8.67 / 46.5 / 596 us -> 6.69 / 9.57 / 48.9 / 613 (1.50 -> 1.32x, 1.65 ->
+ * 1.49x, 1.42 -> 1.35x, 1.45 -> 1.41x CUB); by keys (`pscan bench --primitive scan_by_key`, gpu-check, same day,
+ * docs/bench/h200-scan-by-key.csv against the CSV before) the same ~1 us took 2^13-2^17 from 1.0-1.1x CUB to
+ * 0.90-0.95x, and its one-tile calls moved 2^10 / 2^11 / 2^12 10.62 / 11.10 / 12.13 -> 8.48 / 10.18 / 13.06 us
+ * (docs/tuning.md: next). (Tried in the same runs: the full tiles' copies kept without the size operand beside a
+ * partial loop: 64 bytes of spill and 10 % off at 2^28; a partial path out of line (noinline): 47 us at 10^7; an L2
+ * prefetch of the tile before the general path's batched loads: twice as slow.) */
 #ifndef PS_SEGSCAN_FAST_PARTIAL
 #define PS_SEGSCAN_FAST_PARTIAL 1
 #endif
