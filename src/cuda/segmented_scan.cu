@@ -120,8 +120,8 @@
  * h200-segscan.csv of then) timed the one-tile calls of 2^10 / 2^11 / 2^12 items (a partial tile: this path) at 10.9 /
  * 12.5 / 15.4 us against 5.7 us for the full tile of 2^13 (the fast path), about 0.37 us more per row that has items:
  * each row's loads wait for the row before (0.35 of copy in select.cu before its loads were hoisted the same way). The
- * SASS says so (nvdisasm, docs/tuning.md): row by row, every row is a branch of its own (value and flag loads, then the stores
- * that wait for them); with 8, the loads of 8 rows issue together. */
+ * SASS says so (nvdisasm, docs/tuning.md): row by row, every row is a branch of its own (value and flag loads, then
+ * the stores that wait for them); with 8, the loads of 8 rows issue together. */
 #ifndef PS_SEGSCAN_LOAD_BATCH
 #define PS_SEGSCAN_LOAD_BATCH 4
 #endif
@@ -158,9 +158,9 @@
 #ifndef PS_SEGSCAN_FAST_PARTIAL
 #define PS_SEGSCAN_FAST_PARTIAL 1
 #endif
-/* KEY_CLAMP (prepared, thirty-first session, compiled, not run): a partial tile by keys loads its rows' keys at an index
- * clamped to its last item instead of under a predicate (the loads of a batch then issue unconditionally, as a full
- * tile's), and masks the heads past the end after. Why: the one-tile scan by key at 2^12 took 13.06 us with the
+/* KEY_CLAMP (prepared, thirty-first session, compiled, not run): a partial tile by keys loads its rows' keys at an
+ * index clamped to its last item instead of under a predicate (the loads of a batch then issue unconditionally, as a
+ * full tile's), and masks the heads past the end after. Why: the one-tile scan by key at 2^12 took 13.06 us with the
  * predicated loads against 12.13 on the general path (docs/tuning.md, thirty-first "Next", item 1). */
 #ifndef PS_SEGSCAN_KEY_CLAMP
 #define PS_SEGSCAN_KEY_CLAMP 0
@@ -217,14 +217,12 @@ __device__ __forceinline__ uint32_t ps_segscan_head_bits(uint32_t word) {
     return (((bits >> 7) * 0x204081u) >> 21) & 0xfu;
 }
 
-/* BATCH: the general path's rows a batch (LOAD_BATCH); MINB: the launch bound's blocks a SM. */
-template <class T, class Op, int BATCH = PS_SEGSCAN_LOAD_BATCH, int MINB = PS_SEGSCAN_MIN_BLOCKS_OF(sizeof(T))>
-struct ps_segscan_program {
+template <class T, class Op> struct ps_segscan_program {
     typedef ps_seg_pair<T> carry;
     typedef ps_segscan_params params;
     enum {
         THREADS = PS_SEGSCAN_THREADS,
-        MIN_BLOCKS = MINB,
+        MIN_BLOCKS = PS_SEGSCAN_MIN_BLOCKS_OF(sizeof(T)),
         WARPS = THREADS / PS_WARP_LANES,
         ITEMS = PS_SEGSCAN_ITEMS_OF(sizeof(T)),
         TILE = ITEMS * THREADS,
@@ -477,7 +475,7 @@ struct ps_segscan_program {
     };
     template <class K>
     static __device__ __forceinline__ void load_rows(const params &p, const local &l, smem &s, uint64_t wbase) {
-        enum { B = BATCH < 1 ? 1 : BATCH < ITEMS ? BATCH : ITEMS };
+        enum { B = PS_SEGSCAN_LOAD_BATCH < 1 ? 1 : PS_SEGSCAN_LOAD_BATCH < ITEMS ? PS_SEGSCAN_LOAD_BATCH : ITEMS };
         const T *in = (const T *)p.in;
         const K *keys = (const K *)p.keys;
         const uint8_t *flags = p.flags;

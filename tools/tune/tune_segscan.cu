@@ -89,7 +89,7 @@ static void row(const char *prim, const char *impl, uint64_t n, const timing &t,
 template <bool BY_KEYS> static void bench_segscan(uint64_t n, const ps_cuda_device &dev) {
     typedef typename std::conditional<BY_KEYS, uint32_t, uint8_t>::type key_t;
     const char *prim = BY_KEYS ? "sbk" : "segscan";
-    const size_t kb = BY_KEYS ? sizeof(key_t) : 1; /* bytes an item of segment description */
+    const size_t kb = sizeof(key_t); /* bytes an item of segment description (flags: 1) */
     std::vector<int32_t> hv(n);
     std::vector<uint8_t> hf(n);
     std::vector<key_t> hk(n);
