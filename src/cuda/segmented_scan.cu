@@ -158,12 +158,19 @@
 #ifndef PS_SEGSCAN_FAST_PARTIAL
 #define PS_SEGSCAN_FAST_PARTIAL 1
 #endif
-/* KEY_CLAMP (prepared, thirty-first session, compiled, not run): a partial tile by keys loads its rows' keys at an
- * index clamped to its last item instead of under a predicate (the loads of a batch then issue unconditionally, as a
- * full tile's), and masks the heads past the end after. Why: the one-tile scan by key at 2^12 took 13.06 us with the
- * predicated loads against 12.13 on the general path (docs/tuning.md, thirty-first "Next", item 1). */
-#ifndef PS_SEGSCAN_KEY_CLAMP
-#define PS_SEGSCAN_KEY_CLAMP 0
+/* KEY_NODEP (prepared, thirty-second session, compiled, not run): no key load of a fast tile waits for another. The
+ * default's `before = first item ? x : keys[i - 1]` copies x into before's register ahead of the predicated load, so
+ * each row's second load waits for its first to land (the SASS: IMAD.MOV before @P LDG): two round trips a batch on a
+ * full tile, and on a partial one (loads under the bound, in branches) one a row, 0.3-0.5 us each. Measured the same
+ * day (H200, tune_segscan --prims segscan,sbk, two rounds, docs/bench/h200-segscan-keyloads.csv), the clamped form
+ * below (a row past the end reads the tile's last key, item 0 its own) on every tile: scan by key one-tile calls 2^10 /
+ * 2^11 / 2^12 8.4 / 10.1 / 12.4 us -> 7.7 / 8.4 / 8.4 (CUB 7.9 / 8.1 / 8.7), 1,048,573 items 20.9 -> 12.5 (CUB 13.8);
+ * but full tiles lost (2^13 8.9 -> 10.1, 2^24 75.6 -> 80.1) and so did the scan by flags, which runs none of it (the
+ * kernel's registers: 12 bytes of spill against 4; 2^28 613 -> 643 us, 0.93 -> 0.89 of copy). 1: full tiles keep their
+ * loads at immediate offsets from one base (only row 0 computes an index: its first lane may be the input's item 0)
+ * and only partial tiles clamp. */
+#ifndef PS_SEGSCAN_KEY_NODEP
+#define PS_SEGSCAN_KEY_NODEP 0
 #endif
 /* LEAN_PARTIAL (prepared, thirty-first session, compiled, not run): the bytes of a unit as one clamp (2-3 instructions
  * where unit_bytes took about 5, on every unit of every fast tile) and the unit a partial tile ends in stored by an
@@ -315,10 +322,12 @@ template <class T, class Op> struct ps_segscan_program {
     /* A fast tile by keys: its head bytes in the swizzled layout, b(i) = key[i] != key[i - 1] bit for bit. Each
      * warp reads 32 consecutive keys a row (coalesced) and every lane the key before its own (an L1 hit: the lane
      * before just read it), KEY_BATCH rows before any head is written. Item 0 of the input is a head whatever its
-     * flag (scan_async). FULL: no item is past the tile's end; otherwise those past it get no head (and no load). */
+     * flag (scan_async). FULL: no item is past the tile's end; otherwise those past it get no head (and no load, or
+     * with KEY_NODEP one at the tile's last item). */
     template <class K, bool FULL>
     static __device__ __forceinline__ void key_heads(const params &p, const local &l, smem &s) {
         const K *keys = (const K *)p.keys + l.pbase;
+        const int32_t lead = l.pbase > 0 ? 1 : 0; /* KEY_NODEP: item 0 of the tile has a key before it */
         enum { B = PS_SEGSCAN_KEY_BATCH < 1 ? 1 : PS_SEGSCAN_KEY_BATCH < ITEMS ? PS_SEGSCAN_KEY_BATCH : ITEMS };
         static_assert(ITEMS % B == 0, "whole batches of rows");
 #pragma unroll
@@ -327,10 +336,16 @@ template <class T, class Op> struct ps_segscan_program {
 #pragma unroll
             for (int b = 0; b < B; b++) {
                 const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
-                if (FULL || PS_SEGSCAN_KEY_CLAMP) { /* past the end: the last key's, loaded, masked below */
-                    const uint32_t c = FULL || o < l.valid ? o : l.valid - 1;
+                if (PS_SEGSCAN_KEY_NODEP && FULL) { /* rows after the first: o - 1 is in the tile */
+                    x[b] = keys[o];
+                    before[b] = k0 + b > 0 ? keys[o - 1] : keys[(int32_t)o - (o > 0 ? 1 : lead)];
+                } else if (PS_SEGSCAN_KEY_NODEP) { /* past the end: the last key, masked below */
+                    const int32_t c = (int32_t)min(o, l.valid - 1);
                     x[b] = keys[c];
-                    before[b] = l.pbase + c > 0 ? keys[(int64_t)c - 1] : x[b]; /* item 0: no key before it */
+                    before[b] = keys[c - (c > 0 ? 1 : lead)];
+                } else if (FULL) {
+                    x[b] = keys[o];
+                    before[b] = l.pbase + o > 0 ? keys[(int64_t)o - 1] : x[b]; /* item 0: no key before it */
                 } else {
                     const bool in = o < l.valid;
                     x[b] = in ? keys[o] : K(0);
