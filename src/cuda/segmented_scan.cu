@@ -179,6 +179,14 @@
 #ifndef PS_SEGSCAN_LEAN_PARTIAL
 #define PS_SEGSCAN_LEAN_PARTIAL 0
 #endif
+/* FORM_KERNELS (prepared, thirty-second session, compiled, not run): a call by keys runs a kernel of its own, and
+ * calls by flags or offsets another, so neither carries the other's code or registers. Why: one kernel serves every
+ * form (the form is a run-time field), so a change to the keys' loads moved the flags' register allocation and cost
+ * the scan by flags 5 % at 2^28, a path that runs none of it (KEY_NODEP above). The price: two kernels a type x
+ * operator instead of one (the compile of this file's four parts; the flags' kernel also loses the keys' code). */
+#ifndef PS_SEGSCAN_FORM_KERNELS
+#define PS_SEGSCAN_FORM_KERNELS 0
+#endif
 #define PS_SEGSCAN_THREADS 256
 #define PS_SEGSCAN_TILE_OF(bytes) (PS_SEGSCAN_ITEMS_OF(bytes) * PS_SEGSCAN_THREADS)
 
@@ -224,9 +232,17 @@ __device__ __forceinline__ uint32_t ps_segscan_head_bits(uint32_t word) {
     return (((bits >> 7) * 0x204081u) >> 21) & 0xfu;
 }
 
-template <class T, class Op> struct ps_segscan_program {
+/* FORMS: the segment forms this program serves, one bit each (ps_segment_form); all of them but with FORM_KERNELS. */
+#define PS_SEGSCAN_FORM_BIT(f) (1u << (f))
+#define PS_SEGSCAN_ALL_FORMS                                                                                          \
+    (PS_SEGSCAN_FORM_BIT(PS_SEGMENTS_FLAGS) | PS_SEGSCAN_FORM_BIT(PS_SEGMENTS_OFFSETS) | PS_SEGSCAN_FORM_BIT(PS_SEGMENTS_KEYS))
+template <class T, class Op, unsigned FORMS = PS_SEGSCAN_ALL_FORMS> struct ps_segscan_program {
     typedef ps_seg_pair<T> carry;
     typedef ps_segscan_params params;
+    /* Is the call's form f? A constant where the program serves f alone or not at all, so the other forms' code goes. */
+    static __device__ __forceinline__ bool is(const params &p, int f) {
+        return (FORMS & PS_SEGSCAN_FORM_BIT(f)) != 0 && (FORMS == PS_SEGSCAN_FORM_BIT(f) || p.form == f);
+    }
     enum {
         THREADS = PS_SEGSCAN_THREADS,
         MIN_BLOCKS = PS_SEGSCAN_MIN_BLOCKS_OF(sizeof(T)),
@@ -311,7 +327,7 @@ template <class T, class Op> struct ps_segscan_program {
         }
 #pragma unroll
         for (int k = 0; k < CHUNKS; k++) {
-            if (p.form != PS_SEGMENTS_FLAGS) break; /* keys: key_heads() writes them */
+            if (!is(p, PS_SEGMENTS_FLAGS)) break; /* keys: key_heads() writes them */
             const uint32_t c = k * THREADS + threadIdx.x, b = full ? 16u : unit_bytes(c, l.valid, 1);
             copy16(heads + 16 * ps_segscan_swz(c), b ? fl + c : fl, b);
         }
@@ -475,8 +491,8 @@ template <class T, class Op> struct ps_segscan_program {
         const uint64_t start = (uint64_t)tile * TILE, valid = p.n - start < (uint64_t)TILE ? p.n - start : TILE;
         const uint64_t b = p.reverse ? p.n - start - valid : start;
         ps_block_prefetch_l2<THREADS>((const T *)p.in + b, (const T *)p.in + b + valid);
-        if (p.form == PS_SEGMENTS_FLAGS) ps_block_prefetch_l2<THREADS>(p.flags + b, p.flags + b + valid);
-        if (p.form == PS_SEGMENTS_KEYS)
+        if (is(p, PS_SEGMENTS_FLAGS)) ps_block_prefetch_l2<THREADS>(p.flags + b, p.flags + b + valid);
+        if (is(p, PS_SEGMENTS_KEYS))
             ps_block_prefetch_l2<THREADS>((const char *)p.keys + b * p.key_bytes,
                                           (const char *)p.keys + (b + valid) * p.key_bytes);
     }
@@ -502,17 +518,17 @@ template <class T, class Op> struct ps_segscan_program {
                 row_item<K> r;
                 r.x = in[l.pbase + o];
                 r.a = r.b = 0;
-                if (p.form == PS_SEGMENTS_FLAGS && inside) r.a = (K)flags[i];
-                if (p.form == PS_SEGMENTS_KEYS && inside) r.a = keys[i], r.b = keys[i - 1];
+                if (is(p, PS_SEGMENTS_FLAGS) && inside) r.a = (K)flags[i];
+                if (is(p, PS_SEGMENTS_KEYS) && inside) r.a = keys[i], r.b = keys[i - 1];
                 return r;
             },
             [&](uint32_t o, const row_item<K> &r) {
                 s.items[ps_segscan_pad(o)] = r.x;
-                if (p.form != PS_SEGMENTS_OFFSETS) s.heads[o] = r.a != r.b; /* bit for bit: K is unsigned */
+                if (!is(p, PS_SEGMENTS_OFFSETS)) s.heads[o] = r.a != r.b; /* bit for bit: K is unsigned */
             });
     }
     static __device__ __forceinline__ void load_batched(const params &p, const local &l, smem &s, uint64_t wbase) {
-        if (p.form != PS_SEGMENTS_KEYS) return load_rows<uint8_t>(p, l, s, wbase);
+        if (!is(p, PS_SEGMENTS_KEYS)) return load_rows<uint8_t>(p, l, s, wbase);
         ps_with_key_type(p.key_bytes, [&](auto k) { load_rows<decltype(k)>(p, l, s, wbase); }); /* once per tile */
     }
 
@@ -523,7 +539,7 @@ template <class T, class Op> struct ps_segscan_program {
         const uint64_t left = p.n - start;
         l.valid = left < (uint64_t)TILE ? (uint32_t)left : (uint32_t)TILE;
         l.pbase = p.reverse ? p.n - start - l.valid : start;
-        l.skip = p.form == PS_SEGMENTS_OFFSETS && *p.bad != 0;
+        l.skip = is(p, PS_SEGMENTS_OFFSETS) && *p.bad != 0;
         l.done = false;
         /* set before the skip's return: early() reads it during the look-back, and a skipped tile left it
          * undefined until the thirtieth session (with PS_SEGSCAN_KEY_BATCH=8's register allocation a tile of a
@@ -535,7 +551,7 @@ template <class T, class Op> struct ps_segscan_program {
         const uint64_t wbase = l.pbase + (p.reverse ? 1 : 0);
 
         /* ---- load: values and boundary bits, coalesced, by physical offset ---- */
-        if (p.form == PS_SEGMENTS_OFFSETS) {
+        if (is(p, PS_SEGMENTS_OFFSETS)) {
             for (uint32_t o = threadIdx.x; o < l.valid; o += THREADS) s.heads[o] = 0;
             __syncthreads();
             const unsigned long long first = p.ranges[2 * id], last = p.ranges[2 * id + 1];
@@ -546,10 +562,10 @@ template <class T, class Op> struct ps_segscan_program {
         }
         l.fast = FAST && !p.reverse && (PS_SEGSCAN_FAST_PARTIAL || l.valid == (uint32_t)TILE) &&
                  (((uintptr_t)(in + l.pbase) | (uintptr_t)((T *)p.out + l.pbase)) & 15u) == 0 &&
-                 (p.form == PS_SEGMENTS_KEYS || (p.form == PS_SEGMENTS_FLAGS && ((uintptr_t)(p.flags + l.pbase) & 15u) == 0));
+                 (is(p, PS_SEGMENTS_KEYS) || (is(p, PS_SEGMENTS_FLAGS) && ((uintptr_t)(p.flags + l.pbase) & 15u) == 0));
         if (FAST && l.fast) {
             copy_async(p, l, s);
-            if (p.form == PS_SEGMENTS_KEYS) key_heads_any(p, l, s);
+            if (is(p, PS_SEGMENTS_KEYS)) key_heads_any(p, l, s);
         } else {
             load_batched(p, l, s, wbase);
         }
@@ -746,7 +762,15 @@ template <class T, class Op> struct segscan_launch {
             }
         }
         if (p.n == 0) return cudaSuccess;
-        return ps_chain_single_pass<P, PS_SEGSCAN_LANE_ENTRIES>(p, p.tiles, req->temp, dev->stream);
+        if constexpr (PS_SEGSCAN_FORM_KERNELS) {
+            typedef ps_segscan_program<T, Op, PS_SEGSCAN_FORM_BIT(PS_SEGMENTS_KEYS)> by_keys;
+            typedef ps_segscan_program<T, Op, PS_SEGSCAN_ALL_FORMS & ~PS_SEGSCAN_FORM_BIT(PS_SEGMENTS_KEYS)> by_positions;
+            if (p.form == PS_SEGMENTS_KEYS)
+                return ps_chain_single_pass<by_keys, PS_SEGSCAN_LANE_ENTRIES>(p, p.tiles, req->temp, dev->stream);
+            return ps_chain_single_pass<by_positions, PS_SEGSCAN_LANE_ENTRIES>(p, p.tiles, req->temp, dev->stream);
+        } else {
+            return ps_chain_single_pass<P, PS_SEGSCAN_LANE_ENTRIES>(p, p.tiles, req->temp, dev->stream);
+        }
     }
 };
 
