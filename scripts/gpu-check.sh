@@ -23,7 +23,8 @@
 #   patterns  pscan bench --primitive P beside CUB and copy, one CSV per primitive named <gpu>-<name>.csv:
 #             reduce (i32 i64 u8), compact (select: i32 i64), split (partition: i32 i64), each by the predicate
 #             (kind greater) and by u8 flags (kind flags), expand (u32 counts averaging 1.5, 4 and 64 (to 2^26),
-#             beside the copy alone), segscan, scan-by-key, reduce-by-key, rle (i32), all n = 2^10..2^30; histogram (u32:
+#             beside the copy alone), segscan and scan-by-key (forward, then reverse: no CUB peer, the direction
+#             column), reduce-by-key, rle (i32), all n = 2^10..2^30; histogram (u32:
 #             uniform-256, equal-256, uniform-65536) to 2^28; sort (u32 and u64 keys to 2^30; u32 pairs to
 #             2^28) and its plot <gpu>-sort.png (plot_bench.py --sort-png); the case in the kind column;
 #             widen (the scan with --widen: i32, u8, f32 summed into their 64-bit type, beside CUB's scan over a
@@ -300,11 +301,13 @@ if want patterns; then
     [ "$QUICK" = 1 ] && REPS=${GPU_CHECK_REPS:-5}
     PAT_TMP=$(mktemp -d)
     # name:primitive:type[:case[:max-log2]]: the rows of <gpu>-<name>.csv, in order (no case: the primitive's
-    # default; compact and split: greater, the predicate, then flags, the case issue 10's targets name)
+    # default; compact and split: greater, the predicate, then flags, the case issue 10's targets name; reverse:
+    # the segmented scans' reverse direction)
     PAT_SPECS="reduce:reduce:i32 reduce:reduce:i64 reduce:reduce:u8 compact:select:i32 compact:select:i64
         compact:select:i32:flags compact:select:i64:flags split:partition:i32 split:partition:i64
         split:partition:i32:flags split:partition:i64:flags expand:expand:u32:counts-0-3 expand:expand:u32:avg-4
-        expand:expand:u32:avg-64:26 segscan:segscan:i32 scan-by-key:scan_by_key:i32
+        expand:expand:u32:avg-64:26 segscan:segscan:i32 segscan:segscan:i32:reverse scan-by-key:scan_by_key:i32
+        scan-by-key:scan_by_key:i32:reverse
         reduce-by-key:reduce_by_key:i32 rle:rle:i32 histogram:histogram:u32:uniform-256:28
         histogram:histogram:u32:equal-256:28 histogram:histogram:u32:uniform-65536:28 sort:sort:u32:keys:30
         sort:sort:u64:keys:30 sort:sort:u32:pairs:28 widen:scan:i32 widen:scan:u8 widen:scan:f32"
@@ -315,7 +318,9 @@ if want patterns; then
         case " $PAT_NAMES " in *" $name "*) ;; *) continue ;; esac
         csv=$DEST/$GPU_TAG-$name.csv
         args=(--primitive "$prim" --type "$t")
-        [ -n "$case" ] && args+=(--case "$case")
+        # "reverse" is the segmented scans' direction, not a case: their reverse tiles take the general path
+        # (no CUB peer: the targets judge the forward rows)
+        if [ "$case" = reverse ]; then args+=(--reverse); elif [ -n "$case" ]; then args+=(--case "$case"); fi
         [ "$name" = widen ] && args+=(--widen) # PSCAN_SCAN_WIDEN: the sum into the 64-bit type, beside CUB's
         note "bench ${args[*]}, 2^10..2^${max:-30} -> $(basename "$csv")"
         # 120 s is ample for the longest row too, sort u64 keys to 2^30: at 2^30 about 68 ms a sort (4x the 2^28
@@ -339,7 +344,8 @@ if want patterns; then
     esac
     say "primitives beside CUB (pscan's default algorithm; GB/s counts the bytes each must move; sort: keys):"
     [ ${#PAT_CSVS[@]} -gt 0 ] && awk -F, 'FNR > 1 && $3 == "decoupled-lookback" && ($8 == 65536 || $8 == 16777216 || $8 == 268435456 || $8 == 1073741824) {
-        printf "  %-13s %-3s %-13s n=2^%d: %.3f of copy, %.2fx CUB (spread %.3f)\n", $16, $4, $6, log($8) / log(2) + 0.5, $11, $12, $15 }' \
+        printf "  %-13s %-3s %-17s n=2^%d: %.3f of copy, %s (spread %.3f)\n", $16, $4, $6 ($7 == "reverse" ? " rev" : ""),
+            log($8) / log(2) + 0.5, $11, ($12 > 0 ? sprintf("%.2fx CUB", $12) : "no CUB peer"), $15 }' \
         "${PAT_CSVS[@]}" >>"$SUMMARY"
     # the issues' speed targets for the primitives benched in this call, PASS/MISS (plot_bench.py: no matplotlib)
     [ ${#PAT_CSVS[@]} -gt 0 ] && python3 "$ROOT/scripts/plot_bench.py" --targets "${PAT_CSVS[@]}" >>"$SUMMARY" 2>>"$LOG"

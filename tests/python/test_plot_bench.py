@@ -10,9 +10,9 @@ HEADER = ("backend,device,algo,type,op,kind,direction,n,time_us,gbps,of_copy,of_
           "primitive\n")
 
 
-def row(device, algo, prim, t, kind, log2n, time_us, of_copy, of_cub):
-    return '%s,"%s",%s,%s,sum,%s,forward,%d,%g,1,%g,%g,1,0,0.01,%s\n' % (
-        "cuda", device, algo, t, kind, 1 << log2n, time_us, of_copy, of_cub, prim)
+def row(device, algo, prim, t, kind, log2n, time_us, of_copy, of_cub, direction="forward"):
+    return '%s,"%s",%s,%s,sum,%s,%s,%d,%g,1,%g,%g,1,0,0.01,%s\n' % (
+        "cuda", device, algo, t, kind, direction, 1 << log2n, time_us, of_copy, of_cub, prim)
 
 
 def targets(tmp_path, rows):
@@ -165,3 +165,17 @@ def test_call_cost_uses_the_copy_of_its_own_file(tmp_path):
                          text=True, check=True)
     call = [line for line in out.stdout.splitlines() if "compact, a call" in line][0]
     assert "PASS" in call and "1.200 x a copy call" in call
+
+
+def test_reverse_rows_are_not_judged_against_forward_targets(tmp_path):
+    # a reverse segmented scan has no CUB peer (of_cub 0) and its own speed: the forward rows alone decide
+    rows = [row("GPU R", "decoupled-lookback", "segscan", "i32", "inclusive", k, 10, 0.95, 1.3) for k in range(10, 31)]
+    rows += [row("GPU R", "decoupled-lookback", "segscan", "i32", "inclusive", k, 20, 0.5, 0, "reverse")
+             for k in range(10, 31)]
+    lines = targets(tmp_path, rows)
+    seg = [v for k, v in lines.items() if k.startswith("segmented scan")]
+    assert len(seg) == 1 and "PASS" in seg[0] and "0.950 of copy" in seg[0]
+    out = subprocess.run([sys.executable, SCRIPT, "--targets", str(tmp_path / "bench.csv")], capture_output=True,
+                         text=True, check=True).stdout
+    mission = [line for line in out.splitlines() if "segmented scan, at least CUB" in line]
+    assert len(mission) == 1 and "PASS" in mission[0] and "1.300 x CUB" in mission[0]
