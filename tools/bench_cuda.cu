@@ -347,6 +347,12 @@ template <class K, int PARTITION> static cudaError_t cub_flagged(cub_peer *p) {
                                       (int64_t *)p->count, p->n, p->stream);
 }
 
+/* Unique compares bit for bit, as pscan's PSCAN_PRED_UNIQUE: K is an unsigned integer of the key's width. */
+template <class K> static cudaError_t cub_unique(cub_peer *p) {
+    return cub::DeviceSelect::Unique(p->temp, p->temp_bytes, (const K *)p->in, (K *)p->out, (int64_t *)p->count, p->n,
+                                     p->stream);
+}
+
 static pscan_status cub_peer_once(void *arg) {
     cub_peer *p = (cub_peer *)arg;
     return cuda_status(p->run(p));
@@ -402,15 +408,25 @@ extern "C" pscan_status ps_bench_cuda_time_cub_reduce(pscan_context *ctx, pscan_
 }
 
 extern "C" pscan_status ps_bench_cuda_time_cub_select(pscan_context *ctx, pscan_type type, const void *operand,
-                                                      const void *flags, int partition, const void *in, void *out,
-                                                      void *count, uint64_t n, int reps, ps_bench_time *t) {
-    if (!ctx || (!operand && !flags) || !t) return PSCAN_ERROR_NULL_POINTER;
+                                                      const void *flags, int unique, int partition, const void *in,
+                                                      void *out, void *count, uint64_t n, int reps, ps_bench_time *t) {
+    if (!ctx || (!operand && !flags && !unique) || !t) return PSCAN_ERROR_NULL_POINTER;
     cub_peer p;
     memset(&p, 0, sizeof p);
     p.in = in;
     p.in2 = flags;
     p.out = out;
     p.count = count;
+    if (unique) { /* CUB has no partition by uniqueness */
+        switch (partition ? 0 : pscan_type_size(type)) {
+        case 1: p.run = cub_unique<uint8_t>; break;
+        case 2: p.run = cub_unique<uint16_t>; break;
+        case 4: p.run = cub_unique<uint32_t>; break;
+        case 8: p.run = cub_unique<uint64_t>; break;
+        default: break;
+        }
+        return cub_peer_time(ctx, &p, n, reps, t);
+    }
     if (flags) {
         switch (pscan_type_size(type)) {
         case 1: p.run = partition ? cub_flagged<uint8_t, 1> : cub_flagged<uint8_t, 0>; break;

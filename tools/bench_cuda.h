@@ -40,11 +40,11 @@ pscan_status ps_bench_cuda_time_cub_reduce(pscan_context *ctx, pscan_type type, 
 /* CUB DeviceSelect (partition = 0) or DevicePartition (partition = 1), the count of kept items as one int64 in
  * device memory at count; keys only. flags NULL: If, keeping the keys greater than *operand (host pointer to one
  * key), for the 4- and 8-byte types, u8 and u16; flags (n uint8_t in device memory, nonzero keeps): Flagged, for
- * every type (the keys are only moved, so by their width; operand is ignored).
- * PSCAN_ERROR_UNSUPPORTED_ALGORITHM otherwise. */
+ * every type (the keys are only moved, so by their width; operand is ignored); unique (a select): Unique, every
+ * type, bit for bit as PSCAN_PRED_UNIQUE. PSCAN_ERROR_UNSUPPORTED_ALGORITHM otherwise. */
 pscan_status ps_bench_cuda_time_cub_select(pscan_context *ctx, pscan_type type, const void *operand,
-                                           const void *flags, int partition, const void *in, void *out, void *count,
-                                           uint64_t n, int reps, ps_bench_time *t);
+                                           const void *flags, int unique, int partition, const void *in, void *out,
+                                           void *count, uint64_t n, int reps, ps_bench_time *t);
 
 /* The peers of segscan and scan_by_key: CUB DeviceScan::InclusiveSumByKey of n values of type under keys of
  * key_bytes (1: u8, 4: u32) into out; sum only, values i32, u32, i64, u64 (through the signed instantiation: the

@@ -21,7 +21,9 @@
  * a select reads n keys and writes the kept ones, a partition reads n keys and writes n. Select and partition
  * keep about half: --case greater (the default) the keys greater than the midpoint of the random data's range,
  * --case flags the keys whose u8 flag is set (random, each set with probability 1/2; the flags are read too, n
- * more bytes in, and the copy moves them with the keys); the kept count comes from the pscan call itself.
+ * more bytes in, and the copy moves them with the keys); select --case unique drops consecutive duplicates of keys
+ * in runs averaging 2 (each key repeats the one before with probability 1/2), beside DeviceSelect::Unique; the
+ * kept count comes from the pscan call itself.
  * of_copy compares that bandwidth with the copy's (a reduce can reach 2x the copy's time-ratio, never more
  * than 1.0 of its bandwidth); of_cub is CUB's time over pscan's, the same work. Expand (u32 or u64 counts
  * uniform in 0..M, u32 indices out; --case counts-0-3 (M = 3, the default), avg-4 (M = 8), avg-64 (M = 128))
@@ -84,12 +86,16 @@ static const char *const bench_primitive_names[] = {
 /* The cases of a primitive that has several, named in the CSV's `kind` column: X(primitive, name, param,
  * equal): histogram: param = bins, equal = every sample the same; sort: param = payload bytes; expand: param =
  * the largest count (counts uniform in 0..param); select, partition: param = 1 keeps by u8 flags, 0 by the
- * predicate key > midpoint. The first of a primitive's cases is its default. */
+ * predicate key > midpoint, 2 (select) drops consecutive duplicates. The first of a primitive's cases is its
+ * default. */
+#define BENCH_BY_FLAGS 1
+#define BENCH_UNIQUE 2
 #define BENCH_CASE_LIST(X)                                                                                   \
     X(histogram, "uniform-256", 256, 0) X(histogram, "equal-256", 256, 1) X(histogram, "uniform-65536", 65536, 0) \
     X(sort, "keys", 0, 0) X(sort, "pairs", 4, 0)                                                            \
     X(expand, "counts-0-3", 3, 0) X(expand, "avg-4", 8, 0) X(expand, "avg-64", 128, 0)                      \
-    X(select, "greater", 0, 0) X(select, "flags", 1, 0) X(partition, "greater", 0, 0) X(partition, "flags", 1, 0)
+    X(select, "greater", 0, 0) X(select, "flags", BENCH_BY_FLAGS, 0) X(select, "unique", BENCH_UNIQUE, 0)          \
+    X(partition, "greater", 0, 0) X(partition, "flags", BENCH_BY_FLAGS, 0)
 
 typedef struct bench_case {
     int prim; /* a bench_primitive */
@@ -125,8 +131,8 @@ static const char bench_usage[] =
     "  --case C        histogram: uniform-256 (default), equal-256, uniform-65536; sort: keys (default), pairs\n"
     "                  (a u32 payload); expand: counts-0-3 (default), avg-4, avg-64 (counts uniform in 0..3,\n"
     "                  0..8, 0..128); select, partition: greater (default: keys > the midpoint), flags (a\n"
-    "                  random u8 flag per key, about half set; GB/s counts the flags read); named in the\n"
-    "                  CSV's kind column\n"
+    "                  random u8 flag per key, about half set; GB/s counts the flags read); select: unique\n"
+    "                  (consecutive duplicates dropped, runs of 2 on average); named in the CSV's kind column\n"
     "  --backend B     auto cpu cuda opencl (default auto)\n"
     "  --algo A|all    one algorithm, or every one the backend implements (default all)\n"
     "  --type T        element type (default i32)     --op OP   operator (default sum)\n"
@@ -262,7 +268,8 @@ static int parse_options(int argc, char **argv, bench_options *o) {
             o->bcase = &bench_cases[c];
     if (case_name && !o->bcase) {
         ps_cli_error("bench: --primitive %s has no case '%s' (histogram: uniform-256, equal-256, uniform-65536; "
-                     "sort: keys, pairs; expand: counts-0-3, avg-4, avg-64; select, partition: greater, flags)",
+                     "sort: keys, pairs; expand: counts-0-3, avg-4, avg-64; select: greater, flags, unique; "
+                     "partition: greater, flags)",
                      bench_primitive_names[o->prim], case_name);
         return PS_CLI_USAGE;
     }
@@ -377,7 +384,7 @@ static bench_layout layout_of(const bench_options *o, uint64_t n) {
         break;
     case BENCH_select:
     case BENCH_partition: /* keys (and u8 flags) */
-        if (o->bcase->param) l.in2 = second, l.in_bytes = second + (size_t)n;
+        if (o->bcase->param == BENCH_BY_FLAGS) l.in2 = second, l.in_bytes = second + (size_t)n;
         break;
     case BENCH_segscan: l.in2 = second, l.in_bytes = second + (size_t)n; break; /* values, u8 flags */
     case BENCH_scan_by_key: l.in2 = second, l.in_bytes = second + (size_t)n * 4; break; /* values, u32 keys */
@@ -422,7 +429,13 @@ static void fill_input(const bench_options *o, uint64_t n, const bench_layout *l
     case BENCH_partition: /* the keys of the predicate's case, so that both cases time the same keys; flags: the top
                              bit of each draw, set with probability 1/2 */
         fill_random(host, n, type, o->desc.op, o->seed);
-        for (uint64_t i = 0; o->bcase->param && i < n; i++) second[i] = (unsigned char)(splitmix64(&heads) >> 63);
+        for (uint64_t i = 0; o->bcase->param == BENCH_BY_FLAGS && i < n; i++)
+            second[i] = (unsigned char)(splitmix64(&heads) >> 63);
+        for (uint64_t i = 1; o->bcase->param == BENCH_UNIQUE && i < n; i++) /* runs of 2 on average: half kept */
+            if (splitmix64(&heads) >> 63)
+                memcpy(host + i * esize, host + (i - 1) * esize, esize);
+            else if (memcmp(host + i * esize, host + (i - 1) * esize, esize) == 0)
+                fresh_element(host + i * esize, host + (i - 1) * esize, type, o->desc.op, &state);
         break;
     case BENCH_segscan:
         fill_random(host, n, type, o->desc.op, o->seed);
@@ -493,9 +506,10 @@ typedef struct bench_call {
     size_t bytes;
 } bench_call;
 
-/* flags: the u8 flags of the flags case (NULL: the predicate key > the midpoint). */
+/* flags: the u8 flags of the flags case (NULL: the predicate key > the midpoint, or unique). */
 static pscan_select_desc select_desc(const bench_options *o, pscan_algo algo, const void *flags) {
-    pscan_select_desc d = {o->desc.type, 0, flags, PSCAN_PRED_GT, o->operand, algo};
+    const pscan_pred pred = o->bcase && o->bcase->param == BENCH_UNIQUE ? PSCAN_PRED_UNIQUE : PSCAN_PRED_GT;
+    pscan_select_desc d = {o->desc.type, 0, flags, pred, o->operand, algo};
     return d;
 }
 
@@ -513,7 +527,7 @@ static pscan_status primitive(const bench_options *o, pscan_algo algo, bench_buf
     pscan_scan_desc scan = o->desc;
     pscan_reduce_desc reduce = {type, o->desc.op, algo, o->desc.init};
     /* the size query reads no flags, yet is asked for a select by flags: any non-NULL address stands in */
-    const void *flags = !o->bcase || !o->bcase->param ? NULL : temp_bytes ? (const void *)o : in2;
+    const void *flags = !o->bcase || o->bcase->param != BENCH_BY_FLAGS ? NULL : temp_bytes ? (const void *)o : in2;
     pscan_select_desc select = select_desc(o, algo, flags);
     pscan_expand_desc expand = {type, PSCAN_TYPE_U32, 0, algo};
     const unsigned seg_flags = o->desc.flags & (PSCAN_SCAN_EXCLUSIVE | PSCAN_SCAN_REVERSE);
@@ -921,10 +935,11 @@ int ps_cli_bench(int argc, char **argv) {
                                                 (unsigned char *)b.out[0] + lay.out2, n, (int)o.reps, &t);
                 break;
             default: /* select, partition: by the same flags, else by the predicate */
-                s = ps_bench_cuda_time_cub_select(b.ctx, o.desc.type, o.operand,
-                                                  o.bcase->param ? (const unsigned char *)b.in[0] + lay.in2 : NULL,
-                                                  o.prim == BENCH_partition, b.in[0], b.out[0], b.result, n,
-                                                  (int)o.reps, &t);
+                s = ps_bench_cuda_time_cub_select(
+                    b.ctx, o.desc.type, o.operand,
+                    o.bcase->param == BENCH_BY_FLAGS ? (const unsigned char *)b.in[0] + lay.in2 : NULL,
+                    o.bcase->param == BENCH_UNIQUE, o.prim == BENCH_partition, b.in[0], b.out[0], b.result, n,
+                    (int)o.reps, &t);
                 break;
             }
             cub_seconds = s == PSCAN_SUCCESS ? t.seconds : 0; /* CUB has no equivalent (e.g. reverse): "-" */
