@@ -99,6 +99,16 @@
 #ifndef PS_SELECT_ONE_TILE
 #define PS_SELECT_ONE_TILE 1
 #endif
+/* UNIQUE_LOCAL (prepared, thirty-second session, compiled, not run): a select or partition by PSCAN_PRED_UNIQUE finds
+ * the key before each item where the tile already holds it, in shared memory (parked tiles) or in the lane before
+ * (DIRECT: a shuffle), and reads global memory only for the first item of the tile (parked) or of a warp's row
+ * (DIRECT), at an index no load waits for. The default reads keys[i - 1] from global memory for every item, in the
+ * ballots' loop: each row's test waits for its load, one L2 round trip a row (a parked tile's keys came by
+ * cp.async.cg, past L1). Unique had never been timed; `pscan bench --primitive select --case unique` and
+ * `tune_select --unique` time it beside DeviceSelect::Unique from this session on. */
+#ifndef PS_SELECT_UNIQUE_LOCAL
+#define PS_SELECT_UNIQUE_LOCAL 0
+#endif
 
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
 template <int BYTES> struct ps_select_bits;
@@ -233,14 +243,50 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
     static __device__ __forceinline__ void ballots(const params &p, const local &l, smem &s) {
         /* the keys from their parking place: row k of a warp reads 32 consecutive keys, no bank conflict */
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+        if constexpr (MODE == PSCAN_PRED_UNIQUE && PS_SELECT_UNIQUE_LOCAL) {
+            unique_ballots(p, l, s);
+        } else {
+#pragma unroll
+            for (int k = 0; k < ROWS; k++) {
+                const uint32_t o = k * THREADS + threadIdx.x;
+                const K key = DIRECT ? l.key[k] : reinterpret_cast<const K *>(s.staging)[o];
+                const uint8_t flag = MODE != PS_SELECT_BY_FLAGS ? 0
+                                     : DIRECT                  ? l.flag[k]
+                                                               : reinterpret_cast<const uint8_t *>(s.flags)[o];
+                const bool keep = o < l.valid && ps_select_test<MODE>(p, key, flag, l.base + o);
+                const unsigned mask = __ballot_sync(PS_WARP_ALL, keep);
+                if (lane == 0) s.masks[k][warp] = mask;
+            }
+        }
+    }
+
+    /* UNIQUE_LOCAL: the ballots of a select by uniqueness, the key before each item from the tile (above). The
+     * global loads (the tile's first key's predecessor, or each warp row's) are issued for every row before any
+     * test, at an index inside the input whatever the item (a past-the-end item reads the tile's first key). */
+    static __device__ __forceinline__ void unique_ballots(const params &p, const local &l, smem &s) {
+        const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
+        const K *park = reinterpret_cast<const K *>(s.staging);
+        K edge[ROWS]; /* the key before the first item of this thread's row stretch, where it comes from memory */
 #pragma unroll
         for (int k = 0; k < ROWS; k++) {
             const uint32_t o = k * THREADS + threadIdx.x;
-            const K key = DIRECT ? l.key[k] : reinterpret_cast<const K *>(s.staging)[o];
-            const uint8_t flag = MODE != PS_SELECT_BY_FLAGS ? 0
-                                 : DIRECT                  ? l.flag[k]
-                                                           : reinterpret_cast<const uint8_t *>(s.flags)[o];
-            const bool keep = o < l.valid && ps_select_test<MODE>(p, key, flag, l.base + o);
+            const uint64_t i = l.base + o;
+            const bool first = DIRECT ? lane == 0 : o == 0; /* no key before it in the tile's registers / park */
+            edge[k] = first ? p.keys[o < l.valid && i > 0 ? i - 1 : l.base] : K(0);
+        }
+#pragma unroll
+        for (int k = 0; k < ROWS; k++) {
+            const uint32_t o = k * THREADS + threadIdx.x;
+            const uint64_t i = l.base + o;
+            const K key = DIRECT ? l.key[k] : park[o];
+            K before;
+            if (DIRECT) {
+                before = __shfl_up_sync(PS_WARP_ALL, key, 1);
+                if (lane == 0) before = edge[k];
+            } else {
+                before = o > 0 ? park[o - 1] : edge[k];
+            }
+            const bool keep = o < l.valid && (i == 0 || !ps_select_same_bits(key, before));
             const unsigned mask = __ballot_sync(PS_WARP_ALL, keep);
             if (lane == 0) s.masks[k][warp] = mask;
         }

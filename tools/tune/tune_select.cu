@@ -5,7 +5,7 @@
  * Not part of the library.
  *
  *   tune_select [--reps 25] [--min-log2 16] [--max-log2 28] [--step 4] [--types i32,i64,u8] [--ops sel,part]
- *               [--flags] [--small]
+ *               [--flags] [--small] [--unique]
  *
  * One CSV row per (type, variant, n): time, of copy, x CUB (CUB's time / the variant's, against CUB's select
  * or partition), spread. Variant names: sel. or part. (the operation), then r32.b5.e2 (32 rows, 5 blocks per
@@ -16,7 +16,8 @@
  *        -o tune_select tools/tune/tune_select.cu
  * Method as tune_scan.cu: keys from a hash of the index (about half kept: x > 0 for signed keys, x > 127 for
  * u8; --flags: by a u8 flag array holding that decision, against CUB's DeviceSelect / DevicePartition::Flagged,
- * and of copy then counts the flags' bytes too); 2x L2 written before each timed call; CUDA events around the call; median of reps after two warm-ups;
+ * and of copy then counts the flags' bytes too; --unique: a select by PSCAN_PRED_UNIQUE of keys in pairs, key i the
+ * hash of i / 2, so exactly half are kept, against CUB's DeviceSelect::Unique); 2x L2 written before each timed call; CUDA events around the call; median of reps after two warm-ups;
  * spread (p90 - p10) / median.
  */
 #include <cub/cub.cuh>
@@ -41,6 +42,7 @@ template <class K> struct greater_than {
 
 /* One launch of program P (E look-back entries per lane) as the library sets it up. */
 static const uint8_t *g_flags; /* --flags: the decisions as a flag array, else NULL */
+static bool g_unique;          /* --unique: the select drops consecutive duplicates */
 
 template <class P, int E>
 static void launch(bool partition, const typename P::key *in, typename P::key *out, uint64_t *count, uint64_t n,
@@ -52,7 +54,7 @@ static void launch(bool partition, const typename P::key *in, typename P::key *o
     p.keys_out = out;
     p.count = count;
     p.n = n;
-    p.pred = PSCAN_PRED_GT;
+    p.pred = g_unique ? PSCAN_PRED_UNIQUE : PSCAN_PRED_GT;
     p.partition = partition;
     p.operand = operand;
     CK(ps_select_launch<P, E>(p, temp, 0, g_sms));
@@ -73,9 +75,9 @@ template <class K, int ROWS, int MINB, int E, bool D = false> struct rows {
 template <class K> static const char *tname() { return sizeof(K) == 1 ? "u8" : sizeof(K) == 4 ? "i32" : "i64"; }
 
 /* Keys from a hash of the index: uniform bits, so about half pass x > operand. */
-template <class K> __global__ void fill_keys(K *k, uint64_t n) {
+template <class K> __global__ void fill_keys(K *k, uint64_t n, int shift) {
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
-        uint64_t z = i * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
+        uint64_t z = (i >> shift) * 0x9E3779B97F4A7C15ull + 0x632BE59BD9B4E019ull;
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
         z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
         k[i] = (K)(z ^ (z >> 31));
@@ -95,7 +97,7 @@ __global__ void check_kernel(const K *got, const K *ref, uint64_t n, uint64_t ke
 
 struct options {
     int min_log2 = 16, max_log2 = 28, step = 4;
-    bool i32 = true, i64 = true, u8 = true, sel = true, part = true, flags = false, small = false;
+    bool i32 = true, i64 = true, u8 = true, sel = true, part = true, flags = false, small = false, unique = false;
 };
 
 /* The flags of --flags: the same decision as greater_than, one byte an item. */
@@ -120,7 +122,7 @@ template <class K, class... Vs> static void bench_type(const options &o) {
         CK(cudaMalloc(&cub_count, 8));
         CK(cudaMalloc(&bad, sizeof(unsigned)));
         CK(cudaMalloc(&temp, (n / 1024 + 64) * 64 + n / 8 + (1 << 20))); /* chain entries, total, flag bits */
-        fill_keys<K><<<g_sms * 8, 256>>>(in, n);
+        fill_keys<K><<<g_sms * 8, 256>>>(in, n, o.unique ? 1 : 0);
         CK(cudaGetLastError());
         const K operand = sizeof(K) == 1 ? (K)127 : (K)0;
         uint8_t *flags = nullptr;
@@ -132,7 +134,9 @@ template <class K, class... Vs> static void bench_type(const options &o) {
         g_flags = flags;
         size_t sel_bytes = 0, part_bytes = 0;
         void *sel_temp = nullptr, *part_temp = nullptr;
-        if (o.flags) {
+        if (o.unique) {
+            CK(cub::DeviceSelect::Unique(nullptr, sel_bytes, in, ref, cub_count, (int64_t)n));
+        } else if (o.flags) {
             CK(cub::DeviceSelect::Flagged(nullptr, sel_bytes, in, flags, ref, cub_count, (int64_t)n));
             CK(cub::DevicePartition::Flagged(nullptr, part_bytes, in, flags, ref, cub_count, (int64_t)n));
         } else {
@@ -145,10 +149,12 @@ template <class K, class... Vs> static void bench_type(const options &o) {
         const double copy_gbps = 2.0 * n * sizeof(K) / copy.median_us * 1e-3;
         printf("%s,copy,%llu,%.2f,1.000,-,%.3f,ok\n", tname<K>(), (unsigned long long)n, copy.median_us, copy.spread);
         for (int part = 0; part < 2; part++) {
-            if (!(part ? o.part : o.sel)) continue;
+            if (!(part ? o.part && !o.unique : o.sel)) continue; /* CUB has no partition by uniqueness */
             const char *op = part ? "part" : "sel";
             auto cub_call = [&] {
-                if (o.flags && part)
+                if (o.unique)
+                    CK(cub::DeviceSelect::Unique(sel_temp, sel_bytes, in, ref, cub_count, (int64_t)n));
+                else if (o.flags && part)
                     CK(cub::DevicePartition::Flagged(part_temp, part_bytes, in, flags, ref, cub_count, (int64_t)n));
                 else if (o.flags)
                     CK(cub::DeviceSelect::Flagged(sel_temp, sel_bytes, in, flags, ref, cub_count, (int64_t)n));
@@ -206,6 +212,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const std::string a = argv[i], v = i + 1 < argc ? argv[i + 1] : "";
         if (a == "--flags") o.flags = true;
+        else if (a == "--unique") o.unique = g_unique = true;
         else if (a == "--small") o.small = true;
         else if (a == "--reps") g_reps = atoi(argv[++i]);
         else if (a == "--min-log2") o.min_log2 = atoi(argv[++i]);
@@ -221,7 +228,8 @@ int main(int argc, char **argv) {
     tune_flush_init();
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, dev));
-    printf("# tune_select on %s, median of %d%s; type,variant,n,time_us,of_copy,x_cub,spread,check\n", prop.name, g_reps, o.flags ? ", by flags" : "");
+    printf("# tune_select on %s, median of %d%s; type,variant,n,time_us,of_copy,x_cub,spread,check\n", prop.name, g_reps,
+           o.unique ? ", unique" : o.flags ? ", by flags" : "");
     /* the library's tile (r32.b5 for 1- to 4-byte keys, r16.b5 for 8-byte ones) and its neighbours; 2026-11-26 also
      * measured 128 rows of u8 (spills), 8 rows of i64 at 6 blocks and 3 look-back entries (all slower), 4 blocks
      * per SM and 64 rows of u8 (no gain); the smaller tiles are for small calls (2026-11-27) */
