@@ -260,35 +260,38 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
         }
     }
 
-    /* UNIQUE_LOCAL: the ballots of a select by uniqueness, the key before each item from the tile (above). The
-     * global loads (the tile's first key's predecessor, or each warp row's) are issued for every row before any
-     * test, at an index inside the input whatever the item (a past-the-end item reads the tile's first key). */
+    /* UNIQUE_LOCAL: the ballots of a select by uniqueness, the key before each item from the tile (above). Global
+     * memory holds only the key before the tile (parked) or before each warp's row (DIRECT: lane 0's), loaded for
+     * every row before any test, at an index inside the input whatever the item. */
     static __device__ __forceinline__ void unique_ballots(const params &p, const local &l, smem &s) {
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
-        const K *park = reinterpret_cast<const K *>(s.staging);
-        K edge[ROWS]; /* the key before the first item of this thread's row stretch, where it comes from memory */
-#pragma unroll
-        for (int k = 0; k < ROWS; k++) {
+        auto ballot = [&](int k, K key, K before) {
             const uint32_t o = k * THREADS + threadIdx.x;
-            const uint64_t i = l.base + o;
-            const bool first = DIRECT ? lane == 0 : o == 0; /* no key before it in the tile's registers / park */
-            edge[k] = first ? p.keys[o < l.valid && i > 0 ? i - 1 : l.base] : K(0);
-        }
-#pragma unroll
-        for (int k = 0; k < ROWS; k++) {
-            const uint32_t o = k * THREADS + threadIdx.x;
-            const uint64_t i = l.base + o;
-            const K key = DIRECT ? l.key[k] : park[o];
-            K before;
-            if (DIRECT) {
-                before = __shfl_up_sync(PS_WARP_ALL, key, 1);
-                if (lane == 0) before = edge[k];
-            } else {
-                before = o > 0 ? park[o - 1] : edge[k];
-            }
-            const bool keep = o < l.valid && (i == 0 || !ps_select_same_bits(key, before));
+            const bool keep = o < l.valid && (l.base + o == 0 || !ps_select_same_bits(key, before));
             const unsigned mask = __ballot_sync(PS_WARP_ALL, keep);
             if (lane == 0) s.masks[k][warp] = mask;
+        };
+        if constexpr (DIRECT) {
+            K edge[ROWS]; /* lane 0: the key before its row's first item, in another warp or row */
+#pragma unroll
+            for (int k = 0; k < ROWS; k++) {
+                const uint32_t o = k * THREADS + threadIdx.x;
+                const uint64_t i = l.base + o;
+                edge[k] = lane == 0 ? p.keys[o < l.valid && i > 0 ? i - 1 : l.base] : K(0);
+            }
+#pragma unroll
+            for (int k = 0; k < ROWS; k++) {
+                const K up = __shfl_up_sync(PS_WARP_ALL, l.key[k], 1);
+                ballot(k, l.key[k], lane == 0 ? edge[k] : up);
+            }
+        } else {
+            const K *park = reinterpret_cast<const K *>(s.staging);
+            const K edge = threadIdx.x == 0 && l.base > 0 ? p.keys[l.base - 1] : K(0); /* before the tile */
+#pragma unroll
+            for (int k = 0; k < ROWS; k++) {
+                const uint32_t o = k * THREADS + threadIdx.x;
+                ballot(k, park[o], o > 0 ? park[o - 1] : edge);
+            }
         }
     }
 
