@@ -99,13 +99,14 @@
 #ifndef PS_SELECT_ONE_TILE
 #define PS_SELECT_ONE_TILE 1
 #endif
-/* UNIQUE_LOCAL (prepared, thirty-second session, compiled, not run): a select or partition by PSCAN_PRED_UNIQUE finds
- * the key before each item where the tile already holds it, in shared memory (parked tiles) or in the lane before
- * (DIRECT: a shuffle), and reads global memory only for the first item of the tile (parked) or of a warp's row
- * (DIRECT), at an index no load waits for. The default reads keys[i - 1] from global memory for every item, in the
- * ballots' loop: each row's test waits for its load, one L2 round trip a row (a parked tile's keys came by
- * cp.async.cg, past L1). Unique had never been timed; `pscan bench --primitive select --case unique` and
- * `tune_select --unique` time it beside DeviceSelect::Unique from this session on. */
+/* UNIQUE_LOCAL (prepared, thirty-second session, compiled, not run): a parked tile of a select or partition by
+ * PSCAN_PRED_UNIQUE takes the key before each item from the parked tile in shared memory, and reads global memory
+ * for the tile's first item alone. The default reads keys[i - 1] from global memory for every item in the ballots'
+ * loop: each row's test waits for its load, one L2 round trip a row (the parked keys came by cp.async.cg, past L1,
+ * so not even the line is in L1). DIRECT tiles keep the global reads (their keys came through L1). A first form
+ * (DIRECT tiles by a shuffle, each row's edge key held in a register) spilled more in the DIRECT kernels (u8 144 ->
+ * 260 bytes, i32 140 -> 172, -Xptxas -v of tune_select). Unique had never been timed; `pscan bench --primitive select
+ * --case unique` and `tune_select --unique` time it beside DeviceSelect::Unique from this session on. */
 #ifndef PS_SELECT_UNIQUE_LOCAL
 #define PS_SELECT_UNIQUE_LOCAL 0
 #endif
@@ -243,55 +244,27 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
     static __device__ __forceinline__ void ballots(const params &p, const local &l, smem &s) {
         /* the keys from their parking place: row k of a warp reads 32 consecutive keys, no bank conflict */
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
-        if constexpr (MODE == PSCAN_PRED_UNIQUE && PS_SELECT_UNIQUE_LOCAL) {
-            unique_ballots(p, l, s);
-        } else {
+        /* UNIQUE_LOCAL, a parked tile: the key before item o is parked at o - 1; the tile's first item's, before the
+         * tile, is the one key read from global memory (DIRECT tiles keep the global reads: their keys came through
+         * L1, so the key before is an L1 hit) */
+        constexpr bool LOCAL = MODE == PSCAN_PRED_UNIQUE && PS_SELECT_UNIQUE_LOCAL && !DIRECT;
+        const K *park = reinterpret_cast<const K *>(s.staging);
+        K edge = K(0);
+        if constexpr (LOCAL) edge = threadIdx.x == 0 && l.base > 0 ? p.keys[l.base - 1] : K(0);
 #pragma unroll
-            for (int k = 0; k < ROWS; k++) {
-                const uint32_t o = k * THREADS + threadIdx.x;
-                const K key = DIRECT ? l.key[k] : reinterpret_cast<const K *>(s.staging)[o];
-                const uint8_t flag = MODE != PS_SELECT_BY_FLAGS ? 0
-                                     : DIRECT                  ? l.flag[k]
-                                                               : reinterpret_cast<const uint8_t *>(s.flags)[o];
-                const bool keep = o < l.valid && ps_select_test<MODE>(p, key, flag, l.base + o);
-                const unsigned mask = __ballot_sync(PS_WARP_ALL, keep);
-                if (lane == 0) s.masks[k][warp] = mask;
-            }
-        }
-    }
-
-    /* UNIQUE_LOCAL: the ballots of a select by uniqueness, the key before each item from the tile (above). Global
-     * memory holds only the key before the tile (parked) or before each warp's row (DIRECT: lane 0's), loaded for
-     * every row before any test, at an index inside the input whatever the item. */
-    static __device__ __forceinline__ void unique_ballots(const params &p, const local &l, smem &s) {
-        const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
-        auto ballot = [&](int k, K key, K before) {
+        for (int k = 0; k < ROWS; k++) {
             const uint32_t o = k * THREADS + threadIdx.x;
-            const bool keep = o < l.valid && (l.base + o == 0 || !ps_select_same_bits(key, before));
+            const K key = DIRECT ? l.key[k] : park[o];
+            const uint8_t flag = MODE != PS_SELECT_BY_FLAGS ? 0
+                                 : DIRECT                  ? l.flag[k]
+                                                           : reinterpret_cast<const uint8_t *>(s.flags)[o];
+            bool keep;
+            if constexpr (LOCAL)
+                keep = o < l.valid && (l.base + o == 0 || !ps_select_same_bits(key, o > 0 ? park[o - 1] : edge));
+            else
+                keep = o < l.valid && ps_select_test<MODE>(p, key, flag, l.base + o);
             const unsigned mask = __ballot_sync(PS_WARP_ALL, keep);
             if (lane == 0) s.masks[k][warp] = mask;
-        };
-        if constexpr (DIRECT) {
-            K edge[ROWS]; /* lane 0: the key before its row's first item, in another warp or row */
-#pragma unroll
-            for (int k = 0; k < ROWS; k++) {
-                const uint32_t o = k * THREADS + threadIdx.x;
-                const uint64_t i = l.base + o;
-                edge[k] = lane == 0 ? p.keys[o < l.valid && i > 0 ? i - 1 : l.base] : K(0);
-            }
-#pragma unroll
-            for (int k = 0; k < ROWS; k++) {
-                const K up = __shfl_up_sync(PS_WARP_ALL, l.key[k], 1);
-                ballot(k, l.key[k], lane == 0 ? edge[k] : up);
-            }
-        } else {
-            const K *park = reinterpret_cast<const K *>(s.staging);
-            const K edge = threadIdx.x == 0 && l.base > 0 ? p.keys[l.base - 1] : K(0); /* before the tile */
-#pragma unroll
-            for (int k = 0; k < ROWS; k++) {
-                const uint32_t o = k * THREADS + threadIdx.x;
-                ballot(k, park[o], o > 0 ? park[o - 1] : edge);
-            }
         }
     }
 
