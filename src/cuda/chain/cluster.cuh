@@ -113,8 +113,17 @@ __device__ __forceinline__ typename P::carry ps_chain_cluster_fold(const typenam
     return ps_chain_window_fold<P, E>(base, v, lane);
 }
 
+/* CLUSTER_MIN_BLOCKS (prepared, thirty-second session, compiled, not run): the cluster kernel's launch bound, blocks
+ * per SM (0: the program's MIN_BLOCKS, as its single-pass kernel). A cluster is one call of at most 16 blocks, so
+ * the program's occupancy bound buys it nothing, and under it the compiler spills: select's i32 / u8 tiles (32 rows,
+ * 5 blocks a SM, 48 registers) spill 436 bytes in the cluster kernel and none in the single-pass one (-Xptxas -v,
+ * tune_select). 2 keeps a 16-block cluster on 8 SMs of a GPC (the launcher asks the occupancy API either way). */
+#ifndef PS_CHAIN_CLUSTER_MIN_BLOCKS
+#define PS_CHAIN_CLUSTER_MIN_BLOCKS 0
+#endif
 template <class P, int E>
-__global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_chain_cluster_kernel(const typename P::params p) {
+__global__ void __launch_bounds__(P::THREADS, PS_CHAIN_CLUSTER_MIN_BLOCKS ? PS_CHAIN_CLUSTER_MIN_BLOCKS : P::MIN_BLOCKS)
+    ps_chain_cluster_kernel(const typename P::params p) {
 #if PS_CHAIN_HAS_CLUSTERS
     typedef typename P::carry C;
     enum { WORDS = (sizeof(C) + 3) / 4 };
