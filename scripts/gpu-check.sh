@@ -22,10 +22,10 @@
 #             the PNG plot and the markdown table
 #   patterns  pscan bench --primitive P beside CUB and copy, one CSV per primitive named <gpu>-<name>.csv:
 #             reduce (i32 i64 u8), compact (select: i32 i64), split (partition: i32 i64), each by the predicate
-#             (kind greater) and by u8 flags (kind flags), compact i32 unique (beside DeviceSelect::Unique), expand (u32 counts averaging 1.5, 4 and 64 (to 2^26),
-#             beside the copy alone), segscan and scan-by-key (forward, then reverse: no CUB peer, the direction
-#             column), reduce-by-key, rle (i32), all n = 2^10..2^30; histogram (u32:
-#             uniform-256, equal-256, uniform-65536) to 2^28; sort (u32 and u64 keys to 2^30; u32 pairs to
+#             (kind greater) and by u8 flags (kind flags), compact i32 unique (beside DeviceSelect::Unique),
+#             expand (u32 counts averaging 1.5, 4 and 64 (to 2^26), beside the copy alone), segscan and
+#             scan-by-key (forward, then reverse: no CUB peer, the direction column), reduce-by-key, rle (i32),
+#             all n = 2^10..2^30; histogram (u32: uniform-256, equal-256, uniform-65536) to 2^28; sort (u32 and u64 keys to 2^30; u32 pairs to
 #             2^28) and its plot <gpu>-sort.png (plot_bench.py --sort-png); the case in the kind column;
 #             widen (the scan with --widen: i32, u8, f32 summed into their 64-bit type, beside CUB's scan over a
 #             converting iterator).
@@ -304,7 +304,8 @@ if want patterns; then
     # default; compact and split: greater, the predicate, then flags, the case issue 10's targets name; reverse:
     # the segmented scans' reverse direction)
     PAT_SPECS="reduce:reduce:i32 reduce:reduce:i64 reduce:reduce:u8 compact:select:i32 compact:select:i64
-        compact:select:i32:flags compact:select:i64:flags compact:select:i32:unique split:partition:i32 split:partition:i64
+        compact:select:i32:flags compact:select:i64:flags compact:select:i32:unique split:partition:i32
+        split:partition:i64
         split:partition:i32:flags split:partition:i64:flags expand:expand:u32:counts-0-3 expand:expand:u32:avg-4
         expand:expand:u32:avg-64:26 segscan:segscan:i32 segscan:segscan:i32:reverse scan-by-key:scan_by_key:i32
         scan-by-key:scan_by_key:i32:reverse

@@ -17,8 +17,8 @@
  * Method as tune_scan.cu: keys from a hash of the index (about half kept: x > 0 for signed keys, x > 127 for
  * u8; --flags: by a u8 flag array holding that decision, against CUB's DeviceSelect / DevicePartition::Flagged,
  * and of copy then counts the flags' bytes too; --unique: a select by PSCAN_PRED_UNIQUE of keys in pairs, key i the
- * hash of i / 2, so exactly half are kept, against CUB's DeviceSelect::Unique); 2x L2 written before each timed call; CUDA events around the call; median of reps after two warm-ups;
- * spread (p90 - p10) / median.
+ * hash of i / 2, so exactly half are kept, against CUB's DeviceSelect::Unique); 2x L2 written before each timed
+ * call; CUDA events around the call; median of reps after two warm-ups; spread (p90 - p10) / median.
  */
 #include <cub/cub.cuh>
 
