@@ -122,17 +122,14 @@
 #ifndef PS_RBK_LOAD_BATCH
 #define PS_RBK_LOAD_BATCH 8
 #endif
-/* KEY_NODEP (prepared, thirty-second session, compiled, not run): the general path's key before item i is loaded at
- * i - 1 (item 0: at 0) with nothing computed from another load, and item 0 becomes a head where it is stored. The
- * default's `b = i > 0 ? keys[i - 1] : ~keys[i]` puts `@!P LOP3 b = ~a` after each row's loads (the SASS), and that
- * instruction waits for the row's first load even where its predicate is off: every row of a batch waits for the one
- * before, so LOAD_BATCH overlaps nothing. The same dependency cost the segmented scan by keys one round trip a row
- * (segmented_scan.cu, KEY_NODEP); here it may be the "elsewhere" of LOAD_BATCH's note above. But the SASS with it
- * (u32 keys, the RLE kernel of 3 blocks a SM, 20 bytes of spill) still interleaves each row's compare between the next
- * row's loads, reusing their registers, so a row may still wait for the one before: time it before trusting it. */
-#ifndef PS_RBK_KEY_NODEP
-#define PS_RBK_KEY_NODEP 0
-#endif
+/* The general path's key before item i is loaded at i - 1 (item 0: at 0) with nothing computed from another load,
+ * and item 0 becomes a head where it is stored (load_rows). The first form's `b = i > 0 ? keys[i - 1] : ~keys[i]`
+ * put `@!P LOP3 b = ~a` after each row's loads (the SASS), and that instruction waited for the row's first load even
+ * where its predicate was off: every row of a batch waited for the one before. H200, thirty-third session,
+ * tune_segscan --prims rle (u32 keys, the partial last tiles of the large tier; docs/bench/h200-segscan-forms.csv):
+ * 2^24 78.3 -> 76.3 us, 2^24 + 43 78.2 -> 76.2, 10^8 + 7 383.2 -> 382.2, 2^28 + 3 1012.5 -> 1008.1 (CUB 93.0 /
+ * 93.7 / 515.7 / 1370.3). The SASS still interleaves each row's compare between the next row's loads, reusing their
+ * registers, so a row may still wait for the one before. */
 /* VEC_PARTIAL: run-length encoding's small tier takes the vector path for the keys of its partial last tile too
  * (heads_vec): whole vectors before its end as 16-byte loads, the vector it ends in key by key, nothing after it (no
  * head byte past the end is written: thread 0 writes the one at the end). 0: its rows go through the general path,
@@ -248,7 +245,7 @@ template <class T, class Op, bool ONES = false, bool SMALL = false> struct ps_rb
      * keys' unsigned integer (the heads compare bit for bit). */
     template <class K> struct row_item {
         T x;
-        K a, b; /* key[i], key[i - 1]; item 0 starts a run: for i = 0 b = ~a (KEY_NODEP: b = a, the store marks it) */
+        K a, b; /* key[i], key[i - 1]; for i = 0 b = a: the store makes item 0 a head */
     };
     template <class K>
     static __device__ __forceinline__ void load_rows(const params &p, const local &l, smem &s, bool values,
@@ -265,16 +262,13 @@ template <class T, class Op, bool ONES = false, bool SMALL = false> struct ps_rb
                 r.a = r.b = 0;
                 if (heads) {
                     r.a = keys[i];
-                    if (PS_RBK_KEY_NODEP) /* item 0: its own key; the store makes it a head */
-                        r.b = keys[l.base + (int32_t)(o - (o > 0 || l.base > 0 ? 1u : 0u))];
-                    else
-                        r.b = i > 0 ? keys[i - 1] : (K)~r.a;
+                    r.b = keys[l.base + (int32_t)(o - (o > 0 || l.base > 0 ? 1u : 0u))]; /* item 0: its own key */
                 }
                 return r;
             },
             [&](uint32_t o, const row_item<K> &r) {
                 if (values) s.items[ps_rbk_pad(o)] = r.x;
-                if (heads) s.heads[o] = r.a != r.b || (PS_RBK_KEY_NODEP && l.base + o == 0);
+                if (heads) s.heads[o] = r.a != r.b || l.base + o == 0;
             });
     }
 

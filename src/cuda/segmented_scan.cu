@@ -158,34 +158,31 @@
 #ifndef PS_SEGSCAN_FAST_PARTIAL
 #define PS_SEGSCAN_FAST_PARTIAL 1
 #endif
-/* KEY_NODEP (prepared, thirty-second session, compiled, not run): no key load of a fast tile waits for another. The
- * default's `before = first item ? x : keys[i - 1]` copies x into before's register ahead of the predicated load, so
- * each row's second load waits for its first to land (the SASS: IMAD.MOV before @P LDG): two round trips a batch on a
- * full tile, and on a partial one (loads under the bound, in branches) one a row, 0.3-0.5 us each. Measured the same
- * day (H200, tune_segscan --prims segscan,sbk, two rounds, docs/bench/h200-segscan-keyloads.csv), the clamped form
- * below (a row past the end reads the tile's last key, item 0 its own) on every tile: scan by key one-tile calls 2^10 /
- * 2^11 / 2^12 8.4 / 10.1 / 12.4 us -> 7.7 / 8.4 / 8.4 (CUB 7.9 / 8.1 / 8.7), 1,048,573 items 20.9 -> 12.5 (CUB 13.8);
- * but full tiles lost (2^13 8.9 -> 10.1, 2^24 75.6 -> 80.1) and so did the scan by flags, which runs none of it (the
- * kernel's registers: 12 bytes of spill against 4; 2^28 613 -> 643 us, 0.93 -> 0.89 of copy). 1: full tiles keep their
- * loads at immediate offsets from one base (only row 0 computes an index: its first lane may be the input's item 0)
- * and only partial tiles clamp. */
-#ifndef PS_SEGSCAN_KEY_NODEP
-#define PS_SEGSCAN_KEY_NODEP 0
-#endif
-/* LEAN_PARTIAL (prepared, thirty-first session, compiled, not run): the bytes of a unit as one clamp (2-3 instructions
- * where unit_bytes took about 5, on every unit of every fast tile) and the unit a partial tile ends in stored by an
- * unrolled loop (no local array: the 32-byte stack frame goes). Why: FAST_PARTIAL cost full tiles ~0.8 us on a
- * one-tile call and 2.8 % at 2^28, and the SASS shows no real spill (docs/tuning.md, thirty-first "Next", item 1). */
+/* The key loads of a fast tile (key_heads below): no load waits for another. The first form's `before = first item ?
+ * x : keys[i - 1]` copied x into before's register ahead of the predicated load, so each row's second load waited
+ * for its first (the SASS: IMAD.MOV before @P LDG): two round trips a batch on a full tile, one a row on a partial
+ * one (loads under the bound, in branches), 0.3-0.5 us each. Now full tiles load at immediate offsets from one base
+ * (only row 0 computes an index: its first lane may be the input's item 0) and partial tiles clamp (a row past the
+ * end reads the tile's last key, item 0 its own). A clamp on every tile (thirty-second session) cost full tiles
+ * (2^24 75.6 -> 80.1 us) and the scan by flags, which runs none of it, 5 % at 2^28 through the shared kernel's
+ * registers: hence a kernel per form, below.
+ *
+ * One kernel for calls by keys and another for calls by flags or offsets (segscan_launch: the FORMS of each
+ * program), so neither carries the other's code or registers; the price is two kernels a type x operator.
+ *
+ * LEAN_PARTIAL, in the kernel by flags or offsets only: the bytes of a unit as one clamp (2-3 instructions where
+ * unit_bytes took about 5, on every unit of every fast tile) and the unit a partial tile ends in stored by an
+ * unrolled loop (no local array). In the keys' kernel it lost at large n, so that kernel keeps the first forms.
+ *
+ * H200, thirty-third session, tune_segscan --prims segscan,sbk (i32 sums, L2 written before each call, median of
+ * 20, two rounds; docs/bench/h200-segscan-forms.csv), the shipped kernels (keys: KEY_NODEP + FORM_KERNELS; flags:
+ * FORM_KERNELS + LEAN_PARTIAL) against the single kernel before: by keys 2^10 / 2^11 / 2^12 8.45 / 10.27 / 12.58 us
+ * -> 7.49 / 7.68 / 8.03 (CUB 7.97 / 8.29 / 8.93), 1,048,573 21.25 -> 11.49 (CUB 13.98), 2^24 76.0 -> 70.7, 2^28 973
+ * -> 880 (CUB 1061); by flags 2^10-2^12 5.86-5.98 -> 5.92-6.14 (within the run's drift: its copy and CUB ran 3-5 %
+ * slower), 2^24 48.5 -> 47.7, 2^28 614.9 -> 601.1 (CUB 876; copy 638). With LEAN_PARTIAL in the keys' kernel too:
+ * one-tile calls by keys 7.26 / 7.52 / 7.74 but 2^24 73.3 and 2^28 929. */
 #ifndef PS_SEGSCAN_LEAN_PARTIAL
-#define PS_SEGSCAN_LEAN_PARTIAL 0
-#endif
-/* FORM_KERNELS (prepared, thirty-second session, compiled, not run): a call by keys runs a kernel of its own, and
- * calls by flags or offsets another, so neither carries the other's code or registers. Why: one kernel serves every
- * form (the form is a run-time field), so a change to the keys' loads moved the flags' register allocation and cost
- * the scan by flags 5 % at 2^28, a path that runs none of it (KEY_NODEP above). The price: two kernels a type x
- * operator instead of one (the compile of this file's four parts; the flags' kernel also loses the keys' code). */
-#ifndef PS_SEGSCAN_FORM_KERNELS
-#define PS_SEGSCAN_FORM_KERNELS 0
+#define PS_SEGSCAN_LEAN_PARTIAL 1
 #endif
 #define PS_SEGSCAN_THREADS 256
 #define PS_SEGSCAN_TILE_OF(bytes) (PS_SEGSCAN_ITEMS_OF(bytes) * PS_SEGSCAN_THREADS)
@@ -232,7 +229,8 @@ __device__ __forceinline__ uint32_t ps_segscan_head_bits(uint32_t word) {
     return (((bits >> 7) * 0x204081u) >> 21) & 0xfu;
 }
 
-/* FORMS: the segment forms this program serves, one bit each (ps_segment_form); all of them but with FORM_KERNELS. */
+/* FORMS: the segment forms this program serves, one bit each (ps_segment_form): segscan_launch runs one program by
+ * keys and one by flags or offsets. */
 #define PS_SEGSCAN_FORM_BIT(f) (1u << (f))
 #define PS_SEGSCAN_ALL_FORMS                                                                                          \
     (PS_SEGSCAN_FORM_BIT(PS_SEGMENTS_FLAGS) | PS_SEGSCAN_FORM_BIT(PS_SEGMENTS_OFFSETS) | PS_SEGSCAN_FORM_BIT(PS_SEGMENTS_KEYS))
@@ -253,7 +251,9 @@ template <class T, class Op, unsigned FORMS = PS_SEGSCAN_ALL_FORMS> struct ps_se
         VECS = ITEMS / VEC, /* the fast path: vectors per thread */
         /* the fast path: a thread's vectors and head bytes are whole 16-byte units, 1 to 8 each (ps_segscan_swz) */
         FAST = PS_SEGSCAN_VEC_LOADS && ITEMS % VEC == 0 && (ITEMS == 16 || ITEMS == 32) && VECS <= 8,
-        CHUNKS = ITEMS / 16 /* the fast path: 16-byte chunks of head bytes per thread */
+        CHUNKS = ITEMS / 16, /* the fast path: 16-byte chunks of head bytes per thread */
+        /* LEAN_PARTIAL above: in a program without the keys' form */
+        LEAN = PS_SEGSCAN_LEAN_PARTIAL && !(FORMS & PS_SEGSCAN_FORM_BIT(PS_SEGMENTS_KEYS))
     };
     static_assert(ITEMS >= 1 && ITEMS <= 32, "a thread's head bits are one word");
     typedef uint4 vec_t; /* the fast tile's 16-byte unit */
@@ -304,10 +304,10 @@ template <class T, class Op, unsigned FORMS = PS_SEGSCAN_ALL_FORMS> struct ps_se
     static __device__ __forceinline__ void copy16(uint32_t dst, const vec_t *src, uint32_t bytes) {
         asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
     }
-    /* The bytes of unit u (16 bytes of items of `size` bytes) before item `valid`: 16, fewer, or 0. (LEAN_PARTIAL:
-     * the same as a clamp of the bytes left, valid * size - 16 u, to [0, 16]: at most 2^16 each way.) */
+    /* The bytes of unit u (16 bytes of items of `size` bytes) before item `valid`: 16, fewer, or 0. (LEAN: the same
+     * as a clamp of the bytes left, valid * size - 16 u, to [0, 16]: at most 2^16 each way.) */
     static __device__ __forceinline__ uint32_t unit_bytes(uint32_t u, uint32_t valid, uint32_t size) {
-        if (PS_SEGSCAN_LEAN_PARTIAL) return (uint32_t)min(max((int32_t)(valid * size) - (int32_t)(16u * u), 0), 16);
+        if (LEAN) return (uint32_t)min(max((int32_t)(valid * size) - (int32_t)(16u * u), 0), 16);
         const uint32_t first = u * (16 / size);
         return first >= valid ? 0u : valid - first >= 16 / size ? 16u : (valid - first) * size;
     }
@@ -338,12 +338,12 @@ template <class T, class Op, unsigned FORMS = PS_SEGSCAN_ALL_FORMS> struct ps_se
     /* A fast tile by keys: its head bytes in the swizzled layout, b(i) = key[i] != key[i - 1] bit for bit. Each
      * warp reads 32 consecutive keys a row (coalesced) and every lane the key before its own (an L1 hit: the lane
      * before just read it), KEY_BATCH rows before any head is written. Item 0 of the input is a head whatever its
-     * flag (scan_async). FULL: no item is past the tile's end; otherwise those past it get no head (and no load, or
-     * with KEY_NODEP one at the tile's last item). */
+     * flag (scan_async). FULL: no item is past the tile's end; otherwise those past it get no head (their loads
+     * read the tile's last key: no load waits on a bound, the note above LEAN_PARTIAL). */
     template <class K, bool FULL>
     static __device__ __forceinline__ void key_heads(const params &p, const local &l, smem &s) {
         const K *keys = (const K *)p.keys + l.pbase;
-        const int32_t lead = l.pbase > 0 ? 1 : 0; /* KEY_NODEP: item 0 of the tile has a key before it */
+        const int32_t lead = l.pbase > 0 ? 1 : 0; /* item 0 of the tile has a key before it */
         enum { B = PS_SEGSCAN_KEY_BATCH < 1 ? 1 : PS_SEGSCAN_KEY_BATCH < ITEMS ? PS_SEGSCAN_KEY_BATCH : ITEMS };
         static_assert(ITEMS % B == 0, "whole batches of rows");
 #pragma unroll
@@ -352,20 +352,13 @@ template <class T, class Op, unsigned FORMS = PS_SEGSCAN_ALL_FORMS> struct ps_se
 #pragma unroll
             for (int b = 0; b < B; b++) {
                 const uint32_t o = (k0 + b) * THREADS + threadIdx.x;
-                if (PS_SEGSCAN_KEY_NODEP && FULL) { /* rows after the first: o - 1 is in the tile */
+                if (FULL) { /* rows after the first: o - 1 is in the tile */
                     x[b] = keys[o];
                     before[b] = k0 + b > 0 ? keys[o - 1] : keys[(int32_t)o - (o > 0 ? 1 : lead)];
-                } else if (PS_SEGSCAN_KEY_NODEP) { /* past the end: the last key, masked below */
+                } else { /* past the end: the last key, masked below */
                     const int32_t c = (int32_t)min(o, l.valid - 1);
                     x[b] = keys[c];
                     before[b] = keys[c - (c > 0 ? 1 : lead)];
-                } else if (FULL) {
-                    x[b] = keys[o];
-                    before[b] = l.pbase + o > 0 ? keys[(int64_t)o - 1] : x[b]; /* item 0: no key before it */
-                } else {
-                    const bool in = o < l.valid;
-                    x[b] = in ? keys[o] : K(0);
-                    before[b] = in && l.pbase + o > 0 ? keys[(int64_t)o - 1] : x[b];
                 }
             }
 #pragma unroll
@@ -453,7 +446,7 @@ template <class T, class Op, unsigned FORMS = PS_SEGSCAN_ALL_FORMS> struct ps_se
                 } else if (b) { /* the unit the tile ends in */
                     T x[VEC];
                     memcpy(x, &vecs(s)[ps_segscan_swz(u)], sizeof x);
-                    if (PS_SEGSCAN_LEAN_PARTIAL) { /* unrolled: x stays in registers (no local array) */
+                    if (LEAN) { /* unrolled: x stays in registers (no local array) */
 #pragma unroll
                         for (int i = 0; i < VEC; i++)
                             if (i * sizeof(T) < b) ((T *)p.out)[l.pbase + u * VEC + i] = x[i];
@@ -762,15 +755,12 @@ template <class T, class Op> struct segscan_launch {
             }
         }
         if (p.n == 0) return cudaSuccess;
-        if constexpr (PS_SEGSCAN_FORM_KERNELS) {
-            typedef ps_segscan_program<T, Op, PS_SEGSCAN_FORM_BIT(PS_SEGMENTS_KEYS)> by_keys;
-            typedef ps_segscan_program<T, Op, PS_SEGSCAN_ALL_FORMS & ~PS_SEGSCAN_FORM_BIT(PS_SEGMENTS_KEYS)> by_positions;
-            if (p.form == PS_SEGMENTS_KEYS)
-                return ps_chain_single_pass<by_keys, PS_SEGSCAN_LANE_ENTRIES>(p, p.tiles, req->temp, dev->stream);
-            return ps_chain_single_pass<by_positions, PS_SEGSCAN_LANE_ENTRIES>(p, p.tiles, req->temp, dev->stream);
-        } else {
-            return ps_chain_single_pass<P, PS_SEGSCAN_LANE_ENTRIES>(p, p.tiles, req->temp, dev->stream);
-        }
+        /* a kernel by keys and one by positions (the note above LEAN_PARTIAL) */
+        typedef ps_segscan_program<T, Op, PS_SEGSCAN_FORM_BIT(PS_SEGMENTS_KEYS)> by_keys;
+        typedef ps_segscan_program<T, Op, PS_SEGSCAN_ALL_FORMS & ~PS_SEGSCAN_FORM_BIT(PS_SEGMENTS_KEYS)> by_positions;
+        if (p.form == PS_SEGMENTS_KEYS)
+            return ps_chain_single_pass<by_keys, PS_SEGSCAN_LANE_ENTRIES>(p, p.tiles, req->temp, dev->stream);
+        return ps_chain_single_pass<by_positions, PS_SEGSCAN_LANE_ENTRIES>(p, p.tiles, req->temp, dev->stream);
     }
 };
 

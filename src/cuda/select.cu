@@ -99,17 +99,14 @@
 #ifndef PS_SELECT_ONE_TILE
 #define PS_SELECT_ONE_TILE 1
 #endif
-/* UNIQUE_LOCAL (prepared, thirty-second session, compiled, not run): a parked tile of a select or partition by
- * PSCAN_PRED_UNIQUE takes the key before each item from the parked tile in shared memory, and reads global memory
- * for the tile's first item alone. The default reads keys[i - 1] from global memory for every item in the ballots'
- * loop: each row's test waits for its load, one L2 round trip a row (the parked keys came by cp.async.cg, past L1,
- * so not even the line is in L1). DIRECT tiles keep the global reads (their keys came through L1). A first form
- * (DIRECT tiles by a shuffle, each row's edge key held in a register) spilled more in the DIRECT kernels (u8 144 ->
- * 260 bytes, i32 140 -> 172, -Xptxas -v of tune_select). Unique had never been timed; `pscan bench --primitive select
- * --case unique` and `tune_select --unique` time it beside DeviceSelect::Unique from this session on. */
-#ifndef PS_SELECT_UNIQUE_LOCAL
-#define PS_SELECT_UNIQUE_LOCAL 0
-#endif
+/* Unique, a parked tile (ballots below): the key before each item comes from the parked tile in shared memory, and
+ * global memory is read for the tile's first item alone. Reading keys[i - 1] from global memory for every item made
+ * each row's test wait for its load, one L2 round trip a row (the parked keys came by cp.async.cg, past L1). H200,
+ * thirty-third session, tune_select --unique (runs of 2, median of 25; docs/bench/h200-select-unique-local.csv):
+ * the default tiles at 2^28, i32 (32 rows) 739 -> 544 us (CUB 593), u8 629 -> 457 (CUB 432), i64 (16 rows) 1135 ->
+ * 970 (CUB 1006); the small u8 tiles (16 rows, parked) 2^12-2^17 8.1-9.7 -> 6.0-7.5 us. i64 keys > 0 (the same
+ * kernel, 16 bytes more spill) within 1 %. DIRECT tiles keep the global reads (their keys came through L1, so the
+ * key before is an L1 hit); a shuffle form for them spilled more (u8 144 -> 260 bytes, i32 140 -> 172). */
 
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
 template <int BYTES> struct ps_select_bits;
@@ -244,10 +241,9 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
     static __device__ __forceinline__ void ballots(const params &p, const local &l, smem &s) {
         /* the keys from their parking place: row k of a warp reads 32 consecutive keys, no bank conflict */
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
-        /* UNIQUE_LOCAL, a parked tile: the key before item o is parked at o - 1; the tile's first item's, before the
-         * tile, is the one key read from global memory (DIRECT tiles keep the global reads: their keys came through
-         * L1, so the key before is an L1 hit) */
-        constexpr bool LOCAL = MODE == PSCAN_PRED_UNIQUE && PS_SELECT_UNIQUE_LOCAL && !DIRECT;
+        /* unique, a parked tile: the key before item o is parked at o - 1; the tile's first item's, before the tile,
+         * is the one key read from global memory (the note above the key widths) */
+        constexpr bool LOCAL = MODE == PSCAN_PRED_UNIQUE && !DIRECT;
         const K *park = reinterpret_cast<const K *>(s.staging);
         K edge = K(0);
         if constexpr (LOCAL) edge = threadIdx.x == 0 && l.base > 0 ? p.keys[l.base - 1] : K(0);

@@ -113,16 +113,12 @@ __device__ __forceinline__ typename P::carry ps_chain_cluster_fold(const typenam
     return ps_chain_window_fold<P, E>(base, v, lane);
 }
 
-/* CLUSTER_MIN_BLOCKS (prepared, thirty-second session, compiled, not run): the cluster kernel's launch bound, blocks
- * per SM (0: the program's MIN_BLOCKS, as its single-pass kernel). A cluster is one call of at most 16 blocks, so
- * the program's occupancy bound buys it nothing, and under it the compiler spills: select's i32 / u8 tiles (32 rows,
- * 5 blocks a SM, 48 registers) spill 436 bytes in the cluster kernel and none in the single-pass one (-Xptxas -v,
- * tune_select). 2 keeps a 16-block cluster on 8 SMs of a GPC (the launcher asks the occupancy API either way). */
-#ifndef PS_CHAIN_CLUSTER_MIN_BLOCKS
-#define PS_CHAIN_CLUSTER_MIN_BLOCKS 0
-#endif
+/* The launch bound is the program's, as its single-pass kernel's, though a cluster is one call of at most 16 blocks.
+ * A bound of 2 blocks a SM (thirty-third session, H200, tune_select / tune_segscan --small): select's small calls
+ * within the run's drift (its CUB ran 3-5 % faster too), segmented scans 2^14 / 2^16 7.46 / 7.78 -> 8.13 / 8.51 us;
+ * docs/bench/h200-segscan-forms.csv, h200-select-cluster-bound.csv. */
 template <class P, int E>
-__global__ void __launch_bounds__(P::THREADS, PS_CHAIN_CLUSTER_MIN_BLOCKS ? PS_CHAIN_CLUSTER_MIN_BLOCKS : P::MIN_BLOCKS)
+__global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     ps_chain_cluster_kernel(const typename P::params p) {
 #if PS_CHAIN_HAS_CLUSTERS
     typedef typename P::carry C;
