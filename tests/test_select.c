@@ -15,8 +15,9 @@
  *    (alternating); temp from the workspace or a caller buffer at +1 byte; the count at an 8-byte boundary
  *    or 3 bytes past one.
  *  - run_large(): every key type x {select, partition} at 64 * tile + 3 (past the 64-tile look-back window;
- *    on OpenCL 257 * tile + 3, past a row of its spine) and at one random size up to 2^22 (2^20 with --quick),
- *    with 8-byte payloads.
+ *    on OpenCL 257 * tile + 3, past a row of its spine), at one random size up to 2^22 (2^20 with --quick) and
+ *    (not OpenCL) at 256 * tile + 3, with 8-byte payloads: on CUDA a select of up to one half tile a SM takes
+ *    half tiles (64 tiles + 3 on a GPU of 128 SMs or more), the default tiles past that.
  *  - run_counted() (CUDA): partitions of 2048 default tiles + 5 items, past what a GPU holds at once, so the
  *    first group is counted first: by flags aligned (their bits) and not, keys alone and with payloads.
  *  - run_patterns(): all kept, none kept, alternating (flags, and the same through nonzero keys), each payload
@@ -60,11 +61,11 @@ static size_t small_tile_items(const type_info *t) {
     return (size_t)PS_SELECT_SMALL_TILE_ITEMS(t->bytes);
 }
 
-/* The largest 64 * tile + 3 of any type: run_large's and run_patterns' size past the look-back window. */
+/* The largest 256 * tile + 3 of any type: run_large's largest size (run_patterns' is 64 * tile + 3). */
 static size_t largest_window_size(void) {
     size_t m = 0;
     for (size_t ti = 0; ti < TYPE_COUNT; ti++)
-        if (64 * tile_items(&types[ti]) + 3 > m) m = 64 * tile_items(&types[ti]) + 3;
+        if (256 * tile_items(&types[ti]) + 3 > m) m = 256 * tile_items(&types[ti]) + 3;
     return m;
 }
 
@@ -333,8 +334,13 @@ static void run_large(harness *h, size_t random_n) {
     unsigned index = 0;
     for (size_t ti = 0; ti < TYPE_COUNT; ti++)
         for (int part = 0; part < 2; part++)
-            for (size_t si = 0; si < 2; si++, index++) {
-                const size_t sizes[2] = {h->addresses ? 64 * tile_items(&types[ti]) + 3 : OPENCL_LARGE, random_n};
+            for (size_t si = 0; si < 3; si++, index++) {
+                /* CUDA: 64 tiles + 3 take half tiles for a select on a GPU of 128 SMs or more
+                 * (select_half_call), 256 tiles + 3 the default tiles up to 512 SMs */
+                const size_t tile = tile_items(&types[ti]);
+                const size_t sizes[3] = {h->addresses ? 64 * tile + 3 : OPENCL_LARGE, random_n,
+                                         h->addresses ? 256 * tile + 3 : 0};
+                if (si == 2 && !h->addresses) continue;
                 const int mode = (int)(index % (PRED_COUNT + 1));
                 one_case c = {&types[ti], part, mode, 8, sizes[si], PATTERN_RANDOM, (int)(index % 2),
                               (int)(index / 2 % 2), 0, 0};

@@ -750,7 +750,7 @@ template <class K> struct select_tiers {
     typedef ps_select_program<K> full;
     static_assert((uint64_t)small::TILE == PS_SELECT_SMALL_TILE_ITEMS(sizeof(K)) &&
                       (uint64_t)full::TILE == PS_SELECT_TILE_ITEMS(sizeof(K)) &&
-                      (uint64_t)small::TILE <= (uint64_t)half::TILE,
+                      (uint64_t)small::TILE <= (uint64_t)half::TILE && (uint64_t)half::TILE == PS_SELECT_TILE_ITEMS(sizeof(K)) / 2,
                   "one set of tiles for plan and launch");
 };
 
@@ -764,20 +764,31 @@ template <class P> static bool select_total_known(uint64_t n) {
  * PS_SELECT_SMALL_BYTES of keys, and a partition of up to one cluster of default tiles (select_launch picks among
  * its tiles there). */
 static bool select_small_call(uint64_t n, size_t key_bytes) { return n * key_bytes <= PS_SELECT_SMALL_BYTES; }
+/* A select past the small tiles and of at most one half tile a SM takes the half tiles: the default tiles leave
+ * most SMs idle there, and a tile's rows run one after another. H200, thirty-third session, tune_select, median of
+ * 25 (docs/bench/h200-select-mid.csv), half / default tile / CUB us: i32 keys > 0 2^18 7.49 / 8.70 / 9.02, 2^19
+ * 8.54 / 9.12 / 9.92, 2^20 (past the bound) 10.46 / 10.46; unique 2^18 8.10 / 9.76 / 9.25, 2^19 9.06 / 10.34 / 9.44,
+ * 2^20 11.10 / 11.55 / 11.14, 2^21 14.50 / 14.30 / 13.12; i64 (half: 8 rows, DIRECT) keys > 0 2^17 6.98 / 7.65,
+ * 2^18 7.84 / 8.03, 2^19 9.82 / 9.41 (past the bound). Partitions keep their own choice (select_launch). */
+static bool select_half_call(uint64_t n, size_t key_bytes, int sm_count) {
+    return n <= (uint64_t)sm_count * (PS_SELECT_TILE_ITEMS(key_bytes) / 2);
+}
 static bool select_partition_picks(uint64_t n, size_t key_bytes) {
     return n <= PS_CHAIN_CLUSTER_MAX * PS_SELECT_TILE_ITEMS(key_bytes);
 }
 
 #if PS_CUDA_PART_ZERO /* per call, not per type: in part 0 of the split (cuda_ops.cuh) */
 /* The most tiles a call may run: its plan's look-back entries, in small tiles where the launcher may take them. */
-static uint64_t select_plan_tiles(const ps_request *req) {
+static uint64_t select_plan_tiles(const ps_request *req, int sm_count) {
     const size_t kb = req->elem_bytes;
-    const bool small = select_small_call(req->n, kb) || (req->prim == PS_PRIM_PARTITION && select_partition_picks(req->n, kb));
-    return ps_cuda_div_up(req->n, small ? PS_SELECT_SMALL_TILE_ITEMS(kb) : PS_SELECT_TILE_ITEMS(kb));
+    const bool partition = req->prim == PS_PRIM_PARTITION;
+    if (select_small_call(req->n, kb) || (partition && select_partition_picks(req->n, kb)))
+        return ps_cuda_div_up(req->n, PS_SELECT_SMALL_TILE_ITEMS(kb));
+    if (!partition && select_half_call(req->n, kb, sm_count)) return ps_cuda_div_up(req->n, PS_SELECT_TILE_ITEMS(kb) / 2);
+    return ps_cuda_div_up(req->n, PS_SELECT_TILE_ITEMS(kb));
 }
 
 pscan_status ps_cuda_select_plan(const ps_request *req, const ps_cuda_device *dev, size_t *bytes) {
-    (void)dev;
     if (req->algo == PSCAN_ALGO_AUTO) return PSCAN_ERROR_INVALID_VALUE; /* resolved by the backend first */
     if (req->algo != PSCAN_ALGO_DECOUPLED_LOOKBACK) return PSCAN_ERROR_UNSUPPORTED_ALGORITHM;
     if (ps_cuda_div_up(req->n, PS_SELECT_TILE_ITEMS(req->elem_bytes)) > PS_CHAIN_MAX_TILES) return PSCAN_ERROR_TOO_LARGE;
@@ -785,7 +796,7 @@ pscan_status ps_cuda_select_plan(const ps_request *req, const ps_cuda_device *de
     if (req->n > 0)
         /* select and partition need the same temp (the size query answers for both): the partition keeps its
          * kept total after the chain entries */
-        *bytes = select_chain_bytes(select_plan_tiles(req)) + PS_SELECT_TOTAL_BYTES +
+        *bytes = select_chain_bytes(select_plan_tiles(req, dev->sm_count)) + PS_SELECT_TOTAL_BYTES +
                  (req->prim == PS_PRIM_PARTITION && req->flags ? select_bits_bytes(req->n) : 0);
     return PSCAN_SUCCESS;
 }
@@ -820,6 +831,8 @@ template <class K> static cudaError_t select_launch(const ps_request *req, const
         if (select_total_known<typename T::full>(p.n)) return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);
     }
     if (select_small_call(p.n, sizeof(K))) return ps_select_launch<typename T::small>(p, req->temp, stream, dev->sm_count);
+    if (!p.partition && select_half_call(p.n, sizeof(K), dev->sm_count))
+        return ps_select_launch<typename T::half>(p, req->temp, stream, dev->sm_count);
     return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);
 }
 
