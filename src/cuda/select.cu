@@ -764,27 +764,35 @@ template <class P> static bool select_total_known(uint64_t n) {
  * PS_SELECT_SMALL_BYTES of keys, and a partition of up to one cluster of default tiles (select_launch picks among
  * its tiles there). */
 static bool select_small_call(uint64_t n, size_t key_bytes) { return n * key_bytes <= PS_SELECT_SMALL_BYTES; }
-/* A select past the small tiles and of at most one half tile a SM takes the half tiles: the default tiles leave
- * most SMs idle there, and a tile's rows run one after another. H200, thirty-third session, tune_select, median of
- * 25 (docs/bench/h200-select-mid.csv), half / default tile / CUB us: i32 keys > 0 2^18 7.49 / 8.70 / 9.02, 2^19
- * 8.54 / 9.12 / 9.92, 2^20 (past the bound) 10.46 / 10.46; unique 2^18 8.10 / 9.76 / 9.25, 2^19 9.06 / 10.34 / 9.44,
- * 2^20 11.10 / 11.55 / 11.14, 2^21 14.50 / 14.30 / 13.12; i64 (half: 8 rows, DIRECT) keys > 0 2^17 6.98 / 7.65,
- * 2^18 7.84 / 8.03, 2^19 9.82 / 9.41 (past the bound). Partitions keep their own choice (select_launch). */
+/* HALF_CALLS (measured, library path not yet verified on a GPU: default 0): a select past the small tiles and of at
+ * most one half tile a SM takes the half tiles, where the default tiles leave most SMs idle (a tile's rows run one
+ * after another). H200, thirty-third session, tune_select, median of 25 (docs/bench/h200-select-mid.csv), half /
+ * default tile / CUB us: i32 keys > 0 2^18 7.49 / 8.70 / 9.02, 2^19 8.54 / 9.12 / 9.92, 2^20 (past the bound)
+ * 10.46 / 10.46; unique 2^18 8.10 / 9.76 / 9.25, 2^19 9.06 / 10.34 / 9.44, 2^20 11.10 / 11.55 / 11.14, 2^21 14.50 /
+ * 14.30 / 13.12; i64 (half: 8 rows, DIRECT) keys > 0 2^17 6.98 / 7.65, 2^18 7.84 / 8.03, 2^19 9.82 / 9.41 (past
+ * the bound). Partitions keep their own choice (select_launch). The first library build of it failed test_select
+ * (44 cases) and the bench: the size query plans as a partition (api.c: "a partition needs at least what a select
+ * does"), which planned the default tiles' look-back entries for a select that ran twice as many tiles.
+ * select_plan_tiles now plans the most either runs; run test_select and the select bench on a GPU with it before
+ * turning it on (docs/tuning.md, next). */
+#ifndef PS_SELECT_HALF_CALLS
+#define PS_SELECT_HALF_CALLS 0
+#endif
 static bool select_half_call(uint64_t n, size_t key_bytes, int sm_count) {
-    return n <= (uint64_t)sm_count * (PS_SELECT_TILE_ITEMS(key_bytes) / 2);
+    return PS_SELECT_HALF_CALLS && n <= (uint64_t)sm_count * (PS_SELECT_TILE_ITEMS(key_bytes) / 2);
 }
 static bool select_partition_picks(uint64_t n, size_t key_bytes) {
     return n <= PS_CHAIN_CLUSTER_MAX * PS_SELECT_TILE_ITEMS(key_bytes);
 }
 
 #if PS_CUDA_PART_ZERO /* per call, not per type: in part 0 of the split (cuda_ops.cuh) */
-/* The most tiles a call may run: its plan's look-back entries, in small tiles where the launcher may take them. */
+/* The most tiles a call may run: its plan's look-back entries, in small tiles where the launcher may take them. One
+ * plan serves select and partition alike (the size query asks as a partition), so it counts the most either runs. */
 static uint64_t select_plan_tiles(const ps_request *req, int sm_count) {
     const size_t kb = req->elem_bytes;
-    const bool partition = req->prim == PS_PRIM_PARTITION;
-    if (select_small_call(req->n, kb) || (partition && select_partition_picks(req->n, kb)))
+    if (select_small_call(req->n, kb) || (req->prim == PS_PRIM_PARTITION && select_partition_picks(req->n, kb)))
         return ps_cuda_div_up(req->n, PS_SELECT_SMALL_TILE_ITEMS(kb));
-    if (!partition && select_half_call(req->n, kb, sm_count)) return ps_cuda_div_up(req->n, PS_SELECT_TILE_ITEMS(kb) / 2);
+    if (select_half_call(req->n, kb, sm_count)) return ps_cuda_div_up(req->n, PS_SELECT_TILE_ITEMS(kb) / 2);
     return ps_cuda_div_up(req->n, PS_SELECT_TILE_ITEMS(kb));
 }
 
