@@ -107,6 +107,14 @@
  * 970 (CUB 1006); the small u8 tiles (16 rows, parked) 2^12-2^17 8.1-9.7 -> 6.0-7.5 us. i64 keys > 0 (the same
  * kernel, 16 bytes more spill) within 1 %. DIRECT tiles keep the global reads (their keys came through L1, so the
  * key before is an L1 hit); a shuffle form for them spilled more (u8 144 -> 260 bytes, i32 140 -> 172). */
+/* UNIQUE_EDGE_EARLY (prepared, thirty-third session, compiled, not run): the key before a parked tile, the one global
+ * load of a unique tile's ballots, is issued right after the tile's cp.async copies instead of after their wait and
+ * barrier, so its round trip overlaps theirs. Why: warp 0's first ballot waits for that load and the barrier after
+ * the ballots waits for warp 0, one L2 round trip a tile in series; unique ran 7 % slower than keys > 0 at 2^28
+ * (i32 549.8 against 511.0 us, `pscan bench`, H200): 0.8 us a tile over the ~50 tiles each of 660 block slots runs. */
+#ifndef PS_SELECT_UNIQUE_EDGE_EARLY
+#define PS_SELECT_UNIQUE_EDGE_EARLY 0
+#endif
 
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
 template <int BYTES> struct ps_select_bits;
@@ -222,6 +230,7 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
         uint64_t base;
         uint64_t kept_total; /* a partition on a driver that knows the total (the total hook) */
         uint32_t valid;
+        K edge; /* UNIQUE_EDGE_EARLY: the key before a parked tile (thread 0) */
     };
 
     static __device__ __forceinline__ uint64_t combine(uint64_t a, uint64_t b) { return a + b; }
@@ -246,7 +255,7 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
         constexpr bool LOCAL = MODE == PSCAN_PRED_UNIQUE && !DIRECT;
         const K *park = reinterpret_cast<const K *>(s.staging);
         K edge = K(0);
-        if constexpr (LOCAL) edge = threadIdx.x == 0 && l.base > 0 ? p.keys[l.base - 1] : K(0);
+        if constexpr (LOCAL) edge = PS_SELECT_UNIQUE_EDGE_EARLY ? l.edge : threadIdx.x == 0 && l.base > 0 ? p.keys[l.base - 1] : K(0);
 #pragma unroll
         for (int k = 0; k < ROWS; k++) {
             const uint32_t o = k * THREADS + threadIdx.x;
@@ -310,6 +319,8 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
                 park[o] = o < l.valid ? p.keys[l.base + o] : K(0);
             }
         }
+        if (PS_SELECT_UNIQUE_EDGE_EARLY && !DIRECT && !p.flags && p.pred == PSCAN_PRED_UNIQUE)
+            l.edge = threadIdx.x == 0 && l.base > 0 ? p.keys[l.base - 1] : K(0); /* in flight with the copies */
         if (DIRECT) {
             /* the flags were loaded with the keys, the bits' masks beside them */
         } else if (from_bits) {
