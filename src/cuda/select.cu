@@ -107,14 +107,12 @@
  * 970 (CUB 1006); the small u8 tiles (16 rows, parked) 2^12-2^17 8.1-9.7 -> 6.0-7.5 us. i64 keys > 0 (the same
  * kernel, 16 bytes more spill) within 1 %. DIRECT tiles keep the global reads (their keys came through L1, so the
  * key before is an L1 hit); a shuffle form for them spilled more (u8 144 -> 260 bytes, i32 140 -> 172). */
-/* UNIQUE_EDGE_EARLY (prepared, thirty-third session, compiled, not run): the key before a parked tile, the one global
- * load of a unique tile's ballots, is issued right after the tile's cp.async copies instead of after their wait and
- * barrier, so its round trip overlaps theirs. Why: warp 0's first ballot waits for that load and the barrier after
- * the ballots waits for warp 0, one L2 round trip a tile in series; unique ran 7 % slower than keys > 0 at 2^28
- * (i32 549.8 against 511.0 us, `pscan bench`, H200): 0.8 us a tile over the ~50 tiles each of 660 block slots runs. */
-#ifndef PS_SELECT_UNIQUE_EDGE_EARLY
-#define PS_SELECT_UNIQUE_EDGE_EARLY 0
-#endif
+/* The key before a parked tile, the one global load of a unique tile's ballots, is issued right after the tile's
+ * cp.async copies rather than after their wait and barrier, so its round trip overlaps theirs: warp 0's first ballot
+ * waits for that load and the barrier after the ballots waits for warp 0. H200, thirty-fourth session, tune_select
+ * --unique, two runs of median of 25, before / after us: i32 2^24 46.05 / 44.74, 45.92 / 45.06; 2^28 537.5 / 534.0,
+ * 537.4 / 533.0 (CUB 587); i64 2^28 957.5 / 952.6, 958.9 / 952.1 (CUB 992); u8 2^28 452.9 / 450.2, 453.9 / 450.4
+ * (CUB 427); keys > 0 unchanged (2^28 503.7 / 504.8, 504.1 / 504.2). */
 
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
 template <int BYTES> struct ps_select_bits;
@@ -230,7 +228,7 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
         uint64_t base;
         uint64_t kept_total; /* a partition on a driver that knows the total (the total hook) */
         uint32_t valid;
-        K edge; /* UNIQUE_EDGE_EARLY: the key before a parked tile (thread 0) */
+        K edge; /* unique: the key before a parked tile (thread 0), loaded with the tile's copies */
     };
 
     static __device__ __forceinline__ uint64_t combine(uint64_t a, uint64_t b) { return a + b; }
@@ -255,7 +253,7 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
         constexpr bool LOCAL = MODE == PSCAN_PRED_UNIQUE && !DIRECT;
         const K *park = reinterpret_cast<const K *>(s.staging);
         K edge = K(0);
-        if constexpr (LOCAL) edge = PS_SELECT_UNIQUE_EDGE_EARLY ? l.edge : threadIdx.x == 0 && l.base > 0 ? p.keys[l.base - 1] : K(0);
+        if constexpr (LOCAL) edge = l.edge;
 #pragma unroll
         for (int k = 0; k < ROWS; k++) {
             const uint32_t o = k * THREADS + threadIdx.x;
@@ -319,7 +317,7 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
                 park[o] = o < l.valid ? p.keys[l.base + o] : K(0);
             }
         }
-        if (PS_SELECT_UNIQUE_EDGE_EARLY && !DIRECT && !p.flags && p.pred == PSCAN_PRED_UNIQUE)
+        if (!DIRECT && !p.flags && p.pred == PSCAN_PRED_UNIQUE)
             l.edge = threadIdx.x == 0 && l.base > 0 ? p.keys[l.base - 1] : K(0); /* in flight with the copies */
         if (DIRECT) {
             /* the flags were loaded with the keys, the bits' masks beside them */
@@ -775,22 +773,17 @@ template <class P> static bool select_total_known(uint64_t n) {
  * PS_SELECT_SMALL_BYTES of keys, and a partition of up to one cluster of default tiles (select_launch picks among
  * its tiles there). */
 static bool select_small_call(uint64_t n, size_t key_bytes) { return n * key_bytes <= PS_SELECT_SMALL_BYTES; }
-/* HALF_CALLS (measured, library path not yet verified on a GPU: default 0): a select past the small tiles and of at
- * most one half tile a SM takes the half tiles, where the default tiles leave most SMs idle (a tile's rows run one
- * after another). H200, thirty-third session, tune_select, median of 25 (docs/bench/h200-select-mid.csv), half /
- * default tile / CUB us: i32 keys > 0 2^18 7.49 / 8.70 / 9.02, 2^19 8.54 / 9.12 / 9.92, 2^20 (past the bound)
- * 10.46 / 10.46; unique 2^18 8.10 / 9.76 / 9.25, 2^19 9.06 / 10.34 / 9.44, 2^20 11.10 / 11.55 / 11.14, 2^21 14.50 /
- * 14.30 / 13.12; i64 (half: 8 rows, DIRECT) keys > 0 2^17 6.98 / 7.65, 2^18 7.84 / 8.03, 2^19 9.82 / 9.41 (past
- * the bound). Partitions keep their own choice (select_launch). The first library build of it failed test_select
- * (44 cases) and the bench: the size query plans as a partition (api.c: "a partition needs at least what a select
- * does"), which planned the default tiles' look-back entries for a select that ran twice as many tiles.
- * select_plan_tiles now plans the most either runs; run test_select and the select bench on a GPU with it before
- * turning it on (docs/tuning.md, next). */
-#ifndef PS_SELECT_HALF_CALLS
-#define PS_SELECT_HALF_CALLS 0
-#endif
+/* A select past the small tiles and of at most one half tile a SM takes the half tiles, where the default tiles
+ * leave most SMs idle (a tile's rows run one after another). H200, thirty-third session, tune_select, median of 25
+ * (docs/bench/h200-select-mid.csv), half / default tile / CUB us: i32 keys > 0 2^18 7.49 / 8.70 / 9.02, 2^19 8.54 /
+ * 9.12 / 9.92, 2^20 (past the bound) 10.46 / 10.46; unique 2^18 8.10 / 9.76 / 9.25, 2^19 9.06 / 10.34 / 9.44; i64
+ * (half: 8 rows, DIRECT) keys > 0 2^17 6.98 / 7.65, 2^18 7.84 / 8.03. Partitions keep their own choice
+ * (select_launch). The size query plans as a partition (api.c: "a partition needs at least what a select does"), so
+ * select_plan_tiles counts the most tiles either runs (its first build planned the default tiles' look-back entries
+ * for a select that ran twice as many: 44 test_select cases failed). Thirty-fourth session, library build: test_select
+ * 2234 passed on the H200; `pscan bench` i32 unique 2^18 1.13x CUB, 2^19 1.06x. */
 static bool select_half_call(uint64_t n, size_t key_bytes, int sm_count) {
-    return PS_SELECT_HALF_CALLS && n <= (uint64_t)sm_count * (PS_SELECT_TILE_ITEMS(key_bytes) / 2);
+    return n <= (uint64_t)sm_count * (PS_SELECT_TILE_ITEMS(key_bytes) / 2);
 }
 static bool select_partition_picks(uint64_t n, size_t key_bytes) {
     return n <= PS_CHAIN_CLUSTER_MAX * PS_SELECT_TILE_ITEMS(key_bytes);
