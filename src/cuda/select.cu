@@ -537,7 +537,17 @@ __device__ __forceinline__ uint32_t ps_select_count_vector(const ps_select_param
     memcpy(e, &w, sizeof e);
     uint32_t c = 0;
 #pragma unroll
-    for (int j = 0; j < V; j++) c += ps_select_count_one<MODE, K>(p, e[j], i0 + j);
+    for (int j = 0; j < V; j++)
+        /* unique: the key before item j > 0 is in this vector; only item 0's is read from global memory (one load a
+         * vector, where each item's load waited for the compare before it). H200, thirty-fourth session, tune_select
+         * --unique --ops part, two rounds (docs/bench/h200-split-unique-count.csv), the default tiles' counted
+         * partitions at 2^28, us: i32 848.5 / 847.6 -> 817.9 / 820.7, u8 637.0 / 637.1 -> 566.8 / 568.0, i64 1654.9 /
+         * 1650.8 -> 1618.5 / 1617.7 (CUB's DevicePartition::Flagged over precomputed first-of-run flags: 903, 663,
+         * 1425); u8 2^24 54.5 / 54.1 -> 50.4 / 50.3. */
+        if constexpr (MODE == PSCAN_PRED_UNIQUE)
+            c += j == 0 ? ps_select_count_one<MODE, K>(p, e[0], i0) : !ps_select_same_bits((K)e[j], (K)e[j - 1]);
+        else
+            c += ps_select_count_one<MODE, K>(p, e[j], i0 + j);
     return c;
 }
 

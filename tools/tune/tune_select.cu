@@ -17,7 +17,9 @@
  * Method as tune_scan.cu: keys from a hash of the index (about half kept: x > 0 for signed keys, x > 127 for
  * u8; --flags: by a u8 flag array holding that decision, against CUB's DeviceSelect / DevicePartition::Flagged,
  * and of copy then counts the flags' bytes too; --unique: a select by PSCAN_PRED_UNIQUE of keys in pairs, key i the
- * hash of i / 2, so exactly half are kept, against CUB's DeviceSelect::Unique); 2x L2 written before each timed
+ * hash of i / 2, so exactly half are kept, against CUB's DeviceSelect::Unique, and a partition by uniqueness
+ * against CUB's DevicePartition::Flagged over first-of-run flags made before the timing (CUB has no partition by
+ * uniqueness; that peer reads n flag bytes more and computes nothing); 2x L2 written before each timed
  * call; CUDA events around the call; median of reps after two warm-ups; spread (p90 - p10) / median.
  */
 #include <cub/cub.cuh>
@@ -100,6 +102,12 @@ struct options {
     bool i32 = true, i64 = true, u8 = true, sel = true, part = true, flags = false, small = false, unique = false;
 };
 
+/* --unique's partition peer: a flag for the first item of each run of equal keys. */
+template <class K> __global__ void fill_first_of_run(uint8_t *f, const K *k, uint64_t n) {
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
+        f[i] = i == 0 || k[i] != k[i - 1];
+}
+
 /* The flags of --flags: the same decision as greater_than, one byte an item. */
 template <class K> __global__ void fill_flags(uint8_t *f, const K *k, uint64_t n, K operand) {
     for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
@@ -132,10 +140,17 @@ template <class K, class... Vs> static void bench_type(const options &o) {
             CK(cudaGetLastError());
         }
         g_flags = flags;
+        uint8_t *first = nullptr; /* --unique: the partition peer's flags */
+        if (o.unique && o.part) {
+            CK(cudaMalloc(&first, n));
+            fill_first_of_run<K><<<g_sms * 8, 256>>>(first, in, n);
+            CK(cudaGetLastError());
+        }
         size_t sel_bytes = 0, part_bytes = 0;
         void *sel_temp = nullptr, *part_temp = nullptr;
         if (o.unique) {
             CK(cub::DeviceSelect::Unique(nullptr, sel_bytes, in, ref, cub_count, (int64_t)n));
+            if (first) CK(cub::DevicePartition::Flagged(nullptr, part_bytes, in, first, ref, cub_count, (int64_t)n));
         } else if (o.flags) {
             CK(cub::DeviceSelect::Flagged(nullptr, sel_bytes, in, flags, ref, cub_count, (int64_t)n));
             CK(cub::DevicePartition::Flagged(nullptr, part_bytes, in, flags, ref, cub_count, (int64_t)n));
@@ -149,10 +164,12 @@ template <class K, class... Vs> static void bench_type(const options &o) {
         const double copy_gbps = 2.0 * n * sizeof(K) / copy.median_us * 1e-3;
         printf("%s,copy,%llu,%.2f,1.000,-,%.3f,ok\n", tname<K>(), (unsigned long long)n, copy.median_us, copy.spread);
         for (int part = 0; part < 2; part++) {
-            if (!(part ? o.part && !o.unique : o.sel)) continue; /* CUB has no partition by uniqueness */
+            if (!(part ? o.part : o.sel)) continue;
             const char *op = part ? "part" : "sel";
             auto cub_call = [&] {
-                if (o.unique)
+                if (o.unique && part)
+                    CK(cub::DevicePartition::Flagged(part_temp, part_bytes, in, first, ref, cub_count, (int64_t)n));
+                else if (o.unique)
                     CK(cub::DeviceSelect::Unique(sel_temp, sel_bytes, in, ref, cub_count, (int64_t)n));
                 else if (o.flags && part)
                     CK(cub::DevicePartition::Flagged(part_temp, part_bytes, in, flags, ref, cub_count, (int64_t)n));
@@ -203,6 +220,7 @@ template <class K, class... Vs> static void bench_type(const options &o) {
         CK(cudaFree(sel_temp));
         CK(cudaFree(part_temp));
         if (flags) CK(cudaFree(flags));
+        if (first) CK(cudaFree(first));
         g_flags = nullptr;
     }
 }
