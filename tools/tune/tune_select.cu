@@ -5,7 +5,7 @@
  * Not part of the library.
  *
  *   tune_select [--reps 25] [--min-log2 16] [--max-log2 28] [--step 4] [--types i32,i64,u8] [--ops sel,part]
- *               [--flags] [--small] [--unique]
+ *               [--flags] [--small] [--unique] [--pairs]
  *
  * One CSV row per (type, variant, n): time, of copy, x CUB (CUB's time / the variant's, against CUB's select
  * or partition), spread. Variant names: sel. or part. (the operation), then r32.b5.e2 (32 rows, 5 blocks per
@@ -19,7 +19,9 @@
  * and of copy then counts the flags' bytes too; --unique: a select by PSCAN_PRED_UNIQUE of keys in pairs, key i the
  * hash of i / 2, so exactly half are kept, against CUB's DeviceSelect::Unique, and a partition by uniqueness
  * against CUB's DevicePartition::Flagged over first-of-run flags made before the timing (CUB has no partition by
- * uniqueness; that peer reads n flag bytes more and computes nothing); 2x L2 written before each timed
+ * uniqueness; that peer reads n flag bytes more and computes nothing); --pairs: keys > 0 kept exactly where unique
+ * keeps (every even item: every tile keeps half, each warp's kept slots alternate), to tell the data's part of
+ * unique's cost from its test's; 2x L2 written before each timed
  * call; CUDA events around the call; median of reps after two warm-ups; spread (p90 - p10) / median.
  */
 #include <cub/cub.cuh>
@@ -86,6 +88,21 @@ template <class K> __global__ void fill_keys(K *k, uint64_t n, int shift) {
     }
 }
 
+/* --pairs: keys > operand exactly where unique keeps its keys in pairs (every even item: the top bit chosen so, the
+ * other bits hashed), so every tile keeps half and the kept slots alternate as unique's do. */
+template <class K> __global__ void mark_even(K *k, uint64_t n) {
+    typedef typename ps_select_bits<sizeof(K)>::type U;
+    const U top = (U)((U)1 << (8 * sizeof(K) - 1));
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        U u;
+        memcpy(&u, &k[i], sizeof u);
+        u = (U)(u & (U)~top) | (U)(sizeof(K) > 1 ? 0 : top); /* u8 (keys > 127): top set keeps; signed: clear keeps */
+        if (i % 2) u ^= top;                                /* odd items the other way */
+        if (sizeof(K) > 1 && u == 0) u = 1;                  /* 0 > 0 is false: an even signed key must be positive */
+        memcpy(&k[i], &u, sizeof u);
+    }
+}
+
 /* Whether got matches CUB's ref: the kept items in order; for a partition the rest after them in order, which
  * CUB writes reversed from the end. *bad (zeroed before) counts the differences. */
 template <class K>
@@ -100,6 +117,7 @@ __global__ void check_kernel(const K *got, const K *ref, uint64_t n, uint64_t ke
 struct options {
     int min_log2 = 16, max_log2 = 28, step = 4;
     bool i32 = true, i64 = true, u8 = true, sel = true, part = true, flags = false, small = false, unique = false;
+    bool pairs = false; /* keys > 0 kept where unique keeps: the data's part of unique's cost apart from its test's */
 };
 
 /* --unique's partition peer: a flag for the first item of each run of equal keys. */
@@ -131,6 +149,7 @@ template <class K, class... Vs> static void bench_type(const options &o) {
         CK(cudaMalloc(&bad, sizeof(unsigned)));
         CK(cudaMalloc(&temp, (n / 1024 + 64) * 64 + n / 8 + (1 << 20))); /* chain entries, total, flag bits */
         fill_keys<K><<<g_sms * 8, 256>>>(in, n, o.unique ? 1 : 0);
+        if (o.pairs) mark_even<K><<<g_sms * 8, 256>>>(in, n);
         CK(cudaGetLastError());
         const K operand = sizeof(K) == 1 ? (K)127 : (K)0;
         uint8_t *flags = nullptr;
@@ -232,6 +251,7 @@ int main(int argc, char **argv) {
         if (a == "--flags") o.flags = true;
         else if (a == "--unique") o.unique = g_unique = true;
         else if (a == "--small") o.small = true;
+        else if (a == "--pairs") o.pairs = true;
         else if (a == "--reps") g_reps = atoi(argv[++i]);
         else if (a == "--min-log2") o.min_log2 = atoi(argv[++i]);
         else if (a == "--max-log2") o.max_log2 = atoi(argv[++i]);
