@@ -114,6 +114,13 @@
  * 537.4 / 533.0 (CUB 587); i64 2^28 957.5 / 952.6, 958.9 / 952.1 (CUB 992); u8 2^28 452.9 / 450.2, 453.9 / 450.4
  * (CUB 427); keys > 0 unchanged (2^28 503.7 / 504.8, 504.1 / 504.2). */
 
+/* UNIQUE_FIRST_ROW (prepared, thirty-fourth session, default 0): the call's first item is o == 0 of tile 0, asked as
+ * such, so rows k > 0 (o >= 256: known from the unrolled k) fold the test away, where l.base + o == 0 is a 64-bit add
+ * and compare in each of the 32 rows (the compiler cannot rule out the wrap). docs/tuning.md, next. */
+#ifndef PS_SELECT_UNIQUE_FIRST_ROW
+#define PS_SELECT_UNIQUE_FIRST_ROW 0
+#endif
+
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
 template <int BYTES> struct ps_select_bits;
 template <> struct ps_select_bits<1> { typedef uint8_t type; };
@@ -263,7 +270,8 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
                                                            : reinterpret_cast<const uint8_t *>(s.flags)[o];
             bool keep;
             if constexpr (LOCAL)
-                keep = o < l.valid && (l.base + o == 0 || !ps_select_same_bits(key, o > 0 ? park[o - 1] : edge));
+                keep = o < l.valid && ((PS_SELECT_UNIQUE_FIRST_ROW ? o == 0 && l.base == 0 : l.base + o == 0) ||
+                                       !ps_select_same_bits(key, o > 0 ? park[o - 1] : edge));
             else
                 keep = o < l.valid && ps_select_test<MODE>(p, key, flag, l.base + o);
             const unsigned mask = __ballot_sync(PS_WARP_ALL, keep);
