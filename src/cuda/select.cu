@@ -107,13 +107,6 @@
  * 970 (CUB 1006); the small u8 tiles (16 rows, parked) 2^12-2^17 8.1-9.7 -> 6.0-7.5 us. i64 keys > 0 (the same
  * kernel, 16 bytes more spill) within 1 %. DIRECT tiles keep the global reads (their keys came through L1, so the
  * key before is an L1 hit); a shuffle form for them spilled more (u8 144 -> 260 bytes, i32 140 -> 172). */
-/* The key before a parked tile, the one global load of a unique tile's ballots, is issued right after the tile's
- * cp.async copies rather than after their wait and barrier, so its round trip overlaps theirs: warp 0's first ballot
- * waits for that load and the barrier after the ballots waits for warp 0. H200, thirty-fourth session, tune_select
- * --unique, two runs of median of 25, before / after us: i32 2^24 46.05 / 44.74, 45.92 / 45.06; 2^28 537.5 / 534.0,
- * 537.4 / 533.0 (CUB 587); i64 2^28 957.5 / 952.6, 958.9 / 952.1 (CUB 992); u8 2^28 452.9 / 450.2, 453.9 / 450.4
- * (CUB 427); keys > 0 unchanged (2^28 503.7 / 504.8, 504.1 / 504.2). */
-
 /* UNIQUE_FIRST_ROW (prepared, thirty-fourth session, default 0): the call's first item is o == 0 of tile 0, asked as
  * such, so rows k > 0 (o >= 256: known from the unrolled k) fold the test away, where l.base + o == 0 is a 64-bit add
  * and compare in each of the 32 rows (the compiler cannot rule out the wrap). docs/tuning.md, next. */
@@ -325,8 +318,14 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
                 park[o] = o < l.valid ? p.keys[l.base + o] : K(0);
             }
         }
+        /* unique: the key before a parked tile, the one global load of its ballots, issued here rather than after
+         * the copies' wait and barrier, so its round trip overlaps theirs (warp 0's first ballot waits for it, and the
+         * barrier after the ballots for warp 0). H200, thirty-fourth session, tune_select --unique, two runs, before
+         * / after us: i32 2^24 46.05 / 44.74, 45.92 / 45.06; 2^28 537.5 / 534.0, 537.4 / 533.0 (CUB 587); i64 2^28
+         * 957.5 / 952.6, 958.9 / 952.1 (CUB 992); u8 2^28 452.9 / 450.2, 453.9 / 450.4 (CUB 427); keys > 0 unchanged
+         * (2^28 503.7 / 504.8, 504.1 / 504.2). */
         if (!DIRECT && !p.flags && p.pred == PSCAN_PRED_UNIQUE)
-            l.edge = threadIdx.x == 0 && l.base > 0 ? p.keys[l.base - 1] : K(0); /* in flight with the copies */
+            l.edge = threadIdx.x == 0 && l.base > 0 ? p.keys[l.base - 1] : K(0);
         if (DIRECT) {
             /* the flags were loaded with the keys, the bits' masks beside them */
         } else if (from_bits) {
