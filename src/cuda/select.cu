@@ -252,8 +252,6 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
          * is the one key read from global memory (the note above the key widths) */
         constexpr bool LOCAL = MODE == PSCAN_PRED_UNIQUE && !DIRECT;
         const K *park = reinterpret_cast<const K *>(s.staging);
-        K edge = K(0);
-        if constexpr (LOCAL) edge = l.edge;
 #pragma unroll
         for (int k = 0; k < ROWS; k++) {
             const uint32_t o = k * THREADS + threadIdx.x;
@@ -264,7 +262,7 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
             bool keep;
             if constexpr (LOCAL)
                 keep = o < l.valid && ((PS_SELECT_UNIQUE_FIRST_ROW ? o == 0 && l.base == 0 : l.base + o == 0) ||
-                                       !ps_select_same_bits(key, o > 0 ? park[o - 1] : edge));
+                                       !ps_select_same_bits(key, o > 0 ? park[o - 1] : l.edge));
             else
                 keep = o < l.valid && ps_select_test<MODE>(p, key, flag, l.base + o);
             const unsigned mask = __ballot_sync(PS_WARP_ALL, keep);
