@@ -107,12 +107,6 @@
  * 970 (CUB 1006); the small u8 tiles (16 rows, parked) 2^12-2^17 8.1-9.7 -> 6.0-7.5 us. i64 keys > 0 (the same
  * kernel, 16 bytes more spill) within 1 %. DIRECT tiles keep the global reads (their keys came through L1, so the
  * key before is an L1 hit); a shuffle form for them spilled more (u8 144 -> 260 bytes, i32 140 -> 172). */
-/* UNIQUE_FIRST_ROW (prepared, thirty-fourth session, default 0): the call's first item is o == 0 of tile 0, asked as
- * such, so rows k > 0 (o >= 256: known from the unrolled k) fold the test away, where l.base + o == 0 is a 64-bit add
- * and compare in each of the 32 rows (the compiler cannot rule out the wrap). docs/tuning.md, next. */
-#ifndef PS_SELECT_UNIQUE_FIRST_ROW
-#define PS_SELECT_UNIQUE_FIRST_ROW 0
-#endif
 
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
 template <int BYTES> struct ps_select_bits;
@@ -249,7 +243,12 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
         /* the keys from their parking place: row k of a warp reads 32 consecutive keys, no bank conflict */
         const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         /* unique, a parked tile: the key before item o is parked at o - 1; the tile's first item's, before the tile,
-         * is the one key read from global memory (the note above the key widths) */
+         * is the one key read from global memory (the note above the key widths). The call's first item is asked as
+         * o == 0 of tile 0, which rows k > 0 fold away (o >= THREADS), where l.base + o == 0, a 64-bit add the
+         * compiler cannot prove never wraps, cost each of the 32 rows an add and compare (96 instructions of the i32
+         * kernel's 8320). H200, thirty-fifth session, tune_select --unique, two rounds, best us before / after:
+         * i32 2^21 14.34 / 13.98, 2^28 538.2 / 530.8 (CUB 592); u8 2^22 16.16 / 15.87, 2^28 454.5 / 443.6 (CUB
+         * 431.7); i64 2^28 964.6 / 962.4 (docs/bench/h200-select-unique-first-row.csv). */
         constexpr bool LOCAL = MODE == PSCAN_PRED_UNIQUE && !DIRECT;
         const K *park = reinterpret_cast<const K *>(s.staging);
 #pragma unroll
@@ -261,8 +260,7 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
                                                            : reinterpret_cast<const uint8_t *>(s.flags)[o];
             bool keep;
             if constexpr (LOCAL)
-                keep = o < l.valid && ((PS_SELECT_UNIQUE_FIRST_ROW ? o == 0 && l.base == 0 : l.base + o == 0) ||
-                                       !ps_select_same_bits(key, o > 0 ? park[o - 1] : l.edge));
+                keep = o < l.valid && ((o == 0 && l.base == 0) || !ps_select_same_bits(key, o > 0 ? park[o - 1] : l.edge));
             else
                 keep = o < l.valid && ps_select_test<MODE>(p, key, flag, l.base + o);
             const unsigned mask = __ballot_sync(PS_WARP_ALL, keep);
