@@ -108,6 +108,15 @@
  * kernel, 16 bytes more spill) within 1 %. DIRECT tiles keep the global reads (their keys came through L1, so the
  * key before is an L1 hit); a shuffle form for them spilled more (u8 144 -> 260 bytes, i32 140 -> 172). */
 
+/* VEC (select_tile.h; 1- and 2-byte keys, parked tiles): a thread takes 16 consecutive parked keys with one 16-byte
+ * shared load, tests them from registers and stores their decisions as one half (2-byte keys: one byte) of a mask
+ * word; consume stages the keys from the same registers, each group at its output's offset in 16 bytes, and writes
+ * them out in 16-byte stores. The row form (below) spends a shared load, a ballot and a mask store a key (unique:
+ * two loads), and three more shared loads and a store a key to stage it: u8 keys > 0 at 2^28 ran at 0.24 of copy,
+ * and tiles of more rows lost (2026-11-26). With the vector form the byte tiles grow to 64 rows, four blocks a SM
+ * (52 KiB of shared memory each). docs/performance.md, thirty-fifth session. */
+#define PS_SELECT_KEY_MIN_BLOCKS(key_bytes) (PS_SELECT_KEY_ROWS(key_bytes) > 2 * PS_SELECT_ROWS ? 4 : 5)
+
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
 template <int BYTES> struct ps_select_bits;
 template <> struct ps_select_bits<1> { typedef uint8_t type; };
@@ -191,7 +200,8 @@ __device__ __forceinline__ void ps_select_store_count(uint64_t *count, uint64_t 
  * warp's kept items of a row are consecutive slots: one coalesced run); no parking, no staging, three barriers
  * fewer. The default tile parks and stages: its 32 rows would hold 32 registers across the look-back, and its
  * writes are whole lines. */
-template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool DIRECT = false> struct ps_select_program {
+template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = PS_SELECT_KEY_MIN_BLOCKS(sizeof(K)), bool DIRECT = false>
+struct ps_select_program {
     typedef uint64_t carry;
     typedef K key;
     enum {
@@ -201,10 +211,15 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
         ROWS = ROWS_,
         TILE = ROWS * THREADS,
         SLICES = ROWS * WARPS,               /* one ballot per row and warp */
-        SLICES_PER_LANE = SLICES / PS_WARP_LANES
+        SLICES_PER_LANE = SLICES / PS_WARP_LANES,
+        VEC = PS_SELECT_VEC && sizeof(K) <= 2 && !DIRECT,
+        VEC_ITEMS = 16 / sizeof(K),                  /* keys a 16-byte vector (VEC) */
+        VEC_CHUNKS = TILE / VEC_ITEMS / THREADS       /* vectors a thread (VEC) */
     };
     static_assert(SLICES % PS_WARP_LANES == 0, "warp 0 scans the slices, the same number per lane");
     static_assert((size_t)TILE * sizeof(K) <= PS_SELECT_STAGE_BYTES, "the tile's keys are parked in the staging buffer");
+    static_assert(!VEC || ((size_t)TILE * sizeof(K) + 32 <= PS_SELECT_STAGE_BYTES && VEC_CHUNKS * VEC_ITEMS * THREADS == TILE),
+                  "VEC: whole vectors a thread, and both groups staged at their outputs' offsets in 16 bytes");
 
     typedef ps_select_params<K> params;
     struct smem {
@@ -251,6 +266,42 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
          * 431.7); i64 2^28 964.6 / 962.4 (docs/bench/h200-select-unique-first-row.csv). */
         constexpr bool LOCAL = MODE == PSCAN_PRED_UNIQUE && !DIRECT;
         const K *park = reinterpret_cast<const K *>(s.staging);
+        if constexpr (VEC) {
+            /* vector q of the tile, items VEC_ITEMS x q on, decides the bits VEC_ITEMS x q on of the mask words
+             * (item order from bit 0, little-endian: a half word of 16 decisions, a byte of 8) */
+            typedef typename ps_select_bits<VEC_ITEMS / 8>::type H;
+#pragma unroll
+            for (int c = 0; c < VEC_CHUNKS; c++) {
+                const uint32_t q = c * THREADS + threadIdx.x, o = q * VEC_ITEMS;
+                const uint4 v = reinterpret_cast<const uint4 *>(s.staging)[q];
+                K key[VEC_ITEMS];
+                memcpy(key, &v, sizeof key);
+                uint8_t flag[16] = {0};
+                if constexpr (MODE == PS_SELECT_BY_FLAGS) { /* 16 flags a load; 8 keys of 2 bytes take the half */
+                    if constexpr (VEC_ITEMS == 16) {
+                        const uint4 f = s.flags[q];
+                        memcpy(flag, &f, 16);
+                    } else {
+                        const uint2 f = reinterpret_cast<const uint2 *>(s.flags)[q];
+                        memcpy(flag, &f, 8);
+                    }
+                }
+                K before = K(0);
+                if constexpr (LOCAL) before = o > 0 ? park[o - 1] : l.edge;
+                uint32_t bits = 0;
+#pragma unroll
+                for (int j = 0; j < VEC_ITEMS; j++) {
+                    bool keep;
+                    if constexpr (LOCAL)
+                        keep = (j == 0 && o == 0 && l.base == 0) || !ps_select_same_bits(key[j], j > 0 ? key[j - 1] : before);
+                    else
+                        keep = ps_select_test<MODE>(p, key[j], flag[j], 0);
+                    bits |= (uint32_t)keep << j;
+                }
+                if (o + VEC_ITEMS > l.valid) bits &= o >= l.valid ? 0u : (1u << (l.valid - o)) - 1u;
+                reinterpret_cast<H *>(&s.masks[0][0])[q] = (H)bits;
+            }
+        } else {
 #pragma unroll
         for (int k = 0; k < ROWS; k++) {
             const uint32_t o = k * THREADS + threadIdx.x;
@@ -265,6 +316,7 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
                 keep = o < l.valid && ps_select_test<MODE>(p, key, flag, l.base + o);
             const unsigned mask = __ballot_sync(PS_WARP_ALL, keep);
             if (lane == 0) s.masks[k][warp] = mask;
+        }
         }
     }
 
@@ -420,6 +472,23 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
         }
     }
 
+    /* VEC: count keys staged from slot first on (first at the output's offset in its 16 bytes) to the output at
+     * address at: the whole 16-byte blocks in one store each, the first and the last (where the run starts or ends
+     * inside them) key by key. */
+    static __device__ __forceinline__ void vec_out(const smem &s, uint32_t first, uint32_t count, uintptr_t at) {
+        const uint32_t from = first * (uint32_t)sizeof(K), end = from + count * (uint32_t)sizeof(K); /* staging bytes */
+        const uintptr_t base = at - from; /* 16-aligned: the address of staging byte 0 */
+        for (uint32_t b = from / 16 + threadIdx.x; b < (end + 15) / 16; b += THREADS) {
+            if (16 * b >= from && 16 * b + 16 <= end) {
+                *reinterpret_cast<uint4 *>(base + 16 * b) = reinterpret_cast<const uint4 *>(s.staging)[b];
+            } else {
+                const uint32_t lo = 16 * b > from ? 16 * b : from, hi = 16 * b + 16 < end ? 16 * b + 16 : end;
+                for (uint32_t i = lo; i < hi; i += sizeof(K))
+                    *reinterpret_cast<K *>(base + i) = reinterpret_cast<const K *>(s.staging)[i / sizeof(K)];
+            }
+        }
+    }
+
     template <class V>
     static __device__ __forceinline__ void move_values(const params &p, const local &l, smem &s, uint64_t prefix,
                                                        uint32_t kept, uint64_t rejected_at) {
@@ -429,14 +498,58 @@ template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = 5, bool
     static __device__ __forceinline__ void consume(const params &p, uint32_t id, uint64_t prefix, uint64_t aggregate,
                                                    local &l, smem &s) {
         const uint32_t kept = (uint32_t)aggregate;
+        /* the first slot of this tile's rejected items: after every kept item, and the tiles' rejected before */
+        const uint64_t rejected_at =
+            p.partition && kept < l.valid ? (p.kept_total ? (uint64_t)*p.kept_total : l.kept_total) + (l.base - prefix) : 0;
+        if constexpr (VEC) {
+            /* the keys from the parked vectors, staged in two runs (kept, then for a partition rejected), each at
+             * its output's offset in 16 bytes, so staged and output vectors line up and the middle of each run goes
+             * out in 16-byte stores; payloads after, as the row form moves them */
+            uint4 v[VEC_CHUNKS];
+#pragma unroll
+            for (int c = 0; c < VEC_CHUNKS; c++) v[c] = reinterpret_cast<const uint4 *>(s.staging)[c * THREADS + threadIdx.x];
+            __syncthreads(); /* the staging below writes over the parking place */
+            const uintptr_t kept_at = (uintptr_t)(p.keys_out + prefix);
+            const uintptr_t rest_at = (uintptr_t)(p.keys_out + rejected_at);
+            const uint32_t a = (uint32_t)(kept_at & 15u) / sizeof(K); /* the kept run's first slot in the staging */
+            const uint32_t r = p.partition ? (a + kept + VEC_ITEMS - 1) / VEC_ITEMS * VEC_ITEMS + (uint32_t)(rest_at & 15u) / sizeof(K) : 0;
+            K *staged = reinterpret_cast<K *>(s.staging);
+            typedef typename ps_select_bits<VEC_ITEMS / 8>::type H;
+#pragma unroll
+            for (int c = 0; c < VEC_CHUNKS; c++) {
+                const uint32_t q = c * THREADS + threadIdx.x, o = q * VEC_ITEMS, word = o / 32;
+                const uint32_t bits = reinterpret_cast<const H *>(&s.masks[0][0])[q];
+                uint32_t rank = (&s.offsets[0][0])[word] + __popc((&s.masks[0][0])[word] & ((1u << (o % 32)) - 1u));
+                uint32_t other = o - rank; /* the rejected items before item o */
+                K key[VEC_ITEMS];
+                memcpy(key, &v[c], sizeof key);
+#pragma unroll
+                for (int j = 0; j < VEC_ITEMS; j++) {
+                    if ((bits >> j) & 1u) staged[a + rank++] = key[j];
+                    else if (p.partition && o + j < l.valid) staged[r + other++] = key[j];
+                }
+            }
+            __syncthreads();
+            vec_out(s, a, kept, kept_at);
+            if (p.partition) vec_out(s, r, l.valid - kept, rest_at);
+            if (p.value_bytes != 0) {
+                __syncthreads(); /* the payloads' staging writes over the keys' */
+                switch (p.value_bytes) {
+                case 1: move_values<uint8_t>(p, l, s, prefix, kept, rejected_at); break;
+                case 2: move_values<uint16_t>(p, l, s, prefix, kept, rejected_at); break;
+                case 4: move_values<uint32_t>(p, l, s, prefix, kept, rejected_at); break;
+                case 8: move_values<uint64_t>(p, l, s, prefix, kept, rejected_at); break;
+                default: break;
+                }
+            }
+            if (id == p.tiles - 1 && threadIdx.x == 0) ps_select_store_count(p.count, prefix + aggregate);
+            return;
+        }
         if (!DIRECT) { /* the parked keys to registers, then a barrier: the staging below writes over the parking place */
 #pragma unroll
             for (int k = 0; k < ROWS; k++) l.key[k] = reinterpret_cast<const K *>(s.staging)[k * THREADS + threadIdx.x];
             __syncthreads();
         }
-        /* the first slot of this tile's rejected items: after every kept item, and the tiles' rejected before */
-        const uint64_t rejected_at =
-            p.partition && kept < l.valid ? (p.kept_total ? (uint64_t)*p.kept_total : l.kept_total) + (l.base - prefix) : 0;
         if (DIRECT && p.value_bytes == 0) { /* keys alone, each from its register to its slot */
             const unsigned lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
             const unsigned below = (1u << lane) - 1u;
@@ -856,7 +969,10 @@ template <class K> static cudaError_t select_launch(const ps_request *req, const
         if (select_total_known<typename T::full>(p.n)) return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);
     }
     if (select_small_call(p.n, sizeof(K))) return ps_select_launch<typename T::small>(p, req->temp, stream, dev->sm_count);
-    if (!p.partition && select_half_call(p.n, sizeof(K), dev->sm_count))
+    /* partitions too where the default tile is the byte keys' 64 rows (the half tile: 32): H200, thirty-fifth
+     * session, tune_select, u8 partition at 2^20, keys > 0 / unique / flags, 64 rows 11.23 / 10.43 / 11.36 us, 32
+     * rows 9.92 / 9.47 / 10.24 (docs/bench/h200-select-vec.csv) */
+    if ((!p.partition || PS_SELECT_KEY_ROWS(sizeof(K)) > 2 * PS_SELECT_ROWS) && select_half_call(p.n, sizeof(K), dev->sm_count))
         return ps_select_launch<typename T::half>(p, req->temp, stream, dev->sm_count);
     return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);
 }

@@ -13,10 +13,18 @@
 #define PS_SELECT_ROWS 16
 #endif
 #define PS_SELECT_THREADS 256
-/* The CUDA row tile's rows for keys of key_bytes: 32 KiB of keys parked in shared memory (16 rows of 8-byte keys,
- * 32 of smaller ones). PS_SELECT_ROWS stays the OpenCL tile's. */
+/* 1: the tiles of 1- and 2-byte keys test, stage and write their keys 16 bytes a thread (the vector form,
+ * src/cuda/select.cu), and 1-byte keys take tiles of 64 rows (16 KiB), which the row form's per-key costs kept at
+ * 32; 0: the row form for every key. */
+#ifndef PS_SELECT_VEC
+#define PS_SELECT_VEC 1
+#endif
+/* The CUDA row tile's rows for keys of key_bytes: 32 KiB of keys parked in shared memory for 8-byte keys (16 rows),
+ * 16 KiB for 1- to 4-byte keys (64 rows of bytes with the vector form, else 32 rows). PS_SELECT_ROWS stays the
+ * OpenCL tile's. */
 #ifndef PS_SELECT_KEY_ROWS
-#define PS_SELECT_KEY_ROWS(key_bytes) ((key_bytes) >= 8 ? PS_SELECT_ROWS : 2 * PS_SELECT_ROWS)
+#define PS_SELECT_KEY_ROWS(key_bytes)                                                                           \
+    ((key_bytes) >= 8 ? PS_SELECT_ROWS : (key_bytes) == 1 && PS_SELECT_VEC ? 4 * PS_SELECT_ROWS : 2 * PS_SELECT_ROWS)
 #endif
 
 /* Items per CUDA tile for keys of key_bytes. */

@@ -4,7 +4,7 @@
  * DeviceSelect::If / DevicePartition::If in one run, each checked against CUB's result first (on the device).
  * Not part of the library.
  *
- *   tune_select [--reps 25] [--min-log2 16] [--max-log2 28] [--step 4] [--types i32,i64,u8] [--ops sel,part]
+ *   tune_select [--reps 25] [--min-log2 16] [--max-log2 28] [--step 4] [--types i32,i64,u8,i16] [--ops sel,part]
  *               [--flags] [--small] [--unique] [--pairs]
  *
  * One CSV row per (type, variant, n): time, of copy, x CUB (CUB's time / the variant's, against CUB's select
@@ -76,7 +76,9 @@ template <class K, int ROWS, int MINB, int E, bool D = false> struct rows {
     }
 };
 
-template <class K> static const char *tname() { return sizeof(K) == 1 ? "u8" : sizeof(K) == 4 ? "i32" : "i64"; }
+template <class K> static const char *tname() {
+    return sizeof(K) == 1 ? "u8" : sizeof(K) == 2 ? "i16" : sizeof(K) == 4 ? "i32" : "i64";
+}
 
 /* Keys from a hash of the index: uniform bits, so about half pass x > operand. */
 template <class K> __global__ void fill_keys(K *k, uint64_t n, int shift) {
@@ -116,7 +118,7 @@ __global__ void check_kernel(const K *got, const K *ref, uint64_t n, uint64_t ke
 
 struct options {
     int min_log2 = 16, max_log2 = 28, step = 4;
-    bool i32 = true, i64 = true, u8 = true, sel = true, part = true, flags = false, small = false, unique = false;
+    bool i32 = true, i64 = true, u8 = true, i16 = false, sel = true, part = true, flags = false, small = false, unique = false;
     bool pairs = false; /* keys > 0 kept where unique keeps: the data's part of unique's cost apart from its test's */
 };
 
@@ -133,7 +135,7 @@ template <class K> __global__ void fill_flags(uint8_t *f, const K *k, uint64_t n
 }
 
 template <class K, class... Vs> static void bench_type(const options &o) {
-    if (!(sizeof(K) == 1 ? o.u8 : sizeof(K) == 4 ? o.i32 : o.i64)) return;
+    if (!(sizeof(K) == 1 ? o.u8 : sizeof(K) == 2 ? o.i16 : sizeof(K) == 4 ? o.i32 : o.i64)) return;
     for (int lg = o.min_log2; lg <= o.max_log2; lg += o.step) {
         const uint64_t n = 1ull << lg;
         K *in, *out, *ref;
@@ -257,7 +259,7 @@ int main(int argc, char **argv) {
         else if (a == "--max-log2") o.max_log2 = atoi(argv[++i]);
         else if (a == "--step") o.step = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 1;
         else if (a == "--types") o.i32 = v.find("i32") != std::string::npos, o.i64 = v.find("i64") != std::string::npos,
-                                 o.u8 = v.find("u8") != std::string::npos, i++;
+                                 o.u8 = v.find("u8") != std::string::npos, o.i16 = v.find("i16") != std::string::npos, i++;
         else if (a == "--ops") o.sel = v.find("sel") != std::string::npos, o.part = v.find("part") != std::string::npos, i++;
     }
     int dev = 0;
@@ -268,9 +270,10 @@ int main(int argc, char **argv) {
     CK(cudaGetDeviceProperties(&prop, dev));
     printf("# tune_select on %s, median of %d%s; type,variant,n,time_us,of_copy,x_cub,spread,check\n", prop.name, g_reps,
            o.unique ? ", unique" : o.flags ? ", by flags" : "");
-    /* the library's tile (r32.b5 for 1- to 4-byte keys, r16.b5 for 8-byte ones) and its neighbours; 2026-11-26 also
-     * measured 128 rows of u8 (spills), 8 rows of i64 at 6 blocks and 3 look-back entries (all slower), 4 blocks
-     * per SM and 64 rows of u8 (no gain); the smaller tiles are for small calls (2026-11-27) */
+    /* the library's tile (r32.b5 for 2- and 4-byte keys, r64.b4 for 1-byte keys since the thirty-fifth session's
+     * vector form, r16.b5 for 8-byte ones) and its neighbours; 2026-11-26 also measured 128 rows of u8 (spills), 8
+     * rows of i64 at 6 blocks and 3 look-back entries (all slower), and, in the row form, 4 blocks per SM and 64 rows
+     * of u8 (no gain); the smaller tiles are for small calls (2026-11-27) */
     if (o.small) { /* the small calls' tiles, parked and DIRECT (--small: run with --min-log2 10 --max-log2 17 --step 1) */
         bench_type<int32_t, rows<int32_t, 4, 5, 2>, rows<int32_t, 4, 5, 2, true>, rows<int32_t, 8, 5, 2>,
                    rows<int32_t, 8, 5, 2, true>, rows<int32_t, 16, 5, 2>, rows<int32_t, 16, 5, 2, true>>(o);
@@ -281,6 +284,7 @@ int main(int argc, char **argv) {
     }
     bench_type<int32_t, rows<int32_t, 32, 5, 2>, rows<int32_t, 16, 5, 2>, rows<int32_t, 8, 5, 2>, rows<int32_t, 4, 5, 2>>(o);
     bench_type<int64_t, rows<int64_t, 16, 5, 2>, rows<int64_t, 8, 5, 2>, rows<int64_t, 4, 5, 2>>(o);
-    bench_type<uint8_t, rows<uint8_t, 32, 5, 2>, rows<uint8_t, 16, 5, 2>>(o);
+    bench_type<uint8_t, rows<uint8_t, 64, 4, 2>, rows<uint8_t, 32, 5, 2>, rows<uint8_t, 16, 5, 2>, rows<uint8_t, 96, 3, 2>>(o);
+    bench_type<int16_t, rows<int16_t, 32, 5, 2>, rows<int16_t, 16, 5, 2>>(o); /* --types i16 only */
     return 0;
 }
