@@ -438,16 +438,10 @@ extern "C" pscan_status ps_bench_cuda_time_cub_select(pscan_context *ctx, pscan_
         return cub_peer_time(ctx, &p, n, reps, t);
     }
     memcpy(p.value, operand, pscan_type_size(type));
-#define BENCH_CUB_SELECT_(T) p.run = partition ? cub_select<T, 1> : cub_select<T, 0>
+#define BENCH_CUB_SELECT_(NAME, name, ctype)                                                                   \
+    case PSCAN_TYPE_##NAME: p.run = partition ? cub_select<ctype, 1> : cub_select<ctype, 0>; break;
     switch (type) {
-    case PSCAN_TYPE_I32: BENCH_CUB_SELECT_(int32_t); break;
-    case PSCAN_TYPE_U32: BENCH_CUB_SELECT_(uint32_t); break;
-    case PSCAN_TYPE_F32: BENCH_CUB_SELECT_(float); break;
-    case PSCAN_TYPE_I64: BENCH_CUB_SELECT_(int64_t); break;
-    case PSCAN_TYPE_U64: BENCH_CUB_SELECT_(uint64_t); break;
-    case PSCAN_TYPE_F64: BENCH_CUB_SELECT_(double); break;
-    case PSCAN_TYPE_U8: BENCH_CUB_SELECT_(uint8_t); break;
-    case PSCAN_TYPE_U16: BENCH_CUB_SELECT_(uint16_t); break;
+        PSCAN_TYPE_LIST(BENCH_CUB_SELECT_)
     default: break;
     }
 #undef BENCH_CUB_SELECT_

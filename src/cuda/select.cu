@@ -2,14 +2,18 @@
  * select.cu - select (compact) and partition, as one tile program on the single-pass chain driver
  * (chain/single_pass.cuh). The carry is a count: how many items the tiles before this one kept.
  *
- * The tile program (256 threads x ROWS rows; one tile is ROWS x 256 consecutive items, 32 KiB of keys: 16 rows of
- * 8-byte keys, 32 of smaller ones; row k is items k * 256 ... k * 256 + 255, one per thread):
+ * The tile program (256 threads x ROWS rows; one tile is ROWS x 256 consecutive items, 16-32 KiB of keys: 16 rows
+ * of 8-byte keys, 32 of 4- and 2-byte keys, 64 of bytes; row k is items k * 256 ... k * 256 + 255, one per thread):
  *  - reduce: the tile's keys (and flags) are parked in shared memory in item order, with cp.async for a full,
  *    aligned tile (no registers hold them in flight or across the look-back). Each thread decides its item of
  *    every row from there, with the predicate a template argument chosen once per tile (no per-item switch);
  *    one ballot per warp and row records the decisions (masks[row][warp]). Warp 0 scans the ROWS x WARPS
  *    ballot counts in row-major order, i.e. in item order: offsets[row][warp] is how many items of the tile
  *    before that warp's slice of that row are kept. The tile's kept count is the aggregate.
+ *  - Keys of up to 4 bytes take the vector form (VEC, below): the ballot words are the tile's decisions in item
+ *    order, 32 to a word, so a thread fills them 16 bytes of keys at a time (a half word or a byte of decisions),
+ *    and consume stages those keys from registers and writes whole 16-byte blocks; the scan, the chain and the
+ *    payloads' moves are the row form's.
  *  - consume(prefix = kept before the tile): each thread takes its keys from the parking place to registers
  *    (a barrier: the staging below writes over it). An item's rank among the kept ones of its tile is
  *    offsets[row][warp] + popc(mask & lanes below); a rejected item's rank among the rejected is its index in
@@ -50,7 +54,8 @@
  * 1.17x (0.75 of copy), i64 1.08x (0.81), u8 1.02x; partition i32 0.84x, i64 0.81x, u8 0.92x (the extra read).
  * Before parking and the per-tile predicate (16 rows in registers, a switch per item: 64 instructions an item
  * against 27): select i32 0.62x, i64 0.78x. A vector tile (16-byte loads, per-thread counts) measured 0.61-0.76x
- * and was removed.
+ * and was removed; the vector form (thirty-fifth session) keeps the ballot words and warp 0's scan and vectorizes
+ * only the decisions, the staging and the stores: H200 2^28 u8 1.84x, i32 1.24x CUB (`pscan bench`).
  */
 #include <stdint.h>
 #include <string.h>
@@ -108,13 +113,19 @@
  * kernel, 16 bytes more spill) within 1 %. DIRECT tiles keep the global reads (their keys came through L1, so the
  * key before is an L1 hit); a shuffle form for them spilled more (u8 144 -> 260 bytes, i32 140 -> 172). */
 
-/* VEC (select_tile.h; 1- and 2-byte keys, parked tiles): a thread takes 16 consecutive parked keys with one 16-byte
- * shared load, tests them from registers and stores their decisions as one half (2-byte keys: one byte) of a mask
- * word; consume stages the keys from the same registers, each group at its output's offset in 16 bytes, and writes
- * them out in 16-byte stores. The row form (below) spends a shared load, a ballot and a mask store a key (unique:
- * two loads), and three more shared loads and a store a key to stage it: u8 keys > 0 at 2^28 ran at 0.24 of copy,
- * and tiles of more rows lost (2026-11-26). With the vector form the byte tiles grow to 64 rows, four blocks a SM
- * (52 KiB of shared memory each). docs/performance.md, thirty-fifth session. */
+/* VEC (select_tile.h; 1- to 4-byte keys, parked tiles): a thread takes 16 bytes of consecutive parked keys with one
+ * shared load, tests them from registers and stores their decisions as one half word (1-byte keys) or one byte of a
+ * mask word (4-byte keys: two lanes' four decisions, joined by a shuffle); consume stages the keys from the same
+ * registers, each group at its output's offset in 16 bytes, and writes them out in 16-byte stores. The row form
+ * (below) spends a shared load, a ballot and a mask store a key (unique: two loads), and three more shared loads and
+ * a store a key to stage it: u8 keys > 0 at 2^28 ran at 0.24 of copy, and tiles of more rows lost (2026-11-26).
+ * With the vector form the byte tiles grow to 64 rows, four blocks a SM (52 KiB of shared memory each). H200,
+ * thirty-fifth session, tune_select, best of two rounds, row form / vector form, us (CUB): u8 2^28 keys > 0 394.7
+ * / 237.1 (435.6), unique 439.5 / 227.5 (426.3), by flags 409.2 / 244.6 (582.6), partition keys > 0 462.6 / 392.5
+ * (712.0); 2^21 u8 keys > 0 11.26 / 9.54 (10.91); i16 2^28 keys > 0 423.1 / 401.8 (493.3); i32 2^28 keys > 0 504.5 /
+ * 478.3 (593.3), unique 523.6 / 475.4 (586.0), 2^21 13.12 / 11.97 (12.99), unique 14.21 / 11.97 (13.34); 8-byte
+ * keys lost 0-1 % (i64 2^28 keys > 0 936.4 / 945.4), so they keep the row form (docs/bench/h200-select-vec.csv,
+ * h200-select-vec4.csv). */
 #define PS_SELECT_KEY_MIN_BLOCKS(key_bytes) (PS_SELECT_KEY_ROWS(key_bytes) > 2 * PS_SELECT_ROWS ? 4 : 5)
 
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
@@ -212,20 +223,21 @@ struct ps_select_program {
         TILE = ROWS * THREADS,
         SLICES = ROWS * WARPS,               /* one ballot per row and warp */
         SLICES_PER_LANE = SLICES / PS_WARP_LANES,
-        VEC = PS_SELECT_VEC && sizeof(K) <= 2 && !DIRECT,
+        VEC = PS_SELECT_VEC && sizeof(K) <= PS_SELECT_VEC_BYTES && !DIRECT,
         VEC_ITEMS = 16 / sizeof(K),                  /* keys a 16-byte vector (VEC) */
-        VEC_CHUNKS = TILE / VEC_ITEMS / THREADS       /* vectors a thread (VEC) */
+        VEC_CHUNKS = TILE / VEC_ITEMS / THREADS,      /* vectors a thread (VEC) */
+        VEC_LANES = VEC_ITEMS >= 8 ? 1 : 8 / VEC_ITEMS /* lanes whose vectors' decisions make one byte (VEC) */
     };
     static_assert(SLICES % PS_WARP_LANES == 0, "warp 0 scans the slices, the same number per lane");
     static_assert((size_t)TILE * sizeof(K) <= PS_SELECT_STAGE_BYTES, "the tile's keys are parked in the staging buffer");
-    static_assert(!VEC || ((size_t)TILE * sizeof(K) + 32 <= PS_SELECT_STAGE_BYTES && VEC_CHUNKS * VEC_ITEMS * THREADS == TILE),
-                  "VEC: whole vectors a thread, and both groups staged at their outputs' offsets in 16 bytes");
+    static_assert(!VEC || ((size_t)TILE * sizeof(K) <= PS_SELECT_STAGE_BYTES && VEC_CHUNKS * VEC_ITEMS * THREADS == TILE),
+                  "VEC: whole vectors a thread (the staging's 32 bytes more hold both groups' offsets in 16 bytes)");
 
     typedef ps_select_params<K> params;
     struct smem {
         /* the tile's keys in item order from the load to the start of consume (parked: no registers hold them
          * across the look-back), then the keys and payloads at their output ranks */
-        uint64_t staging[PS_SELECT_STAGE_BYTES / 8];
+        uint64_t staging[(PS_SELECT_STAGE_BYTES + 32) / 8]; /* 32 more: VEC's two runs start inside 16 bytes */
         uint4 flags[TILE / 16]; /* the tile's flags, parked the same way (a select by flags) */
         uint32_t masks[ROWS][WARPS];
         uint32_t offsets[ROWS][WARPS];
@@ -268,8 +280,8 @@ struct ps_select_program {
         const K *park = reinterpret_cast<const K *>(s.staging);
         if constexpr (VEC) {
             /* vector q of the tile, items VEC_ITEMS x q on, decides the bits VEC_ITEMS x q on of the mask words
-             * (item order from bit 0, little-endian: a half word of 16 decisions, a byte of 8) */
-            typedef typename ps_select_bits<VEC_ITEMS / 8>::type H;
+             * (item order from bit 0, little-endian: a half word of 16 decisions, a byte of 8 or of two lanes' 4) */
+            typedef typename ps_select_bits<VEC_ITEMS >= 8 ? VEC_ITEMS / 8 : 1>::type H;
 #pragma unroll
             for (int c = 0; c < VEC_CHUNKS; c++) {
                 const uint32_t q = c * THREADS + threadIdx.x, o = q * VEC_ITEMS;
@@ -277,13 +289,14 @@ struct ps_select_program {
                 K key[VEC_ITEMS];
                 memcpy(key, &v, sizeof key);
                 uint8_t flag[16] = {0};
-                if constexpr (MODE == PS_SELECT_BY_FLAGS) { /* 16 flags a load; 8 keys of 2 bytes take the half */
+                if constexpr (MODE == PS_SELECT_BY_FLAGS) { /* the vector's flags in one load */
                     if constexpr (VEC_ITEMS == 16) {
                         const uint4 f = s.flags[q];
                         memcpy(flag, &f, 16);
                     } else {
-                        const uint2 f = reinterpret_cast<const uint2 *>(s.flags)[q];
-                        memcpy(flag, &f, 8);
+                        typedef typename ps_select_bits<VEC_ITEMS>::type F;
+                        const F f = reinterpret_cast<const F *>(s.flags)[q];
+                        memcpy(flag, &f, VEC_ITEMS);
                     }
                 }
                 K before = K(0);
@@ -299,7 +312,10 @@ struct ps_select_program {
                     bits |= (uint32_t)keep << j;
                 }
                 if (o + VEC_ITEMS > l.valid) bits &= o >= l.valid ? 0u : (1u << (l.valid - o)) - 1u;
-                reinterpret_cast<H *>(&s.masks[0][0])[q] = (H)bits;
+                /* fewer than 8 decisions a vector: the next VEC_LANES - 1 lanes' (their vectors follow) to make a byte */
+#pragma unroll
+                for (int d = 1; d < VEC_LANES; d <<= 1) bits |= __shfl_down_sync(PS_WARP_ALL, bits, d) << (d * VEC_ITEMS);
+                if (lane % VEC_LANES == 0) reinterpret_cast<H *>(&s.masks[0][0])[q / VEC_LANES] = (H)bits;
             }
         } else {
 #pragma unroll
@@ -514,12 +530,11 @@ struct ps_select_program {
             const uint32_t a = (uint32_t)(kept_at & 15u) / sizeof(K); /* the kept run's first slot in the staging */
             const uint32_t r = p.partition ? (a + kept + VEC_ITEMS - 1) / VEC_ITEMS * VEC_ITEMS + (uint32_t)(rest_at & 15u) / sizeof(K) : 0;
             K *staged = reinterpret_cast<K *>(s.staging);
-            typedef typename ps_select_bits<VEC_ITEMS / 8>::type H;
 #pragma unroll
             for (int c = 0; c < VEC_CHUNKS; c++) {
                 const uint32_t q = c * THREADS + threadIdx.x, o = q * VEC_ITEMS, word = o / 32;
-                const uint32_t bits = reinterpret_cast<const H *>(&s.masks[0][0])[q];
-                uint32_t rank = (&s.offsets[0][0])[word] + __popc((&s.masks[0][0])[word] & ((1u << (o % 32)) - 1u));
+                const uint32_t mask = (&s.masks[0][0])[word], bits = (mask >> (o % 32)) & ((1u << VEC_ITEMS) - 1u);
+                uint32_t rank = (&s.offsets[0][0])[word] + __popc(mask & ((1u << (o % 32)) - 1u));
                 uint32_t other = o - rank; /* the rejected items before item o */
                 K key[VEC_ITEMS];
                 memcpy(key, &v[c], sizeof key);

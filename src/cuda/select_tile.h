@@ -3,7 +3,7 @@
  * program from them, and tests/test_select.c aims its sizes at their tile boundaries. One definition, so a knob
  * changed here (or with -D, in the C and CUDA flags alike) moves both.
  *
- * Row tile: PS_SELECT_KEY_ROWS(key bytes) rows x 256 threads, one item per thread and row (32 KiB of keys;
+ * Row tile: PS_SELECT_KEY_ROWS(key bytes) rows x 256 threads, one item per thread and row (16-32 KiB of keys;
  * docs/performance.md, 2026-11-26). PS_SELECT_ROWS is also the OpenCL tile's row count.
  */
 #ifndef PS_SELECT_TILE_H
@@ -13,15 +13,19 @@
 #define PS_SELECT_ROWS 16
 #endif
 #define PS_SELECT_THREADS 256
-/* 1: the tiles of 1- and 2-byte keys test, stage and write their keys 16 bytes a thread (the vector form,
+/* 1: the tiles of keys of up to PS_SELECT_VEC_BYTES test, stage and write them 16 bytes a thread (the vector form,
  * src/cuda/select.cu), and 1-byte keys take tiles of 64 rows (16 KiB), which the row form's per-key costs kept at
  * 32; 0: the row form for every key. */
 #ifndef PS_SELECT_VEC
 #define PS_SELECT_VEC 1
 #endif
-/* The CUDA row tile's rows for keys of key_bytes: 32 KiB of keys parked in shared memory for 8-byte keys (16 rows),
- * 16 KiB for 1- to 4-byte keys (64 rows of bytes with the vector form, else 32 rows). PS_SELECT_ROWS stays the
- * OpenCL tile's. */
+/* The largest keys (bytes) that take the vector form: 4 (8-byte keys lost 0-1 %; src/cuda/select.cu). */
+#ifndef PS_SELECT_VEC_BYTES
+#define PS_SELECT_VEC_BYTES 4
+#endif
+/* The CUDA row tile's rows for keys of key_bytes, parked in shared memory: 32 KiB of 8- and 4-byte keys (16 and 32
+ * rows), 16 KiB of 2-byte keys (32 rows) and of 1-byte keys (64 rows with the vector form, else 32: 8 KiB).
+ * PS_SELECT_ROWS stays the OpenCL tile's. */
 #ifndef PS_SELECT_KEY_ROWS
 #define PS_SELECT_KEY_ROWS(key_bytes)                                                                           \
     ((key_bytes) >= 8 ? PS_SELECT_ROWS : (key_bytes) == 1 && PS_SELECT_VEC ? 4 * PS_SELECT_ROWS : 2 * PS_SELECT_ROWS)
