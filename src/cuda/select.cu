@@ -3,7 +3,8 @@
  * (chain/single_pass.cuh). The carry is a count: how many items the tiles before this one kept.
  *
  * The tile program (256 threads x ROWS rows; one tile is ROWS x 256 consecutive items, 16-32 KiB of keys: 16 rows
- * of 8-byte keys, 32 of 4- and 2-byte keys, 64 of bytes; row k is items k * 256 ... k * 256 + 255, one per thread):
+ * of 8-byte keys, 32 of 4-byte keys, 64 of 2- and 1-byte keys; row k is items k * 256 ... k * 256 + 255, one per
+ * thread):
  *  - reduce: the tile's keys (and flags) are parked in shared memory in item order, with cp.async for a full,
  *    aligned tile (no registers hold them in flight or across the look-back). Each thread decides its item of
  *    every row from there, with the predicate a template argument chosen once per tile (no per-item switch);
@@ -119,7 +120,9 @@
  * registers, each group at its output's offset in 16 bytes, and writes them out in 16-byte stores. The row form
  * (below) spends a shared load, a ballot and a mask store a key (unique: two loads), and three more shared loads and
  * a store a key to stage it: u8 keys > 0 at 2^28 ran at 0.24 of copy, and tiles of more rows lost (2026-11-26).
- * With the vector form the byte tiles grow to 64 rows, four blocks a SM (52 KiB of shared memory each). H200,
+ * With the vector form the 1- and 2-byte tiles grow to 64 rows, four blocks a SM (52 KiB of shared memory each):
+ * i16 2^28 keys > 0 400.5 -> 278.7 us, unique 396.5 -> 276.4, by flags 405.9 -> 321.9 (tune_select, 32 -> 64 rows;
+ * docs/bench/h200-select-tiles.csv; partitions: select_partition_half below). H200,
  * thirty-fifth session, tune_select, best of two rounds, row form / vector form, us (CUB): u8 2^28 keys > 0 394.7
  * / 237.1 (435.6), unique 439.5 / 227.5 (426.3), by flags 409.2 / 244.6 (582.6), partition keys > 0 462.6 / 392.5
  * (712.0); 2^21 u8 keys > 0 11.26 / 9.54 (10.91); i16 2^28 keys > 0 423.1 / 401.8 (493.3); i32 2^28 keys > 0 504.5 /
@@ -926,6 +929,14 @@ static bool select_small_call(uint64_t n, size_t key_bytes) { return n * key_byt
 static bool select_half_call(uint64_t n, size_t key_bytes, int sm_count) {
     return n <= (uint64_t)sm_count * (PS_SELECT_TILE_ITEMS(key_bytes) / 2);
 }
+/* A partition of up to 2^24 items takes the half tiles where the default tile is of 64 rows (1- and 2-byte keys):
+ * H200, thirty-fifth session, tune_select, partition keys > 0 / unique / flags, 32 / 64 rows, us: i16 2^21 12.67 /
+ * 13.25, 12.00 / 12.16, 13.12 / 13.76; 2^24 46.43 / 49.15, 45.47 / 47.26, 41.70 / 46.34; 2^28 484.3 / 474.9, 483.1 /
+ * 460.5, 419.4 / 411.6 (the default tile); u8 2^20 9.92 / 11.23, 9.47 / 10.43, 10.24 / 11.36, 2^24 38.82 / 39.52,
+ * 36.45 / 36.77, 37.18 / 39.14 (docs/bench/h200-select-vec.csv, h200-select-tiles.csv). */
+static bool select_partition_half(uint64_t n, size_t key_bytes) {
+    return PS_SELECT_KEY_ROWS(key_bytes) > 2 * PS_SELECT_ROWS && n <= ((uint64_t)1 << 24);
+}
 static bool select_partition_picks(uint64_t n, size_t key_bytes) {
     return n <= PS_CHAIN_CLUSTER_MAX * PS_SELECT_TILE_ITEMS(key_bytes);
 }
@@ -937,7 +948,8 @@ static uint64_t select_plan_tiles(const ps_request *req, int sm_count) {
     const size_t kb = req->elem_bytes;
     if (select_small_call(req->n, kb) || (req->prim == PS_PRIM_PARTITION && select_partition_picks(req->n, kb)))
         return ps_cuda_div_up(req->n, PS_SELECT_SMALL_TILE_ITEMS(kb));
-    if (select_half_call(req->n, kb, sm_count)) return ps_cuda_div_up(req->n, PS_SELECT_TILE_ITEMS(kb) / 2);
+    if (select_half_call(req->n, kb, sm_count) || (req->prim == PS_PRIM_PARTITION && select_partition_half(req->n, kb)))
+        return ps_cuda_div_up(req->n, PS_SELECT_TILE_ITEMS(kb) / 2);
     return ps_cuda_div_up(req->n, PS_SELECT_TILE_ITEMS(kb));
 }
 
@@ -984,10 +996,7 @@ template <class K> static cudaError_t select_launch(const ps_request *req, const
         if (select_total_known<typename T::full>(p.n)) return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);
     }
     if (select_small_call(p.n, sizeof(K))) return ps_select_launch<typename T::small>(p, req->temp, stream, dev->sm_count);
-    /* partitions too where the default tile is the byte keys' 64 rows (the half tile: 32): H200, thirty-fifth
-     * session, tune_select, u8 partition at 2^20, keys > 0 / unique / flags, 64 rows 11.23 / 10.43 / 11.36 us, 32
-     * rows 9.92 / 9.47 / 10.24 (docs/bench/h200-select-vec.csv) */
-    if ((!p.partition || PS_SELECT_KEY_ROWS(sizeof(K)) > 2 * PS_SELECT_ROWS) && select_half_call(p.n, sizeof(K), dev->sm_count))
+    if (p.partition ? select_partition_half(p.n, sizeof(K)) : select_half_call(p.n, sizeof(K), dev->sm_count))
         return ps_select_launch<typename T::half>(p, req->temp, stream, dev->sm_count);
     return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);
 }

@@ -14,8 +14,8 @@
 #endif
 #define PS_SELECT_THREADS 256
 /* 1: the tiles of keys of up to PS_SELECT_VEC_BYTES test, stage and write them 16 bytes a thread (the vector form,
- * src/cuda/select.cu), and 1-byte keys take tiles of 64 rows (16 KiB), which the row form's per-key costs kept at
- * 32; 0: the row form for every key. */
+ * src/cuda/select.cu), and 1- and 2-byte keys take tiles of 64 rows, which the row form's per-key costs kept at 32;
+ * 0: the row form for every key. */
 #ifndef PS_SELECT_VEC
 #define PS_SELECT_VEC 1
 #endif
@@ -23,12 +23,12 @@
 #ifndef PS_SELECT_VEC_BYTES
 #define PS_SELECT_VEC_BYTES 4
 #endif
-/* The CUDA row tile's rows for keys of key_bytes, parked in shared memory: 32 KiB of 8- and 4-byte keys (16 and 32
- * rows), 16 KiB of 2-byte keys (32 rows) and of 1-byte keys (64 rows with the vector form, else 32: 8 KiB).
- * PS_SELECT_ROWS stays the OpenCL tile's. */
+/* The CUDA row tile's rows for keys of key_bytes, parked in shared memory: 32 KiB of 8-, 4- and 2-byte keys (16, 32
+ * and 64 rows) and 16 KiB of 1-byte keys (64 rows); without the vector form 1- and 2-byte keys take 32 rows (8 and
+ * 16 KiB). PS_SELECT_ROWS stays the OpenCL tile's. */
 #ifndef PS_SELECT_KEY_ROWS
 #define PS_SELECT_KEY_ROWS(key_bytes)                                                                           \
-    ((key_bytes) >= 8 ? PS_SELECT_ROWS : (key_bytes) == 1 && PS_SELECT_VEC ? 4 * PS_SELECT_ROWS : 2 * PS_SELECT_ROWS)
+    ((key_bytes) >= 8 ? PS_SELECT_ROWS : (key_bytes) <= 2 && PS_SELECT_VEC ? 4 * PS_SELECT_ROWS : 2 * PS_SELECT_ROWS)
 #endif
 
 /* Items per CUDA tile for keys of key_bytes. */

@@ -284,7 +284,8 @@ int main(int argc, char **argv) {
     }
     bench_type<int32_t, rows<int32_t, 32, 5, 2>, rows<int32_t, 16, 5, 2>, rows<int32_t, 8, 5, 2>, rows<int32_t, 4, 5, 2>>(o);
     bench_type<int64_t, rows<int64_t, 16, 5, 2>, rows<int64_t, 8, 5, 2>, rows<int64_t, 4, 5, 2>>(o);
-    bench_type<uint8_t, rows<uint8_t, 64, 4, 2>, rows<uint8_t, 32, 5, 2>, rows<uint8_t, 16, 5, 2>, rows<uint8_t, 96, 3, 2>>(o);
-    bench_type<int16_t, rows<int16_t, 32, 5, 2>, rows<int16_t, 16, 5, 2>>(o); /* --types i16 only */
+    bench_type<uint8_t, rows<uint8_t, 64, 4, 2>, rows<uint8_t, 32, 5, 2>, rows<uint8_t, 16, 5, 2>, rows<uint8_t, 96, 3, 2>,
+               rows<uint8_t, 128, 3, 2>>(o);
+    bench_type<int16_t, rows<int16_t, 32, 5, 2>, rows<int16_t, 16, 5, 2>, rows<int16_t, 64, 4, 2>>(o); /* --types i16 */
     return 0;
 }
