@@ -129,6 +129,14 @@
  * 478.3 (593.3), unique 523.6 / 475.4 (586.0), 2^21 13.12 / 11.97 (12.99), unique 14.21 / 11.97 (13.34); 8-byte
  * keys lost 0-1 % (i64 2^28 keys > 0 936.4 / 945.4), so they keep the row form (docs/bench/h200-select-vec.csv,
  * h200-select-vec4.csv). */
+/* VEC_FLAGS (prepared, thirty-fifth session, default 0): a vector-form tile by flags loads each vector's flags from
+ * global memory straight to registers (16, 8 or 4 bytes a thread and vector, coalesced) instead of parking them in
+ * shared memory, which frees the flags' parking place (as large as a byte tile's keys): a 64-row byte tile then
+ * takes 36 KiB of shared memory instead of 52 (six blocks a SM instead of four), a 128-row one 40 instead of 72.
+ * docs/tuning.md, next. */
+#ifndef PS_SELECT_VEC_FLAGS
+#define PS_SELECT_VEC_FLAGS 0
+#endif
 #define PS_SELECT_KEY_MIN_BLOCKS(key_bytes) (PS_SELECT_KEY_ROWS(key_bytes) > 2 * PS_SELECT_ROWS ? 4 : 5)
 
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
@@ -137,6 +145,9 @@ template <> struct ps_select_bits<1> { typedef uint8_t type; };
 template <> struct ps_select_bits<2> { typedef uint16_t type; };
 template <> struct ps_select_bits<4> { typedef uint32_t type; };
 template <> struct ps_select_bits<8> { typedef uint64_t type; };
+/* The flags of a vector of B keys, as one load (VEC_FLAGS). */
+template <int B> struct ps_select_vec_flags { typedef typename ps_select_bits<B>::type type; };
+template <> struct ps_select_vec_flags<16> { typedef uint4 type; };
 
 /* The kernel arguments of both tile programs and of the counting kernel. */
 template <class K> struct ps_select_params {
@@ -229,7 +240,8 @@ struct ps_select_program {
         VEC = PS_SELECT_VEC && sizeof(K) <= PS_SELECT_VEC_BYTES && !DIRECT,
         VEC_ITEMS = 16 / sizeof(K),                  /* keys a 16-byte vector (VEC) */
         VEC_CHUNKS = TILE / VEC_ITEMS / THREADS,      /* vectors a thread (VEC) */
-        VEC_LANES = VEC_ITEMS >= 8 ? 1 : 8 / VEC_ITEMS /* lanes whose vectors' decisions make one byte (VEC) */
+        VEC_LANES = VEC_ITEMS >= 8 ? 1 : 8 / VEC_ITEMS, /* lanes whose vectors' decisions make one byte (VEC) */
+        VEC_FLAGS = VEC && PS_SELECT_VEC_FLAGS         /* a select by flags holds them in registers (VEC) */
     };
     static_assert(SLICES % PS_WARP_LANES == 0, "warp 0 scans the slices, the same number per lane");
     static_assert((size_t)TILE * sizeof(K) <= PS_SELECT_STAGE_BYTES, "the tile's keys are parked in the staging buffer");
@@ -241,7 +253,7 @@ struct ps_select_program {
         /* the tile's keys in item order from the load to the start of consume (parked: no registers hold them
          * across the look-back), then the keys and payloads at their output ranks */
         uint64_t staging[(PS_SELECT_STAGE_BYTES + 32) / 8]; /* 32 more: VEC's two runs start inside 16 bytes */
-        uint4 flags[TILE / 16]; /* the tile's flags, parked the same way (a select by flags) */
+        uint4 flags[VEC_FLAGS ? 1 : TILE / 16]; /* the tile's flags, parked the same way (a select by flags) */
         uint32_t masks[ROWS][WARPS];
         uint32_t offsets[ROWS][WARPS];
         uint32_t kept;
@@ -249,6 +261,7 @@ struct ps_select_program {
     struct local {
         K key[ROWS];
         uint8_t flag[ROWS]; /* DIRECT, by flags */
+        typename ps_select_vec_flags<VEC_ITEMS>::type vflag[VEC_FLAGS ? VEC_CHUNKS : 1]; /* VEC_FLAGS, by flags */
         uint64_t base;
         uint64_t kept_total; /* a partition on a driver that knows the total (the total hook) */
         uint32_t valid;
@@ -293,7 +306,9 @@ struct ps_select_program {
                 memcpy(key, &v, sizeof key);
                 uint8_t flag[16] = {0};
                 if constexpr (MODE == PS_SELECT_BY_FLAGS) { /* the vector's flags in one load */
-                    if constexpr (VEC_ITEMS == 16) {
+                    if constexpr (VEC_FLAGS) {
+                        memcpy(flag, &l.vflag[c], VEC_ITEMS);
+                    } else if constexpr (VEC_ITEMS == 16) {
                         const uint4 f = s.flags[q];
                         memcpy(flag, &f, 16);
                     } else {
@@ -399,7 +414,22 @@ struct ps_select_program {
             for (uint32_t w = threadIdx.x; w < (uint32_t)SLICES; w += THREADS)
                 (&s.masks[0][0])[w] = p.bits[(uint64_t)id * SLICES + w]; /* row k, warp w: word k x WARPS + w */
         } else if (p.flags) {
-            if (full && ((uintptr_t)p.flags & 15u) == 0) {
+            if constexpr (VEC_FLAGS) { /* each vector's flags to registers, in flight beside the keys' copies */
+                const bool whole = full && ((uintptr_t)p.flags % VEC_ITEMS) == 0;
+#pragma unroll
+                for (int c = 0; c < VEC_CHUNKS; c++) {
+                    const uint32_t o = (c * THREADS + threadIdx.x) * VEC_ITEMS;
+                    typedef typename ps_select_vec_flags<VEC_ITEMS>::type F;
+                    if (whole) {
+                        l.vflag[c] = *reinterpret_cast<const F *>(p.flags + l.base + o);
+                    } else {
+                        uint8_t b[VEC_ITEMS];
+#pragma unroll
+                        for (int j = 0; j < VEC_ITEMS; j++) b[j] = o + j < l.valid ? p.flags[l.base + o + j] : 0;
+                        memcpy(&l.vflag[c], b, VEC_ITEMS);
+                    }
+                }
+            } else if (full && ((uintptr_t)p.flags & 15u) == 0) {
                 const uint4 *src = reinterpret_cast<const uint4 *>(p.flags + l.base);
                 for (uint32_t c = threadIdx.x; c < (uint32_t)TILE / 16; c += THREADS) {
                     const unsigned dst = (unsigned)__cvta_generic_to_shared(&s.flags[c]);

@@ -286,6 +286,11 @@ int main(int argc, char **argv) {
     bench_type<int64_t, rows<int64_t, 16, 5, 2>, rows<int64_t, 8, 5, 2>, rows<int64_t, 4, 5, 2>>(o);
     bench_type<uint8_t, rows<uint8_t, 64, 4, 2>, rows<uint8_t, 32, 5, 2>, rows<uint8_t, 16, 5, 2>, rows<uint8_t, 96, 3, 2>,
                rows<uint8_t, 128, 3, 2>>(o);
-    bench_type<int16_t, rows<int16_t, 32, 5, 2>, rows<int16_t, 16, 5, 2>, rows<int16_t, 64, 4, 2>>(o); /* --types i16 */
+    bench_type<int16_t, rows<int16_t, 64, 4, 2>, rows<int16_t, 32, 5, 2>, rows<int16_t, 16, 5, 2>>(o); /* --types i16 */
+#if PS_SELECT_VEC_FLAGS /* the flags in registers: no flags' parking place, so more blocks a SM fit (--types u8,i16,i32) */
+    bench_type<uint8_t, rows<uint8_t, 64, 6, 2>, rows<uint8_t, 128, 5, 2>, rows<uint8_t, 128, 4, 2>>(o);
+    bench_type<int16_t, rows<int16_t, 64, 6, 2>>(o);
+    bench_type<int32_t, rows<int32_t, 32, 6, 2>>(o);
+#endif
     return 0;
 }
