@@ -544,6 +544,18 @@ struct ps_select_program {
         move<V, false>(p, (const V *)p.values, (V *)p.values_out, l, s, prefix, kept, rejected_at);
     }
 
+    /* The payloads of the items written, by their width (the keys already out). */
+    static __device__ __forceinline__ void move_payloads(const params &p, const local &l, smem &s, uint64_t prefix,
+                                                         uint32_t kept, uint64_t rejected_at) {
+        switch (p.value_bytes) {
+        case 1: move_values<uint8_t>(p, l, s, prefix, kept, rejected_at); break;
+        case 2: move_values<uint16_t>(p, l, s, prefix, kept, rejected_at); break;
+        case 4: move_values<uint32_t>(p, l, s, prefix, kept, rejected_at); break;
+        case 8: move_values<uint64_t>(p, l, s, prefix, kept, rejected_at); break;
+        default: break;
+        }
+    }
+
     static __device__ __forceinline__ void consume(const params &p, uint32_t id, uint64_t prefix, uint64_t aggregate,
                                                    local &l, smem &s) {
         const uint32_t kept = (uint32_t)aggregate;
@@ -582,13 +594,7 @@ struct ps_select_program {
             if (p.partition) vec_out(s, r, l.valid - kept, rest_at);
             if (p.value_bytes != 0) {
                 __syncthreads(); /* the payloads' staging writes over the keys' */
-                switch (p.value_bytes) {
-                case 1: move_values<uint8_t>(p, l, s, prefix, kept, rejected_at); break;
-                case 2: move_values<uint16_t>(p, l, s, prefix, kept, rejected_at); break;
-                case 4: move_values<uint32_t>(p, l, s, prefix, kept, rejected_at); break;
-                case 8: move_values<uint64_t>(p, l, s, prefix, kept, rejected_at); break;
-                default: break;
-                }
+                move_payloads(p, l, s, prefix, kept, rejected_at);
             }
             if (id == p.tiles - 1 && threadIdx.x == 0) ps_select_store_count(p.count, prefix + aggregate);
             return;
@@ -660,13 +666,7 @@ struct ps_select_program {
 
         /* ---- store: keys, then payloads ---- */
         move<K, true>(p, (const K *)NULL, p.keys_out, l, s, prefix, kept, rejected_at);
-        switch (p.value_bytes) {
-        case 1: move_values<uint8_t>(p, l, s, prefix, kept, rejected_at); break;
-        case 2: move_values<uint16_t>(p, l, s, prefix, kept, rejected_at); break;
-        case 4: move_values<uint32_t>(p, l, s, prefix, kept, rejected_at); break;
-        case 8: move_values<uint64_t>(p, l, s, prefix, kept, rejected_at); break;
-        default: break;
-        }
+        move_payloads(p, l, s, prefix, kept, rejected_at);
 
         if (id == p.tiles - 1 && threadIdx.x == 0) ps_select_store_count(p.count, prefix + aggregate);
     }
