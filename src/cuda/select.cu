@@ -128,7 +128,7 @@
  * (712.0); 2^21 u8 keys > 0 11.26 / 9.54 (10.91); i16 2^28 keys > 0 423.1 / 401.8 (493.3); i32 2^28 keys > 0 504.5 /
  * 478.3 (593.3), unique 523.6 / 475.4 (586.0), 2^21 13.12 / 11.97 (12.99), unique 14.21 / 11.97 (13.34); 8-byte
  * keys lost 0-1 % (i64 2^28 keys > 0 936.4 / 945.4), so they keep the row form (docs/bench/h200-select-vec.csv,
- * h200-select-vec4.csv). */
+ * h200-select-vec4.csv; the i16 pair there is of 32-row tiles). */
 /* VEC_FLAGS (prepared, thirty-fifth session, default 0): a vector-form tile by flags loads each vector's flags from
  * global memory straight to registers (16, 8 or 4 bytes a thread and vector, coalesced) instead of parking them in
  * shared memory, which frees the flags' parking place (as large as a byte tile's keys): a 64-row byte tile then
@@ -337,20 +337,20 @@ struct ps_select_program {
             }
         } else {
 #pragma unroll
-        for (int k = 0; k < ROWS; k++) {
-            const uint32_t o = k * THREADS + threadIdx.x;
-            const K key = DIRECT ? l.key[k] : park[o];
-            const uint8_t flag = MODE != PS_SELECT_BY_FLAGS ? 0
-                                 : DIRECT                  ? l.flag[k]
-                                                           : reinterpret_cast<const uint8_t *>(s.flags)[o];
-            bool keep;
-            if constexpr (LOCAL)
-                keep = o < l.valid && ((o == 0 && l.base == 0) || !ps_select_same_bits(key, o > 0 ? park[o - 1] : l.edge));
-            else
-                keep = o < l.valid && ps_select_test<MODE>(p, key, flag, l.base + o);
-            const unsigned mask = __ballot_sync(PS_WARP_ALL, keep);
-            if (lane == 0) s.masks[k][warp] = mask;
-        }
+            for (int k = 0; k < ROWS; k++) {
+                const uint32_t o = k * THREADS + threadIdx.x;
+                const K key = DIRECT ? l.key[k] : park[o];
+                const uint8_t flag = MODE != PS_SELECT_BY_FLAGS ? 0
+                                     : DIRECT                  ? l.flag[k]
+                                                               : reinterpret_cast<const uint8_t *>(s.flags)[o];
+                bool keep;
+                if constexpr (LOCAL)
+                    keep = o < l.valid && ((o == 0 && l.base == 0) || !ps_select_same_bits(key, o > 0 ? park[o - 1] : l.edge));
+                else
+                    keep = o < l.valid && ps_select_test<MODE>(p, key, flag, l.base + o);
+                const unsigned mask = __ballot_sync(PS_WARP_ALL, keep);
+                if (lane == 0) s.masks[k][warp] = mask;
+            }
         }
     }
 
