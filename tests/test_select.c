@@ -370,6 +370,7 @@ static const counted_case counted[] = {
     {1, MODE_FLAGS, 0, 0, 0, 0}, /* u8 keys alone by aligned flags */
     {8, 7, 0, 1, 0, 0},          /* f32 keys alone, unique, off alignment */
     {4, 7, 4, 0, 0, 0},          /* i32 by unique, aligned: the count kernel's vector path for unique */
+    {2, 5, 2, 1, 0, 0},          /* i16 by gt, 2-byte payloads, off alignment: the 64-row vector tile past 2^24 */
 };
 #define COUNTED_CASES (sizeof counted / sizeof counted[0])
 static void run_counted(harness *h) {
