@@ -145,7 +145,7 @@ template <> struct ps_select_bits<1> { typedef uint8_t type; };
 template <> struct ps_select_bits<2> { typedef uint16_t type; };
 template <> struct ps_select_bits<4> { typedef uint32_t type; };
 template <> struct ps_select_bits<8> { typedef uint64_t type; };
-/* The flags of a vector of B keys, as one load (VEC_FLAGS). */
+/* The flags of a vector of B keys, as one load (VEC). */
 template <int B> struct ps_select_vec_flags { typedef typename ps_select_bits<B>::type type; };
 template <> struct ps_select_vec_flags<16> { typedef uint4 type; };
 
@@ -245,7 +245,7 @@ struct ps_select_program {
     };
     static_assert(SLICES % PS_WARP_LANES == 0, "warp 0 scans the slices, the same number per lane");
     static_assert((size_t)TILE * sizeof(K) <= PS_SELECT_STAGE_BYTES, "the tile's keys are parked in the staging buffer");
-    static_assert(!VEC || ((size_t)TILE * sizeof(K) <= PS_SELECT_STAGE_BYTES && VEC_CHUNKS * VEC_ITEMS * THREADS == TILE),
+    static_assert(!VEC || VEC_CHUNKS * VEC_ITEMS * THREADS == TILE,
                   "VEC: whole vectors a thread (the staging's 32 bytes more hold both groups' offsets in 16 bytes)");
 
     typedef ps_select_params<K> params;
@@ -306,16 +306,11 @@ struct ps_select_program {
                 memcpy(key, &v, sizeof key);
                 uint8_t flag[16] = {0};
                 if constexpr (MODE == PS_SELECT_BY_FLAGS) { /* the vector's flags in one load */
-                    if constexpr (VEC_FLAGS) {
-                        memcpy(flag, &l.vflag[c], VEC_ITEMS);
-                    } else if constexpr (VEC_ITEMS == 16) {
-                        const uint4 f = s.flags[q];
-                        memcpy(flag, &f, 16);
-                    } else {
-                        typedef typename ps_select_bits<VEC_ITEMS>::type F;
-                        const F f = reinterpret_cast<const F *>(s.flags)[q];
-                        memcpy(flag, &f, VEC_ITEMS);
-                    }
+                    typedef typename ps_select_vec_flags<VEC_ITEMS>::type F;
+                    F f;
+                    if constexpr (VEC_FLAGS) f = l.vflag[c];
+                    else f = reinterpret_cast<const F *>(s.flags)[q];
+                    memcpy(flag, &f, VEC_ITEMS);
                 }
                 K before = K(0);
                 if constexpr (LOCAL) before = o > 0 ? park[o - 1] : l.edge;

@@ -270,7 +270,7 @@ int main(int argc, char **argv) {
     CK(cudaGetDeviceProperties(&prop, dev));
     printf("# tune_select on %s, median of %d%s; type,variant,n,time_us,of_copy,x_cub,spread,check\n", prop.name, g_reps,
            o.unique ? ", unique" : o.flags ? ", by flags" : "");
-    /* the library's tile (r32.b5 for 2- and 4-byte keys, r64.b4 for 1-byte keys since the thirty-fifth session's
+    /* the library's tile (r32.b5 for 4-byte keys, r64.b4 for 1- and 2-byte keys since the thirty-fifth session's
      * vector form, r16.b5 for 8-byte ones) and its neighbours; 2026-11-26 also measured 128 rows of u8 (spills), 8
      * rows of i64 at 6 blocks and 3 look-back entries (all slower), and, in the row form, 4 blocks per SM and 64 rows
      * of u8 (no gain); the smaller tiles are for small calls (2026-11-27) */
