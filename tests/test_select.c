@@ -371,6 +371,8 @@ static const counted_case counted[] = {
     {8, 7, 0, 1, 0, 0},          /* f32 keys alone, unique, off alignment */
     {4, 7, 4, 0, 0, 0},          /* i32 by unique, aligned: the count kernel's vector path for unique */
     {2, 5, 2, 1, 0, 0},          /* i16 by gt, 2-byte payloads, off alignment: the 64-row vector tile past 2^24 */
+    {1, 5, 1, 0, 0, 0},          /* u8 by gt, 1-byte payloads, aligned: the vector form's payloads (VEC_VALUES) */
+    {2, MODE_FLAGS, 2, 0, 0, 0}, /* i16 by aligned flags, 2-byte payloads: the same, flags in registers */
 };
 #define COUNTED_CASES (sizeof counted / sizeof counted[0])
 static void run_counted(harness *h) {
@@ -382,6 +384,23 @@ static void run_counted(harness *h) {
                       counted[k].offset, counted[k].caller_temp, 0, 0};
         run_case(h, &c, h->opt.seed ^ (0x4000u + (unsigned)k));
     }
+}
+
+/* Payloads of the keys' width, each type, select and partition: at offset 0 (values on a 16-byte boundary) CUDA's
+ * vector-form tiles move them as the keys (select.cu, PS_SELECT_VEC_VALUES), the last, partial tile by the row
+ * form; at offset 1 every tile by the row form. 256 tiles and 3 items: a select takes the default tiles on GPUs of up
+ * to 512 SMs (select_half_call); a partition of 1- and 2-byte keys that small takes the half tiles, so run_counted
+ * has the default tiles' vector payloads past 2^24. */
+static void run_same_width_payloads(harness *h) {
+    unsigned index = 0;
+    for (size_t ti = 0; ti < TYPE_COUNT; ti++)
+        for (int part = 0; part < 2; part++)
+            for (int offset = 0; offset < 2; offset++, index++) {
+                const int modes[3] = {5 /* gt */, 7 /* unique */, MODE_FLAGS};
+                one_case c = {&types[ti], part, modes[index % 3], types[ti].bytes, 256 * tile_items(&types[ti]) + 3,
+                              PATTERN_RANDOM, offset, 0, 0, 0};
+                run_case(h, &c, h->opt.seed ^ (0x5000u + index));
+            }
 }
 
 /* All kept, none kept, alternating: through flags and through nonzero keys, each payload size. */
@@ -532,6 +551,7 @@ int main(int argc, char **argv) {
     if (TEST_IN_SHARD(&h.opt, 0)) run_bad_inputs(&h);
     run_table(&h);
     if (TEST_IN_SHARD(&h.opt, 1)) run_patterns(&h);
+    if (TEST_IN_SHARD(&h.opt, 4)) run_same_width_payloads(&h);
     printf("test_select: random size %zu\n", random_n);
     if (TEST_IN_SHARD(&h.opt, 2)) run_large(&h, random_n);
     if (TEST_IN_SHARD(&h.opt, 3)) run_counted(&h);

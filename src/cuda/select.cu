@@ -120,7 +120,8 @@
  * registers, each group at its output's offset in 16 bytes, and writes them out in 16-byte stores. The row form
  * (below) spends a shared load, a ballot and a mask store a key (unique: two loads), and three more shared loads and
  * a store a key to stage it: u8 keys > 0 at 2^28 ran at 0.24 of copy, and tiles of more rows lost (2026-11-26).
- * With the vector form the 1- and 2-byte tiles grow to 64 rows, four blocks a SM (52 KiB of shared memory each):
+ * With the vector form the 1- and 2-byte tiles grow to 64 rows, four blocks a SM (52 KiB of shared memory each; six
+ * since VEC_FLAGS below):
  * i16 2^28 keys > 0 400.5 -> 278.7 us, unique 396.5 -> 276.4, by flags 405.9 -> 321.9 (tune_select, 32 -> 64 rows;
  * docs/bench/h200-select-tiles.csv; partitions: select_partition_half below). H200,
  * thirty-fifth session, tune_select, best of two rounds, row form / vector form, us (CUB): u8 2^28 keys > 0 394.7
@@ -129,15 +130,39 @@
  * 478.3 (593.3), unique 523.6 / 475.4 (586.0), 2^21 13.12 / 11.97 (12.99), unique 14.21 / 11.97 (13.34); 8-byte
  * keys lost 0-1 % (i64 2^28 keys > 0 936.4 / 945.4), so they keep the row form (docs/bench/h200-select-vec.csv,
  * h200-select-vec4.csv; the i16 pair there is of 32-row tiles). */
-/* VEC_FLAGS (prepared, thirty-fifth session, default 0): a vector-form tile by flags loads each vector's flags from
- * global memory straight to registers (16, 8 or 4 bytes a thread and vector, coalesced) instead of parking them in
- * shared memory, which frees the flags' parking place (as large as a byte tile's keys): a 64-row byte tile then
- * takes 36 KiB of shared memory instead of 52 (six blocks a SM instead of four), a 128-row one 40 instead of 72.
- * docs/tuning.md, next. */
+/* VEC_FLAGS: a vector-form tile by flags loads each vector's flags from global memory straight to registers (16, 8
+ * or 4 bytes a thread and vector, coalesced) instead of parking them in shared memory. The parking place (as large
+ * as a byte tile's keys) was in every tile's shared memory, whatever the call, so it set the blocks a SM: without it
+ * a 64-row byte tile takes 36 KiB instead of 52, and six blocks fit instead of four. PAYLOAD_UNROLL: the row form's
+ * payload move (move below; the vector form's for payloads of another width than the keys') unrolls its rows 8 at a
+ * time: fully unrolled, the 64-row kernels spilled 196-228 bytes at 64 registers, and 700 at the 40 of six blocks, all
+ * in that move. KEY_MIN_BLOCKS: the vector-form tiles (1-, 2- and 4-byte keys) run six blocks a SM. VEC_VALUES (below):
+ * payloads of the keys' width in the vector form. H200, thirty-sixth session, tune_select, best of two rounds at 2^28,
+ * us, e8fadbc's tiles (four blocks, five for i32, flags parked, full unroll, payloads by the row form) / these
+ * (docs/bench/h200-select-occupancy.csv): keys > 0, by flags, unique, then partition the same: u8 238.8 / 219.1,
+ * 252.7 / 231.9, 231.0 / 212.7, 392.9 / 357.8, 349.1 / 312.3, 344.9 / 317.6; i16 282.6 / 253.8, 323.7 / 292.2, 279.3
+ * / 250.8, 473.4 / 432.6, 412.0 / 375.1, 460.6 / 429.9; i32 484.6 / 470.9, 528.3 / 511.7, 482.0 / 469.4, 776.2 /
+ * 780.1, 631.8 / 636.1, 790.9 / 794.0. With a payload of the key's width, keys > 0, select / partition: u8 1247.4 /
+ * 287.9 (0.68 of copy), 1477.1 / 564.5; i16 1357.8 / 419.5 (0.92), 1644.6 / 730.0; i32 1302.6 / 811.7 (0.94),
+ * 1728.6 / 1331.0. 2^16-2^24: keys alone within 0.6 us either way, payloads 2^16 36.6-38.6 -> 8.7-9.9 us. */
 #ifndef PS_SELECT_VEC_FLAGS
-#define PS_SELECT_VEC_FLAGS 0
+#define PS_SELECT_VEC_FLAGS 1
 #endif
-#define PS_SELECT_KEY_MIN_BLOCKS(key_bytes) (PS_SELECT_KEY_ROWS(key_bytes) > 2 * PS_SELECT_ROWS ? 4 : 5)
+#ifndef PS_SELECT_PAYLOAD_UNROLL
+#define PS_SELECT_PAYLOAD_UNROLL 8
+#endif
+#define PS_SELECT_KEY_MIN_BLOCKS(key_bytes) (PS_SELECT_VEC && (key_bytes) <= PS_SELECT_VEC_BYTES ? 6 : 5)
+/* VEC_VALUES: payloads of the keys' width move as the keys do in the vector form (vec_stage, vec_write): a full
+ * tile's payload vectors loaded straight to registers, VEC_VALUES_GROUP a thread at a time, and staged at their
+ * keys' ranks, instead of the row form's load, rank and store an item (its payload vector loads all at once
+ * spilled 40-64 bytes in the 8-vector tiles, i16 and i32, and slowed their keys-alone calls 5-9 %; groups of 2
+ * measured as 4, within 2 %). */
+#ifndef PS_SELECT_VEC_VALUES
+#define PS_SELECT_VEC_VALUES 1
+#endif
+#ifndef PS_SELECT_VEC_VALUES_GROUP
+#define PS_SELECT_VEC_VALUES_GROUP 4
+#endif
 
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
 template <int BYTES> struct ps_select_bits;
@@ -241,10 +266,13 @@ struct ps_select_program {
         VEC_ITEMS = 16 / sizeof(K),                  /* keys a 16-byte vector (VEC) */
         VEC_CHUNKS = TILE / VEC_ITEMS / THREADS,      /* vectors a thread (VEC) */
         VEC_LANES = VEC_ITEMS >= 8 ? 1 : 8 / VEC_ITEMS, /* lanes whose vectors' decisions make one byte (VEC) */
-        VEC_FLAGS = VEC && PS_SELECT_VEC_FLAGS         /* a select by flags holds them in registers (VEC) */
+        VEC_FLAGS = VEC && PS_SELECT_VEC_FLAGS,        /* a select by flags holds them in registers (VEC) */
+        PAYLOAD_UNROLL = PS_SELECT_PAYLOAD_UNROLL,
+        VEC_GROUP = VEC_CHUNKS < PS_SELECT_VEC_VALUES_GROUP ? VEC_CHUNKS : PS_SELECT_VEC_VALUES_GROUP /* (VEC_VALUES) */
     };
     static_assert(SLICES % PS_WARP_LANES == 0, "warp 0 scans the slices, the same number per lane");
     static_assert((size_t)TILE * sizeof(K) <= PS_SELECT_STAGE_BYTES, "the tile's keys are parked in the staging buffer");
+    static_assert(!VEC || VEC_CHUNKS % VEC_GROUP == 0, "VEC_VALUES: whole groups of vectors a thread");
     static_assert(!VEC || VEC_CHUNKS * VEC_ITEMS * THREADS == TILE,
                   "VEC: whole vectors a thread (the staging's 32 bytes more hold both groups' offsets in 16 bytes)");
 
@@ -490,7 +518,7 @@ struct ps_select_program {
         V *staged = reinterpret_cast<V *>(s.staging);
         const uint32_t written = p.partition ? l.valid : kept;
         for (uint32_t lo = 0; lo < written; lo += STAGE) { /* the same trip count in every thread */
-#pragma unroll
+#pragma unroll(KEYS ? ROWS : PAYLOAD_UNROLL)
             for (int k = 0; k < ROWS; k++) {
                 const uint32_t o = k * THREADS + threadIdx.x;
                 if (o < l.valid) {
@@ -519,6 +547,7 @@ struct ps_select_program {
     /* VEC: count keys staged from slot first on (first at the output's offset in its 16 bytes) to the output at
      * address at: the whole 16-byte blocks in one store each, the first and the last (where the run starts or ends
      * inside them) key by key. */
+    typedef typename ps_select_bits<sizeof(K)>::type U; /* VEC moves keys and payloads of their width as bits */
     static __device__ __forceinline__ void vec_out(const smem &s, uint32_t first, uint32_t count, uintptr_t at) {
         const uint32_t from = first * (uint32_t)sizeof(K), end = from + count * (uint32_t)sizeof(K); /* staging bytes */
         const uintptr_t base = at - from; /* 16-aligned: the address of staging byte 0 */
@@ -528,9 +557,51 @@ struct ps_select_program {
             } else {
                 const uint32_t lo = 16 * b > from ? 16 * b : from, hi = 16 * b + 16 < end ? 16 * b + 16 : end;
                 for (uint32_t i = lo; i < hi; i += sizeof(K))
-                    *reinterpret_cast<K *>(base + i) = reinterpret_cast<const K *>(s.staging)[i / sizeof(K)];
+                    *reinterpret_cast<U *>(base + i) = reinterpret_cast<const U *>(s.staging)[i / sizeof(K)];
             }
         }
+    }
+
+    /* VEC: one array's items of the tile (keys, or payloads of the keys' width) are staged in two runs (kept, then
+     * for a partition rejected), each at its output's offset in 16 bytes, so staged and output vectors line up and
+     * the middle of each run goes out in 16-byte stores: vec_place says where the runs start, vec_stage stages N of
+     * this thread's vectors (its chunks c0 on), vec_write writes the runs out after a barrier. */
+    struct vec_runs {
+        uintptr_t kept_at, rest_at; /* the runs' first output addresses */
+        uint32_t a, r;              /* and their first slots in the staging */
+    };
+    static __device__ __forceinline__ vec_runs vec_place(const params &p, const U *out, uint64_t prefix, uint32_t kept,
+                                                         uint64_t rejected_at) {
+        vec_runs w;
+        w.kept_at = (uintptr_t)(out + prefix);
+        w.rest_at = (uintptr_t)(out + rejected_at);
+        w.a = (uint32_t)(w.kept_at & 15u) / sizeof(K);
+        w.r = p.partition ? (w.a + kept + VEC_ITEMS - 1) / VEC_ITEMS * VEC_ITEMS + (uint32_t)(w.rest_at & 15u) / sizeof(K) : 0;
+        return w;
+    }
+    template <int N>
+    static __device__ __forceinline__ void vec_stage(const params &p, const local &l, smem &s, const uint4 (&v)[N], int c0,
+                                                     const vec_runs &w) {
+        U *staged = reinterpret_cast<U *>(s.staging);
+#pragma unroll
+        for (int i = 0; i < N; i++) {
+            const uint32_t q = (c0 + i) * THREADS + threadIdx.x, o = q * VEC_ITEMS, word = o / 32;
+            const uint32_t mask = (&s.masks[0][0])[word], bits = (mask >> (o % 32)) & ((1u << VEC_ITEMS) - 1u);
+            uint32_t rank = (&s.offsets[0][0])[word] + __popc(mask & ((1u << (o % 32)) - 1u));
+            uint32_t other = o - rank; /* the rejected items before item o */
+            U x[VEC_ITEMS];
+            memcpy(x, &v[i], sizeof x);
+#pragma unroll
+            for (int j = 0; j < VEC_ITEMS; j++) {
+                if ((bits >> j) & 1u) staged[w.a + rank++] = x[j];
+                else if (p.partition && o + j < l.valid) staged[w.r + other++] = x[j];
+            }
+        }
+    }
+    static __device__ __forceinline__ void vec_write(const params &p, const local &l, const smem &s, const vec_runs &w,
+                                                     uint32_t kept) {
+        vec_out(s, w.a, kept, w.kept_at);
+        if (p.partition) vec_out(s, w.r, l.valid - kept, w.rest_at);
     }
 
     template <class V>
@@ -558,38 +629,45 @@ struct ps_select_program {
         const uint64_t rejected_at =
             p.partition && kept < l.valid ? (p.kept_total ? (uint64_t)*p.kept_total : l.kept_total) + (l.base - prefix) : 0;
         if constexpr (VEC) {
-            /* the keys from the parked vectors, staged in two runs (kept, then for a partition rejected), each at
-             * its output's offset in 16 bytes, so staged and output vectors line up and the middle of each run goes
-             * out in 16-byte stores; payloads after, as the row form moves them */
+            /* the keys from the parked vectors (vec_move); payloads of the keys' width in a full tile at a 16-byte
+             * boundary the same way, loaded straight to registers; other payloads as the row form moves them */
             uint4 v[VEC_CHUNKS];
 #pragma unroll
             for (int c = 0; c < VEC_CHUNKS; c++) v[c] = reinterpret_cast<const uint4 *>(s.staging)[c * THREADS + threadIdx.x];
             __syncthreads(); /* the staging below writes over the parking place */
-            const uintptr_t kept_at = (uintptr_t)(p.keys_out + prefix);
-            const uintptr_t rest_at = (uintptr_t)(p.keys_out + rejected_at);
-            const uint32_t a = (uint32_t)(kept_at & 15u) / sizeof(K); /* the kept run's first slot in the staging */
-            const uint32_t r = p.partition ? (a + kept + VEC_ITEMS - 1) / VEC_ITEMS * VEC_ITEMS + (uint32_t)(rest_at & 15u) / sizeof(K) : 0;
-            K *staged = reinterpret_cast<K *>(s.staging);
-#pragma unroll
-            for (int c = 0; c < VEC_CHUNKS; c++) {
-                const uint32_t q = c * THREADS + threadIdx.x, o = q * VEC_ITEMS, word = o / 32;
-                const uint32_t mask = (&s.masks[0][0])[word], bits = (mask >> (o % 32)) & ((1u << VEC_ITEMS) - 1u);
-                uint32_t rank = (&s.offsets[0][0])[word] + __popc(mask & ((1u << (o % 32)) - 1u));
-                uint32_t other = o - rank; /* the rejected items before item o */
-                K key[VEC_ITEMS];
-                memcpy(key, &v[c], sizeof key);
-#pragma unroll
-                for (int j = 0; j < VEC_ITEMS; j++) {
-                    if ((bits >> j) & 1u) staged[a + rank++] = key[j];
-                    else if (p.partition && o + j < l.valid) staged[r + other++] = key[j];
-                }
-            }
+            vec_runs w = vec_place(p, reinterpret_cast<const U *>(p.keys_out), prefix, kept, rejected_at);
+            vec_stage(p, l, s, v, 0, w);
             __syncthreads();
-            vec_out(s, a, kept, kept_at);
-            if (p.partition) vec_out(s, r, l.valid - kept, rest_at);
+            vec_write(p, l, s, w, kept);
             if (p.value_bytes != 0) {
+                /* payloads of the keys' width, a full tile at a 16-byte boundary (a tile is whole vectors: TILE x K):
+                 * VEC_GROUP vectors a thread at a time from global memory to registers (all of an i16 or i32 tile's
+                 * eight at once spilled at six blocks' 40 registers), the first group in flight while the keys'
+                 * stores drain */
+                const bool vec_values = PS_SELECT_VEC_VALUES && p.value_bytes == sizeof(K) && l.valid == (uint32_t)TILE &&
+                                        ((uintptr_t)p.values & 15u) == 0;
+                const uint4 *src = reinterpret_cast<const uint4 *>(reinterpret_cast<const U *>(p.values) + l.base);
+                uint4 u[VEC_GROUP];
+                if (vec_values) {
+#pragma unroll
+                    for (int i = 0; i < VEC_GROUP; i++) u[i] = src[i * THREADS + threadIdx.x];
+                }
                 __syncthreads(); /* the payloads' staging writes over the keys' */
-                move_payloads(p, l, s, prefix, kept, rejected_at);
+                if (vec_values) {
+                    w = vec_place(p, reinterpret_cast<const U *>(p.values_out), prefix, kept, rejected_at);
+#pragma unroll
+                    for (int c0 = 0; c0 < VEC_CHUNKS; c0 += VEC_GROUP) {
+                        if (c0 > 0) {
+#pragma unroll
+                            for (int i = 0; i < VEC_GROUP; i++) u[i] = src[(c0 + i) * THREADS + threadIdx.x];
+                        }
+                        vec_stage(p, l, s, u, c0, w);
+                    }
+                    __syncthreads();
+                    vec_write(p, l, s, w, kept);
+                } else {
+                    move_payloads(p, l, s, prefix, kept, rejected_at);
+                }
             }
             if (id == p.tiles - 1 && threadIdx.x == 0) ps_select_store_count(p.count, prefix + aggregate);
             return;

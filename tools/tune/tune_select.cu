@@ -5,7 +5,7 @@
  * Not part of the library.
  *
  *   tune_select [--reps 25] [--min-log2 16] [--max-log2 28] [--step 4] [--types i32,i64,u8,i16] [--ops sel,part]
- *               [--flags] [--small] [--unique] [--pairs]
+ *               [--flags] [--small] [--unique] [--pairs] [--values]
  *
  * One CSV row per (type, variant, n): time, of copy, x CUB (CUB's time / the variant's, against CUB's select
  * or partition), spread. Variant names: sel. or part. (the operation), then r32.b5.e2 (32 rows, 5 blocks per
@@ -21,7 +21,8 @@
  * against CUB's DevicePartition::Flagged over first-of-run flags made before the timing (CUB has no partition by
  * uniqueness; that peer reads n flag bytes more and computes nothing); --pairs: keys > 0 kept exactly where unique
  * keeps (every even item: every tile keeps half, each warp's kept slots alternate), to tell the data's part of
- * unique's cost from its test's; 2x L2 written before each timed
+ * unique's cost from its test's; --values: each key carries a payload of its own width (a copy of the keys, checked
+ * like them; of copy counts its bytes too, x CUB stays against CUB's call on the keys alone); 2x L2 written before each timed
  * call; CUDA events around the call; median of reps after two warm-ups; spread (p90 - p10) / median.
  */
 #include <cub/cub.cuh>
@@ -47,6 +48,8 @@ template <class K> struct greater_than {
 /* One launch of program P (E look-back entries per lane) as the library sets it up. */
 static const uint8_t *g_flags; /* --flags: the decisions as a flag array, else NULL */
 static bool g_unique;          /* --unique: the select drops consecutive duplicates */
+static const void *g_values;   /* --values: the payloads (a copy of the keys), else NULL */
+static void *g_values_out;
 
 template <class P, int E>
 static void launch(bool partition, const typename P::key *in, typename P::key *out, uint64_t *count, uint64_t n,
@@ -56,6 +59,9 @@ static void launch(bool partition, const typename P::key *in, typename P::key *o
     p.keys = in;
     p.flags = g_flags;
     p.keys_out = out;
+    p.values = g_values;
+    p.values_out = g_values_out;
+    p.value_bytes = g_values ? (uint32_t)sizeof(typename P::key) : 0;
     p.count = count;
     p.n = n;
     p.pred = g_unique ? PSCAN_PRED_UNIQUE : PSCAN_PRED_GT;
@@ -120,6 +126,7 @@ struct options {
     int min_log2 = 16, max_log2 = 28, step = 4;
     bool i32 = true, i64 = true, u8 = true, i16 = false, sel = true, part = true, flags = false, small = false, unique = false;
     bool pairs = false; /* keys > 0 kept where unique keeps: the data's part of unique's cost apart from its test's */
+    bool values = false; /* a payload of the key's width with each key */
 };
 
 /* --unique's partition peer: a flag for the first item of each run of equal keys. */
@@ -161,6 +168,14 @@ template <class K, class... Vs> static void bench_type(const options &o) {
             CK(cudaGetLastError());
         }
         g_flags = flags;
+        K *vals = nullptr, *vals_out = nullptr; /* --values */
+        if (o.values) {
+            CK(cudaMalloc(&vals, n * sizeof(K)));
+            CK(cudaMalloc(&vals_out, n * sizeof(K)));
+            CK(cudaMemcpy(vals, in, n * sizeof(K), cudaMemcpyDeviceToDevice));
+        }
+        g_values = vals;
+        g_values_out = vals_out;
         uint8_t *first = nullptr; /* --unique: the partition peer's flags */
         if (o.unique && o.part) {
             CK(cudaMalloc(&first, n));
@@ -207,7 +222,8 @@ template <class K, class... Vs> static void bench_type(const options &o) {
             cub_call(); /* ref holds CUB's result of this operation */
             int64_t kept = 0;
             CK(cudaMemcpy(&kept, cub_count, 8, cudaMemcpyDeviceToHost));
-            const double traffic = (double)n * sizeof(K) + (double)(part ? n : kept) * sizeof(K) + (o.flags ? (double)n : 0);
+            const double traffic = ((double)n * sizeof(K) + (double)(part ? n : kept) * sizeof(K)) * (o.values ? 2 : 1) +
+                                   (o.flags ? (double)n : 0);
             printf("%s,%s.cub,%llu,%.2f,%.3f,1.000,%.3f,ok\n", tname<K>(), op, (unsigned long long)n, cub.median_us,
                    traffic / cub.median_us * 1e-3 / copy_gbps, cub.spread);
             auto one = [&](auto v) {
@@ -216,6 +232,7 @@ template <class K, class... Vs> static void bench_type(const options &o) {
                 CK(cudaMemset(bad, 0, sizeof(unsigned)));
                 V::run(part, in, out, count, n, operand, temp);
                 check_kernel<K><<<g_sms * 8, 256>>>(out, ref, n, (uint64_t)kept, part, bad);
+                if (vals_out) check_kernel<K><<<g_sms * 8, 256>>>(vals_out, ref, n, (uint64_t)kept, part, bad);
                 CK(cudaGetLastError());
                 CK(cudaDeviceSynchronize());
                 uint64_t c = 0;
@@ -242,7 +259,10 @@ template <class K, class... Vs> static void bench_type(const options &o) {
         CK(cudaFree(part_temp));
         if (flags) CK(cudaFree(flags));
         if (first) CK(cudaFree(first));
+        if (vals) CK(cudaFree(vals));
+        if (vals_out) CK(cudaFree(vals_out));
         g_flags = nullptr;
+        g_values = g_values_out = nullptr;
     }
 }
 
@@ -254,6 +274,7 @@ int main(int argc, char **argv) {
         else if (a == "--unique") o.unique = g_unique = true;
         else if (a == "--small") o.small = true;
         else if (a == "--pairs") o.pairs = true;
+        else if (a == "--values") o.values = true;
         else if (a == "--reps") g_reps = atoi(argv[++i]);
         else if (a == "--min-log2") o.min_log2 = atoi(argv[++i]);
         else if (a == "--max-log2") o.max_log2 = atoi(argv[++i]);
@@ -268,12 +289,12 @@ int main(int argc, char **argv) {
     tune_flush_init();
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, dev));
-    printf("# tune_select on %s, median of %d%s; type,variant,n,time_us,of_copy,x_cub,spread,check\n", prop.name, g_reps,
-           o.unique ? ", unique" : o.flags ? ", by flags" : "");
-    /* the library's tile (r32.b5 for 4-byte keys, r64.b4 for 1- and 2-byte keys since the thirty-fifth session's
-     * vector form, r16.b5 for 8-byte ones) and its neighbours; 2026-11-26 also measured 128 rows of u8 (spills), 8
-     * rows of i64 at 6 blocks and 3 look-back entries (all slower), and, in the row form, 4 blocks per SM and 64 rows
-     * of u8 (no gain); the smaller tiles are for small calls (2026-11-27) */
+    printf("# tune_select on %s, median of %d%s%s; type,variant,n,time_us,of_copy,x_cub,spread,check\n", prop.name, g_reps,
+           o.unique ? ", unique" : o.flags ? ", by flags" : "", o.values ? ", with payloads" : "");
+    /* the library's tile (r32.b6 for 4-byte keys, r64.b6 for 1- and 2-byte keys since the thirty-sixth session, r16.b5
+     * for 8-byte ones) and its neighbours; 2026-11-26 also measured 8 rows of i64 at 6 blocks and 3 look-back entries
+     * (all slower), and, in the row form, 4 blocks per SM and 64 rows of u8 (no gain); the smaller tiles are for small
+     * calls (2026-11-27) */
     if (o.small) { /* the small calls' tiles, parked and DIRECT (--small: run with --min-log2 10 --max-log2 17 --step 1) */
         bench_type<int32_t, rows<int32_t, 4, 5, 2>, rows<int32_t, 4, 5, 2, true>, rows<int32_t, 8, 5, 2>,
                    rows<int32_t, 8, 5, 2, true>, rows<int32_t, 16, 5, 2>, rows<int32_t, 16, 5, 2, true>>(o);
@@ -282,15 +303,10 @@ int main(int argc, char **argv) {
         bench_type<uint8_t, rows<uint8_t, 16, 5, 2>, rows<uint8_t, 16, 5, 2, true>>(o);
         return 0;
     }
-    bench_type<int32_t, rows<int32_t, 32, 5, 2>, rows<int32_t, 16, 5, 2>, rows<int32_t, 8, 5, 2>, rows<int32_t, 4, 5, 2>>(o);
+    bench_type<int32_t, rows<int32_t, 32, 6, 2>, rows<int32_t, 32, 5, 2>, rows<int32_t, 16, 5, 2>, rows<int32_t, 8, 5, 2>>(o);
     bench_type<int64_t, rows<int64_t, 16, 5, 2>, rows<int64_t, 8, 5, 2>, rows<int64_t, 4, 5, 2>>(o);
-    bench_type<uint8_t, rows<uint8_t, 64, 4, 2>, rows<uint8_t, 32, 5, 2>, rows<uint8_t, 16, 5, 2>, rows<uint8_t, 96, 3, 2>,
-               rows<uint8_t, 128, 3, 2>>(o);
-    bench_type<int16_t, rows<int16_t, 64, 4, 2>, rows<int16_t, 32, 5, 2>, rows<int16_t, 16, 5, 2>>(o); /* --types i16 */
-#if PS_SELECT_VEC_FLAGS /* the flags in registers: no flags' parking place, so more blocks a SM fit (--types u8,i16,i32) */
-    bench_type<uint8_t, rows<uint8_t, 64, 6, 2>, rows<uint8_t, 128, 5, 2>, rows<uint8_t, 128, 4, 2>>(o);
-    bench_type<int16_t, rows<int16_t, 64, 6, 2>>(o);
-    bench_type<int32_t, rows<int32_t, 32, 6, 2>>(o);
-#endif
+    bench_type<uint8_t, rows<uint8_t, 64, 6, 2>, rows<uint8_t, 64, 4, 2>, rows<uint8_t, 32, 5, 2>, rows<uint8_t, 128, 5, 2>,
+               rows<uint8_t, 128, 4, 2>>(o);
+    bench_type<int16_t, rows<int16_t, 64, 6, 2>, rows<int16_t, 64, 4, 2>, rows<int16_t, 32, 5, 2>>(o); /* --types i16 */
     return 0;
 }
