@@ -403,6 +403,28 @@ static void run_same_width_payloads(harness *h) {
             }
 }
 
+/* CUDA: a select of more than PS_SELECT_LARGE_FROM 1-byte keys takes the large tiles (select_tile.h): three of them
+ * past the bound and a partial one, by each kind of test, with and without payloads, on and off alignment. */
+static size_t large_select_size(const type_info *t) {
+    return (size_t)(PS_SELECT_LARGE_FROM + 3 * PS_SELECT_LARGE_TILE_ITEMS(t->bytes) + 5);
+}
+static const counted_case large_selects[] = {
+    {1, 5, 1, 0, 0, 0},          /* u8 by gt, 1-byte payloads, aligned: the vector form's payloads */
+    {1, 7, 0, 1, 0, 0},          /* u8 unique, keys alone, off alignment */
+    {1, MODE_FLAGS, 8, 0, 1, 0}, /* u8 by aligned flags, 8-byte payloads (the row form's move), caller temp */
+    {0, 3, 0, 0, 0, 0},          /* i8 by lt, keys alone */
+};
+#define LARGE_SELECTS (sizeof large_selects / sizeof large_selects[0])
+static void run_large_selects(harness *h) {
+    if (h->opt.backend != PSCAN_BACKEND_CUDA) return;
+    for (size_t k = 0; k < LARGE_SELECTS; k++) {
+        const type_info *t = &types[large_selects[k].type];
+        one_case c = {t, 0, large_selects[k].mode, large_selects[k].value_bytes, large_select_size(t), PATTERN_RANDOM,
+                      large_selects[k].offset, large_selects[k].caller_temp, 0, 0};
+        run_case(h, &c, h->opt.seed ^ (0x6000u + (unsigned)k));
+    }
+}
+
 /* All kept, none kept, alternating: through flags and through nonzero keys, each payload size. */
 static void run_patterns(harness *h) {
     unsigned index = 0;
@@ -529,6 +551,8 @@ int main(int argc, char **argv) {
     h.max_n = largest_window_size() > random_n ? largest_window_size() : random_n;
     for (size_t k = 0; h.opt.backend == PSCAN_BACKEND_CUDA && k < COUNTED_CASES; k++)
         if (counted_size(&types[counted[k].type]) > h.max_n) h.max_n = counted_size(&types[counted[k].type]);
+    for (size_t k = 0; k < LARGE_SELECTS; k++)
+        if (large_select_size(&types[large_selects[k].type]) > h.max_n) h.max_n = large_select_size(&types[large_selects[k].type]);
     if (!h.addresses && h.max_n < OPENCL_LARGE) h.max_n = OPENCL_LARGE;
     const size_t bytes = buffer_bytes(&h);
     h.h_keys = (unsigned char *)malloc(bytes), h.h_values = (unsigned char *)malloc(bytes);
@@ -555,6 +579,7 @@ int main(int argc, char **argv) {
     printf("test_select: random size %zu\n", random_n);
     if (TEST_IN_SHARD(&h.opt, 2)) run_large(&h, random_n);
     if (TEST_IN_SHARD(&h.opt, 3)) run_counted(&h);
+    if (TEST_IN_SHARD(&h.opt, 5)) run_large_selects(&h);
     finish(&h);
     return h.failed ? 1 : 0;
 }

@@ -152,6 +152,10 @@
 #define PS_SELECT_PAYLOAD_UNROLL 8
 #endif
 #define PS_SELECT_KEY_MIN_BLOCKS(key_bytes) (PS_SELECT_VEC && (key_bytes) <= PS_SELECT_VEC_BYTES ? 6 : 5)
+/* The large tiles (select_tile.h): five blocks a SM of 128 rows of 1-byte keys (40 KiB of shared memory each); for
+ * other widths the default program itself. */
+#define PS_SELECT_LARGE_MIN_BLOCKS(key_bytes)                                                                     \
+    (PS_SELECT_LARGE_ROWS(key_bytes) != PS_SELECT_KEY_ROWS(key_bytes) ? 5 : PS_SELECT_KEY_MIN_BLOCKS(key_bytes))
 /* VEC_VALUES: payloads of the keys' width move as the keys do in the vector form (vec_stage, vec_write): a full
  * tile's payload vectors loaded straight to registers, VEC_VALUES_GROUP a thread at a time, and staged at their
  * keys' ranks, instead of the row form's load, rank and store an item (its payload vector loads all at once
@@ -1004,8 +1008,12 @@ template <class K> struct select_tiers {
     enum { ONE = PS_SELECT_ONE_TILE && PS_SELECT_SMALL_DIRECT && 2 * PS_SELECT_SMALL_ROWS(sizeof(K)) <= PS_SELECT_DIRECT_ROWS };
     typedef ps_select_program<K, 2 * PS_SELECT_SMALL_ROWS(sizeof(K)), 5, true> one;
     typedef ps_select_program<K> full;
+    /* a select past PS_SELECT_LARGE_FROM (select_large_call); the same program as full but for 1-byte keys */
+    typedef ps_select_program<K, PS_SELECT_LARGE_ROWS(sizeof(K)), PS_SELECT_LARGE_MIN_BLOCKS(sizeof(K))> large;
     static_assert((uint64_t)small::TILE == PS_SELECT_SMALL_TILE_ITEMS(sizeof(K)) &&
                       (uint64_t)full::TILE == PS_SELECT_TILE_ITEMS(sizeof(K)) &&
+                      (uint64_t)large::TILE == PS_SELECT_LARGE_TILE_ITEMS(sizeof(K)) &&
+                      (uint64_t)large::TILE >= (uint64_t)full::TILE && /* the plan counts full tiles */
                       (uint64_t)small::TILE <= (uint64_t)half::TILE && (uint64_t)half::TILE == PS_SELECT_TILE_ITEMS(sizeof(K)) / 2,
                   "one set of tiles for plan and launch");
 };
@@ -1039,6 +1047,14 @@ static bool select_half_call(uint64_t n, size_t key_bytes, int sm_count) {
  * 36.45 / 36.77, 37.18 / 39.14 (docs/bench/h200-select-vec.csv, h200-select-tiles.csv). */
 static bool select_partition_half(uint64_t n, size_t key_bytes) {
     return PS_SELECT_KEY_ROWS(key_bytes) > 2 * PS_SELECT_ROWS && n <= ((uint64_t)1 << 24);
+}
+/* A select of more than PS_SELECT_LARGE_FROM 1-byte keys takes the large tiles (128 rows): fewer, larger tiles at
+ * five blocks a SM. H200, thirty-sixth session, tune_select, best of two rounds, 64 rows x 6 blocks / 128 x 5, us:
+ * u8 2^28 keys > 0 219.1 / 180.7, by flags 231.9 / 199.7, unique 212.7 / 168.6, with a payload of its width 287.9 /
+ * 275.2; 2^24 21.4 / 21.9, 25.9 / 23.7, 21.0 / 20.0, 27.8 / 30.0; 2^21 9.4 / 11.1; partitions 2^28 357.8 / 372.3,
+ * by flags 312.3 / 326.4 (docs/bench/h200-select-occupancy.csv, c28, build g4). */
+static bool select_large_call(uint64_t n, size_t key_bytes) {
+    return PS_SELECT_LARGE_ROWS(key_bytes) != PS_SELECT_KEY_ROWS(key_bytes) && n > PS_SELECT_LARGE_FROM;
 }
 static bool select_partition_picks(uint64_t n, size_t key_bytes) {
     return n <= PS_CHAIN_CLUSTER_MAX * PS_SELECT_TILE_ITEMS(key_bytes);
@@ -1101,6 +1117,7 @@ template <class K> static cudaError_t select_launch(const ps_request *req, const
     if (select_small_call(p.n, sizeof(K))) return ps_select_launch<typename T::small>(p, req->temp, stream, dev->sm_count);
     if (p.partition ? select_partition_half(p.n, sizeof(K)) : select_half_call(p.n, sizeof(K), dev->sm_count))
         return ps_select_launch<typename T::half>(p, req->temp, stream, dev->sm_count);
+    if (!p.partition && select_large_call(p.n, sizeof(K))) return ps_select_launch<typename T::large>(p, req->temp, stream, dev->sm_count);
     return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);
 }
 

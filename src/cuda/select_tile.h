@@ -31,6 +31,13 @@
     ((key_bytes) >= 8 ? PS_SELECT_ROWS : (key_bytes) <= 2 && PS_SELECT_VEC ? 4 * PS_SELECT_ROWS : 2 * PS_SELECT_ROWS)
 #endif
 
+/* Selects (not partitions) of more than PS_SELECT_LARGE_FROM 1-byte keys take tiles of 128 rows (32 KiB; five
+ * blocks a SM): at these widths the tile count still sets the pace of a large call (src/cuda/select.cu,
+ * select_large_call). Other widths: the default tile. */
+#define PS_SELECT_LARGE_ROWS(key_bytes) ((key_bytes) == 1 && PS_SELECT_VEC ? 8 * PS_SELECT_ROWS : PS_SELECT_KEY_ROWS(key_bytes))
+#define PS_SELECT_LARGE_TILE_ITEMS(key_bytes) ((uint64_t)PS_SELECT_LARGE_ROWS(key_bytes) * PS_SELECT_THREADS)
+#define PS_SELECT_LARGE_FROM ((uint64_t)1 << 24)
+
 /* Items per CUDA tile for keys of key_bytes. */
 #define PS_SELECT_TILE_ITEMS(key_bytes) ((uint64_t)PS_SELECT_KEY_ROWS(key_bytes) * PS_SELECT_THREADS)
 
