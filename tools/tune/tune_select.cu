@@ -292,7 +292,8 @@ int main(int argc, char **argv) {
     printf("# tune_select on %s, median of %d%s%s; type,variant,n,time_us,of_copy,x_cub,spread,check\n", prop.name, g_reps,
            o.unique ? ", unique" : o.flags ? ", by flags" : "", o.values ? ", with payloads" : "");
     /* the library's tile (r32.b6 for 4-byte keys, r64.b6 for 1- and 2-byte keys since the thirty-sixth session, r16.b5
-     * for 8-byte ones) and its neighbours; 2026-11-26 also measured 8 rows of i64 at 6 blocks and 3 look-back entries
+     * for 8-byte ones; u8 selects past 2^24 r128.b5) and its neighbours (i64 at six blocks: prepared, thirty-sixth
+     * session, with -DPS_SELECT_VEC_BYTES=8 beside the row form); 2026-11-26 also measured 8 rows of i64 at 6 blocks and 3 look-back entries
      * (all slower), and, in the row form, 4 blocks per SM and 64 rows of u8 (no gain); the smaller tiles are for small
      * calls (2026-11-27) */
     if (o.small) { /* the small calls' tiles, parked and DIRECT (--small: run with --min-log2 10 --max-log2 17 --step 1) */
@@ -304,7 +305,8 @@ int main(int argc, char **argv) {
         return 0;
     }
     bench_type<int32_t, rows<int32_t, 32, 6, 2>, rows<int32_t, 32, 5, 2>, rows<int32_t, 16, 5, 2>, rows<int32_t, 8, 5, 2>>(o);
-    bench_type<int64_t, rows<int64_t, 16, 5, 2>, rows<int64_t, 8, 5, 2>, rows<int64_t, 4, 5, 2>>(o);
+    bench_type<int64_t, rows<int64_t, 16, 5, 2>, rows<int64_t, 16, 6, 2>, rows<int64_t, 8, 5, 2>, rows<int64_t, 8, 6, 2>,
+               rows<int64_t, 4, 5, 2>>(o);
     bench_type<uint8_t, rows<uint8_t, 64, 6, 2>, rows<uint8_t, 64, 4, 2>, rows<uint8_t, 32, 5, 2>, rows<uint8_t, 128, 5, 2>,
                rows<uint8_t, 128, 4, 2>>(o);
     bench_type<int16_t, rows<int16_t, 64, 6, 2>, rows<int16_t, 64, 4, 2>, rows<int16_t, 32, 5, 2>>(o); /* --types i16 */
