@@ -167,6 +167,14 @@
 #ifndef PS_SELECT_VEC_VALUES_GROUP
 #define PS_SELECT_VEC_VALUES_GROUP 4
 #endif
+/* VEC_VALUES_WIDE (prepared, default 0): payloads of another width in the vector form too (vec_values_wide). Its
+ * staging helper (vec_stage_items) became the keys' and same-width payloads' too after the measurements above: by nvdisasm
+ * against the build measured above, the single-pass kernels differ in register names and order only (the same
+ * instructions but for 1-5 moves and no-ops), and the cluster kernels of the 32- to 128-row byte tiles (calls of
+ * up to 16 tiles, which partitions take small tiles for) have 4-6 shared loads and 2-3 popcounts more: untimed. */
+#ifndef PS_SELECT_VEC_VALUES_WIDE
+#define PS_SELECT_VEC_VALUES_WIDE 0
+#endif
 
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
 template <int BYTES> struct ps_select_bits;
@@ -548,20 +556,21 @@ struct ps_select_program {
         }
     }
 
-    /* VEC: count keys staged from slot first on (first at the output's offset in its 16 bytes) to the output at
+    /* VEC: count items of E staged from slot first on (first at the output's offset in its 16 bytes) to the output at
      * address at: the whole 16-byte blocks in one store each, the first and the last (where the run starts or ends
-     * inside them) key by key. */
+     * inside them) item by item. */
     typedef typename ps_select_bits<sizeof(K)>::type U; /* VEC moves keys and payloads of their width as bits */
+    template <class E = U>
     static __device__ __forceinline__ void vec_out(const smem &s, uint32_t first, uint32_t count, uintptr_t at) {
-        const uint32_t from = first * (uint32_t)sizeof(K), end = from + count * (uint32_t)sizeof(K); /* staging bytes */
+        const uint32_t from = first * (uint32_t)sizeof(E), end = from + count * (uint32_t)sizeof(E); /* staging bytes */
         const uintptr_t base = at - from; /* 16-aligned: the address of staging byte 0 */
         for (uint32_t b = from / 16 + threadIdx.x; b < (end + 15) / 16; b += THREADS) {
             if (16 * b >= from && 16 * b + 16 <= end) {
                 *reinterpret_cast<uint4 *>(base + 16 * b) = reinterpret_cast<const uint4 *>(s.staging)[b];
             } else {
                 const uint32_t lo = 16 * b > from ? 16 * b : from, hi = 16 * b + 16 < end ? 16 * b + 16 : end;
-                for (uint32_t i = lo; i < hi; i += sizeof(K))
-                    *reinterpret_cast<U *>(base + i) = reinterpret_cast<const U *>(s.staging)[i / sizeof(K)];
+                for (uint32_t i = lo; i < hi; i += sizeof(E))
+                    *reinterpret_cast<E *>(base + i) = reinterpret_cast<const E *>(s.staging)[i / sizeof(E)];
             }
         }
     }
@@ -574,32 +583,42 @@ struct ps_select_program {
         uintptr_t kept_at, rest_at; /* the runs' first output addresses */
         uint32_t a, r;              /* and their first slots in the staging */
     };
-    static __device__ __forceinline__ vec_runs vec_place(const params &p, const U *out, uint64_t prefix, uint32_t kept,
-                                                         uint64_t rejected_at) {
+    /* the runs of kept_n kept items to out + kept_from and the rest to out + rest_from (items of E) */
+    template <class E = U>
+    static __device__ __forceinline__ vec_runs vec_place(const params &p, const E *out, uint64_t kept_from, uint32_t kept_n,
+                                                         uint64_t rest_from) {
+        enum { PER = 16 / sizeof(E) }; /* items of E a 16-byte block */
         vec_runs w;
-        w.kept_at = (uintptr_t)(out + prefix);
-        w.rest_at = (uintptr_t)(out + rejected_at);
-        w.a = (uint32_t)(w.kept_at & 15u) / sizeof(K);
-        w.r = p.partition ? (w.a + kept + VEC_ITEMS - 1) / VEC_ITEMS * VEC_ITEMS + (uint32_t)(w.rest_at & 15u) / sizeof(K) : 0;
+        w.kept_at = (uintptr_t)(out + kept_from);
+        w.rest_at = (uintptr_t)(out + rest_from);
+        w.a = (uint32_t)(w.kept_at & 15u) / sizeof(E);
+        w.r = p.partition ? (w.a + kept_n + PER - 1) / PER * PER + (uint32_t)(w.rest_at & 15u) / sizeof(E) : 0;
         return w;
+    }
+    /* the N items from item o on (x: their keys or payloads, of E) at their ranks in w's runs, which start at the
+     * tile's k0-th kept and j0-th rejected item (N divides 32, o a multiple of N: one mask word) */
+    template <class E, int N>
+    static __device__ __forceinline__ void vec_stage_items(const params &p, const local &l, smem &s, const E (&x)[N],
+                                                           uint32_t o, const vec_runs &w, uint32_t k0, uint32_t j0) {
+        E *staged = reinterpret_cast<E *>(s.staging);
+        const uint32_t word = o / 32;
+        const uint32_t mask = (&s.masks[0][0])[word], bits = (mask >> (o % 32)) & ((1u << N) - 1u);
+        const uint32_t before = (&s.offsets[0][0])[word] + __popc(mask & ((1u << (o % 32)) - 1u)); /* kept before o */
+        uint32_t rank = before - k0, other = o - before - j0;
+#pragma unroll
+        for (int j = 0; j < N; j++) {
+            if ((bits >> j) & 1u) staged[w.a + rank++] = x[j];
+            else if (p.partition && o + j < l.valid) staged[w.r + other++] = x[j];
+        }
     }
     template <int N>
     static __device__ __forceinline__ void vec_stage(const params &p, const local &l, smem &s, const uint4 (&v)[N], int c0,
                                                      const vec_runs &w) {
-        U *staged = reinterpret_cast<U *>(s.staging);
 #pragma unroll
         for (int i = 0; i < N; i++) {
-            const uint32_t q = (c0 + i) * THREADS + threadIdx.x, o = q * VEC_ITEMS, word = o / 32;
-            const uint32_t mask = (&s.masks[0][0])[word], bits = (mask >> (o % 32)) & ((1u << VEC_ITEMS) - 1u);
-            uint32_t rank = (&s.offsets[0][0])[word] + __popc(mask & ((1u << (o % 32)) - 1u));
-            uint32_t other = o - rank; /* the rejected items before item o */
             U x[VEC_ITEMS];
             memcpy(x, &v[i], sizeof x);
-#pragma unroll
-            for (int j = 0; j < VEC_ITEMS; j++) {
-                if ((bits >> j) & 1u) staged[w.a + rank++] = x[j];
-                else if (p.partition && o + j < l.valid) staged[w.r + other++] = x[j];
-            }
+            vec_stage_items(p, l, s, x, ((c0 + i) * THREADS + threadIdx.x) * VEC_ITEMS, w, 0, 0);
         }
     }
     static __device__ __forceinline__ void vec_write(const params &p, const local &l, const smem &s, const vec_runs &w,
@@ -607,6 +626,53 @@ struct ps_select_program {
         vec_out(s, w.a, kept, w.kept_at);
         if (p.partition) vec_out(s, w.r, l.valid - kept, w.rest_at);
     }
+
+#if PS_SELECT_VEC_VALUES_WIDE
+    /* VEC_VALUES_WIDE (prepared, thirty-sixth session, default 0): payloads of another width than the keys' (E) in the
+     * vector form. A chunk (a thread's VEC_ITEMS consecutive items) carries VEC_ITEMS x sizeof(E) bytes of payload,
+     * loaded 16 bytes (or the whole chunk, if less) at a time and staged at the keys' ranks. Payloads wider than the
+     * keys pass the staging in passes of G chunk indices: the chunks of one index across the block are consecutive
+     * items, so a pass's kept and rejected items are consecutive runs of each group's output (from the k0-th kept and
+     * j0-th rejected item of the tile, read from the offsets of the pass's first mask word). A full tile, payloads on
+     * a 16-byte boundary (consume). */
+    template <class E>
+    static __device__ __forceinline__ void vec_values_wide(const params &p, const local &l, smem &s, uint64_t prefix,
+                                                           uint32_t kept, uint64_t rejected_at) {
+        enum {
+            ROW = THREADS * VEC_ITEMS, /* the items of one chunk index across the block */
+            FIT = PS_SELECT_STAGE_BYTES / (ROW * (int)sizeof(E)),
+            G = FIT < 1 ? 1 : FIT > VEC_CHUNKS ? VEC_CHUNKS : FIT, /* chunk indices a pass */
+            LB = VEC_ITEMS * (int)sizeof(E),                        /* a chunk's payload bytes */
+            SUB = LB < 16 ? VEC_ITEMS : 16 / (int)sizeof(E),        /* items a load */
+        };
+        static_assert((size_t)ROW * sizeof(E) <= PS_SELECT_STAGE_BYTES && VEC_CHUNKS % G == 0, "whole chunk indices a pass");
+        typedef typename ps_select_vec_flags<SUB * sizeof(E)>::type LT; /* the unsigned type of a load's bytes */
+        const E *in = reinterpret_cast<const E *>(p.values) + l.base;
+        const E *out = reinterpret_cast<const E *>(p.values_out);
+#pragma unroll
+        for (int g0 = 0; g0 < VEC_CHUNKS; g0 += G) {
+            const uint32_t o0 = g0 * ROW, o1 = (g0 + G) * ROW;
+            const uint32_t k0 = (&s.offsets[0][0])[o0 / 32], k1 = o1 < (uint32_t)TILE ? (&s.offsets[0][0])[o1 / 32] : kept;
+            const uint32_t j0 = o0 - k0, j1 = o1 - k1;
+            const vec_runs w = vec_place<E>(p, out, prefix + k0, k1 - k0, rejected_at + j0);
+            if (g0 > 0) __syncthreads(); /* the last pass's stores have read the staging */
+#pragma unroll
+            for (int c = g0; c < g0 + G; c++) {
+#pragma unroll
+                for (int b = 0; b < VEC_ITEMS / SUB; b++) {
+                    const uint32_t o = (c * THREADS + threadIdx.x) * VEC_ITEMS + b * SUB;
+                    const LT t = *reinterpret_cast<const LT *>(in + o);
+                    E x[SUB];
+                    memcpy(x, &t, sizeof x);
+                    vec_stage_items(p, l, s, x, o, w, k0, j0);
+                }
+            }
+            __syncthreads();
+            vec_out<E>(s, w.a, k1 - k0, w.kept_at);
+            if (p.partition) vec_out<E>(s, w.r, j1 - j0, w.rest_at);
+        }
+    }
+#endif
 
     template <class V>
     static __device__ __forceinline__ void move_values(const params &p, const local &l, smem &s, uint64_t prefix,
@@ -669,7 +735,18 @@ struct ps_select_program {
                     }
                     __syncthreads();
                     vec_write(p, l, s, w, kept);
-                } else {
+                }
+#if PS_SELECT_VEC_VALUES_WIDE
+                else if (l.valid == (uint32_t)TILE && ((uintptr_t)p.values & 15u) == 0) {
+                    switch (p.value_bytes) {
+                    case 1: vec_values_wide<uint8_t>(p, l, s, prefix, kept, rejected_at); break;
+                    case 2: vec_values_wide<uint16_t>(p, l, s, prefix, kept, rejected_at); break;
+                    case 4: vec_values_wide<uint32_t>(p, l, s, prefix, kept, rejected_at); break;
+                    default: vec_values_wide<uint64_t>(p, l, s, prefix, kept, rejected_at); break;
+                    }
+                }
+#endif
+                else {
                     move_payloads(p, l, s, prefix, kept, rejected_at);
                 }
             }

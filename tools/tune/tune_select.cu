@@ -5,7 +5,7 @@
  * Not part of the library.
  *
  *   tune_select [--reps 25] [--min-log2 16] [--max-log2 28] [--step 4] [--types i32,i64,u8,i16] [--ops sel,part]
- *               [--flags] [--small] [--unique] [--pairs] [--values]
+ *               [--flags] [--small] [--unique] [--pairs] [--values | --value-bytes B]
  *
  * One CSV row per (type, variant, n): time, of copy, x CUB (CUB's time / the variant's, against CUB's select
  * or partition), spread. Variant names: sel. or part. (the operation), then r32.b5.e2 (32 rows, 5 blocks per
@@ -21,8 +21,9 @@
  * against CUB's DevicePartition::Flagged over first-of-run flags made before the timing (CUB has no partition by
  * uniqueness; that peer reads n flag bytes more and computes nothing); --pairs: keys > 0 kept exactly where unique
  * keeps (every even item: every tile keeps half, each warp's kept slots alternate), to tell the data's part of
- * unique's cost from its test's; --values: each key carries a payload of its own width (a copy of the keys, checked
- * like them; of copy counts its bytes too, x CUB stays against CUB's call on the keys alone); 2x L2 written before each timed
+ * unique's cost from its test's; --values: each key carries a payload of its own width (the key's bits, checked
+ * like the keys; of copy counts its bytes too, x CUB stays against CUB's call on the keys alone); --value-bytes B:
+ * a payload of B bytes (the key's bits widened or cut); 2x L2 written before each timed
  * call; CUDA events around the call; median of reps after two warm-ups; spread (p90 - p10) / median.
  */
 #include <cub/cub.cuh>
@@ -48,8 +49,9 @@ template <class K> struct greater_than {
 /* One launch of program P (E look-back entries per lane) as the library sets it up. */
 static const uint8_t *g_flags; /* --flags: the decisions as a flag array, else NULL */
 static bool g_unique;          /* --unique: the select drops consecutive duplicates */
-static const void *g_values;   /* --values: the payloads (a copy of the keys), else NULL */
+static const void *g_values;   /* --values: the payloads (each key's bits, widened or cut to g_value_bytes), else NULL */
 static void *g_values_out;
+static uint32_t g_value_bytes; /* --values: the key's width; --value-bytes B: B */
 
 template <class P, int E>
 static void launch(bool partition, const typename P::key *in, typename P::key *out, uint64_t *count, uint64_t n,
@@ -61,7 +63,7 @@ static void launch(bool partition, const typename P::key *in, typename P::key *o
     p.keys_out = out;
     p.values = g_values;
     p.values_out = g_values_out;
-    p.value_bytes = g_values ? (uint32_t)sizeof(typename P::key) : 0;
+    p.value_bytes = g_values ? g_value_bytes : 0;
     p.count = count;
     p.n = n;
     p.pred = g_unique ? PSCAN_PRED_UNIQUE : PSCAN_PRED_GT;
@@ -126,8 +128,35 @@ struct options {
     int min_log2 = 16, max_log2 = 28, step = 4;
     bool i32 = true, i64 = true, u8 = true, i16 = false, sel = true, part = true, flags = false, small = false, unique = false;
     bool pairs = false; /* keys > 0 kept where unique keeps: the data's part of unique's cost apart from its test's */
-    bool values = false; /* a payload of the key's width with each key */
+    bool values = false; /* a payload with each key: of the key's width, or of value_bytes (1, 2, 4, 8) */
+    int value_bytes = 0;
 };
+
+/* --values: item i's payload, its key's bits widened (zero-extended) or cut to vb bytes. */
+template <class K> __device__ uint64_t payload_of(K k, uint32_t vb) {
+    typedef typename ps_select_bits<sizeof(K)>::type U;
+    U u;
+    memcpy(&u, &k, sizeof u);
+    return vb >= 8 ? (uint64_t)u : (uint64_t)u & ((1ull << (8 * vb)) - 1);
+}
+template <class K> __global__ void payloads(void *v, const K *k, uint64_t n, uint32_t vb) {
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t x = payload_of(k[i], vb);
+        memcpy((char *)v + i * vb, &x, vb); /* little-endian: the low vb bytes */
+    }
+}
+/* The payloads out against CUB's keys (ref), as check_kernel. */
+template <class K>
+__global__ void check_payloads(const void *got, uint32_t vb, const K *ref, uint64_t n, uint64_t kept, int partition,
+                               unsigned *bad) {
+    const uint64_t end = partition ? n : kept;
+    for (uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; i < end; i += (uint64_t)gridDim.x * blockDim.x) {
+        const uint64_t want = payload_of(i < kept ? ref[i] : ref[n - 1 - (i - kept)], vb);
+        uint64_t x = 0;
+        memcpy(&x, (const char *)got + i * vb, vb);
+        if (x != want) atomicAdd(bad, 1u);
+    }
+}
 
 /* --unique's partition peer: a flag for the first item of each run of equal keys. */
 template <class K> __global__ void fill_first_of_run(uint8_t *f, const K *k, uint64_t n) {
@@ -168,11 +197,14 @@ template <class K, class... Vs> static void bench_type(const options &o) {
             CK(cudaGetLastError());
         }
         g_flags = flags;
-        K *vals = nullptr, *vals_out = nullptr; /* --values */
+        void *vals = nullptr, *vals_out = nullptr; /* --values, --value-bytes */
+        const uint32_t vb = o.value_bytes ? (uint32_t)o.value_bytes : (uint32_t)sizeof(K);
+        g_value_bytes = vb;
         if (o.values) {
-            CK(cudaMalloc(&vals, n * sizeof(K)));
-            CK(cudaMalloc(&vals_out, n * sizeof(K)));
-            CK(cudaMemcpy(vals, in, n * sizeof(K), cudaMemcpyDeviceToDevice));
+            CK(cudaMalloc(&vals, n * vb));
+            CK(cudaMalloc(&vals_out, n * vb));
+            payloads<K><<<g_sms * 8, 256>>>(vals, in, n, vb);
+            CK(cudaGetLastError());
         }
         g_values = vals;
         g_values_out = vals_out;
@@ -222,7 +254,7 @@ template <class K, class... Vs> static void bench_type(const options &o) {
             cub_call(); /* ref holds CUB's result of this operation */
             int64_t kept = 0;
             CK(cudaMemcpy(&kept, cub_count, 8, cudaMemcpyDeviceToHost));
-            const double traffic = ((double)n * sizeof(K) + (double)(part ? n : kept) * sizeof(K)) * (o.values ? 2 : 1) +
+            const double traffic = ((double)n + (double)(part ? n : kept)) * (sizeof(K) + (o.values ? vb : 0)) +
                                    (o.flags ? (double)n : 0);
             printf("%s,%s.cub,%llu,%.2f,%.3f,1.000,%.3f,ok\n", tname<K>(), op, (unsigned long long)n, cub.median_us,
                    traffic / cub.median_us * 1e-3 / copy_gbps, cub.spread);
@@ -232,7 +264,7 @@ template <class K, class... Vs> static void bench_type(const options &o) {
                 CK(cudaMemset(bad, 0, sizeof(unsigned)));
                 V::run(part, in, out, count, n, operand, temp);
                 check_kernel<K><<<g_sms * 8, 256>>>(out, ref, n, (uint64_t)kept, part, bad);
-                if (vals_out) check_kernel<K><<<g_sms * 8, 256>>>(vals_out, ref, n, (uint64_t)kept, part, bad);
+                if (vals_out) check_payloads<K><<<g_sms * 8, 256>>>(vals_out, vb, ref, n, (uint64_t)kept, part, bad);
                 CK(cudaGetLastError());
                 CK(cudaDeviceSynchronize());
                 uint64_t c = 0;
@@ -275,6 +307,7 @@ int main(int argc, char **argv) {
         else if (a == "--small") o.small = true;
         else if (a == "--pairs") o.pairs = true;
         else if (a == "--values") o.values = true;
+        else if (a == "--value-bytes") o.values = true, o.value_bytes = atoi(argv[++i]);
         else if (a == "--reps") g_reps = atoi(argv[++i]);
         else if (a == "--min-log2") o.min_log2 = atoi(argv[++i]);
         else if (a == "--max-log2") o.max_log2 = atoi(argv[++i]);
@@ -290,7 +323,8 @@ int main(int argc, char **argv) {
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, dev));
     printf("# tune_select on %s, median of %d%s%s; type,variant,n,time_us,of_copy,x_cub,spread,check\n", prop.name, g_reps,
-           o.unique ? ", unique" : o.flags ? ", by flags" : "", o.values ? ", with payloads" : "");
+           o.unique ? ", unique" : o.flags ? ", by flags" : "",
+           !o.values ? "" : o.value_bytes ? (", with payloads of " + std::to_string(o.value_bytes) + " bytes").c_str() : ", with payloads");
     /* the library's tile (r32.b6 for 4-byte keys, r64.b6 for 1- and 2-byte keys since the thirty-sixth session, r16.b5
      * for 8-byte ones; u8 selects past 2^24 r128.b5) and its neighbours (i64 at six blocks: prepared, thirty-sixth
      * session, with -DPS_SELECT_VEC_BYTES=8 beside the row form); 2026-11-26 also measured 8 rows of i64 at 6 blocks and 3 look-back entries
