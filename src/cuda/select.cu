@@ -699,8 +699,9 @@ struct ps_select_program {
         const uint64_t rejected_at =
             p.partition && kept < l.valid ? (p.kept_total ? (uint64_t)*p.kept_total : l.kept_total) + (l.base - prefix) : 0;
         if constexpr (VEC) {
-            /* the keys from the parked vectors (vec_move); payloads of the keys' width in a full tile at a 16-byte
-             * boundary the same way, loaded straight to registers; other payloads as the row form moves them */
+            /* the keys from the parked vectors (vec_place, vec_stage, vec_write); payloads of the keys' width in a
+             * full tile at a 16-byte boundary the same way, loaded straight to registers; other payloads as the row
+             * form moves them (or, prepared, vec_values_wide) */
             uint4 v[VEC_CHUNKS];
 #pragma unroll
             for (int c = 0; c < VEC_CHUNKS; c++) v[c] = reinterpret_cast<const uint4 *>(s.staging)[c * THREADS + threadIdx.x];
