@@ -13,8 +13,11 @@
  *    before that warp's slice of that row are kept. The tile's kept count is the aggregate.
  *  - Keys of up to 4 bytes take the vector form (VEC, below): the ballot words are the tile's decisions in item
  *    order, 32 to a word, so a thread fills them 16 bytes of keys at a time (a half word or a byte of decisions),
- *    and consume stages those keys from registers and writes whole 16-byte blocks; the scan, the chain and the
- *    payloads' moves are the row form's.
+ *    and consume stages those keys from registers and writes whole 16-byte blocks; payloads of the keys' width go
+ *    the same way (VEC_VALUES), other payloads by the row form's move; the scan and the chain are the row form's.
+ *    Six tiles a SM (their flags load to registers, not parked); a select of more than 2^24 1-byte keys takes
+ *    128-row tiles (select_large_call). H200, 2^28, x CUB (thirty-sixth session, pscan bench): select i32 keys >
+ *    midpoint 1.27x (0.81 of copy), by flags 1.52x; u8 2.46x / 2.97x; partition i32 1.08x / 1.44x.
  *  - consume(prefix = kept before the tile): each thread takes its keys from the parking place to registers
  *    (a barrier: the staging below writes over it). An item's rank among the kept ones of its tile is
  *    offsets[row][warp] + popc(mask & lanes below); a rejected item's rank among the rejected is its index in
