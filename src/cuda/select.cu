@@ -289,13 +289,17 @@ struct ps_select_program {
     static_assert((size_t)TILE * sizeof(K) <= PS_SELECT_STAGE_BYTES, "the tile's keys are parked in the staging buffer");
     static_assert(!VEC || VEC_CHUNKS % VEC_GROUP == 0, "VEC_VALUES: whole groups of vectors a thread");
     static_assert(!VEC || VEC_CHUNKS * VEC_ITEMS * THREADS == TILE,
-                  "VEC: whole vectors a thread (the staging's 32 bytes more hold both groups' offsets in 16 bytes)");
+                  "VEC: whole vectors a thread (the staging's 48 bytes more hold both groups' offsets in 16 bytes)");
 
     typedef ps_select_params<K> params;
     struct smem {
         /* the tile's keys in item order from the load to the start of consume (parked: no registers hold them
          * across the look-back), then the keys and payloads at their output ranks */
-        uint64_t staging[(PS_SELECT_STAGE_BYTES + 32) / 8]; /* 32 more: VEC's two runs start inside 16 bytes */
+        /* 48 more (VEC): each run starts at its output's offset in 16 bytes and the rejected run after the kept run's
+         * end rounded up to 16, three gaps of up to 15 bytes: with 32 more, a 64-row i16 or 32-row i32 partition tile
+         * staged up to 10 bytes past the end (into the unused flags member behind it; found by a simulation of the
+         * staging, thirty-sixth session) */
+        uint64_t staging[(PS_SELECT_STAGE_BYTES + 48) / 8];
         uint4 flags[VEC_FLAGS ? 1 : TILE / 16]; /* the tile's flags, parked the same way (a select by flags) */
         uint32_t masks[ROWS][WARPS];
         uint32_t offsets[ROWS][WARPS];
