@@ -375,16 +375,19 @@ static const counted_case counted[] = {
     {2, MODE_FLAGS, 2, 0, 0, 0}, /* i16 by aligned flags, 2-byte payloads: the same, flags in registers */
 };
 #define COUNTED_CASES (sizeof counted / sizeof counted[0])
-static void run_counted(harness *h) {
+/* CUDA: each case of a list, a select or a partition of size(type) items (--quick: the quick ones). */
+static void run_cuda_cases(harness *h, const counted_case *cases, size_t count, int partition,
+                           size_t (*size)(const type_info *), unsigned seed_base) {
     if (h->opt.backend != PSCAN_BACKEND_CUDA) return;
-    for (size_t k = 0; k < COUNTED_CASES; k++) {
-        if (h->opt.quick && !counted[k].quick) continue;
-        const type_info *t = &types[counted[k].type];
-        one_case c = {t, 1, counted[k].mode, counted[k].value_bytes, counted_size(t), PATTERN_RANDOM,
-                      counted[k].offset, counted[k].caller_temp, 0, 0};
-        run_case(h, &c, h->opt.seed ^ (0x4000u + (unsigned)k));
+    for (size_t k = 0; k < count; k++) {
+        if (h->opt.quick && !cases[k].quick) continue;
+        const type_info *t = &types[cases[k].type];
+        one_case c = {t, partition, cases[k].mode, cases[k].value_bytes, size(t), PATTERN_RANDOM,
+                      cases[k].offset, cases[k].caller_temp, 0, 0};
+        run_case(h, &c, h->opt.seed ^ (seed_base + (unsigned)k));
     }
 }
+static void run_counted(harness *h) { run_cuda_cases(h, counted, COUNTED_CASES, 1, counted_size, 0x4000u); }
 
 /* Payloads of the keys' width, each type, select and partition: at offset 0 (values on a 16-byte boundary) CUDA's
  * vector-form tiles move them as the keys (select.cu, PS_SELECT_VEC_VALUES), the last, partial tile by the row
@@ -408,21 +411,15 @@ static void run_same_width_payloads(harness *h) {
 static size_t large_select_size(const type_info *t) {
     return (size_t)(PS_SELECT_LARGE_FROM + 3 * PS_SELECT_LARGE_TILE_ITEMS(t->bytes) + 5);
 }
-static const counted_case large_selects[] = {
-    {1, 5, 1, 0, 0, 0},          /* u8 by gt, 1-byte payloads, aligned: the vector form's payloads */
-    {1, 7, 0, 1, 0, 0},          /* u8 unique, keys alone, off alignment */
-    {1, MODE_FLAGS, 8, 0, 1, 0}, /* u8 by aligned flags, 8-byte payloads (the row form's move), caller temp */
-    {0, 3, 0, 0, 0, 0},          /* i8 by lt, keys alone */
+static const counted_case large_selects[] = { /* every one in --quick too */
+    {1, 5, 1, 0, 0, 1},          /* u8 by gt, 1-byte payloads, aligned: the vector form's payloads */
+    {1, 7, 0, 1, 0, 1},          /* u8 unique, keys alone, off alignment */
+    {1, MODE_FLAGS, 8, 0, 1, 1}, /* u8 by aligned flags, 8-byte payloads (the row form's move), caller temp */
+    {0, 3, 0, 0, 0, 1},          /* i8 by lt, keys alone */
 };
 #define LARGE_SELECTS (sizeof large_selects / sizeof large_selects[0])
 static void run_large_selects(harness *h) {
-    if (h->opt.backend != PSCAN_BACKEND_CUDA) return;
-    for (size_t k = 0; k < LARGE_SELECTS; k++) {
-        const type_info *t = &types[large_selects[k].type];
-        one_case c = {t, 0, large_selects[k].mode, large_selects[k].value_bytes, large_select_size(t), PATTERN_RANDOM,
-                      large_selects[k].offset, large_selects[k].caller_temp, 0, 0};
-        run_case(h, &c, h->opt.seed ^ (0x6000u + (unsigned)k));
-    }
+    run_cuda_cases(h, large_selects, LARGE_SELECTS, 0, large_select_size, 0x6000u);
 }
 
 /* All kept, none kept, alternating: through flags and through nonzero keys, each payload size. */
