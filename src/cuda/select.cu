@@ -171,8 +171,8 @@
 #define PS_SELECT_VEC_VALUES_GROUP 4
 #endif
 /* VEC_VALUES_WIDE (prepared, default 0): payloads of another width in the vector form too (vec_values_wide). Its
- * staging helper (vec_stage_items) became the keys' and same-width payloads' too after the measurements above: by nvdisasm
- * against the build measured above, the single-pass kernels differ in register names and order only (the same
+ * staging helper (vec_stage_items) became the keys' and same-width payloads' too after the measurements above: by
+ * nvdisasm against the build measured above, the single-pass kernels differ in register names and order only (the same
  * instructions but for 1-5 moves and no-ops), and the cluster kernels of the 32- to 128-row byte tiles (calls of
  * up to 16 tiles, which partitions take small tiles for) have 4-6 shared loads and 2-3 popcounts more: untimed. */
 #ifndef PS_SELECT_VEC_VALUES_WIDE
