@@ -131,15 +131,20 @@
  * / 237.1 (435.6), unique 439.5 / 227.5 (426.3), by flags 409.2 / 244.6 (582.6), partition keys > 0 462.6 / 392.5
  * (712.0); 2^21 u8 keys > 0 11.26 / 9.54 (10.91); i16 2^28 keys > 0 423.1 / 401.8 (493.3); i32 2^28 keys > 0 504.5 /
  * 478.3 (593.3), unique 523.6 / 475.4 (586.0), 2^21 13.12 / 11.97 (12.99), unique 14.21 / 11.97 (13.34); 8-byte
- * keys lost 0-1 % (i64 2^28 keys > 0 936.4 / 945.4), so they keep the row form (docs/bench/h200-select-vec.csv,
- * h200-select-vec4.csv; the i16 pair there is of 32-row tiles). */
+ * keys lost 0-1 % then (i64 2^28 keys > 0 936.4 / 945.4; docs/bench/h200-select-vec.csv, h200-select-vec4.csv; the
+ * i16 pair there is of 32-row tiles). They take it since the thirty-seventh session (select_tile.h,
+ * PS_SELECT_VEC_BYTES 8), with the flags in registers, vector payloads and six blocks (below): H200, tune_select,
+ * median of 25, i64 at 2^28, the row form at five blocks / the vector form at six, us (CUB): keys > 0 936.8 / 914.4
+ * (1007.2), by flags 992.4 / 959.7 (1171.9), unique 951.0 / 910.8, with a payload of the key's width 1984.0 / 1594.5
+ * (0.95 of copy); partitions lost 1-2 %: keys > 0 1532.1 / 1557.2 (1364.1), by flags 1152.1 / 1177.6 (1445.2),
+ * unique 1619.9 / 1647.0 (docs/bench/h200-select-i64-vec.csv, c35). */
 /* VEC_FLAGS: a vector-form tile by flags loads each vector's flags from global memory straight to registers (16, 8
  * or 4 bytes a thread and vector, coalesced) instead of parking them in shared memory. The parking place (as large
  * as a byte tile's keys) was in every tile's shared memory, whatever the call, so it set the blocks a SM: without it
  * a 64-row byte tile takes 36 KiB instead of 52, and six blocks fit instead of four. PAYLOAD_UNROLL: the row form's
  * payload move (move below; the vector form's for payloads of another width than the keys') unrolls its rows 8 at a
  * time: fully unrolled, the 64-row kernels spilled 196-228 bytes at 64 registers, and 700 at the 40 of six blocks, all
- * in that move. KEY_MIN_BLOCKS: the vector-form tiles (1-, 2- and 4-byte keys) run six blocks a SM. VEC_VALUES (below):
+ * in that move. KEY_MIN_BLOCKS: the vector-form tiles (1- to 8-byte keys) run six blocks a SM. VEC_VALUES (below):
  * payloads of the keys' width in the vector form. H200, thirty-sixth session, tune_select, best of two rounds at 2^28,
  * us, e8fadbc's tiles (four blocks, five for i32, flags parked, full unroll, payloads by the row form) / these
  * (docs/bench/h200-select-occupancy.csv): keys > 0, by flags, unique, then partition the same: u8 238.8 / 219.1,
@@ -170,13 +175,21 @@
 #ifndef PS_SELECT_VEC_VALUES_GROUP
 #define PS_SELECT_VEC_VALUES_GROUP 4
 #endif
-/* VEC_VALUES_WIDE (prepared, default 0): payloads of another width in the vector form too (vec_values_wide). Its
- * staging helper (vec_stage_items) became the keys' and same-width payloads' too after the measurements above: by
- * nvdisasm against the build measured above, the single-pass kernels differ in register names and order only (the same
- * instructions but for 1-5 moves and no-ops), and the cluster kernels of the 32- to 128-row byte tiles (calls of
- * up to 16 tiles, which partitions take small tiles for) have 4-6 shared loads and 2-3 popcounts more: untimed. */
+/* VEC_VALUES_WIDE: payloads of another width than the keys' in the vector form too (vec_values_wide; 0: by the row
+ * form's move, 8 rows at a time). H200, thirty-seventh session, tune_select, median of 25, keys > 0 with payloads of
+ * 1 / 2 / 4 / 8 bytes, the library's tiles, row form / vector form, us at 2^28 (of copy, payload bytes counted):
+ * select u8 keys with u32 payloads 1235.9 / 526.2 (0.92; 128-row tiles), with u64 1620.5 / 919.0 (0.95); i32 with
+ * u8 1016.5 / 587.6, with u64 1427.3 / 1187.4 (0.96); i64 with u32 1818.0 / 1256.2 (0.90); partitions u8 / u64 2376.8
+ * / 1410.3, i32 / u64 2716.1 / 1879.5; 1.3-3.6x at 2^16-2^20 (docs/bench/h200-select-wide.csv, c36). Its first build
+ * (each thread loading its own chunk, 32-128 bytes strided across the warp) lost to the row form where payloads pass
+ * the staging four or eight times (u8 keys with u64 payloads 1255.0 / 1753.4 at 2^28): consecutive threads now load
+ * consecutive 16 bytes. With it in the program, i16 partitions with 2-byte payloads (the same-width path) ran 3-4 %
+ * slower (728.6 / 758.9 us; the i16 kernel spills 6 bytes); nothing else lost more than noise. The staging helper
+ * (vec_stage_items) is the keys' and same-width payloads' too: by nvdisasm, the single-pass kernels did not change,
+ * and the cluster kernels of the 32- to 128-row byte tiles (partitions of up to 16 tiles) have 4-6 shared loads and
+ * 2-3 popcounts more: untimed. */
 #ifndef PS_SELECT_VEC_VALUES_WIDE
-#define PS_SELECT_VEC_VALUES_WIDE 0
+#define PS_SELECT_VEC_VALUES_WIDE 1
 #endif
 
 /* The unsigned integer of a key's width: unique compares keys bit for bit. */
@@ -635,9 +648,8 @@ struct ps_select_program {
     }
 
 #if PS_SELECT_VEC_VALUES_WIDE
-    /* VEC_VALUES_WIDE (prepared, thirty-sixth session, default 0): payloads of another width than the keys' (E) in the
-     * vector form. A chunk (a thread's VEC_ITEMS consecutive items) carries VEC_ITEMS x sizeof(E) bytes of payload,
-     * loaded 16 bytes (or the whole chunk, if less) at a time and staged at the keys' ranks. Payloads wider than the
+    /* VEC_VALUES_WIDE: payloads of another width than the keys' (E) in the vector form. A chunk (a thread's VEC_ITEMS consecutive items) carries VEC_ITEMS x sizeof(E) bytes of payload,
+     * loaded 16 bytes (or the whole chunk, if less) a thread at a time and staged at the keys' ranks. Payloads wider than the
      * keys pass the staging in passes of G chunk indices: the chunks of one index across the block are consecutive
      * items, so a pass's kept and rejected items are consecutive runs of each group's output (from the k0-th kept and
      * j0-th rejected item of the tile, read from the offsets of the pass's first mask word). A full tile, payloads on
@@ -667,7 +679,9 @@ struct ps_select_program {
             for (int c = g0; c < g0 + G; c++) {
 #pragma unroll
                 for (int b = 0; b < VEC_ITEMS / SUB; b++) {
-                    const uint32_t o = (c * THREADS + threadIdx.x) * VEC_ITEMS + b * SUB;
+                    /* consecutive threads load consecutive 16 bytes of the chunk index's payloads (a thread's own
+                     * chunk, 32-128 bytes, put each warp load on 32 lines) */
+                    const uint32_t o = c * ROW + (b * THREADS + threadIdx.x) * SUB;
                     const LT t = *reinterpret_cast<const LT *>(in + o);
                     E x[SUB];
                     memcpy(x, &t, sizeof x);
@@ -708,7 +722,7 @@ struct ps_select_program {
         if constexpr (VEC) {
             /* the keys from the parked vectors (vec_place, vec_stage, vec_write); payloads of the keys' width in a
              * full tile at a 16-byte boundary the same way, loaded straight to registers; other payloads as the row
-             * form moves them (or, prepared, vec_values_wide) */
+             * form moves them (vec_values_wide where they are whole, full tiles) */
             uint4 v[VEC_CHUNKS];
 #pragma unroll
             for (int c = 0; c < VEC_CHUNKS; c++) v[c] = reinterpret_cast<const uint4 *>(s.staging)[c * THREADS + threadIdx.x];
@@ -1129,9 +1143,14 @@ static bool select_half_call(uint64_t n, size_t key_bytes, int sm_count) {
  * H200, thirty-fifth session, tune_select, partition keys > 0 / unique / flags, 32 / 64 rows, us: i16 2^21 12.67 /
  * 13.25, 12.00 / 12.16, 13.12 / 13.76; 2^24 46.43 / 49.15, 45.47 / 47.26, 41.70 / 46.34; 2^28 484.3 / 474.9, 483.1 /
  * 460.5, 419.4 / 411.6 (the default tile); u8 2^20 9.92 / 11.23, 9.47 / 10.43, 10.24 / 11.36, 2^24 38.82 / 39.52,
- * 36.45 / 36.77, 37.18 / 39.14 (docs/bench/h200-select-vec.csv, h200-select-tiles.csv). */
+ * 36.45 / 36.77, 37.18 / 39.14 (docs/bench/h200-select-vec.csv, h200-select-tiles.csv). A partition of 4-byte keys
+ * takes them (16 rows) up to 2^20 items: H200, thirty-seventh session, tune_select, partition keys > 0 / by flags,
+ * 16 / 32 rows (CUB), us: i32 2^18 8.13 / 9.79 (9.12), 8.10 / 9.79 (10.56); 2^19 9.15 / 10.14, 9.44 / 10.40; 2^20
+ * 11.46 / 11.74, 11.74 / 11.81; 2^21 (past the bound) 16.26 / 15.36, 16.86 / 15.78 (docs/bench/h200-select-mid.csv).
+ * 8-byte keys keep theirs (8 / 16 rows at 2^20: 15.74 / 14.14). */
 static bool select_partition_half(uint64_t n, size_t key_bytes) {
-    return PS_SELECT_KEY_ROWS(key_bytes) > 2 * PS_SELECT_ROWS && n <= ((uint64_t)1 << 24);
+    return (PS_SELECT_KEY_ROWS(key_bytes) > 2 * PS_SELECT_ROWS && n <= ((uint64_t)1 << 24)) ||
+           (key_bytes == 4 && n <= ((uint64_t)1 << 20));
 }
 /* A select of more than PS_SELECT_LARGE_FROM 1-byte keys takes the large tiles (128 rows): fewer, larger tiles at
  * five blocks a SM. H200, thirty-sixth session, tune_select, best of two rounds, 64 rows x 6 blocks / 128 x 5, us:

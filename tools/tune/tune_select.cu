@@ -325,9 +325,9 @@ int main(int argc, char **argv) {
     printf("# tune_select on %s, median of %d%s%s; type,variant,n,time_us,of_copy,x_cub,spread,check\n", prop.name, g_reps,
            o.unique ? ", unique" : o.flags ? ", by flags" : "",
            !o.values ? "" : o.value_bytes ? (", with payloads of " + std::to_string(o.value_bytes) + " bytes").c_str() : ", with payloads");
-    /* the library's tile (r32.b6 for 4-byte keys, r64.b6 for 1- and 2-byte keys since the thirty-sixth session, r16.b5
-     * for 8-byte ones; u8 selects past 2^24 r128.b5) and its neighbours (i64 at six blocks: prepared, thirty-sixth
-     * session, with -DPS_SELECT_VEC_BYTES=8 beside the row form); 2026-11-26 also measured 8 rows of i64 at 6 blocks and 3 look-back entries
+    /* the library's tile (r32.b6 for 4-byte keys, r64.b6 for 1- and 2-byte keys since the thirty-sixth session, r16.b6
+     * for 8-byte ones since the thirty-seventh (the vector form; r16.b5 was the row form's); u8 selects past 2^24
+     * r128.b5) and its neighbours; 2026-11-26 also measured 8 rows of i64 at 6 blocks and 3 look-back entries
      * (all slower), and, in the row form, 4 blocks per SM and 64 rows of u8 (no gain); the smaller tiles are for small
      * calls (2026-11-27) */
     if (o.small) { /* the small calls' tiles, parked and DIRECT (--small: run with --min-log2 10 --max-log2 17 --step 1) */
