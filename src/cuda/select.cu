@@ -1143,14 +1143,15 @@ static bool select_half_call(uint64_t n, size_t key_bytes, int sm_count) {
  * H200, thirty-fifth session, tune_select, partition keys > 0 / unique / flags, 32 / 64 rows, us: i16 2^21 12.67 /
  * 13.25, 12.00 / 12.16, 13.12 / 13.76; 2^24 46.43 / 49.15, 45.47 / 47.26, 41.70 / 46.34; 2^28 484.3 / 474.9, 483.1 /
  * 460.5, 419.4 / 411.6 (the default tile); u8 2^20 9.92 / 11.23, 9.47 / 10.43, 10.24 / 11.36, 2^24 38.82 / 39.52,
- * 36.45 / 36.77, 37.18 / 39.14 (docs/bench/h200-select-vec.csv, h200-select-tiles.csv). A partition of 4-byte keys
- * takes them (16 rows) up to 2^20 items: H200, thirty-seventh session, tune_select, partition keys > 0 / by flags,
- * 16 / 32 rows (CUB), us: i32 2^18 8.13 / 9.79 (9.12), 8.10 / 9.79 (10.56); 2^19 9.15 / 10.14, 9.44 / 10.40; 2^20
- * 11.46 / 11.74, 11.74 / 11.81; 2^21 (past the bound) 16.26 / 15.36, 16.86 / 15.78 (docs/bench/h200-select-mid.csv).
- * 8-byte keys keep theirs (8 / 16 rows at 2^20: 15.74 / 14.14). */
+ * 36.45 / 36.77, 37.18 / 39.14 (docs/bench/h200-select-vec.csv, h200-select-tiles.csv). A partition of 4- and
+ * 8-byte keys takes them (16 rows of 4-byte keys, 8 DIRECT rows of 8-byte ones) up to 4 MiB of keys: H200,
+ * thirty-seventh session, tune_select, partition keys > 0 / by flags, half / default tile (CUB), us: i32 2^18 8.13 /
+ * 9.79 (9.12), 8.10 / 9.79 (10.56); 2^19 9.15 / 10.14, 9.44 / 10.40; 2^20 11.46 / 11.74, 11.74 / 11.81; 2^21 (past
+ * the bound) 16.26 / 15.36, 16.86 / 15.78; i64 2^17 6.91 / 9.25 (9.86), 7.10 / 8.83; 2^18 8.16 / 9.63, 8.35 / 9.34;
+ * 2^19 10.37 / 11.10, 10.56 / 10.82; 2^20 (past) 15.58 / 14.75, 16.26 / 14.72 (docs/bench/h200-select-mid.csv). */
 static bool select_partition_half(uint64_t n, size_t key_bytes) {
     return (PS_SELECT_KEY_ROWS(key_bytes) > 2 * PS_SELECT_ROWS && n <= ((uint64_t)1 << 24)) ||
-           (key_bytes == 4 && n <= ((uint64_t)1 << 20));
+           (key_bytes >= 4 && n * key_bytes <= ((uint64_t)4 << 20));
 }
 /* A select of more than PS_SELECT_LARGE_FROM 1-byte keys takes the large tiles (128 rows): fewer, larger tiles at
  * five blocks a SM. H200, thirty-sixth session, tune_select, best of two rounds, 64 rows x 6 blocks / 128 x 5, us:
