@@ -648,12 +648,12 @@ struct ps_select_program {
     }
 
 #if PS_SELECT_VEC_VALUES_WIDE
-    /* VEC_VALUES_WIDE: payloads of another width than the keys' (E) in the vector form. A chunk (a thread's VEC_ITEMS consecutive items) carries VEC_ITEMS x sizeof(E) bytes of payload,
-     * loaded 16 bytes (or the whole chunk, if less) a thread at a time and staged at the keys' ranks. Payloads wider than the
-     * keys pass the staging in passes of G chunk indices: the chunks of one index across the block are consecutive
-     * items, so a pass's kept and rejected items are consecutive runs of each group's output (from the k0-th kept and
-     * j0-th rejected item of the tile, read from the offsets of the pass's first mask word). A full tile, payloads on
-     * a 16-byte boundary (consume). */
+    /* VEC_VALUES_WIDE: payloads of another width than the keys' (E) in the vector form. A chunk (a thread's VEC_ITEMS
+     * consecutive items) carries VEC_ITEMS x sizeof(E) bytes of payload, loaded 16 bytes (or the whole chunk, if less)
+     * a thread at a time and staged at the keys' ranks. Payloads wider than the keys pass the staging in passes of G
+     * chunk indices: the chunks of one index across the block are consecutive items, so a pass's kept and rejected
+     * items are consecutive runs of each group's output (from the k0-th kept and j0-th rejected item of the tile, read
+     * from the offsets of the pass's first mask word). A full tile, payloads on a 16-byte boundary (consume). */
     template <class E>
     static __device__ __forceinline__ void vec_values_wide(const params &p, const local &l, smem &s, uint64_t prefix,
                                                            uint32_t kept, uint64_t rejected_at) {
@@ -722,7 +722,7 @@ struct ps_select_program {
         if constexpr (VEC) {
             /* the keys from the parked vectors (vec_place, vec_stage, vec_write); payloads of the keys' width in a
              * full tile at a 16-byte boundary the same way, loaded straight to registers; other payloads as the row
-             * form moves them (vec_values_wide where they are whole, full tiles) */
+             * form moves them (vec_values_wide in a full tile at a 16-byte boundary) */
             uint4 v[VEC_CHUNKS];
 #pragma unroll
             for (int c = 0; c < VEC_CHUNKS; c++) v[c] = reinterpret_cast<const uint4 *>(s.staging)[c * THREADS + threadIdx.x];
