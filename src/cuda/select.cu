@@ -935,6 +935,26 @@ __device__ __forceinline__ uint32_t ps_select_flag_bits(uint4 w) {
 #define PS_SELECT_COUNT_CONTROL 0
 #endif
 
+/* A call of PS_SELECT_WIDE_FROM .. PS_SELECT_WIDE_TO default (or large) tiles looks back over a window of
+ * PS_SELECT_WIDE_ENTRIES x 32 tiles instead of the chain's 64 (PS_CHAIN_LANE_ENTRIES, tuned for the scan): there
+ * the chain's round trips are what a call waits for (a partition's cooperative launch waits for the last tile's
+ * prefix), and half as many of them pay for the reads. H200, thirty-eighth session, tune_select, two rounds, x the
+ * 64-tile window's time (docs/bench/h200-select-window.csv): i32 select keys > 0 / by flags / unique, 256 tiles (2^21)
+ * 1.044 / 1.026 / 1.033, 512 (2^22) 1.072 / 1.077 / 1.078, 1024 1.017 / 1.048 / 1.051, 2048 1.014 / 1.019 / 1.029,
+ * 4096 (2^25) 0.952 / 0.980 / 0.965, 32768 (2^28) 0.892 / 0.921 / 0.912; 128 (2^20) 0.981 / 0.978 / 0.970; partitions
+ * (the cooperative launch up to 792 tiles) i32 256 / 512 tiles 1.041 / 1.095, i64 1.025 / 1.101 (2^20 / 2^21); i64
+ * select 256 / 512 / 1024 tiles 1.041 / 1.072 / 1.054, 4096 0.962; u8 64-row select 512 / 1024 tiles 1.053 / 1.021,
+ * 128-row 512 / 1024 1.082 / 1.043, 2048 0.931-0.993; i16 select 512 / 1024 1.060 / 1.007, 2048 0.958-0.973. So the
+ * wider window from 256 tiles to 1024 (beyond, its reads cost more than its rounds save); a window of 256 tiles
+ * (E = 8) lost to 128 everywhere. */
+#define PS_SELECT_WIDE_ENTRIES 4
+#ifndef PS_SELECT_WIDE_FROM
+#define PS_SELECT_WIDE_FROM 256u
+#endif
+#ifndef PS_SELECT_WIDE_TO
+#define PS_SELECT_WIDE_TO 1024u
+#endif
+
 /* A block-wide inclusive sum of the 256 threads' v, in thread order (every thread calls; one barrier, and one
  * more before warp_sums is written again). */
 __device__ __forceinline__ uint64_t ps_select_inclusive_sum(uint64_t v, unsigned lane, uint64_t *warp_sums, unsigned warp) {
@@ -1061,15 +1081,19 @@ static size_t select_bits_bytes(uint64_t n) { return (n + 31) / 32 * 4; }
 
 /* Runs program P over p (n, pointers, predicate set; tiles, kept_total and tile_prefix filled in here). A
  * partition whose driver cannot hand it the total counts first, then runs on the given-prefix driver; the rest
- * run on the chain. temp holds select_chain_bytes(tiles) + PS_SELECT_TOTAL_BYTES. */
-template <class P, int E = PS_CHAIN_LANE_ENTRIES>
+ * run on the chain, with WIDE (the default and large tiles) a call of PS_SELECT_WIDE_FROM .. PS_SELECT_WIDE_TO tiles
+ * on a window of PS_SELECT_WIDE_ENTRIES x 32 tiles. temp holds select_chain_bytes(tiles) + PS_SELECT_TOTAL_BYTES. */
+template <class P, int E = PS_CHAIN_LANE_ENTRIES, bool WIDE = false>
 static cudaError_t ps_select_launch(typename P::params p, void *temp, cudaStream_t stream, int sm_count) {
     p.tiles = (uint32_t)ps_cuda_div_up(p.n, (uint64_t)P::TILE);
     p.kept_total = NULL;
     p.tile_prefix = p.block_prefix = NULL;
     p.per = 1;
     p.bits = NULL;
-    if (p.partition && !ps_chain_single_pass_knows_total<P, E>(p.tiles)) {
+    const bool wide = WIDE && p.tiles >= PS_SELECT_WIDE_FROM && p.tiles <= PS_SELECT_WIDE_TO;
+    const bool knows_total = wide ? p.tiles <= ps_chain_resident_limit<P, PS_SELECT_WIDE_ENTRIES>()
+                                  : ps_chain_single_pass_knows_total<P, E>(p.tiles);
+    if (p.partition && !knows_total) {
         /* blocks of the count: at most PS_SELECT_COUNT_PER tiles each, and no more blocks than tiles / 8 (a warp a
          * tile) or than the device holds at 8 a SM, unless the tiles need them */
         const uint64_t fill = (uint64_t)sm_count * 8, by_warps = ps_cuda_div_up(p.tiles, 256 / PS_WARP_LANES);
@@ -1088,6 +1112,9 @@ static cudaError_t ps_select_launch(typename P::params p, void *temp, cudaStream
         ps_select_count<P>(p, grid, done, stream);
         if ((err = cudaGetLastError()) != cudaSuccess || PS_SELECT_COUNT_CONTROL != 0) return err;
         return ps_chain_given<P>(p, p.tiles, stream);
+    }
+    if constexpr (WIDE) {
+        if (wide) return ps_chain_single_pass_launch<P, PS_SELECT_WIDE_ENTRIES>(p, p.tiles, temp, stream);
     }
     return ps_chain_single_pass<P, E>(p, p.tiles, temp, stream);
 }
@@ -1219,13 +1246,15 @@ template <class K> static cudaError_t select_launch(const ps_request *req, const
          * the smallest that fit one cluster */
         if (select_total_known<typename T::small>(p.n)) return ps_select_launch<typename T::small>(p, req->temp, stream, dev->sm_count);
         if (select_total_known<typename T::half>(p.n)) return ps_select_launch<typename T::half>(p, req->temp, stream, dev->sm_count);
-        if (select_total_known<typename T::full>(p.n)) return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);
+        if (select_total_known<typename T::full>(p.n))
+            return ps_select_launch<typename T::full, PS_CHAIN_LANE_ENTRIES, true>(p, req->temp, stream, dev->sm_count);
     }
     if (select_small_call(p.n, sizeof(K))) return ps_select_launch<typename T::small>(p, req->temp, stream, dev->sm_count);
     if (p.partition ? select_partition_half(p.n, sizeof(K)) : select_half_call(p.n, sizeof(K), dev->sm_count))
         return ps_select_launch<typename T::half>(p, req->temp, stream, dev->sm_count);
-    if (!p.partition && select_large_call(p.n, sizeof(K))) return ps_select_launch<typename T::large>(p, req->temp, stream, dev->sm_count);
-    return ps_select_launch<typename T::full>(p, req->temp, stream, dev->sm_count);
+    if (!p.partition && select_large_call(p.n, sizeof(K)))
+        return ps_select_launch<typename T::large, PS_CHAIN_LANE_ENTRIES, true>(p, req->temp, stream, dev->sm_count);
+    return ps_select_launch<typename T::full, PS_CHAIN_LANE_ENTRIES, true>(p, req->temp, stream, dev->sm_count);
 }
 
 PS_CUDA_PART_DECLARE(ps_cuda_select_part);

@@ -338,6 +338,14 @@ int main(int argc, char **argv) {
         bench_type<uint8_t, rows<uint8_t, 16, 5, 2>, rows<uint8_t, 16, 5, 2, true>>(o);
         return 0;
     }
+#ifdef TUNE_SELECT_DEFAULTS /* the library's default tiles alone, with look-back windows of 64, 128 (and 256) tiles:
+                              * the calls of 256-1024 tiles take 128 since the thirty-eighth session (PS_SELECT_WIDE_*) */
+    bench_type<int32_t, rows<int32_t, 32, 6, 2>, rows<int32_t, 32, 6, 4>, rows<int32_t, 32, 6, 8>>(o);
+    bench_type<int64_t, rows<int64_t, 16, 6, 2>, rows<int64_t, 16, 6, 4>, rows<int64_t, 16, 6, 8>>(o);
+    bench_type<uint8_t, rows<uint8_t, 64, 6, 2>, rows<uint8_t, 64, 6, 4>, rows<uint8_t, 128, 5, 2>, rows<uint8_t, 128, 5, 4>>(o);
+    bench_type<int16_t, rows<int16_t, 64, 6, 2>, rows<int16_t, 64, 6, 4>>(o);
+    return 0;
+#endif
     bench_type<int32_t, rows<int32_t, 32, 6, 2>, rows<int32_t, 32, 5, 2>, rows<int32_t, 16, 5, 2>, rows<int32_t, 8, 5, 2>>(o);
     bench_type<int64_t, rows<int64_t, 16, 5, 2>, rows<int64_t, 16, 6, 2>, rows<int64_t, 8, 5, 2>, rows<int64_t, 8, 6, 2>,
                rows<int64_t, 4, 5, 2>>(o);

@@ -508,11 +508,11 @@ template <class P, int E = PS_CHAIN_LANE_ENTRIES> static bool ps_chain_single_pa
     return tiles == 1 || tiles <= (uint32_t)ps_chain_cluster_limit<P, E>() || tiles <= ps_chain_resident_limit<P, E>();
 }
 
-/* Launches P over tiles tiles on stream; temp holds ps_chain_temp_bytes<carry>(tiles), 16-byte aligned. A call of
- * 2 .. ps_chain_cluster_limit tiles runs as one cluster (chain/cluster.cuh), the same prefixes to the bit. */
-template <class P, int E = PS_CHAIN_LANE_ENTRIES>
-static cudaError_t ps_chain_single_pass(const typename P::params &p, uint32_t tiles, void *temp, cudaStream_t stream) {
-    if (tiles > 1 && tiles <= (uint32_t)ps_chain_cluster_limit<P, E>()) return ps_chain_cluster<P, E>(p, tiles, stream);
+/* Launches P's single-pass kernel over tiles tiles on stream, never the cluster (a launcher that knows its calls are
+ * larger than one, without instantiating the cluster kernel: select's wider windows); temp as below. A program
+ * that wants the total needs tiles <= ps_chain_resident_limit<P, E>(). */
+template <class P, int E>
+static cudaError_t ps_chain_single_pass_launch(const typename P::params &p, uint32_t tiles, void *temp, cudaStream_t stream) {
     const ps_tile_state<typename P::carry> ts = ps_chain_fresh_state<typename P::carry>(temp);
     const size_t dynamic = ps_chain_dynamic_bytes<P>();
     static bool attributes_set[PS_CHAIN_DEVICES];
@@ -527,6 +527,14 @@ static cudaError_t ps_chain_single_pass(const typename P::params &p, uint32_t ti
     }
     ps_chain_single_pass_kernel<P, E><<<tiles, P::THREADS, dynamic, stream>>>(p, ts, tiles);
     return cudaGetLastError();
+}
+
+/* Launches P over tiles tiles on stream; temp holds ps_chain_temp_bytes<carry>(tiles), 16-byte aligned. A call of
+ * 2 .. ps_chain_cluster_limit tiles runs as one cluster (chain/cluster.cuh), the same prefixes to the bit. */
+template <class P, int E = PS_CHAIN_LANE_ENTRIES>
+static cudaError_t ps_chain_single_pass(const typename P::params &p, uint32_t tiles, void *temp, cudaStream_t stream) {
+    if (tiles > 1 && tiles <= (uint32_t)ps_chain_cluster_limit<P, E>()) return ps_chain_cluster<P, E>(p, tiles, stream);
+    return ps_chain_single_pass_launch<P, E>(p, tiles, temp, stream);
 }
 
 #endif /* __CUDACC_RTC__ */
