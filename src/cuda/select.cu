@@ -935,7 +935,7 @@ __device__ __forceinline__ uint32_t ps_select_flag_bits(uint4 w) {
 #define PS_SELECT_COUNT_CONTROL 0
 #endif
 
-/* A call of PS_SELECT_WIDE_FROM .. PS_SELECT_WIDE_TO default (or large) tiles looks back over a window of
+/* A call of PS_SELECT_WIDE_FROM .. PS_SELECT_WIDE_TO default tiles looks back over a window of
  * PS_SELECT_WIDE_ENTRIES x 32 tiles instead of the chain's 64 (PS_CHAIN_LANE_ENTRIES, tuned for the scan): there
  * the chain's round trips are what a call waits for (a partition's cooperative launch waits for the last tile's
  * prefix), and half as many of them pay for the reads. H200, thirty-eighth session, tune_select, two rounds, x the
@@ -945,8 +945,10 @@ __device__ __forceinline__ uint32_t ps_select_flag_bits(uint4 w) {
  * (the cooperative launch up to 792 tiles) i32 256 / 512 tiles 1.041 / 1.095, i64 1.025 / 1.101 (2^20 / 2^21); i64
  * select 256 / 512 / 1024 tiles 1.041 / 1.072 / 1.054, 4096 0.962; u8 64-row select 512 / 1024 tiles 1.053 / 1.021,
  * 128-row 512 / 1024 1.082 / 1.043, 2048 0.931-0.993; i16 select 512 / 1024 1.060 / 1.007, 2048 0.958-0.973. So the
- * wider window from 256 tiles to 1024 (beyond, its reads cost more than its rounds save); a window of 256 tiles
- * (E = 8) lost to 128 everywhere. */
+ * wider window from 256 tiles to 1024 (beyond, its reads cost more than its rounds save) in the default tiles; a window
+ * of 256 tiles (E = 8) lost to 128 everywhere. Not the large tiles (a u8 select past 2^24: 513-1024 of them take the
+ * window's range), whose 1024 tiles measured 1.043 / 0.963 / 1.027 in tune_select, and in `pscan bench` u8 2^25 keys >
+ * midpoint took 35.3 us with the window, 34.3 without. */
 #define PS_SELECT_WIDE_ENTRIES 4
 #ifndef PS_SELECT_WIDE_FROM
 #define PS_SELECT_WIDE_FROM 256u
@@ -1081,7 +1083,7 @@ static size_t select_bits_bytes(uint64_t n) { return (n + 31) / 32 * 4; }
 
 /* Runs program P over p (n, pointers, predicate set; tiles, kept_total and tile_prefix filled in here). A
  * partition whose driver cannot hand it the total counts first, then runs on the given-prefix driver; the rest
- * run on the chain, with WIDE (the default and large tiles) a call of PS_SELECT_WIDE_FROM .. PS_SELECT_WIDE_TO tiles
+ * run on the chain, with WIDE (the default tiles) a call of PS_SELECT_WIDE_FROM .. PS_SELECT_WIDE_TO tiles
  * on a window of PS_SELECT_WIDE_ENTRIES x 32 tiles. temp holds select_chain_bytes(tiles) + PS_SELECT_TOTAL_BYTES. */
 template <class P, int E = PS_CHAIN_LANE_ENTRIES, bool WIDE = false>
 static cudaError_t ps_select_launch(typename P::params p, void *temp, cudaStream_t stream, int sm_count) {
@@ -1252,8 +1254,7 @@ template <class K> static cudaError_t select_launch(const ps_request *req, const
     if (select_small_call(p.n, sizeof(K))) return ps_select_launch<typename T::small>(p, req->temp, stream, dev->sm_count);
     if (p.partition ? select_partition_half(p.n, sizeof(K)) : select_half_call(p.n, sizeof(K), dev->sm_count))
         return ps_select_launch<typename T::half>(p, req->temp, stream, dev->sm_count);
-    if (!p.partition && select_large_call(p.n, sizeof(K)))
-        return ps_select_launch<typename T::large, PS_CHAIN_LANE_ENTRIES, true>(p, req->temp, stream, dev->sm_count);
+    if (!p.partition && select_large_call(p.n, sizeof(K))) return ps_select_launch<typename T::large>(p, req->temp, stream, dev->sm_count);
     return ps_select_launch<typename T::full, PS_CHAIN_LANE_ENTRIES, true>(p, req->temp, stream, dev->sm_count);
 }
 
