@@ -1093,9 +1093,9 @@ static cudaError_t ps_select_launch(typename P::params p, void *temp, cudaStream
     p.per = 1;
     p.bits = NULL;
     const bool wide = WIDE && p.tiles >= PS_SELECT_WIDE_FROM && p.tiles <= PS_SELECT_WIDE_TO;
-    const bool knows_total = wide ? p.tiles <= ps_chain_resident_limit<P, PS_SELECT_WIDE_ENTRIES>()
-                                  : ps_chain_single_pass_knows_total<P, E>(p.tiles);
-    if (p.partition && !knows_total) {
+    /* (the driver's limits asked of partitions alone: a select call pays no device query) */
+    if (p.partition && !(wide ? p.tiles <= ps_chain_resident_limit<P, PS_SELECT_WIDE_ENTRIES>()
+                              : ps_chain_single_pass_knows_total<P, E>(p.tiles))) {
         /* blocks of the count: at most PS_SELECT_COUNT_PER tiles each, and no more blocks than tiles / 8 (a warp a
          * tile) or than the device holds at 8 a SM, unless the tiles need them */
         const uint64_t fill = (uint64_t)sm_count * 8, by_warps = ps_cuda_div_up(p.tiles, 256 / PS_WARP_LANES);
