@@ -373,6 +373,8 @@ static const counted_case counted[] = {
     {2, 5, 2, 1, 0, 0},          /* i16 by gt, 2-byte payloads, off alignment: the 64-row vector tile past 2^24 */
     {1, 5, 1, 0, 0, 0},          /* u8 by gt, 1-byte payloads, aligned: the vector form's payloads (VEC_VALUES) */
     {2, MODE_FLAGS, 2, 0, 0, 0}, /* i16 by aligned flags, 2-byte payloads: the same, flags in registers */
+    {2, 5, 0, 0, 0, 0},          /* i16 keys alone by gt: the counted program without vec_values_wide */
+    {2, 5, 8, 0, 0, 0},          /* i16 by gt, 8-byte payloads, aligned: the default program's vec_values_wide */
 };
 #define COUNTED_CASES (sizeof counted / sizeof counted[0])
 /* CUDA: each case of a list, a select or a partition of size(type) items (--quick: the quick ones). */

@@ -1,14 +1,17 @@
 /*
- * test_sort_huge.c - sorts of 2^30 u32 keys: the first size past the 30-bit counts of the CUDA passes' 32-bit
- * status words, so the passes take their 64-bit words (radix_sort.cu, ps_sort_passes_sized).
+ * test_sort_huge.c - sorts of 2^30 u32 keys: the largest n whose counts the CUDA passes' 32-bit status words
+ * hold (30 bits; radix_sort.cu, ps_sort_passes_sized: the last tile publishes no count, so no word holds 2^30).
  *
  *   test_sort_huge [--backend cpu|cuda] [--seed S] [--n N]
  *
- * Two sorts of the same keys: ascending with a u32 payload (each key's input index), then descending keys alone.
- * The keys are a permutation, key(i) = 4 * (i * A mod 2^30) + 1 with A odd (from the seed), so the sorted
- * output is known without a reference sort: keys_out[j] = 4j + 1 and values_out[j] = j * A^-1 mod 2^30
- * ascending, keys_out[j] = 4 (n - 1 - j) + 1 descending; every digit of the 32-bit key varies. The check is one
- * pass over the output (n must be a power of two: --n 2^k for a quick run elsewhere).
+ * Three sorts: ascending with a u32 payload (each key's input index), then the same keys descending alone, then
+ * n equal keys with their indices, where every pass puts all n keys in one digit, so the last tile but one
+ * publishes a count of n less the last tile (the edge of the 30 bits). The keys of the first two are a
+ * permutation, key(i) = 4 * (i * A mod 2^30) + 1 with A odd (from the seed), so the sorted output is known
+ * without a reference sort: keys_out[j] = 4j + 1 and values_out[j] = j * A^-1 mod 2^30 ascending, keys_out[j] =
+ * 4 (n - 1 - j) + 1 descending; every digit of the 32-bit key varies. Equal keys keep their order (values_out[j]
+ * = j: stability). Each check is one pass over the output (n must be a power of two: --n 2^k for a quick run
+ * elsewhere).
  * About 25 GiB of device memory and 16 GiB of host memory at 2^30; exit 77 when either is missing.
  */
 #include <inttypes.h>
@@ -19,6 +22,8 @@
 
 #include "pscan.h"
 #include "test_common.h"
+
+#define EQUAL_KEY 0x5a5a5a5bu
 
 static uint32_t key_of(uint64_t i, uint32_t a, uint32_t mask) { return (((uint32_t)i * a) & mask) << 2 | 1u; }
 
@@ -82,11 +87,17 @@ int main(int argc, char **argv) {
     s = pscan_memory_upload(ctx, keys, host, bytes);
     if (s == PSCAN_SUCCESS) s = pscan_memory_upload(ctx, values, host2, bytes);
 
-    for (int pass = 0; pass < 2 && s == PSCAN_SUCCESS; pass++) {
-        const int pairs = pass == 0;
+    for (int pass = 0; pass < 3 && s == PSCAN_SUCCESS; pass++) {
+        const int pairs = pass != 1, equal = pass == 2;
         desc.value_bytes = pairs ? 4 : 0;
-        desc.flags = pairs ? 0 : PSCAN_SORT_DESCENDING;
-        const char *what = pairs ? "ascending pairs" : "descending keys";
+        desc.flags = pass == 1 ? PSCAN_SORT_DESCENDING : 0;
+        const char *what = pass == 0 ? "ascending pairs" : pass == 1 ? "descending keys" : "equal keys with payloads";
+        if (equal) { /* the same key everywhere (its low bits set, so no digit is 0), the payload its index */
+            for (uint64_t i = 0; i < n; i++) host[i] = EQUAL_KEY, host2[i] = (uint32_t)i;
+            s = pscan_memory_upload(ctx, keys, host, bytes);
+            if (s == PSCAN_SUCCESS) s = pscan_memory_upload(ctx, values, host2, bytes);
+            if (s != PSCAN_SUCCESS) break;
+        }
         s = pscan_sort(ctx, &desc, keys, pairs ? values : NULL, n, keys_out, pairs ? values_out : NULL, temp,
                        temp_bytes);
         if (s == PSCAN_SUCCESS) s = pscan_memory_download(ctx, host, keys_out, bytes);
@@ -101,7 +112,11 @@ int main(int argc, char **argv) {
         }
         uint64_t bad = n;
         for (uint64_t j = 0; j < n && bad == n; j++) {
-            const uint32_t rank = pairs ? (uint32_t)j : (uint32_t)(n - 1 - j);
+            if (equal) {
+                if (host[j] != EQUAL_KEY || host2[j] != (uint32_t)j) bad = j;
+                continue;
+            }
+            const uint32_t rank = pass == 0 ? (uint32_t)j : (uint32_t)(n - 1 - j);
             if (host[j] != (rank << 2 | 1u) || (pairs && host2[j] != ((uint32_t)j * a_inv & mask))) bad = j;
         }
         if (bad < n) {

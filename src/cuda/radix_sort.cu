@@ -52,7 +52,7 @@
  * u32 keys, under 1% of the sort's traffic), because 30 tag bits alone would leave foreign bytes of a shared
  * workspace (another primitive's entries, with epochs from another counter) a 2^-30 chance per word to pass
  * (the engine's entries carry 60 tag bits, at twice the bytes). Status 0 never validates. The count half is 32
- * bits, which is why CUDA sorts at most 2^32 - 1 keys. Keys of up to 4 bytes below 2^30 keys take CUB's
+ * bits, which is why CUDA sorts at most 2^32 - 1 keys. Keys of up to 4 bytes, up to 2^30 keys, take CUB's
  * 32-bit words instead (2 status bits over a 30-bit count, no tag, so zeroed before each pass: two regions
  * in the same bytes, ps_sort_publish), with a look-back reading two words a round trip: 2-4% faster for them,
  * slower for 8-byte keys (ps_sort_pass_policy's STATUS32).
@@ -150,7 +150,7 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_CONTROL
 #define PS_SORT_CONTROL 0
 #endif
-/* Tuning (tools/tune/tune_sort.cu): which cases take 32-bit status words below 2^30 keys (ps_sort_pass_policy's
+/* Tuning (tools/tune/tune_sort.cu): which cases take 32-bit status words up to 2^30 keys (ps_sort_pass_policy's
  * STATUS32): -1 (default) the policy's choice, keys of at most 4 bytes; 0 none; 1 every case. */
 #ifndef PS_SORT_STATUS32
 #define PS_SORT_STATUS32 (-1)
@@ -165,7 +165,7 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 /* Tuning: the fewest keys (a power of two) that take a case's LARGE pass policy (ps_sort_pass_policy): 4-byte keys
  * with 4-byte payloads, and 8-byte keys with 4-byte payloads (_WIDE). */
 #ifndef PS_SORT_LARGE_LOG2
-#define PS_SORT_LARGE_LOG2 25
+#define PS_SORT_LARGE_LOG2 24
 #endif
 #ifndef PS_SORT_LARGE_LOG2_WIDE
 #define PS_SORT_LARGE_LOG2_WIDE 22
@@ -461,9 +461,10 @@ template <class U> struct ps_sort_pass_params {
 
 /* The passes' status words, W of 64 or 32 bits (ps_sort_pass_policy's STATUS32). A 64-bit word is the
  * launch's epoch tag and a status over a 32-bit count: never cleared, a word of an earlier launch holds another
- * tag. A 32-bit word is CUB's form, 2 status bits over a 30-bit count (so for n below 2^30 only): no tag, so the
- * words are zero before each pass (two regions of tiles x 256 words, the one of pass q + 1 zeroed by pass q's
- * tiles, the first by the upsweep's memset); half the bytes a look-back reads. */
+ * tag. A 32-bit word is CUB's form, 2 status bits over a 30-bit count (so for n up to 2^30 only;
+ * ps_sort_passes_sized says why 2^30 fits): no tag, so the words are zero before each pass (two regions of tiles
+ * x 256 words, the one of pass q + 1 zeroed by pass q's tiles, the first by the upsweep's memset); half the bytes
+ * a look-back reads. */
 template <class W> __device__ __forceinline__ void ps_sort_publish(W *word, uint32_t tag, unsigned status, uint32_t count) {
     if constexpr (sizeof(W) == 4) {
         asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(word), "r"(status << 30 | count) : "memory");
@@ -602,11 +603,15 @@ __device__ __forceinline__ void ps_sort_publish_count(W *status, uint32_t tag, u
  *                             -> 1.14x; 384 x 18 0.729, 384 x 20 0.818, 448 x 14 0.735, 320 x 16 0.848, 512 x 12
  *                             0.797, 256 x 20 at 3 0.778, 256 x 16 at 4 0.797 at 2^28). On the H100 before
  *                             ps_sort_peers, 256 x 16 at 3: 0.867 / 0.738 (0.727 / 0.692)
- *                             From 2^PS_SORT_LARGE_LOG2 (25) keys on, 4-byte keys with 4-byte payloads take the
+ *                             From 2^PS_SORT_LARGE_LOG2 (24) keys on, 4-byte keys with 4-byte payloads take the
  *                             LARGE policy, 384 x 24 (H100, 2026-11-27, pscan bench: 0.879x -> 0.921x CUB at
  *                             2^28, 0.890x -> 0.913x at 2^26, 0.930x -> 0.937x at 2^25; below it lost, 0.974x ->
  *                             0.943x at 2^24, 1.335x -> 0.858x at 2^14: fewer tiles than the GPU has slots;
- *                             384 x 20 at 2^28 0.913 in tune_sort against 24's 0.942 and 16's 0.890)
+ *                             384 x 20 at 2^28 0.913 in tune_sort against 24's 0.942 and 16's 0.890). From 2^24
+ *                             since the thirty-ninth session: on the H200 (tune_sort, median of 25, two rounds,
+ *                             against CUB's int call, docs/bench/h200-sort-pairs-tiles.csv) 2^24 keys 0.954 /
+ *                             0.957 -> 1.051 / 1.049, 1.5 x 2^24 0.919 / 0.920 -> 1.022 / 1.021; 2^23 and 2^25
+ *                             unchanged (1.02); 384 x 20 below 2^25: 2^23 1.077 / 1.072, 2^24 1.020, 2^25 0.978
  *   u64 keys, u32 payloads:   256 threads x 16 keys, 2 blocks/SM: 0.909 / 0.876 (0.812 / 0.826)
  *                             From 2^PS_SORT_LARGE_LOG2_WIDE (22) keys on, the LARGE policy: 384 x 16 at 2 blocks
  *                             (H100, 2026-11-27, docs/bench/h100-sort-tiles.csv, tune_sort, median of 15, at 2^22
@@ -649,7 +654,7 @@ template <class U, class V, bool LARGE> struct ps_sort_pass_policy {
     static constexpr bool FULL = !KEYS_ONLY && !WIDE;
 #endif
     static constexpr uint32_t TILE = (uint32_t)THREADS * ITEMS;
-    /* 32-bit status words below 2^30 keys (ps_sort_publish), with the look-back reading two words a round trip.
+    /* 32-bit status words up to 2^30 keys (ps_sort_publish), with the look-back reading two words a round trip.
      * H100, 2026-11-27 (docs/bench/h100-sort-walk.csv, tune_sort, median of 15, pscan over CUB at 2^20 / 2^24 /
      * 2^28, 64-bit words and one word a round trip before): u32 keys 1.292 -> 1.345 / 1.064 -> 1.095 / 0.940 ->
      * 0.962, u32 pairs 1.213 -> 1.252 / 1.031 -> 1.035 / 0.938 -> 0.953; u64 keys 1.266 -> 1.304 / 1.080 ->
@@ -1074,12 +1079,15 @@ static cudaError_t ps_sort_passes(const ps_sort_args &a, const ps_sort_keys_desc
     return cudaSuccess;
 }
 
-/* 32-bit status words where the case's policy takes them and every count fits their 30 bits, else 64-bit. */
+/* 32-bit status words where the case's policy takes them and every count fits their 30 bits, else 64-bit.
+ * Up to 2^30 keys every published count fits: a tile's own count is at most its size, and the largest inclusive
+ * count published is that of the last tile but one, at most n less the last tile's keys, so below 2^30 (the last
+ * tile publishes nothing: ps_sort_look_back). test_sort_huge sorts 2^30 equal keys to hold that edge. */
 template <class U, class V, bool LARGE>
 static cudaError_t ps_sort_passes_sized(const ps_sort_args &a, const ps_sort_keys_desc<U> &k, uint32_t *counts,
                                         void *status, U *tmp_keys, void *tmp_values, const ps_cuda_device *dev) {
     if constexpr (ps_sort_pass_policy<U, V, LARGE>::STATUS32)
-        if (a.n < (1u << 30))
+        if (a.n <= (1u << 30))
             return ps_sort_passes<U, V, LARGE>(a, k, counts, (uint32_t *)status, tmp_keys, tmp_values, dev);
     return ps_sort_passes<U, V, LARGE>(a, k, counts, (unsigned long long *)status, tmp_keys, tmp_values, dev);
 }

@@ -64,6 +64,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <type_traits>
+
 #include "chain/given.cuh"
 #include "chain/single_pass.cuh"
 #include "cuda_backend.h"
@@ -278,7 +280,10 @@ __device__ __forceinline__ void ps_select_store_count(uint64_t *count, uint64_t 
  * warp's kept items of a row are consecutive slots: one coalesced run); no parking, no staging, three barriers
  * fewer. The default tile parks and stages: its 32 rows would hold 32 registers across the look-back, and its
  * writes are whole lines. */
-template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = PS_SELECT_KEY_MIN_BLOCKS(sizeof(K)), bool DIRECT = false>
+/* WIDE_VALUES: the program has vec_values_wide (payloads of another width in the vector form, VEC_VALUES_WIDE); the
+ * counted partitions of 2-byte keys alone or with payloads of their width run without it (select_tiers::counted). */
+template <class K, int ROWS_ = PS_SELECT_KEY_ROWS(sizeof(K)), int MINB = PS_SELECT_KEY_MIN_BLOCKS(sizeof(K)), bool DIRECT = false,
+          bool WIDE_VALUES = true>
 struct ps_select_program {
     typedef uint64_t carry;
     typedef K key;
@@ -759,7 +764,7 @@ struct ps_select_program {
                     vec_write(p, l, s, w, kept);
                 }
 #if PS_SELECT_VEC_VALUES_WIDE
-                else if (l.valid == (uint32_t)TILE && ((uintptr_t)p.values & 15u) == 0) {
+                else if (WIDE_VALUES && l.valid == (uint32_t)TILE && ((uintptr_t)p.values & 15u) == 0) {
                     switch (p.value_bytes) {
                     case 1: vec_values_wide<uint8_t>(p, l, s, prefix, kept, rejected_at); break;
                     case 2: vec_values_wide<uint16_t>(p, l, s, prefix, kept, rejected_at); break;
@@ -1081,41 +1086,55 @@ static size_t select_chain_bytes(uint64_t tiles) {
 static size_t select_bits_bytes(uint64_t n) { return (n + 31) / 32 * 4; }
 #endif
 
+/* Whether a partition in P's tiles counts first: its driver cannot hand it the total (more tiles than the GPU
+ * holds at once), WIDE as in ps_select_launch. */
+template <class P, int E = PS_CHAIN_LANE_ENTRIES, bool WIDE = false> static bool ps_select_counts_first(uint64_t n) {
+    const uint32_t tiles = (uint32_t)ps_cuda_div_up(n, (uint64_t)P::TILE);
+    const bool wide = WIDE && tiles >= PS_SELECT_WIDE_FROM && tiles <= PS_SELECT_WIDE_TO;
+    return !(wide ? tiles <= ps_chain_resident_limit<P, PS_SELECT_WIDE_ENTRIES>() : ps_chain_single_pass_knows_total<P, E>(tiles));
+}
+
+/* A counted partition in P's tiles: the count (by C's kernel: of the same tiles; P's where C is P), then the
+ * given-prefix driver. p as ps_select_launch sets it. */
+template <class P, class C = P>
+static cudaError_t ps_select_counted(typename P::params p, void *temp, cudaStream_t stream, int sm_count) {
+    static_assert((int)C::TILE == (int)P::TILE, "the count's tiles are the driver's");
+    /* blocks of the count: at most PS_SELECT_COUNT_PER tiles each, and no more blocks than tiles / 8 (a warp a
+     * tile) or than the device holds at 8 a SM, unless the tiles need them */
+    const uint64_t fill = (uint64_t)sm_count * 8, by_warps = ps_cuda_div_up(p.tiles, 256 / PS_WARP_LANES);
+    uint64_t blocks = by_warps < fill ? by_warps : fill;
+    if (blocks < ps_cuda_div_up(p.tiles, PS_SELECT_COUNT_PER)) blocks = ps_cuda_div_up(p.tiles, PS_SELECT_COUNT_PER);
+    p.per = (uint32_t)ps_cuda_div_up(p.tiles, blocks);
+    const unsigned grid = (unsigned)ps_cuda_div_up(p.tiles, p.per);
+    p.tile_prefix = (uint64_t *)temp;
+    p.block_prefix = p.tile_prefix + p.tiles; /* grid <= tiles entries: both fit the chain's 32 bytes a tile */
+    p.kept_total = (unsigned long long *)((char *)temp + select_chain_bytes(p.tiles));
+    if (PS_SELECT_BITS && p.flags && ((uintptr_t)p.flags & 15u) == 0)
+        p.bits = (uint32_t *)((char *)p.kept_total + PS_SELECT_TOTAL_BYTES);
+    unsigned *done = (unsigned *)(p.kept_total + 1);
+    cudaError_t err = PS_SELECT_COUNT_CONTROL == 3 ? cudaSuccess : cudaMemsetAsync(p.kept_total, 0, PS_SELECT_TOTAL_BYTES, stream);
+    if (err != cudaSuccess) return err;
+    ps_select_count<C>(p, grid, done, stream);
+    if ((err = cudaGetLastError()) != cudaSuccess || PS_SELECT_COUNT_CONTROL != 0) return err;
+    return ps_chain_given<P>(p, p.tiles, stream);
+}
+
 /* Runs program P over p (n, pointers, predicate set; tiles, kept_total and tile_prefix filled in here). A
- * partition whose driver cannot hand it the total counts first, then runs on the given-prefix driver; the rest
- * run on the chain, with WIDE (the default tiles) a call of PS_SELECT_WIDE_FROM .. PS_SELECT_WIDE_TO tiles
- * on a window of PS_SELECT_WIDE_ENTRIES x 32 tiles. temp holds select_chain_bytes(tiles) + PS_SELECT_TOTAL_BYTES. */
-template <class P, int E = PS_CHAIN_LANE_ENTRIES, bool WIDE = false>
+ * partition whose driver cannot hand it the total counts first, then runs on the given-prefix driver in program
+ * PC's tiles (ps_select_counted: P's, or the same tiles without a path this call does not take); the rest run on
+ * the chain, with WIDE (the default tiles) a call of PS_SELECT_WIDE_FROM .. PS_SELECT_WIDE_TO tiles on a window of
+ * PS_SELECT_WIDE_ENTRIES x 32 tiles. temp holds select_chain_bytes(tiles) + PS_SELECT_TOTAL_BYTES. */
+template <class P, int E = PS_CHAIN_LANE_ENTRIES, bool WIDE = false, class PC = P>
 static cudaError_t ps_select_launch(typename P::params p, void *temp, cudaStream_t stream, int sm_count) {
     p.tiles = (uint32_t)ps_cuda_div_up(p.n, (uint64_t)P::TILE);
     p.kept_total = NULL;
     p.tile_prefix = p.block_prefix = NULL;
     p.per = 1;
     p.bits = NULL;
-    const bool wide = WIDE && p.tiles >= PS_SELECT_WIDE_FROM && p.tiles <= PS_SELECT_WIDE_TO;
     /* (the driver's limits asked of partitions alone: a select call pays no device query) */
-    if (p.partition && !(wide ? p.tiles <= ps_chain_resident_limit<P, PS_SELECT_WIDE_ENTRIES>()
-                              : ps_chain_single_pass_knows_total<P, E>(p.tiles))) {
-        /* blocks of the count: at most PS_SELECT_COUNT_PER tiles each, and no more blocks than tiles / 8 (a warp a
-         * tile) or than the device holds at 8 a SM, unless the tiles need them */
-        const uint64_t fill = (uint64_t)sm_count * 8, by_warps = ps_cuda_div_up(p.tiles, 256 / PS_WARP_LANES);
-        uint64_t blocks = by_warps < fill ? by_warps : fill;
-        if (blocks < ps_cuda_div_up(p.tiles, PS_SELECT_COUNT_PER)) blocks = ps_cuda_div_up(p.tiles, PS_SELECT_COUNT_PER);
-        p.per = (uint32_t)ps_cuda_div_up(p.tiles, blocks);
-        const unsigned grid = (unsigned)ps_cuda_div_up(p.tiles, p.per);
-        p.tile_prefix = (uint64_t *)temp;
-        p.block_prefix = p.tile_prefix + p.tiles; /* grid <= tiles entries: both fit the chain's 32 bytes a tile */
-        p.kept_total = (unsigned long long *)((char *)temp + select_chain_bytes(p.tiles));
-        if (PS_SELECT_BITS && p.flags && ((uintptr_t)p.flags & 15u) == 0)
-            p.bits = (uint32_t *)((char *)p.kept_total + PS_SELECT_TOTAL_BYTES);
-        unsigned *done = (unsigned *)(p.kept_total + 1);
-        cudaError_t err = PS_SELECT_COUNT_CONTROL == 3 ? cudaSuccess : cudaMemsetAsync(p.kept_total, 0, PS_SELECT_TOTAL_BYTES, stream);
-        if (err != cudaSuccess) return err;
-        ps_select_count<P>(p, grid, done, stream);
-        if ((err = cudaGetLastError()) != cudaSuccess || PS_SELECT_COUNT_CONTROL != 0) return err;
-        return ps_chain_given<P>(p, p.tiles, stream);
-    }
+    if (p.partition && ps_select_counts_first<P, E, WIDE>(p.n)) return ps_select_counted<PC, P>(p, temp, stream, sm_count);
     if constexpr (WIDE) {
+        const bool wide = p.tiles >= PS_SELECT_WIDE_FROM && p.tiles <= PS_SELECT_WIDE_TO;
         if (wide) return ps_chain_single_pass_launch<P, PS_SELECT_WIDE_ENTRIES>(p, p.tiles, temp, stream);
     }
     return ps_chain_single_pass<P, E>(p, p.tiles, temp, stream);
@@ -1138,6 +1157,13 @@ template <class K> struct select_tiers {
     enum { ONE = PS_SELECT_ONE_TILE && PS_SELECT_SMALL_DIRECT && 2 * PS_SELECT_SMALL_ROWS(sizeof(K)) <= PS_SELECT_DIRECT_ROWS };
     typedef ps_select_program<K, 2 * PS_SELECT_SMALL_ROWS(sizeof(K)), 5, true> one;
     typedef ps_select_program<K> full;
+    /* the default tiles of a counted partition of 2-byte keys alone or with payloads of their width: the given-prefix
+     * kernel without vec_values_wide, which made the i16 kernel spill (6 bytes) and those partitions 2-9 % slower
+     * (H200, thirty-ninth session, tune_select -DTUNE_SELECT_DEFAULTS, i16 partitions 2^24-2^28, vec_values_wide
+     * compiled out / in, us: by flags 2^26 109.8 / 120.0, 2^28 374.6 / 408.1; keys > 0 2^26 127.9 / 133.4, 2^28
+     * 434.5 / 453.3; selects and u8 within 2 %: docs/bench/h200-select-vecwide.csv, c50). Other keys: full. */
+    typedef ps_select_program<K, PS_SELECT_KEY_ROWS(sizeof(K)), PS_SELECT_KEY_MIN_BLOCKS(sizeof(K)), false, sizeof(K) != 2>
+        counted;
     /* a select past PS_SELECT_LARGE_FROM (select_large_call); the same program as full but for 1-byte keys */
     typedef ps_select_program<K, PS_SELECT_LARGE_ROWS(sizeof(K)), PS_SELECT_LARGE_MIN_BLOCKS(sizeof(K))> large;
     static_assert((uint64_t)small::TILE == PS_SELECT_SMALL_TILE_ITEMS(sizeof(K)) &&
@@ -1255,6 +1281,11 @@ template <class K> static cudaError_t select_launch(const ps_request *req, const
     if (p.partition ? select_partition_half(p.n, sizeof(K)) : select_half_call(p.n, sizeof(K), dev->sm_count))
         return ps_select_launch<typename T::half>(p, req->temp, stream, dev->sm_count);
     if (!p.partition && select_large_call(p.n, sizeof(K))) return ps_select_launch<typename T::large>(p, req->temp, stream, dev->sm_count);
+    if constexpr (!std::is_same<typename T::counted, typename T::full>::value) {
+        if (p.partition && (p.value_bytes == 0 || p.value_bytes == sizeof(K)))
+            return ps_select_launch<typename T::full, PS_CHAIN_LANE_ENTRIES, true, typename T::counted>(p, req->temp, stream,
+                                                                                                        dev->sm_count);
+    }
     return ps_select_launch<typename T::full, PS_CHAIN_LANE_ENTRIES, true>(p, req->temp, stream, dev->sm_count);
 }
 
