@@ -1,18 +1,20 @@
 /*
  * test_sort_huge.c - sorts of 2^30 u32 keys: the largest n whose counts the CUDA passes' 32-bit status words
- * hold (30 bits; radix_sort.cu, ps_sort_passes_sized: the last tile publishes no count, so no word holds 2^30).
+ * hold (30 bits; radix_sort.cu, ps_sort_passes_sized: the last tile publishes no count, so no word holds 2^30);
+ * with --n 2^31, the passes of 4-byte keys on 64-bit words (ctest's large.sort.cuda.2p31).
  *
  *   test_sort_huge [--backend cpu|cuda] [--seed S] [--n N]
  *
  * Three sorts: ascending with a u32 payload (each key's input index), then the same keys descending alone, then
  * n equal keys with their indices, where every pass puts all n keys in one digit, so the last tile but one
  * publishes a count of n less the last tile (the edge of the 30 bits). The keys of the first two are a
- * permutation, key(i) = 4 * (i * A mod 2^30) + 1 with A odd (from the seed), so the sorted output is known
- * without a reference sort: keys_out[j] = 4j + 1 and values_out[j] = j * A^-1 mod 2^30 ascending, keys_out[j] =
- * 4 (n - 1 - j) + 1 descending; every digit of the 32-bit key varies. Equal keys keep their order (values_out[j]
- * = j: stability). Each check is one pass over the output (n must be a power of two: --n 2^k for a quick run
- * elsewhere).
- * About 25 GiB of device memory and 16 GiB of host memory at 2^30; exit 77 when either is missing.
+ * permutation, key(i) = 4 * (i * A mod n) + 1 with A odd (from the seed; 2 * (..) + 1 at 2^31), so the sorted
+ * output is known without a reference sort: keys_out[j] = 4j + 1 and values_out[j] = j * A^-1 mod n ascending,
+ * keys_out[j] = 4 (n - 1 - j) + 1 descending; at 2^30 and 2^31 every digit of the 32-bit key varies. Equal keys
+ * keep their order (values_out[j] = j: stability). Each check is one pass over the output (n must be a power of
+ * two: --n 2^k for a quick run elsewhere).
+ * About 25 GiB of device memory and 8 GiB of host memory at 2^30 (twice that at 2^31); exit 77 when either is
+ * missing.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -25,7 +27,7 @@
 
 #define EQUAL_KEY 0x5a5a5a5bu
 
-static uint32_t key_of(uint64_t i, uint32_t a, uint32_t mask) { return (((uint32_t)i * a) & mask) << 2 | 1u; }
+static uint32_t key_of(uint64_t i, uint32_t a, uint32_t mask, int shift) { return (((uint32_t)i * a) & mask) << shift | 1u; }
 
 /* the inverse of an odd a modulo 2^32 (Newton's iteration: each step doubles the correct low bits) */
 static uint32_t inverse_odd(uint32_t a) {
@@ -46,12 +48,12 @@ int main(int argc, char **argv) {
         } else if (v && !strcmp(argv[i], "--n")) {
             n = strtoull(v, NULL, 0), i++;
         } else {
-            fprintf(stderr, "usage: test_sort_huge [--backend cpu|cuda] [--seed S] [--n N (a power of two, 4..2^30)]\n");
+            fprintf(stderr, "usage: test_sort_huge [--backend cpu|cuda] [--seed S] [--n N (a power of two, 4..2^31)]\n");
             return 2;
         }
     }
-    if (n < 4 || n > (1ull << 30) || (n & (n - 1))) {
-        fprintf(stderr, "test_sort_huge: --n must be a power of two from 4 to 2^30\n");
+    if (n < 4 || n > (1ull << 31) || (n & (n - 1))) {
+        fprintf(stderr, "test_sort_huge: --n must be a power of two from 4 to 2^31\n");
         return 2;
     }
     pscan_context *ctx = NULL;
@@ -59,6 +61,7 @@ int main(int argc, char **argv) {
     if (rc != 0) return rc;
 
     const uint32_t mask = (uint32_t)(n - 1), a = (uint32_t)test_mix64(seed) | 1u, a_inv = inverse_odd(a);
+    const int shift = n > (1ull << 30) ? 1 : 2; /* the permutation's 31 bits at 2^31 leave room for one */
     const size_t bytes = (size_t)n * 4;
     pscan_sort_desc desc = {PSCAN_TYPE_U32, 4, 0, 0, 0, PSCAN_ALGO_AUTO};
     size_t temp_bytes = 0;
@@ -83,7 +86,7 @@ int main(int argc, char **argv) {
     }
     printf("test_sort_huge: n = %" PRIu64 " u32 keys, seed %" PRIu64 " (A = 0x%08x)\n", n, seed, a);
 
-    for (uint64_t i = 0; i < n; i++) host[i] = key_of(i, a, mask), host2[i] = (uint32_t)i;
+    for (uint64_t i = 0; i < n; i++) host[i] = key_of(i, a, mask, shift), host2[i] = (uint32_t)i;
     s = pscan_memory_upload(ctx, keys, host, bytes);
     if (s == PSCAN_SUCCESS) s = pscan_memory_upload(ctx, values, host2, bytes);
 
@@ -117,7 +120,7 @@ int main(int argc, char **argv) {
                 continue;
             }
             const uint32_t rank = pass == 0 ? (uint32_t)j : (uint32_t)(n - 1 - j);
-            if (host[j] != (rank << 2 | 1u) || (pairs && host2[j] != ((uint32_t)j * a_inv & mask))) bad = j;
+            if (host[j] != (rank << shift | 1u) || (pairs && host2[j] != ((uint32_t)j * a_inv & mask))) bad = j;
         }
         if (bad < n) {
             fprintf(stderr,
