@@ -23,9 +23,11 @@
  *                 d's tile count at once, so later tiles' look-backs pass this tile while it still ranks (CUB's
  *                 "early counts"); the counts are scanned over warps and digits, so each warp's row holds its
  *                 next place per digit and s.start each digit's first place in the tile;
- *      rank:      each warp walks its rows in order; 8 ballots (one per digit bit) find the lanes with the same
- *                 digit, the lowest of them takes the group's places with one shared atomic on its warp's row,
- *                 and a lane's place is the old value plus the peers in lower lanes (CUB's Onesweep rank);
+ *      rank:      each warp walks its rows in order; the lanes with the same digit (each lane ors its bit into
+ *                 its warp's word of the digit in shared memory, or, in the pairs' LARGE tiles and for keys of
+ *                 1-2 bytes, 8 ballots, one per digit bit), the lowest of them takes the group's places
+ *                 with one shared atomic on its warp's row, and a lane's place is the old value plus the peers in
+ *                 lower lanes (CUB's Onesweep rank);
  *      look-back: thread d walks back over earlier tiles' words for d (adding aggregates until it meets an
  *                 inclusive prefix) and publishes its own inclusive prefix: 256 independent chains in one
  *                 block, each one word per tile;
@@ -164,6 +166,11 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #endif
 /* Tuning: the fewest keys (a power of two) that take a case's LARGE pass policy (ps_sort_pass_policy): 4-byte keys
  * with 4-byte payloads, and 8-byte keys with 4-byte payloads (_WIDE). */
+/* Tuning: which cases find a row's peers by shared atomicOr instead of ballots (ps_sort_pass_policy's PEERS_OR,
+ * ps_sort_warp_rank): -1 (default) the policy's, 0 none, 1 every case. */
+#ifndef PS_SORT_PEERS_OR
+#define PS_SORT_PEERS_OR (-1)
+#endif
 #ifndef PS_SORT_LARGE_LOG2
 #define PS_SORT_LARGE_LOG2 24
 #endif
@@ -424,16 +431,36 @@ __device__ __forceinline__ uint32_t ps_sort_warp_places(typename ps_sort_wrank<T
  * the warp's next place of that digit, in lane order; the lowest of them moves the place on by their number.
  * The atomic's old value is the place; the shuffle that hands it to the peers waits for it, so the next row's
  * atomic on the same digit cannot pass it. rank[i] is item i's place in the tile. */
-template <int THREADS, int ITEMS>
+template <int THREADS, int ITEMS, bool PEERS_OR>
 __device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
-                                                  uint32_t (&rank)[ITEMS], typename ps_sort_wrank<THREADS>::next &next) {
-    const unsigned lane = threadIdx.x % 32;
+                                                  uint32_t (&rank)[ITEMS], typename ps_sort_wrank<THREADS>::next &next,
+                                                  typename ps_sort_wrank<THREADS>::next *bins) {
+    const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const uint32_t below_mask = (1u << lane) - 1u;
-    uint32_t *mine = next[threadIdx.x / 32];
+    uint32_t *mine = next[warp];
+    /* PEERS_OR: the peers by a shared atomicOr of each lane's bit into its warp's word of the digit (a third of the
+     * instructions of 8 ballots). A __syncwarp after the ors, one after the reads, then the leader clears the
+     * word; rows alternate between two sets of words, so that the next row's ors never meet a clear (the row
+     * after it comes past two more __syncwarp: every order is a barrier's, as racecheck asks). */
+    if constexpr (PEERS_OR) {
+#pragma unroll
+        for (int k = 0; k < PS_SORT_RADIX / 32; k++) bins[0][warp][k * 32 + lane] = bins[1][warp][k * 32 + lane] = 0;
+        __syncwarp();
+    }
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const uint32_t d = ps_sort_digit_at<ITEMS>(digits, i);
-        const uint32_t peers = ps_sort_peers(digits[i / 4], 8 * (i % 4)); /* the bits in place: no extraction */
+        uint32_t peers;
+        if constexpr (PEERS_OR) {
+            uint32_t *word = &bins[i & 1][warp][d];
+            atomicOr(word, 1u << lane);
+            __syncwarp();
+            peers = *(volatile uint32_t *)word;
+            __syncwarp();
+            if (lane == (unsigned)__ffs(peers) - 1u) *word = 0;
+        } else {
+            peers = ps_sort_peers(digits[i / 4], 8 * (i % 4)); /* the bits in place: no extraction */
+        }
         const int leader = __ffs(peers) - 1;
         uint32_t place = 0;
         if ((int)lane == leader) place = atomicAdd(&mine[d], (uint32_t)__popc(peers));
@@ -666,6 +693,23 @@ template <class U, class V, bool LARGE> struct ps_sort_pass_policy {
 #else
     static constexpr bool STATUS32 = sizeof(U) <= 4;
 #endif
+    /* The rank's peers by shared atomicOr (ps_sort_warp_rank) for 4- and 8-byte keys in the default tiles (keys
+     * of 1 and 2 bytes, not measured, keep the ballots: their kernels spill more with it). H200, thirty-ninth
+     * session (tune_sort, median of 25, two rounds each, us at 2^20 / 2^24 / 2^28, ballots -> atomicOr as shipped;
+     * docs/bench/h200-sort-peers.csv, c54): u32 keys 61.0 -> 60.3, 379.1 -> 371.2, 5424.0 -> 5292.0 (0.998x ->
+     * 1.023x CUB); u64 keys 128.4 -> 125.9, 1029.7 -> 1019.0, 15186 -> 15201; u32 pairs (384 x 16 below 2^24) 76.6
+     * -> 73.7; u64 keys with u32 payloads (256 x 16 below 2^22) 143.4 -> 141.7. The LARGE tiles keep the ballots:
+     * u32 pairs' 384 x 24 (c52, every case with it: 2^24 / 2^28 523.3 -> 541.2 / 7333.6 -> 7519.4, their kernel
+     * spills 76 bytes instead of 60) and the u64 keys' with u32 payloads 384 x 16 (c54: 1326.0 -> 1374.0 / 19674
+     * -> 20921). A first form with one set of words a warp, cleared by the leader after the shuffle (racecheck
+     * warned: the clear was ordered after the peers' reads by the shuffle, not by a barrier), measured 1-3 % faster
+     * still (c52: u32 keys 5268.8 at 2^28, u64 keys 15027.7). 16 or 24 keys a thread for u32 keys with it lost
+     * (5691.6 / 5461.5 us at 2^28). */
+#if PS_SORT_PEERS_OR >= 0
+    static constexpr bool PEERS_OR = PS_SORT_PEERS_OR != 0;
+#else
+    static constexpr bool PEERS_OR = sizeof(U) >= 4 && !LARGE;
+#endif
     /* n >= 2^LARGE_LOG2 keys launch the case's LARGE policy (ps_sort_large); 0: the case has none. Measured for
      * 4- and 8-byte keys with 4-byte payloads only. */
     static constexpr int LARGE_LOG2 = KEYS_ONLY || sizeof(V) != 4 ? 0
@@ -688,10 +732,18 @@ static constexpr uint32_t ps_sort_min2(uint32_t a, uint32_t b) { return a < b ? 
                               ps_sort_pass_policy<uint64_t, ps_sort_no_value>::TILE),                          \
                  ps_sort_min2(ps_sort_pass_policy<uint32_t, uint32_t>::TILE, ps_sort_pass_policy<uint64_t, uint32_t>::TILE))
 
-template <class U, class V, int THREADS, int ITEMS> union ps_sort_stage {
+/* The rank's shared words: next, and with PEERS_OR a word per warp and digit for the peers' bits after it. */
+template <int THREADS, bool PEERS_OR> struct ps_sort_rank_words {
+    typename ps_sort_wrank<THREADS>::next next, bins[2]; /* bins: rows alternate between the two */
+};
+template <int THREADS> struct ps_sort_rank_words<THREADS, false> {
+    typename ps_sort_wrank<THREADS>::next next;
+};
+template <class U, class V, int THREADS, int ITEMS, bool PEERS_OR> union ps_sort_stage {
     U keys[THREADS * ITEMS];
     V values[THREADS * ITEMS];
-    typename ps_sort_wrank<THREADS>::next next; /* the rank's, done before the scatter */
+    typename ps_sort_wrank<THREADS>::next next; /* the rank's, done before the scatter (rank.next) */
+    ps_sort_rank_words<THREADS, PEERS_OR> rank;
 };
 
 extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) unsigned char ps_sort_dynamic_smem[];
@@ -702,7 +754,7 @@ extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) unsigned char ps_sort_dynamic
  * BYTES, which ps_sort_passes opts into per launch (u64 keys with 4-byte payloads' LARGE tiles: 48 KiB of keys). */
 template <class U, class V, bool LARGE> struct ps_sort_staging {
     typedef ps_sort_pass_policy<U, V, LARGE> Policy;
-    typedef ps_sort_stage<U, V, Policy::THREADS, Policy::ITEMS> Stage;
+    typedef ps_sort_stage<U, V, Policy::THREADS, Policy::ITEMS, Policy::PEERS_OR> Stage;
     static constexpr bool DYNAMIC = PS_SORT_DYNAMIC_SMEM || sizeof(Stage) + sizeof(typename ps_sort_wrank<Policy::THREADS>::smem) +
                                                                     (1 + PS_SORT_FUSED) * 1024 > 48 * 1024;
     static constexpr size_t BYTES = DYNAMIC ? sizeof(Stage) : 0;
@@ -787,7 +839,8 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
 #endif
 
         /* ---- rank: final places in one walk ---- */
-        ps_sort_warp_rank<THREADS, ITEMS>(digits, rank, stage.next);
+        if constexpr (Policy::PEERS_OR) ps_sort_warp_rank<THREADS, ITEMS, true>(digits, rank, stage.next, stage.rank.bins);
+        else ps_sort_warp_rank<THREADS, ITEMS, false>(digits, rank, stage.next, nullptr);
 
         /* ---- look-back: the keys of digit d in earlier tiles ---- */
         const uint32_t prefix =
