@@ -696,8 +696,8 @@ template <class U, class V, bool LARGE> struct ps_sort_pass_policy {
     /* The rank's peers by shared atomicOr (ps_sort_warp_rank) for 4- and 8-byte keys in the default tiles (keys
      * of 1 and 2 bytes, not measured, keep the ballots: their kernels spill more with it). H200, thirty-ninth
      * session (tune_sort, median of 25, two rounds each, us at 2^20 / 2^24 / 2^28, ballots -> atomicOr as shipped;
-     * docs/bench/h200-sort-peers.csv, c54): u32 keys 61.0 -> 60.3, 379.1 -> 371.2, 5424.0 -> 5292.0 (0.998x ->
-     * 1.023x CUB); u64 keys 128.4 -> 125.9, 1029.7 -> 1019.0, 15186 -> 15201; u32 pairs (384 x 16 below 2^24) 76.6
+     * docs/bench/h200-sort-peers-or.csv, c52 and c54): u32 keys 61.0 -> 60.3, 379.1 -> 371.2, 5424.0 -> 5292.0
+     * (0.998x -> 1.023x CUB); u64 keys 128.4 -> 125.9, 1029.7 -> 1019.0, 15186 -> 15201; u32 pairs (384 x 16 below 2^24) 76.6
      * -> 73.7; u64 keys with u32 payloads (256 x 16 below 2^22) 143.4 -> 141.7. The LARGE tiles keep the ballots:
      * u32 pairs' 384 x 24 (c52, every case with it: 2^24 / 2^28 523.3 -> 541.2 / 7333.6 -> 7519.4, their kernel
      * spills 76 bytes instead of 60) and the u64 keys' with u32 payloads 384 x 16 (c54: 1326.0 -> 1374.0 / 19674
