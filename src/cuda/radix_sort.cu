@@ -439,9 +439,10 @@ __device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digits)[PS_SO
     const uint32_t below_mask = (1u << lane) - 1u;
     uint32_t *mine = next[warp];
     /* PEERS_OR: the peers by a shared atomicOr of each lane's bit into its warp's word of the digit (a third of the
-     * instructions of 8 ballots). A __syncwarp after the ors, one after the reads, then the leader clears the
-     * word; rows alternate between two sets of words, so that the next row's ors never meet a clear (the row
-     * after it comes past two more __syncwarp: every order is a barrier's, as racecheck asks). */
+     * instructions of 8 ballots). A __syncwarp after the ors; after the shuffle that hands out the place (off the
+     * path from the read to the place) a second one, then the leader clears the word. Rows alternate between two
+     * sets of words, so that the next row's ors never meet a clear (the row after it comes past two more
+     * __syncwarp: every order is a barrier's, as racecheck asks). */
     if constexpr (PEERS_OR) {
 #pragma unroll
         for (int k = 0; k < PS_SORT_RADIX / 32; k++) bins[0][warp][k * 32 + lane] = bins[1][warp][k * 32 + lane] = 0;
@@ -452,12 +453,9 @@ __device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digits)[PS_SO
         const uint32_t d = ps_sort_digit_at<ITEMS>(digits, i);
         uint32_t peers;
         if constexpr (PEERS_OR) {
-            uint32_t *word = &bins[i & 1][warp][d];
-            atomicOr(word, 1u << lane);
+            atomicOr(&bins[i & 1][warp][d], 1u << lane);
             __syncwarp();
-            peers = *(volatile uint32_t *)word;
-            __syncwarp();
-            if (lane == (unsigned)__ffs(peers) - 1u) *word = 0;
+            peers = *(volatile uint32_t *)&bins[i & 1][warp][d];
         } else {
             peers = ps_sort_peers(digits[i / 4], 8 * (i % 4)); /* the bits in place: no extraction */
         }
@@ -465,6 +463,10 @@ __device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digits)[PS_SO
         uint32_t place = 0;
         if ((int)lane == leader) place = atomicAdd(&mine[d], (uint32_t)__popc(peers));
         place = __shfl_sync(PS_WARP_ALL, place, leader);
+        if constexpr (PEERS_OR) {
+            __syncwarp();
+            if ((int)lane == leader) bins[i & 1][warp][d] = 0;
+        }
         rank[i] = place + __popc(peers & below_mask);
     }
 }
@@ -693,22 +695,23 @@ template <class U, class V, bool LARGE> struct ps_sort_pass_policy {
 #else
     static constexpr bool STATUS32 = sizeof(U) <= 4;
 #endif
-    /* The rank's peers by shared atomicOr (ps_sort_warp_rank) for 4- and 8-byte keys in the default tiles (keys
-     * of 1 and 2 bytes, not measured, keep the ballots: their kernels spill more with it). H200, thirty-ninth
-     * session (tune_sort, median of 25, two rounds each, us at 2^20 / 2^24 / 2^28, ballots -> atomicOr as shipped;
-     * docs/bench/h200-sort-peers-or.csv, c52 and c54): u32 keys 61.0 -> 60.3, 379.1 -> 371.2, 5424.0 -> 5292.0
-     * (0.998x -> 1.023x CUB); u64 keys 128.4 -> 125.9, 1029.7 -> 1019.0, 15186 -> 15201; u32 pairs (384 x 16 below 2^24) 76.6
-     * -> 73.7; u64 keys with u32 payloads (256 x 16 below 2^22) 143.4 -> 141.7. The LARGE tiles keep the ballots:
-     * u32 pairs' 384 x 24 (c52, every case with it: 2^24 / 2^28 523.3 -> 541.2 / 7333.6 -> 7519.4, their kernel
-     * spills 76 bytes instead of 60) and the u64 keys' with u32 payloads 384 x 16 (c54: 1326.0 -> 1374.0 / 19674
-     * -> 20921). A first form with one set of words a warp, cleared by the leader after the shuffle (racecheck
-     * warned: the clear was ordered after the peers' reads by the shuffle, not by a barrier), measured 1-3 % faster
-     * still (c52: u32 keys 5268.8 at 2^28, u64 keys 15027.7). 16 or 24 keys a thread for u32 keys with it lost
-     * (5691.6 / 5461.5 us at 2^28). */
+    /* The rank's peers by shared atomicOr (ps_sort_warp_rank) for 4- and 8-byte keys but in the u32 pairs' 384 x 24
+     * tiles (keys of 1 and 2 bytes, not measured, keep the ballots: their kernels spill more with it). H200,
+     * thirty-ninth session (tune_sort, median of 25, two rounds each, us, ballots -> atomicOr as shipped, call c56;
+     * docs/bench/h200-sort-peers-or.csv): u32 keys 2^24 380.0 -> 369.4, 2^28 5426.4 -> 5308.5 (0.999x -> 1.021x
+     * CUB); u64 keys 1031.0 -> 1017.2, 15192.4 -> 15060.6; u64 keys with u32 payloads (384 x 16 from 2^22) 1327.5 ->
+     * 1301.2, 19706.0 -> 19663.0; at 2^20 (c54) u32 keys 61.0 -> 60.3, u64 keys 128.4 -> 125.9, u32 pairs (384 x 16
+     * below 2^24) 76.6 -> 73.7, u64 keys with u32 payloads (256 x 16) 143.4 -> 141.7. The u32 pairs' 384 x 24 kernel
+     * spills 76 bytes with it instead of 60 (c52: 2^24 / 2^28 523.3 -> 541.2 / 7333.6 -> 7519.4). Where the leader
+     * clears the word: a first form cleared it after the shuffle with one set of words (racecheck warned: the
+     * clear was ordered after the peers' reads by the shuffle, not by a barrier); a second cleared it between the
+     * read and the leader's atomic, behind a __syncwarp (c54: u64 keys with u32 payloads lost 4-6 % in 384 x 16);
+     * the shipped one clears it after the shuffle behind a __syncwarp, on two sets of words. 16 or 24 keys a thread
+     * for u32 keys with it lost (5691.6 / 5461.5 us at 2^28). */
 #if PS_SORT_PEERS_OR >= 0
     static constexpr bool PEERS_OR = PS_SORT_PEERS_OR != 0;
 #else
-    static constexpr bool PEERS_OR = sizeof(U) >= 4 && !LARGE;
+    static constexpr bool PEERS_OR = sizeof(U) >= 4 && !(LARGE && !KEYS_ONLY && !WIDE);
 #endif
     /* n >= 2^LARGE_LOG2 keys launch the case's LARGE policy (ps_sort_large); 0: the case has none. Measured for
      * 4- and 8-byte keys with 4-byte payloads only. */
