@@ -24,8 +24,8 @@
  *                 "early counts"); the counts are scanned over warps and digits, so each warp's row holds its
  *                 next place per digit and s.start each digit's first place in the tile;
  *      rank:      each warp walks its rows in order; the lanes with the same digit (each lane ors its bit into
- *                 its warp's word of the digit in shared memory, or, in the pairs' LARGE tiles and for keys of
- *                 1-2 bytes, 8 ballots, one per digit bit), the lowest of them takes the group's places
+ *                 its warp's word of the digit in shared memory, or, in the u32 pairs' LARGE tiles and for keys
+ *                 of 1-2 bytes, 8 ballots, one per digit bit), the lowest of them takes the group's places
  *                 with one shared atomic on its warp's row, and a lane's place is the old value plus the peers in
  *                 lower lanes (CUB's Onesweep rank);
  *      look-back: thread d walks back over earlier tiles' words for d (adding aggregates until it meets an
@@ -164,13 +164,13 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_DYNAMIC_SMEM
 #define PS_SORT_DYNAMIC_SMEM 0
 #endif
-/* Tuning: the fewest keys (a power of two) that take a case's LARGE pass policy (ps_sort_pass_policy): 4-byte keys
- * with 4-byte payloads, and 8-byte keys with 4-byte payloads (_WIDE). */
 /* Tuning: which cases find a row's peers by shared atomicOr instead of ballots (ps_sort_pass_policy's PEERS_OR,
  * ps_sort_warp_rank): -1 (default) the policy's, 0 none, 1 every case. */
 #ifndef PS_SORT_PEERS_OR
 #define PS_SORT_PEERS_OR (-1)
 #endif
+/* Tuning: the fewest keys (a power of two) that take a case's LARGE pass policy (ps_sort_pass_policy): 4-byte keys
+ * with 4-byte payloads, and 8-byte keys with 4-byte payloads (_WIDE). */
 #ifndef PS_SORT_LARGE_LOG2
 #define PS_SORT_LARGE_LOG2 24
 #endif
