@@ -735,7 +735,8 @@ static constexpr uint32_t ps_sort_min2(uint32_t a, uint32_t b) { return a < b ? 
                               ps_sort_pass_policy<uint64_t, ps_sort_no_value>::TILE),                          \
                  ps_sort_min2(ps_sort_pass_policy<uint32_t, uint32_t>::TILE, ps_sort_pass_policy<uint64_t, uint32_t>::TILE))
 
-/* The rank's shared words: next, and with PEERS_OR a word per warp and digit for the peers' bits after it. */
+/* The rank's shared words, done before the scatter: next, and with PEERS_OR a word per warp and digit for the
+ * peers' bits after it. */
 template <int THREADS, bool PEERS_OR> struct ps_sort_rank_words {
     typename ps_sort_wrank<THREADS>::next next, bins[2]; /* bins: rows alternate between the two */
 };
@@ -745,7 +746,6 @@ template <int THREADS> struct ps_sort_rank_words<THREADS, false> {
 template <class U, class V, int THREADS, int ITEMS, bool PEERS_OR> union ps_sort_stage {
     U keys[THREADS * ITEMS];
     V values[THREADS * ITEMS];
-    typename ps_sort_wrank<THREADS>::next next; /* the rank's, done before the scatter (rank.next) */
     ps_sort_rank_words<THREADS, PEERS_OR> rank;
 };
 
@@ -826,24 +826,24 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
         /* ---- counts per warp, then places; the tile's count is published as soon as it is known (early counts:
          * later tiles' look-backs pass this one while it ranks); the padding (last digit, partial last tile only)
          * is not part of it ---- */
-        ps_sort_warp_counts<THREADS, ITEMS>(digits, stage.next);
+        ps_sort_warp_counts<THREADS, ITEMS>(digits, stage.rank.next);
         __syncthreads();
 #if PS_SORT_FUSED
 #pragma unroll
         for (int i = 0; i < ITEMS; i++)
             if (p.next_counts && (FULL || ps_sort_slot_of<ITEMS>(i) < valid)) atomicAdd(&next_hist[p.next_digit(key[i])], 1u);
 #endif
-        const uint32_t total = ps_sort_warp_total<THREADS>(stage.next);
+        const uint32_t total = ps_sort_warp_total<THREADS>(stage.rank.next);
         const uint32_t count = total - (d == p.digit.mask ? TILE - valid : 0u);
         if (digit_thread) ps_sort_publish_count(status, p.tag, p.tiles, tile, count);
-        const uint32_t digit_start = ps_sort_warp_places<THREADS>(rs, stage.next, total, global_count);
+        const uint32_t digit_start = ps_sort_warp_places<THREADS>(rs, stage.rank.next, total, global_count);
 #if PS_SORT_FUSED
         if (digit_thread && p.next_counts && next_hist[d]) atomicAdd(&p.next_counts[d], next_hist[d]);
 #endif
 
         /* ---- rank: final places in one walk ---- */
-        if constexpr (Policy::PEERS_OR) ps_sort_warp_rank<THREADS, ITEMS, true>(digits, rank, stage.next, stage.rank.bins);
-        else ps_sort_warp_rank<THREADS, ITEMS, false>(digits, rank, stage.next, nullptr);
+        if constexpr (Policy::PEERS_OR) ps_sort_warp_rank<THREADS, ITEMS, true>(digits, rank, stage.rank.next, stage.rank.bins);
+        else ps_sort_warp_rank<THREADS, ITEMS, false>(digits, rank, stage.rank.next, nullptr);
 
         /* ---- look-back: the keys of digit d in earlier tiles ---- */
         const uint32_t prefix =

@@ -1086,14 +1086,6 @@ static size_t select_chain_bytes(uint64_t tiles) {
 static size_t select_bits_bytes(uint64_t n) { return (n + 31) / 32 * 4; }
 #endif
 
-/* Whether a partition in P's tiles counts first: its driver cannot hand it the total (more tiles than the GPU
- * holds at once), WIDE as in ps_select_launch. */
-template <class P, int E = PS_CHAIN_LANE_ENTRIES, bool WIDE = false> static bool ps_select_counts_first(uint64_t n) {
-    const uint32_t tiles = (uint32_t)ps_cuda_div_up(n, (uint64_t)P::TILE);
-    const bool wide = WIDE && tiles >= PS_SELECT_WIDE_FROM && tiles <= PS_SELECT_WIDE_TO;
-    return !(wide ? tiles <= ps_chain_resident_limit<P, PS_SELECT_WIDE_ENTRIES>() : ps_chain_single_pass_knows_total<P, E>(tiles));
-}
-
 /* A counted partition in P's tiles: the count (by C's kernel: of the same tiles; P's where C is P), then the
  * given-prefix driver. p as ps_select_launch sets it. */
 template <class P, class C = P>
@@ -1131,10 +1123,12 @@ static cudaError_t ps_select_launch(typename P::params p, void *temp, cudaStream
     p.tile_prefix = p.block_prefix = NULL;
     p.per = 1;
     p.bits = NULL;
+    const bool wide = WIDE && p.tiles >= PS_SELECT_WIDE_FROM && p.tiles <= PS_SELECT_WIDE_TO;
     /* (the driver's limits asked of partitions alone: a select call pays no device query) */
-    if (p.partition && ps_select_counts_first<P, E, WIDE>(p.n)) return ps_select_counted<PC, P>(p, temp, stream, sm_count);
+    if (p.partition && !(wide ? p.tiles <= ps_chain_resident_limit<P, PS_SELECT_WIDE_ENTRIES>()
+                              : ps_chain_single_pass_knows_total<P, E>(p.tiles)))
+        return ps_select_counted<PC, P>(p, temp, stream, sm_count);
     if constexpr (WIDE) {
-        const bool wide = p.tiles >= PS_SELECT_WIDE_FROM && p.tiles <= PS_SELECT_WIDE_TO;
         if (wide) return ps_chain_single_pass_launch<P, PS_SELECT_WIDE_ENTRIES>(p, p.tiles, temp, stream);
     }
     return ps_chain_single_pass<P, E>(p, p.tiles, temp, stream);
