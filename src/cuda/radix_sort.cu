@@ -24,8 +24,9 @@
  *                 "early counts"); the counts are scanned over warps and digits, so each warp's row holds its
  *                 next place per digit and s.start each digit's first place in the tile;
  *      rank:      each warp walks its rows in order; the lanes with the same digit (each lane ors its bit into
- *                 its warp's word of the digit in shared memory, or, in the u32 pairs' LARGE tiles and for keys
- *                 of 1-2 bytes, 8 ballots, one per digit bit), the lowest of them takes the group's places
+ *                 its warp's word of the digit in shared memory, or 8 ballots, one per digit bit: the policy mixes
+ *                 the two, row by row, to share the work between the shared-memory and ALU pipes; keys of 1-2
+ *                 bytes take ballots alone), the lowest of them takes the group's places
  *                 with one shared atomic on its warp's row, and a lane's place is the old value plus the peers in
  *                 lower lanes (CUB's Onesweep rank);
  *      look-back: thread d walks back over earlier tiles' words for d (adding aggregates until it meets an
@@ -164,10 +165,10 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_DYNAMIC_SMEM
 #define PS_SORT_DYNAMIC_SMEM 0
 #endif
-/* Tuning: which cases find a row's peers by shared atomicOr instead of ballots (ps_sort_pass_policy's PEERS_OR,
- * ps_sort_warp_rank): -1 (default) the policy's, 0 none, 1 every case. */
-#ifndef PS_SORT_PEERS_OR
-#define PS_SORT_PEERS_OR (-1)
+/* Tuning: of every four rows of a warp's rank walk, how many find their peers by shared atomicOr, the rest by
+ * ballots (ps_sort_warp_rank): -1 (default) the policy's (ps_sort_pass_policy's OR_ROWS4), 0-4 every case. */
+#ifndef PS_SORT_OR_ROWS4
+#define PS_SORT_OR_ROWS4 (-1)
 #endif
 /* Tuning: the fewest keys (a power of two) that take a case's LARGE pass policy (ps_sort_pass_policy): 4-byte keys
  * with 4-byte payloads, and 8-byte keys with 4-byte payloads (_WIDE). */
@@ -431,19 +432,21 @@ __device__ __forceinline__ uint32_t ps_sort_warp_places(typename ps_sort_wrank<T
  * the warp's next place of that digit, in lane order; the lowest of them moves the place on by their number.
  * The atomic's old value is the place; the shuffle that hands it to the peers waits for it, so the next row's
  * atomic on the same digit cannot pass it. rank[i] is item i's place in the tile. */
-template <int THREADS, int ITEMS, bool PEERS_OR>
+template <int THREADS, int ITEMS, int OR_ROWS4>
 __device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
                                                   uint32_t (&rank)[ITEMS], typename ps_sort_wrank<THREADS>::next &next,
                                                   typename ps_sort_wrank<THREADS>::next *bins) {
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const uint32_t below_mask = (1u << lane) - 1u;
     uint32_t *mine = next[warp];
-    /* PEERS_OR: the peers by a shared atomicOr of each lane's bit into its warp's word of the digit (a third of the
+    /* OR rows: the peers by a shared atomicOr of each lane's bit into its warp's word of the digit (a third of the
      * instructions of 8 ballots). A __syncwarp after the ors; after the shuffle that hands out the place (off the
-     * path from the read to the place) a second one, then the leader clears the word. Rows alternate between two
-     * sets of words, so that the next row's ors never meet a clear (the row after it comes past two more
-     * __syncwarp: every order is a barrier's, as racecheck asks). */
-    if constexpr (PEERS_OR) {
+     * path from the read to the place) a second one, then the leader clears the word. OR rows alternate between two
+     * sets of words, so that the next OR row's ors never meet a clear (the one after it comes past two more
+     * __syncwarp: every order is a barrier's, as racecheck asks). The ballot rows between them touch no word: they
+     * cost ALU issue slots where OR rows cost shared-memory wavefronts, and the pass needs both pipes (the policy's
+     * OR_ROWS4). */
+    if constexpr (OR_ROWS4 > 0) {
 #pragma unroll
         for (int k = 0; k < PS_SORT_RADIX / 32; k++) bins[0][warp][k * 32 + lane] = bins[1][warp][k * 32 + lane] = 0;
         __syncwarp();
@@ -451,11 +454,15 @@ __device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digits)[PS_SO
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const uint32_t d = ps_sort_digit_at<ITEMS>(digits, i);
+        /* rows i % 4 < OR_ROWS4 take the atomicOr; the j-th of them uses set j & 1 of the words, so that two rows on
+         * the same set always have a row with two __syncwarp between them (compile-time after unrolling) */
+        const bool or_row = i % 4 < OR_ROWS4;
+        const int set = ((i / 4) * OR_ROWS4 + i % 4) & 1;
         uint32_t peers;
-        if constexpr (PEERS_OR) {
-            atomicOr(&bins[i & 1][warp][d], 1u << lane);
+        if (or_row) {
+            atomicOr(&bins[set][warp][d], 1u << lane);
             __syncwarp();
-            peers = *(volatile uint32_t *)&bins[i & 1][warp][d];
+            peers = *(volatile uint32_t *)&bins[set][warp][d];
         } else {
             peers = ps_sort_peers(digits[i / 4], 8 * (i % 4)); /* the bits in place: no extraction */
         }
@@ -463,9 +470,9 @@ __device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digits)[PS_SO
         uint32_t place = 0;
         if ((int)lane == leader) place = atomicAdd(&mine[d], (uint32_t)__popc(peers));
         place = __shfl_sync(PS_WARP_ALL, place, leader);
-        if constexpr (PEERS_OR) {
+        if (or_row) {
             __syncwarp();
-            if ((int)lane == leader) bins[i & 1][warp][d] = 0;
+            if ((int)lane == leader) bins[set][warp][d] = 0;
         }
         rank[i] = place + __popc(peers & below_mask);
     }
@@ -695,8 +702,9 @@ template <class U, class V, bool LARGE> struct ps_sort_pass_policy {
 #else
     static constexpr bool STATUS32 = sizeof(U) <= 4;
 #endif
-    /* The rank's peers by shared atomicOr (ps_sort_warp_rank) for 4- and 8-byte keys but in the u32 pairs' 384 x 24
-     * tiles (keys of 1 and 2 bytes, not measured, keep the ballots: their kernels spill more with it). H200,
+    /* The rank's peers by shared atomicOr (ps_sort_warp_rank), thirty-ninth session: every row for 4- and 8-byte keys
+     * but in the u32 pairs' 384 x 24 tiles (keys of 1 and 2 bytes, not measured, keep the ballots: their kernels spill
+     * more with it). H200,
      * thirty-ninth session (tune_sort, median of 25, two rounds each, us, ballots -> atomicOr as shipped, call c56;
      * docs/bench/h200-sort-peers-or.csv): u32 keys 2^24 380.0 -> 369.4, 2^28 5426.4 -> 5308.5 (0.999x -> 1.021x
      * CUB); u64 keys 1031.0 -> 1017.2, 15192.4 -> 15060.6; u64 keys with u32 payloads (384 x 16 from 2^22) 1327.5 ->
@@ -707,12 +715,29 @@ template <class U, class V, bool LARGE> struct ps_sort_pass_policy {
      * clear was ordered after the peers' reads by the shuffle, not by a barrier); a second cleared it between the
      * read and the leader's atomic, behind a __syncwarp (c54: u64 keys with u32 payloads lost 4-6 % in 384 x 16);
      * the shipped one clears it after the shuffle behind a __syncwarp, on two sets of words. 16 or 24 keys a thread
-     * for u32 keys with it lost (5691.6 / 5461.5 us at 2^28). */
-#if PS_SORT_PEERS_OR >= 0
-    static constexpr bool PEERS_OR = PS_SORT_PEERS_OR != 0;
+     * for u32 keys with it lost (5691.6 / 5461.5 us at 2^28).
+     * Rows mixed (OR_ROWS4 of every four by the atomicOr, the others by ballots), fortieth session: ncu over one u32
+     * keys pass at 2^26 (H200) found the L1's LSU pipe 84.6 % busy, 72 % of it shared-memory wavefronts (the
+     * atomicOr, its read and clear, the counts' atomics and the staging all hit a random digit's bank, about 3.5
+     * wavefronts a row each) beside 61 % of issue slots: the shared pipe, not issue, was the limit, and ballots
+     * cost ALU slots instead. One row of four by ballots: LSU 84.6 -> 80.3 %, issue 61.2 -> 64.5 %, the pass 396.8 ->
+     * 385.3 us. tune_sort (call c58, median of 25, two rounds, us, OR_ROWS4 4 / 3 / 2 / 1 where the case had 4;
+     * docs/bench/h200-sort-or-rows.csv): u32 keys 2^24 368.8 / 362.9 / 364.2 / 371.9, 2^28 5307.7 / 5160.3 / 5165.2 /
+     * 5315.1 (1.020x -> 1.048x CUB); u64 keys 2^20 123.3 / 124.1 / 125.6 / 125.3, 2^28 15056.5 / 15127.4 / 14945.3 /
+     * 14912.6 (kept at 4: the small calls lose what 2^28 gains); u64 keys with u32 payloads 2^20 (256 x 16) 141.8 /
+     * 149.0 / 150.0 / 141.2 (kept at 4), from 2^22 (384 x 16) 2^28 19567.9 / 19222.5 / 20189.2 / 19526.8; the u32
+     * pairs' 384 x 24 tiles (all ballots before: 0 / 3 / 2 / 1) 2^24 524.5 / 517.0 / 522.4 / 520.9, 2^28 7334.9 /
+     * 7280.2 / 7341.1 / 7305.9 (3 rows spill 48 bytes, ballots alone 60); their 384 x 16 tiles 2^20 73.2 / 73.4 /
+     * 74.6 / 75.0. The rows' other peers by __match_any_sync instead of ballots lost everywhere (c59: u32 keys 2^28
+     * 5163.4 -> 5752.6 us with one row of four, 10675.2 with every row; docs/bench/h200-sort-peers-match.csv). `pscan
+     * bench` on the policy (c59, docs/bench/h200-sort.csv): u32 keys 2^28 1.021x -> 1.052x CUB (52.0 Gkeys/s), 2^30
+     * 1.057x, every case and n from 2^10 at least 1.012x. */
+#if PS_SORT_OR_ROWS4 >= 0
+    static constexpr int OR_ROWS4 = PS_SORT_OR_ROWS4;
 #else
-    static constexpr bool PEERS_OR = sizeof(U) >= 4 && !(LARGE && !KEYS_ONLY && !WIDE);
+    static constexpr int OR_ROWS4 = sizeof(U) < 4 ? 0 : sizeof(U) == 4 || LARGE ? 3 : 4;
 #endif
+    static constexpr bool PEERS_OR = OR_ROWS4 > 0; /* the shared words for the atomicOr */
     /* n >= 2^LARGE_LOG2 keys launch the case's LARGE policy (ps_sort_large); 0: the case has none. Measured for
      * 4- and 8-byte keys with 4-byte payloads only. */
     static constexpr int LARGE_LOG2 = KEYS_ONLY || sizeof(V) != 4 ? 0
@@ -842,8 +867,8 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
 #endif
 
         /* ---- rank: final places in one walk ---- */
-        if constexpr (Policy::PEERS_OR) ps_sort_warp_rank<THREADS, ITEMS, true>(digits, rank, stage.rank.next, stage.rank.bins);
-        else ps_sort_warp_rank<THREADS, ITEMS, false>(digits, rank, stage.rank.next, nullptr);
+        if constexpr (Policy::PEERS_OR) ps_sort_warp_rank<THREADS, ITEMS, Policy::OR_ROWS4>(digits, rank, stage.rank.next, stage.rank.bins);
+        else ps_sort_warp_rank<THREADS, ITEMS, 0>(digits, rank, stage.rank.next, nullptr);
 
         /* ---- look-back: the keys of digit d in earlier tiles ---- */
         const uint32_t prefix =
