@@ -33,6 +33,14 @@
 
 #include <stdint.h>
 
+/* #pragma unroll for the device passes only: these functions are __host__ too (tests/test_packed.cu), and the host
+ * compiler warns of a pragma it does not know (-Wunknown-pragmas) in every file that includes this one. */
+#ifdef __CUDA_ARCH__
+#define PS_PACKED_UNROLL _Pragma("unroll")
+#else
+#define PS_PACKED_UNROLL
+#endif
+
 /* ps_packed<T, Op>::value: whether T (a 1- or 2-byte integer) under Op has a packed form, and then
  * ps_packed<T, Op>::combine(a, b), the word's lanes combined. None for other operators (a user's: NVRTC compiles
  * this file with the scan program, user_op.cu, and sees only this primary template). */
@@ -136,7 +144,7 @@ static __host__ __device__ __forceinline__ uint32_t ps_packed_down(uint32_t lo, 
  * one lane, then two, e (the identity in every lane) shifted in. */
 template <class T, class Op, bool Reverse> struct ps_packed_word {
     static __host__ __device__ __forceinline__ uint32_t scan(uint32_t w, uint32_t e) {
-#pragma unroll
+        PS_PACKED_UNROLL
         for (unsigned s = 8 * sizeof(T); s < 32; s *= 2)
             w = ps_packed<T, Op>::combine(w, Reverse ? ps_packed_down(w, e, s) : ps_packed_up(e, w, s));
         return w;
@@ -166,9 +174,9 @@ template <class T, class Op, bool Reverse>
 static __host__ __device__ __forceinline__ T ps_packed_scan(uint32_t w[4]) {
     typedef ps_packed<T, Op> K;
     const uint32_t e = ps_packed_splat<T>(Op::template identity<T>());
-#pragma unroll
+    PS_PACKED_UNROLL
     for (int j = 0; j < 4; j++) w[j] = ps_packed_word<T, Op, Reverse>::scan(w[j], e);
-#pragma unroll
+    PS_PACKED_UNROLL
     for (int j = 1; j < 4; j++) {
         const int to = Reverse ? 3 - j : j, from = Reverse ? 4 - j : j - 1;
         w[to] = K::combine(w[to], ps_packed_spread<T, !Reverse>(w[from]));
@@ -185,15 +193,15 @@ static __host__ __device__ __forceinline__ void ps_packed_finish(uint32_t w[4], 
     if (exclusive) {
         const uint32_t e = ps_packed_splat<T>(Op::template identity<T>());
         if (Reverse) {
-#pragma unroll
+            PS_PACKED_UNROLL
             for (int j = 0; j < 4; j++) w[j] = ps_packed_down(w[j], j < 3 ? w[j + 1] : e, s);
         } else {
-#pragma unroll
+            PS_PACKED_UNROLL
             for (int j = 3; j >= 0; j--) w[j] = ps_packed_up(j > 0 ? w[j - 1] : e, w[j], s);
         }
     }
     const uint32_t rr = ps_packed_splat<T>(r);
-#pragma unroll
+    PS_PACKED_UNROLL
     for (int j = 0; j < 4; j++) w[j] = K::combine(rr, w[j]);
 }
 
