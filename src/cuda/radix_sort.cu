@@ -170,6 +170,11 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_OR_ROWS4
 #define PS_SORT_OR_ROWS4 (-1)
 #endif
+/* Tuning: 1 ranks each pass's tile in half-warps (ps_sort_half_rank), 0 in warps (ps_sort_warp_rank), for every
+ * case; -1 (default) the policy's (ps_sort_pass_policy's HALF: keys of 4 and 8 bytes without payloads). */
+#ifndef PS_SORT_HALF
+#define PS_SORT_HALF (-1)
+#endif
 /* Tuning: the fewest keys (a power of two) that take a case's LARGE pass policy (ps_sort_pass_policy): 4-byte keys
  * with 4-byte payloads, and 8-byte keys with 4-byte payloads (_WIDE). */
 #ifndef PS_SORT_LARGE_LOG2
@@ -287,6 +292,16 @@ template <int ITEMS> __device__ __forceinline__ uint32_t ps_sort_slot_of(int i) 
     return (threadIdx.x / 32) * (ITEMS * 32) + i * 32 + threadIdx.x % 32;
 }
 
+/* A digit pass's slots: warp-striped rows (ps_sort_slot_of), or with HALF each half-warp owns half of its warp's
+ * slots, rows of 16 (item i of lane l of warp w is slot w * ITEMS * 32 + (l / 16) * ITEMS * 16 + i * 16 + l % 16), so
+ * that a half-warp's rank walk meets its keys in slot order. */
+template <int ITEMS, bool HALF> __device__ __forceinline__ uint32_t ps_sort_pass_slot(int i) {
+    if constexpr (HALF)
+        return (threadIdx.x / 32) * (ITEMS * 32) + (threadIdx.x / 16 % 2) * (ITEMS * 16) + i * 16 + threadIdx.x % 16;
+    else
+        return ps_sort_slot_of<ITEMS>(i);
+}
+
 /* The lanes of the warp whose 8 digit bits (bits shift .. shift + 7 of word; unrolled callers pass a constant) all equal this lane's: one ballot per
  * bit, each lane inverting the ballot where its own bit is clear, under the bit's predicate (a predicated not
  * where a select would cost two more instructions: the pass ran 125 instructions a key against CUB's 80, on an
@@ -361,9 +376,9 @@ __device__ __forceinline__ void ps_sort_block_rank(const uint32_t (&digit)[ITEMS
 
 /* A pass block of THREADS threads: next (per warp and digit: its count, then its next place in the tile) lives in
  * the pass's staging buffer, which is free until the scatter. */
-template <int THREADS> struct ps_sort_wrank {
-    enum { WARPS = THREADS / 32 };
-    typedef uint32_t next[WARPS][PS_SORT_RADIX];
+template <int THREADS, bool HALF = false> struct ps_sort_wrank {
+    enum { WARPS = THREADS / 32, RANKERS = HALF ? 2 * WARPS : WARPS /* the warps or half-warps that rank */ };
+    typedef uint32_t next[RANKERS][PS_SORT_RADIX];
     struct smem {
         uint32_t start[PS_SORT_RADIX]; /* the tile's first place of each digit */
         uint64_t warp_totals[WARPS];
@@ -381,23 +396,26 @@ __device__ __forceinline__ uint32_t ps_sort_digit_at(const uint32_t (&digits)[PS
 }
 
 /* Each warp counts the digits of its own rows (every slot, padding too) into its own row of next. */
-template <int THREADS, int ITEMS>
+template <int THREADS, int ITEMS, bool HALF>
 __device__ __forceinline__ void ps_sort_warp_counts(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
-                                                    typename ps_sort_wrank<THREADS>::next &next) {
-    uint32_t *mine = next[threadIdx.x / 32];
-    for (unsigned d = threadIdx.x % 32; d < PS_SORT_RADIX; d += 32) mine[d] = 0;
+                                                    typename ps_sort_wrank<THREADS, HALF>::next &next) {
+    constexpr int PER_WARP = sizeof(next) / sizeof(next[0]) / (THREADS / 32); /* 2: a row per half-warp */
+    uint32_t *rows = next[threadIdx.x / 32 * PER_WARP];
+    for (unsigned d = threadIdx.x % 32; d < PER_WARP * PS_SORT_RADIX; d += 32) rows[d] = 0;
     __syncwarp();
+    uint32_t *mine = next[PER_WARP == 1 ? threadIdx.x / 32 : threadIdx.x / 16];
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) atomicAdd(&mine[ps_sort_digit_at<ITEMS>(digits, i)], 1u);
 }
 
 /* Thread d, after a __syncthreads that follows ps_sort_warp_counts: the tile's count of digit d, padding
  * included. */
-template <int THREADS> __device__ __forceinline__ uint32_t ps_sort_warp_total(const typename ps_sort_wrank<THREADS>::next &next) {
+template <int THREADS, bool HALF>
+__device__ __forceinline__ uint32_t ps_sort_warp_total(const typename ps_sort_wrank<THREADS, HALF>::next &next) {
     uint32_t total = 0;
     if (ps_sort_wrank<THREADS>::digit_thread())
 #pragma unroll
-        for (unsigned w = 0; w < ps_sort_wrank<THREADS>::WARPS; w++) total += next[w][threadIdx.x];
+        for (unsigned w = 0; w < ps_sort_wrank<THREADS, HALF>::RANKERS; w++) total += next[w][threadIdx.x];
     return total;
 }
 
@@ -406,9 +424,9 @@ template <int THREADS> __device__ __forceinline__ uint32_t ps_sort_warp_total(co
  * before it, from the pass's global counts: global_count is digit d's). Both scans share one block scan of
  * 64-bit pairs, so the output's slot is known before the look-back instead of after it (one block scan and a
  * load less on the path from the look-back to the scatter). Ends with a __syncthreads. */
-template <int THREADS>
+template <int THREADS, bool HALF>
 __device__ __forceinline__ uint32_t ps_sort_warp_places(typename ps_sort_wrank<THREADS>::smem &s,
-                                                        typename ps_sort_wrank<THREADS>::next &next, uint32_t total,
+                                                        typename ps_sort_wrank<THREADS, HALF>::next &next, uint32_t total,
                                                         uint32_t global_count) {
     const unsigned d = threadIdx.x;
     uint64_t all;
@@ -418,9 +436,9 @@ __device__ __forceinline__ uint32_t ps_sort_warp_places(typename ps_sort_wrank<T
     if (ps_sort_wrank<THREADS>::digit_thread()) {
         s.start[d] = place;
 #pragma unroll
-        for (unsigned w = 0; w < ps_sort_wrank<THREADS>::WARPS; w++) { /* column d is thread d's alone */
+        for (unsigned w = 0; w < ps_sort_wrank<THREADS, HALF>::RANKERS; w++) { /* column d is thread d's alone */
             const uint32_t c = next[w][d];
-            next[w][d] = place;
+            next[w][d] = HALF ? place << 16 : place; /* half-warps keep the place in the word's high half */
             place += c;
         }
     }
@@ -475,6 +493,43 @@ __device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digits)[PS_SO
             if ((int)lane == leader) bins[set][warp][d] = 0;
         }
         rank[i] = place + __popc(peers & below_mask);
+    }
+}
+
+/* The rank walk in half-warps (HALF): each half-warp of 16 lanes ranks its own rows with its own word per digit,
+ * whose high half is the half-warp's next place of the digit and whose low half collects a row's peers, a bit a
+ * lane. OR rows: every lane adds its bit and one place to the word in one atomicAdd (the bits are distinct and the
+ * low half starts clear, so nothing carries); after a __syncwarp every lane reads the word: its peers are the low
+ * half, their places end at the high half, so no leader's atomic and no shuffle; after a second __syncwarp the
+ * leader clears the low half, and a third orders the clear before the next row's adds. One shared access a row
+ * fewer than the warp's walk (the warp's OR word and place are two words, and its lane bits fill 32 bits). Ballot
+ * rows: the warp's 8 ballots masked to the half, then the leader's atomic on the high half, as in the warp's walk. */
+template <int THREADS, int ITEMS, int OR_ROWS4>
+__device__ __forceinline__ void ps_sort_half_rank(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
+                                                  uint32_t (&rank)[ITEMS], typename ps_sort_wrank<THREADS, true>::next &next) {
+    const unsigned lane = threadIdx.x % 32, hlane = lane % 16;
+    const uint32_t below = (1u << hlane) - 1u, half_mask = 0xffffu << (lane & 16);
+    uint32_t *mine = next[threadIdx.x / 16];
+#pragma unroll
+    for (int i = 0; i < ITEMS; i++) {
+        const uint32_t d = ps_sort_digit_at<ITEMS>(digits, i);
+        if (i % 4 < OR_ROWS4) {
+            atomicAdd(&mine[d], 1u << 16 | 1u << hlane);
+            __syncwarp();
+            const uint32_t word = *(volatile uint32_t *)&mine[d];
+            const uint32_t peers = word & 0xffffu;
+            rank[i] = (word >> 16) - __popc(peers) + __popc(peers & below);
+            __syncwarp();
+            if (hlane == (unsigned)(__ffs(peers) - 1)) mine[d] = word & 0xffff0000u;
+            __syncwarp();
+        } else {
+            const uint32_t peers = ps_sort_peers(digits[i / 4], 8 * (i % 4)) & half_mask;
+            const int leader = __ffs(peers) - 1;
+            uint32_t word = 0;
+            if ((int)lane == leader) word = atomicAdd(&mine[d], (uint32_t)__popc(peers) << 16);
+            word = __shfl_sync(PS_WARP_ALL, word, leader);
+            rank[i] = (word >> 16) + __popc(peers & ((1u << lane) - 1u));
+        }
     }
 }
 
@@ -732,12 +787,28 @@ template <class U, class V, bool LARGE> struct ps_sort_pass_policy {
      * 5163.4 -> 5752.6 us with one row of four, 10675.2 with every row; docs/bench/h200-sort-peers-match.csv). `pscan
      * bench` on the policy (c59, docs/bench/h200-sort.csv): u32 keys 2^28 1.021x -> 1.052x CUB (52.0 Gkeys/s), 2^30
      * 1.057x, every case and n from 2^10 at least 1.012x. */
+    /* The rank walk in half-warps (ps_sort_half_rank), forty-first session: a word per half-warp and digit holds the
+     * place and a row's peers, so a row's walk is one atomicAdd, a read and the leader's clear where the warp's is an
+     * atomicOr, a read, a clear and the leader's atomic. ncu over one u32 keys pass at 2^26 (H200, call c62): shared
+     * wavefronts 51.0 M -> 50.2 M (the counts' sweep and their scan now cover twice the rankers), instructions 194.5 M
+     * -> 179.3 M (no shuffle, no leader's atomic), the pass 384.2 -> 376.9 us. tune_sort (calls c61, c62, median of
+     * 25, four runs each averaged, us; docs/bench/h200-sort-half.csv), warps with the policy's OR rows -> half-warps
+     * with every row by the atomic: u32 keys 2^20 59.2 -> 57.5, 2^24 363.3 -> 357.6, 2^28 5162.2 -> 5070.9; u64 keys
+     * 2^20 123.9 -> 121.8, 2^24 1019.8 -> 1001.1, 2^28 15073.2 -> 15036.3. Payloads keep the warps: u32 pairs within
+     * 0.5 % either way, u64 keys with u32 payloads 1-4 % slower (2^28 19387.8 -> 20145.0). Half-warps with 3 or 2 OR
+     * rows of four were slower than with 4 (u32 keys 2^28 5119.8 / 5250.0), and so were 24 and 16 keys a thread
+     * (5071.7 / 5482.3, one run each). */
+#if PS_SORT_HALF >= 0
+    static constexpr bool HALF = PS_SORT_HALF != 0;
+#else
+    static constexpr bool HALF = KEYS_ONLY && sizeof(U) >= 4;
+#endif
 #if PS_SORT_OR_ROWS4 >= 0
     static constexpr int OR_ROWS4 = PS_SORT_OR_ROWS4;
 #else
-    static constexpr int OR_ROWS4 = sizeof(U) < 4 ? 0 : sizeof(U) == 4 || LARGE ? 3 : 4;
+    static constexpr int OR_ROWS4 = HALF ? 4 : sizeof(U) < 4 ? 0 : sizeof(U) == 4 || LARGE ? 3 : 4;
 #endif
-    static constexpr bool PEERS_OR = OR_ROWS4 > 0; /* the shared words for the atomicOr */
+    static constexpr bool PEERS_OR = OR_ROWS4 > 0 && !HALF; /* the shared words for the atomicOr */
     /* n >= 2^LARGE_LOG2 keys launch the case's LARGE policy (ps_sort_large); 0: the case has none. Measured for
      * 4- and 8-byte keys with 4-byte payloads only. */
     static constexpr int LARGE_LOG2 = KEYS_ONLY || sizeof(V) != 4 ? 0
@@ -762,16 +833,16 @@ static constexpr uint32_t ps_sort_min2(uint32_t a, uint32_t b) { return a < b ? 
 
 /* The rank's shared words, done before the scatter: next, and with PEERS_OR a word per warp and digit for the
  * peers' bits after it. */
-template <int THREADS, bool PEERS_OR> struct ps_sort_rank_words {
+template <int THREADS, bool PEERS_OR, bool HALF> struct ps_sort_rank_words {
     typename ps_sort_wrank<THREADS>::next next, bins[2]; /* bins: rows alternate between the two */
 };
-template <int THREADS> struct ps_sort_rank_words<THREADS, false> {
-    typename ps_sort_wrank<THREADS>::next next;
+template <int THREADS, bool HALF> struct ps_sort_rank_words<THREADS, false, HALF> {
+    typename ps_sort_wrank<THREADS, HALF>::next next;
 };
-template <class U, class V, int THREADS, int ITEMS, bool PEERS_OR> union ps_sort_stage {
+template <class U, class V, int THREADS, int ITEMS, bool PEERS_OR, bool HALF> union ps_sort_stage {
     U keys[THREADS * ITEMS];
     V values[THREADS * ITEMS];
-    ps_sort_rank_words<THREADS, PEERS_OR> rank;
+    ps_sort_rank_words<THREADS, PEERS_OR, HALF> rank;
 };
 
 extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) unsigned char ps_sort_dynamic_smem[];
@@ -782,7 +853,7 @@ extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) unsigned char ps_sort_dynamic
  * BYTES, which ps_sort_passes opts into per launch (u64 keys with 4-byte payloads' LARGE tiles: 48 KiB of keys). */
 template <class U, class V, bool LARGE> struct ps_sort_staging {
     typedef ps_sort_pass_policy<U, V, LARGE> Policy;
-    typedef ps_sort_stage<U, V, Policy::THREADS, Policy::ITEMS, Policy::PEERS_OR> Stage;
+    typedef ps_sort_stage<U, V, Policy::THREADS, Policy::ITEMS, Policy::PEERS_OR, Policy::HALF> Stage;
     static constexpr bool DYNAMIC = PS_SORT_DYNAMIC_SMEM || sizeof(Stage) + sizeof(typename ps_sort_wrank<Policy::THREADS>::smem) +
                                                                     (1 + PS_SORT_FUSED) * 1024 > 48 * 1024;
     static constexpr size_t BYTES = DYNAMIC ? sizeof(Stage) : 0;
@@ -837,7 +908,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
         uint32_t digits[PS_SORT_DIGIT_WORDS(ITEMS)];
 #pragma unroll
         for (int i = 0; i < ITEMS; i++) {
-            const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
+            const uint32_t slot = ps_sort_pass_slot<ITEMS, Policy::HALF>(i);
             key[i] = (FULL || slot < valid) ? p.keys_in[base + slot] : (U)0;
             const uint32_t dg = (FULL || slot < valid) ? p.digit(key[i]) : p.digit.mask;
             digits[i / 4] = i % 4 ? digits[i / 4] | dg << (8 * (i % 4)) : dg;
@@ -851,23 +922,24 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
         /* ---- counts per warp, then places; the tile's count is published as soon as it is known (early counts:
          * later tiles' look-backs pass this one while it ranks); the padding (last digit, partial last tile only)
          * is not part of it ---- */
-        ps_sort_warp_counts<THREADS, ITEMS>(digits, stage.rank.next);
+        ps_sort_warp_counts<THREADS, ITEMS, Policy::HALF>(digits, stage.rank.next);
         __syncthreads();
 #if PS_SORT_FUSED
 #pragma unroll
         for (int i = 0; i < ITEMS; i++)
-            if (p.next_counts && (FULL || ps_sort_slot_of<ITEMS>(i) < valid)) atomicAdd(&next_hist[p.next_digit(key[i])], 1u);
+            if (p.next_counts && (FULL || ps_sort_pass_slot<ITEMS, Policy::HALF>(i) < valid)) atomicAdd(&next_hist[p.next_digit(key[i])], 1u);
 #endif
-        const uint32_t total = ps_sort_warp_total<THREADS>(stage.rank.next);
+        const uint32_t total = ps_sort_warp_total<THREADS, Policy::HALF>(stage.rank.next);
         const uint32_t count = total - (d == p.digit.mask ? TILE - valid : 0u);
         if (digit_thread) ps_sort_publish_count(status, p.tag, p.tiles, tile, count);
-        const uint32_t digit_start = ps_sort_warp_places<THREADS>(rs, stage.rank.next, total, global_count);
+        const uint32_t digit_start = ps_sort_warp_places<THREADS, Policy::HALF>(rs, stage.rank.next, total, global_count);
 #if PS_SORT_FUSED
         if (digit_thread && p.next_counts && next_hist[d]) atomicAdd(&p.next_counts[d], next_hist[d]);
 #endif
 
         /* ---- rank: final places in one walk ---- */
-        if constexpr (Policy::PEERS_OR) ps_sort_warp_rank<THREADS, ITEMS, Policy::OR_ROWS4>(digits, rank, stage.rank.next, stage.rank.bins);
+        if constexpr (Policy::HALF) ps_sort_half_rank<THREADS, ITEMS, Policy::OR_ROWS4>(digits, rank, stage.rank.next);
+        else if constexpr (Policy::PEERS_OR) ps_sort_warp_rank<THREADS, ITEMS, Policy::OR_ROWS4>(digits, rank, stage.rank.next, stage.rank.bins);
         else ps_sort_warp_rank<THREADS, ITEMS, 0>(digits, rank, stage.rank.next, nullptr);
 
         /* ---- look-back: the keys of digit d in earlier tiles ---- */
@@ -898,13 +970,13 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
             V v[ITEMS];
 #pragma unroll
             for (int i = 0; i < ITEMS; i++) {
-                const uint32_t slot = ps_sort_slot_of<ITEMS>(i);
+                const uint32_t slot = ps_sort_pass_slot<ITEMS, Policy::HALF>(i);
                 if (FULL || slot < valid) v[i] = values_in[base + slot];
             }
             __syncthreads(); /* the keys are out of the staging buffer */
 #pragma unroll
             for (int i = 0; i < ITEMS; i++)
-                if (FULL || ps_sort_slot_of<ITEMS>(i) < valid) stage.values[rank[i]] = v[i];
+                if (FULL || ps_sort_pass_slot<ITEMS, Policy::HALF>(i) < valid) stage.values[rank[i]] = v[i];
             __syncthreads();
 #pragma unroll
             for (int i = 0; i < ITEMS; i++) {
