@@ -374,8 +374,8 @@ __device__ __forceinline__ void ps_sort_block_rank(const uint32_t (&digit)[ITEMS
 
 /* ---- block level, the digit passes: counts first, then a rank walk that yields final places ---------------- */
 
-/* A pass block of THREADS threads: next (per warp and digit: its count, then its next place in the tile) lives in
- * the pass's staging buffer, which is free until the scatter. */
+/* A pass block of THREADS threads: next (per ranker, a warp or with HALF a half-warp, and digit: its count, then its
+ * next place in the tile) lives in the pass's staging buffer, which is free until the scatter. */
 template <int THREADS, bool HALF = false> struct ps_sort_wrank {
     enum { WARPS = THREADS / 32, RANKERS = HALF ? 2 * WARPS : WARPS /* the warps or half-warps that rank */ };
     typedef uint32_t next[RANKERS][PS_SORT_RADIX];
@@ -395,7 +395,8 @@ __device__ __forceinline__ uint32_t ps_sort_digit_at(const uint32_t (&digits)[PS
     return (digits[i / 4] >> (8 * (i % 4))) & 0xffu;
 }
 
-/* Each warp counts the digits of its own rows (every slot, padding too) into its own row of next. */
+/* Each ranker (warp or half-warp) counts the digits of its own rows (every slot, padding too) into its own row of
+ * next; a warp zeroes its rankers' rows first. */
 template <int THREADS, int ITEMS, bool HALF>
 __device__ __forceinline__ void ps_sort_warp_counts(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
                                                     typename ps_sort_wrank<THREADS, HALF>::next &next) {
@@ -817,6 +818,7 @@ template <class U, class V, bool LARGE> struct ps_sort_pass_policy {
                                                                  : 0;
     static_assert(ITEMS >= 1 && THREADS % 32 == 0 && THREADS >= PS_SORT_RADIX && THREADS <= 1024,
                   "a digit pass has at least one thread per digit");
+    static_assert(!HALF || TILE < 65536u, "a half-warp's places fit the high 16 bits of its words");
 };
 
 /* Whether a sort of n keys takes the case's LARGE pass policy (the launch and tune_sort's stats ask alike). */

@@ -7,6 +7,7 @@
  *
  *   copy        one kernel: in -> out (the floor: n items read, n written)
  *   count       the shipped shape: a kernel reads in (a count), a second reads in again and writes both groups
+ *   count.alone its first kernel alone
  *   temp        one pass writes the kept items in place and the rejected ones to a temporary buffer, a second
  *               copies the temporary behind them (a one-pass stable split needs the kept total before the
  *               rejected group's first store: the temporary holds them until it is known)
@@ -156,6 +157,7 @@ int main(int argc, char **argv) {
             CK(cub::DevicePartition::If(cub_tmp, bytes, (int64_t *)in, (int64_t *)out, count, (int64_t)n, midpoint_above{0}));
         });
         const timing copy = time_it([&] { copy_kernel<<<grid, 256>>>((const uint4 *)in, (uint4 *)out, m); });
+        const timing count_alone = time_it([&] { count_kernel<<<grid, 256>>>((const uint4 *)in, m, sums); });
         const timing cnt = time_it([&] {
             count_kernel<<<grid, 256>>>((const uint4 *)in, m, sums);
             split_kernel<L2_PLAIN><<<grid, 256>>>((const uint4 *)in, out, out + m, m);
@@ -171,7 +173,7 @@ int main(int argc, char **argv) {
         const timing t1 = temp(std::integral_constant<int, L2_HINTS>());
         const timing t2 = temp(std::integral_constant<int, L2_DROP>());
         CK(cudaGetLastError());
-        const struct { const char *name; timing t; } rows[] = {{"copy", copy}, {"cub", cub}, {"count", cnt},
+        const struct { const char *name; timing t; } rows[] = {{"copy", copy}, {"cub", cub}, {"count.alone", count_alone}, {"count", cnt},
                                                                {"temp", t0}, {"temp.last", t1}, {"temp.drop", t2}};
         for (const auto &r : rows)
             printf("%s,%zu,%.2f,%.3f,%.3f,%.3f\n", r.name, n, r.t.median_us, copy.median_us / r.t.median_us,
