@@ -19,16 +19,20 @@
  *    8-byte key or payload), tile id = blockIdx.x:
  *      load:      warp w loads its ITEMS rows of the tile, warp-striped (coalesced), and maps them; each
  *                 thread keeps its digits four to a register;
- *      counts:    each warp counts its own digits (shared atomics into its own row); thread d publishes digit
- *                 d's tile count at once, so later tiles' look-backs pass this tile while it still ranks (CUB's
- *                 "early counts"); the counts are scanned over warps and digits, so each warp's row holds its
- *                 next place per digit and s.start each digit's first place in the tile;
- *      rank:      each warp walks its rows in order; the lanes with the same digit (each lane ors its bit into
- *                 its warp's word of the digit in shared memory, or 8 ballots, one per digit bit: the policy mixes
- *                 the two, row by row, to share the work between the shared-memory and ALU pipes; keys of 1-2
- *                 bytes take ballots alone), the lowest of them takes the group's places
- *                 with one shared atomic on its warp's row, and a lane's place is the old value plus the peers in
- *                 lower lanes (CUB's Onesweep rank);
+ *      counts:    each ranker (a warp, or a half-warp for keys of 4 and 8 bytes without payloads) counts its
+ *                 own digits (shared atomics into its own row); thread d publishes digit d's tile count at once,
+ *                 so later tiles' look-backs pass this tile while it still ranks (CUB's "early counts"); the
+ *                 counts are scanned over rankers and digits, so each ranker's row holds its next place per
+ *                 digit and s.start each digit's first place in the tile;
+ *      rank:      each ranker walks its rows in order. Warps: the lanes with the same digit (each lane ors its
+ *                 bit into its warp's word of the digit in shared memory, or 8 ballots, one per digit bit: the
+ *                 policy mixes the two, row by row, to share the work between the shared-memory and ALU pipes;
+ *                 keys of 1-2 bytes take ballots alone), the lowest of them takes the group's places with one
+ *                 shared atomic on its warp's row, and a lane's place is the old value plus the peers in lower
+ *                 lanes (CUB's Onesweep rank). Half-warps: a row's 16 lane bits and the half-warp's 16-bit place
+ *                 share one word per digit, so one atomicAdd by every lane and one read give each lane its peers
+ *                 and their places (ps_sort_half_rank; u32 keys at 2^28 1.052x -> 1.070x CUB on an H200, forty-
+ *                 first session);
  *      look-back: thread d walks back over earlier tiles' words for d (adding aggregates until it meets an
  *                 inclusive prefix) and publishes its own inclusive prefix: 256 independent chains in one
  *                 block, each one word per tile;
