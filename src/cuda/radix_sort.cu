@@ -404,7 +404,7 @@ __device__ __forceinline__ uint32_t ps_sort_digit_at(const uint32_t (&digits)[PS
 template <int THREADS, int ITEMS, bool HALF>
 __device__ __forceinline__ void ps_sort_warp_counts(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
                                                     typename ps_sort_wrank<THREADS, HALF>::next &next) {
-    constexpr int PER_WARP = sizeof(next) / sizeof(next[0]) / (THREADS / 32); /* 2: a row per half-warp */
+    constexpr int PER_WARP = HALF ? 2 : 1; /* a row per half-warp */
     uint32_t *rows = next[threadIdx.x / 32 * PER_WARP];
     for (unsigned d = threadIdx.x % 32; d < PER_WARP * PS_SORT_RADIX; d += 32) rows[d] = 0;
     __syncwarp();
