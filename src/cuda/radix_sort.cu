@@ -170,7 +170,8 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #define PS_SORT_DYNAMIC_SMEM 0
 #endif
 /* Tuning: of every four rows of a warp's rank walk, how many find their peers by shared atomicOr, the rest by
- * ballots (ps_sort_warp_rank): -1 (default) the policy's (ps_sort_pass_policy's OR_ROWS4), 0-4 every case. */
+ * ballots (ps_sort_warp_rank): -1 (default) the policy's (ps_sort_pass_policy's OR_ROWS4), 0-4 every case ranked
+ * in warps (half-warps take the atomic on every row). */
 #ifndef PS_SORT_OR_ROWS4
 #define PS_SORT_OR_ROWS4 (-1)
 #endif
@@ -503,38 +504,29 @@ __device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digits)[PS_SO
 
 /* The rank walk in half-warps (HALF): each half-warp of 16 lanes ranks its own rows with its own word per digit,
  * whose high half is the half-warp's next place of the digit and whose low half collects a row's peers, a bit a
- * lane. OR rows: every lane adds its bit and one place to the word in one atomicAdd (the bits are distinct and the
- * low half starts clear, so nothing carries); after a __syncwarp every lane reads the word: its peers are the low
- * half, their places end at the high half, so no leader's atomic and no shuffle; after a second __syncwarp the
- * leader clears the low half, and a third orders the clear before the next row's adds. One shared access a row
- * fewer than the warp's walk (the warp's OR word and place are two words, and its lane bits fill 32 bits). Ballot
- * rows: the warp's 8 ballots masked to the half, then the leader's atomic on the high half, as in the warp's walk. */
-template <int THREADS, int ITEMS, int OR_ROWS4>
+ * lane. Every lane adds its bit and one place to the word in one atomicAdd (the bits are distinct and the low half
+ * starts clear, so nothing carries); after a __syncwarp every lane reads the word: its peers are the low half,
+ * their places end at the high half, so no leader's atomic and no shuffle; after a second __syncwarp the leader
+ * clears the low half, and a third orders the clear before the next row's adds. One shared access a row fewer than
+ * the warp's walk (the warp's OR word and place are two words, and its lane bits fill 32 bits). Rows by ballots
+ * between them, as the warp's walk mixes, were slower (forty-first session: ps_sort_pass_policy) and are gone. */
+template <int THREADS, int ITEMS>
 __device__ __forceinline__ void ps_sort_half_rank(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
                                                   uint32_t (&rank)[ITEMS], typename ps_sort_wrank<THREADS, true>::next &next) {
-    const unsigned lane = threadIdx.x % 32, hlane = lane % 16;
-    const uint32_t below = (1u << hlane) - 1u, half_mask = 0xffffu << (lane & 16);
+    const unsigned hlane = threadIdx.x % 16;
+    const uint32_t below = (1u << hlane) - 1u;
     uint32_t *mine = next[threadIdx.x / 16];
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const uint32_t d = ps_sort_digit_at<ITEMS>(digits, i);
-        if (i % 4 < OR_ROWS4) {
-            atomicAdd(&mine[d], 1u << 16 | 1u << hlane);
-            __syncwarp();
-            const uint32_t word = *(volatile uint32_t *)&mine[d];
-            const uint32_t peers = word & 0xffffu;
-            rank[i] = (word >> 16) - __popc(peers) + __popc(peers & below);
-            __syncwarp();
-            if (hlane == (unsigned)(__ffs(peers) - 1)) mine[d] = word & 0xffff0000u;
-            __syncwarp();
-        } else {
-            const uint32_t peers = ps_sort_peers(digits[i / 4], 8 * (i % 4)) & half_mask;
-            const int leader = __ffs(peers) - 1;
-            uint32_t word = 0;
-            if ((int)lane == leader) word = atomicAdd(&mine[d], (uint32_t)__popc(peers) << 16);
-            word = __shfl_sync(PS_WARP_ALL, word, leader);
-            rank[i] = (word >> 16) + __popc(peers & ((1u << lane) - 1u));
-        }
+        atomicAdd(&mine[d], 1u << 16 | 1u << hlane);
+        __syncwarp();
+        const uint32_t word = *(volatile uint32_t *)&mine[d];
+        const uint32_t peers = word & 0xffffu;
+        rank[i] = (word >> 16) - __popc(peers) + __popc(peers & below);
+        __syncwarp();
+        if (hlane == (unsigned)(__ffs(peers) - 1)) mine[d] = word & 0xffff0000u;
+        __syncwarp();
     }
 }
 
@@ -800,8 +792,9 @@ template <class U, class V, bool LARGE> struct ps_sort_pass_policy {
      * 25, four runs each averaged, us; docs/bench/h200-sort-half.csv), warps with the policy's OR rows -> half-warps
      * with every row by the atomic: u32 keys 2^20 59.2 -> 57.5, 2^24 363.3 -> 357.6, 2^28 5162.2 -> 5070.9; u64 keys
      * 2^20 123.9 -> 121.8, 2^24 1019.8 -> 1001.1, 2^28 15073.2 -> 15036.3. Payloads keep the warps: u32 pairs within
-     * 0.5 % either way, u64 keys with u32 payloads 1-4 % slower (2^28 19387.8 -> 20145.0). Half-warps with 3 or 2 OR
-     * rows of four were slower than with 4 (u32 keys 2^28 5119.8 / 5250.0), and so were 24 and 16 keys a thread
+     * 0.5 % either way, u64 keys with u32 payloads 1-4 % slower (2^28 19387.8 -> 20145.0). Half-warps with 3 or 2 rows of
+     * four by the atomic and the rest by ballots (as the warps mix them) were slower than with every row by the atomic
+     * (u32 keys 2^28 5119.8 / 5250.0; the ballot rows were removed after), and so were 24 and 16 keys a thread
      * (5071.7 / 5482.3, one run each). */
 #if PS_SORT_HALF >= 0
     static constexpr bool HALF = PS_SORT_HALF != 0;
@@ -811,9 +804,9 @@ template <class U, class V, bool LARGE> struct ps_sort_pass_policy {
 #if PS_SORT_OR_ROWS4 >= 0
     static constexpr int OR_ROWS4 = PS_SORT_OR_ROWS4;
 #else
-    static constexpr int OR_ROWS4 = HALF ? 4 : sizeof(U) < 4 ? 0 : sizeof(U) == 4 || LARGE ? 3 : 4;
+    static constexpr int OR_ROWS4 = sizeof(U) < 4 ? 0 : sizeof(U) == 4 || LARGE ? 3 : 4; /* warps only */
 #endif
-    static constexpr bool PEERS_OR = OR_ROWS4 > 0 && !HALF; /* the shared words for the atomicOr */
+    static constexpr bool PEERS_OR = OR_ROWS4 > 0 && !HALF; /* the warps' shared words for the atomicOr */
     /* n >= 2^LARGE_LOG2 keys launch the case's LARGE policy (ps_sort_large); 0: the case has none. Measured for
      * 4- and 8-byte keys with 4-byte payloads only. */
     static constexpr int LARGE_LOG2 = KEYS_ONLY || sizeof(V) != 4 ? 0
@@ -944,7 +937,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
 #endif
 
         /* ---- rank: final places in one walk ---- */
-        if constexpr (Policy::HALF) ps_sort_half_rank<THREADS, ITEMS, Policy::OR_ROWS4>(digits, rank, stage.rank.next);
+        if constexpr (Policy::HALF) ps_sort_half_rank<THREADS, ITEMS>(digits, rank, stage.rank.next);
         else if constexpr (Policy::PEERS_OR) ps_sort_warp_rank<THREADS, ITEMS, Policy::OR_ROWS4>(digits, rank, stage.rank.next, stage.rank.bins);
         else ps_sort_warp_rank<THREADS, ITEMS, 0>(digits, rank, stage.rank.next, nullptr);
 
