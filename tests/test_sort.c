@@ -17,7 +17,8 @@
  *    their top 8 bits, and (floats) -0.0, +0.0, +-inf, NaNs of both signs and payloads, denormals.
  *  - run_large(): 2^20 + k keys of u32, u64, f32 and i16 with payloads (2^24 + k with --full); with --full also
  *    4-byte keys with 4-byte payloads at 2^25 and 2^25 + k, and i64 keys with 4-byte payloads at 2^22, where
- *    the CUDA passes take their LARGE tiles.
+ *    the CUDA passes take their LARGE tiles; and (run_joint_upsweep) all-equal u32 keys at 2^25 and i16 keys of
+ *    four values at 2^26 + k, past the size where the CUDA upsweep counts two digits with one atomic.
  *  - run_bad_inputs(): each bad argument returns its exact status and writes nothing.
  * After each call: the status, the output keys and payloads, everything past them still poisoned, and the
  * inputs unchanged.
@@ -396,6 +397,16 @@ static void run_large_tiles(harness *h, size_t n) {
     run_case(h, &c, h->opt.seed ^ 0x4202u);
 }
 
+/* radix_sort.cu's upsweep by digit pairs (from 128 MiB of keys): all-equal u32 keys, whose one joint bin wraps its
+ * 8-bit counter every 256 keys (the corrections), and i16 keys of four values at 2^26 + k (one pair). run_large's
+ * u64 keys at 2^24 + k take three pairs, run_large_tiles's 4-byte keys at 2^25 two. */
+static void run_joint_upsweep(harness *h, size_t n16) {
+    one_case c = make_case(type_named(PSCAN_TYPE_U32), 0, 0, (size_t)1 << 25, PAT_EQUAL, 9);
+    run_case(h, &c, h->opt.seed ^ 0x4300u);
+    c = make_case(type_named(PSCAN_TYPE_I16), 1, 2, n16, PAT_FEW, 10);
+    run_case(h, &c, h->opt.seed ^ 0x4301u);
+}
+
 static void run_bad_inputs(harness *h) {
     const size_t n = 16;
     if (!poison_outputs(h)) {
@@ -503,6 +514,8 @@ int main(int argc, char **argv) {
     const size_t tiles_n = h.opt.full ? ((size_t)1 << 25) + 1 + (size_t)(test_rng_next(&size_rng) % 9216) : 0;
     h.max_n = 64 * TILE + 3 > large_n ? 64 * TILE + 3 : large_n;
     if (tiles_n > h.max_n) h.max_n = tiles_n;
+    const size_t joint_n = h.opt.full ? ((size_t)1 << 26) + 1 + (size_t)(test_rng_next(&size_rng) % 9216) : 0;
+    if (joint_n > h.max_n) h.max_n = joint_n;
     const size_t bytes = buffer_bytes(&h);
     h.h_keys = (unsigned char *)malloc(bytes), h.h_values = (unsigned char *)malloc(bytes);
     h.h_got = (unsigned char *)malloc(bytes), h.h_ref_keys = (unsigned char *)malloc(bytes);
@@ -533,6 +546,7 @@ int main(int argc, char **argv) {
     printf("test_sort: large size %zu\n", large_n);
     if (TEST_IN_SHARD(&h.opt, 1)) run_large(&h, large_n);
     if (tiles_n && TEST_IN_SHARD(&h.opt, 2)) run_large_tiles(&h, tiles_n);
+    if (joint_n && TEST_IN_SHARD(&h.opt, 3)) run_joint_upsweep(&h, joint_n);
     finish(&h);
     return h.failed ? 1 : 0;
 }

@@ -10,7 +10,8 @@
  * Phases:
  *  - upsweep (ps_sort_upsweep_kernel): a grid-stride read of the keys; each block counts the digits of every
  *    pass in shared memory (passes x 256 counters) and adds them to the global counts in temp. The keys do
- *    not change between passes, only their order, so one read serves all passes.
+ *    not change between passes, only their order, so one read serves all passes. From 128 MiB of keys
+ *    (ps_sort_upsweep_joint_kernel) two passes' digits share one atomic on a table of 65536 8-bit joint bins.
  *  - spine: each pass block scans that pass's 256 global counts itself, in the same block scan of 64-bit pairs
  *    as its tile's counts (cheaper than a launch): the first slot of each digit in the output, known before the
  *    look-back (after it, as a scan of its own, it cost 0.6-2%: H100, 2026-11-27, docs/bench/h100-sort-early.csv).
@@ -1014,25 +1015,25 @@ template <class U> __host__ __device__ __forceinline__ ps_sort_digit<U> ps_sort_
  * loop runs outside the key loop and is unrolled to the type's most passes, so each pass's shift and mask sit in
  * registers and the inner loop is a shift, a mask and a shared atomic a key (CUB's histogram agent orders it so
  * too). */
-template <class U, bool CHECKED>
+template <class U, bool CHECKED, unsigned THREADS = PS_SORT_THREADS, int ITEMS = PS_SORT_UP_ITEMS>
 __device__ __forceinline__ void ps_sort_upsweep_chunk(const U *keys, uint64_t c, uint32_t n, const ps_sort_keys_desc<U> &k,
                                                       unsigned passes, uint32_t (*h)[PS_SORT_RADIX]) {
     constexpr unsigned MOST = sizeof(U); /* 8-bit digits */
-    U t[PS_SORT_UP_ITEMS];
+    U t[ITEMS];
 #pragma unroll
-    for (int j = 0; j < PS_SORT_UP_ITEMS; j++) {
-        const uint64_t i = c + (uint64_t)j * PS_SORT_THREADS + threadIdx.x;
+    for (int j = 0; j < ITEMS; j++) {
+        const uint64_t i = c + (uint64_t)j * THREADS + threadIdx.x;
         t[j] = !CHECKED || i < n ? keys[i] : (U)0;
     }
 #pragma unroll
-    for (int j = 0; j < PS_SORT_UP_ITEMS; j++) t[j] = ps_sort_map<U>(t[j], k.kind, k.flip);
+    for (int j = 0; j < ITEMS; j++) t[j] = ps_sort_map<U>(t[j], k.kind, k.flip);
 #pragma unroll
     for (unsigned q = 0; q < MOST; q++) {
         if (q >= passes) break;
         const ps_sort_digit<U> dg = ps_sort_pass_digit(k, q);
 #pragma unroll
-        for (int j = 0; j < PS_SORT_UP_ITEMS; j++)
-            if (!CHECKED || c + (uint64_t)j * PS_SORT_THREADS + threadIdx.x < n)
+        for (int j = 0; j < ITEMS; j++)
+            if (!CHECKED || c + (uint64_t)j * THREADS + threadIdx.x < n)
                 atomicAdd(&h[q][(uint32_t)(t[j] >> dg.shift) & dg.mask], 1u);
     }
 }
@@ -1058,6 +1059,182 @@ __global__ void __launch_bounds__(PS_SORT_THREADS, PS_SORT_UP_MIN_BLOCKS) ps_sor
     for (unsigned q = 0; q < passes; q++) {
         const uint32_t c = h[q][threadIdx.x];
         if (c) atomicAdd(&counts[q * PS_SORT_RADIX + threadIdx.x], c);
+    }
+}
+
+/* ---- upsweep by digit pairs: one shared atomic counts two passes' digits (from 128 MiB of keys) --------- */
+
+/* The upsweep above makes one shared atomic per key and pass, and from 2^24 keys it runs at the shared atomics'
+ * rate (at 2^28 u32 keys about twice a read of the keys). Here passes 2p and 2p + 1 (p < PS_SORT_UP_JOINT) are
+ * counted together: the 16 bits of both digits select one of 65536 joint bins, 8-bit counters four to a word
+ * (64 KiB a pair in dynamic shared memory, one 1024-thread block per SM), so one atomic counts a key for two
+ * passes. Each pass's 256 counts are the table's column (pass 2p) and row (pass 2p + 1) sums, taken once per
+ * block at the end. The passes past the pairs count as above, one counter per digit. u16 keys take one pair,
+ * u32 two, u64 three and two passes alone (5 atomics a key instead of 8).
+ * Wraps: adding 1 to field f of a word wraps the field iff its old value is 0xFF, and then carries 1 into field
+ * f + 1, which wraps too iff its old value is 0xFF, and so on (out of the word past field 3). The atomics on a
+ * word take effect one at a time, so the thread whose atomic returned old knows exactly which fields its add
+ * wrapped and which took a carry: a wrapped field lost 256 (add 256 to its bin's count), a field that took a
+ * carry gained a spurious 1 (take 1 from it). The corrections go straight to the pair's two rows of 32-bit
+ * counts (a bin's correction counts for both its digits), so field + corrections = the bin's true count in any
+ * interleaving (the rows are added modulo 2^32; nothing reads them before the end). Random keys wrap no field
+ * below about 2^24 keys a block; all-equal keys wrap one every 256 keys.
+ * Skew: a block whose bin wraps before its 2^22nd key (256 keys in one bin: all-equal keys, few distinct ones, keys
+ * whose top 16 bits are all zero) counts its next chunks plainly, as the kernel above does, since atomics that
+ * return their value take turns on a hot word: without that fallback all-equal u32 keys at 2^28 took 2261 us in
+ * the upsweep against the plain 320 (keys below 1024: 2169 against 327).
+ * Measured (H200, tools/tune/tune_sort.cu, median of 10-15, two runs each, forty-second session, docs/bench/
+ * h200-sort-joint*.csv): at 2^28 u32 keys the upsweep 493 -> 377 us and the sort 1.068x -> 1.093x CUB; u64 keys
+ * at 2^27 479 -> 365 us with three pairs (two: 760 against 945 us at 2^28); skewed keys within 22 us of the plain
+ * upsweep (all-equal, 16 values, below 1024). 12 keys a thread: 16 spilled 56 bytes with the fallback (452 us), 8
+ * kept too few loads in flight (398). Below 2^24 keys the block's fixed work (zeroing and summing 64-192 KiB)
+ * costs more than the atomics save (2^20 u32 keys: 11 -> 16 us); at 64 MiB of keys it ties (2^24 u32 keys; u32
+ * pairs 1% slower), at 128 MiB it gains (2^24 u64 keys: 69 -> 64 us): PS_SORT_UP_JOINT_BYTES of keys and more. */
+#ifndef PS_SORT_UP_JOINT
+#define PS_SORT_UP_JOINT 3
+#endif
+#ifndef PS_SORT_UP_JOINT_BYTES /* the fewest bytes of keys counted by pairs */
+#define PS_SORT_UP_JOINT_BYTES ((uint64_t)128 << 20)
+#endif
+#define PS_SORT_JOINT_THREADS 1024
+#ifndef PS_SORT_JOINT_ITEMS /* keys a thread for 1- to 4-byte keys (8-byte: 8) */
+#define PS_SORT_JOINT_ITEMS 12
+#endif
+#define PS_SORT_JOINT_WORDS 16384 /* 65536 8-bit bins */
+
+template <class U> struct ps_sort_joint {
+    static constexpr unsigned MOST_PAIRS = PS_SORT_UP_JOINT < sizeof(U) / 2 ? PS_SORT_UP_JOINT : sizeof(U) / 2;
+    static constexpr int ITEMS = sizeof(U) > 4 ? 8 : PS_SORT_JOINT_ITEMS; /* keys a thread in flight: 32-64 KiB an SM */
+    static __host__ __device__ unsigned pairs(unsigned passes) {
+        return passes / 2 < MOST_PAIRS ? passes / 2 : MOST_PAIRS;
+    }
+};
+
+/* The corrections of the add of k (1 <= k <= 255) to bin b (field b & 3 of its word) whose atomic returned old;
+ * nothing unless the add wrapped its field (a field takes at most one carry: old field + k < 512). */
+static __device__ __noinline__ void ps_sort_joint_fix(uint32_t b, uint32_t k, uint32_t old, uint32_t *lo_row,
+                                                      uint32_t *hi_row) {
+    const uint32_t f0 = b & 3u, delta = k << (8 * f0), now = old + delta;
+    const uint32_t carries = old ^ now ^ delta; /* bit i: a carry came into bit i */
+    for (uint32_t f = f0; f < 4; f++) {
+        const bool in = f > f0 && ((carries >> (8 * f)) & 1u);
+        const bool out = f < 3 ? ((carries >> (8 * f + 8)) & 1u) != 0 : now < old;
+        const uint32_t c = (out ? 256u : 0u) - (in ? 1u : 0u);
+        if (c) {
+            const uint32_t bin = (b & ~3u) | f;
+            atomicAdd(&lo_row[bin & 0xFFu], c);
+            atomicAdd(&hi_row[bin >> 8], c);
+        }
+    }
+}
+
+template <class U, bool CHECKED>
+__device__ __forceinline__ void ps_sort_joint_chunk(const U *keys, uint64_t c, uint32_t n, const ps_sort_keys_desc<U> &k,
+                                                    unsigned pairs, uint32_t *joint, uint32_t (*rows)[PS_SORT_RADIX],
+                                                    uint32_t *plain) {
+    constexpr int ITEMS = ps_sort_joint<U>::ITEMS;
+    constexpr unsigned MOST = sizeof(U);
+    U t[ITEMS];
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        const uint64_t i = c + (uint64_t)j * PS_SORT_JOINT_THREADS + threadIdx.x;
+        t[j] = !CHECKED || i < n ? keys[i] : (U)0;
+    }
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) t[j] = ps_sort_map<U>(t[j], k.kind, k.flip);
+#pragma unroll
+    for (unsigned p = 0; p < ps_sort_joint<U>::MOST_PAIRS; p++) {
+        if (p >= pairs) break;
+        const unsigned shift = k.begin_bit + 16 * p;
+        const unsigned bits = k.end_bit - shift < 16 ? k.end_bit - shift : 16;
+        const uint32_t mask = (1u << bits) - 1u;
+        uint32_t *table = joint + p * PS_SORT_JOINT_WORDS;
+        uint32_t old[ITEMS];
+        bool wrapped = false;
+        /* every atomic first, then one test: no atomic waits for the value the one before returned */
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            const uint32_t b = (uint32_t)(t[j] >> shift) & mask;
+            old[j] = 0;
+            if (!CHECKED || c + (uint64_t)j * PS_SORT_JOINT_THREADS + threadIdx.x < n)
+                old[j] = atomicAdd(&table[b >> 2], 1u << (8 * (b & 3u)));
+            wrapped |= ((old[j] >> (8 * (b & 3u))) & 0xFFu) == 0xFFu;
+        }
+        if (wrapped) {
+            /* A bin holds 256 of the block's keys before its first 2^22: skewed keys, whose atomics on a few words
+             * take turns (all-equal keys: the upsweep 7x slower than plain counting at 2^28 u32 keys); the block
+             * counts its next chunks plainly. Random keys wrap no bin there (about 64 a bin by then). */
+            if (c / gridDim.x < (1u << 22)) atomicOr(plain, 1u);
+            for (int j = 0; j < ITEMS; j++)
+                if (!CHECKED || c + (uint64_t)j * PS_SORT_JOINT_THREADS + threadIdx.x < n)
+                    ps_sort_joint_fix((uint32_t)(t[j] >> shift) & mask, 1u, old[j], rows[2 * p], rows[2 * p + 1]);
+        }
+    }
+#pragma unroll
+    for (unsigned q = 0; q < MOST; q++) {
+        if (q < 2 * pairs) continue;
+        if (q >= k.passes) break;
+        const ps_sort_digit<U> dg = ps_sort_pass_digit(k, q);
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++)
+            if (!CHECKED || c + (uint64_t)j * PS_SORT_JOINT_THREADS + threadIdx.x < n)
+                atomicAdd(&rows[q][(uint32_t)(t[j] >> dg.shift) & dg.mask], 1u);
+    }
+}
+
+template <class U>
+__global__ void __launch_bounds__(PS_SORT_JOINT_THREADS, 1) ps_sort_upsweep_joint_kernel(const U *keys, uint32_t n,
+                                                                                        const ps_sort_keys_desc<U> k,
+                                                                                        uint32_t *counts) {
+    __shared__ uint32_t rows[PS_SORT_MAX_PASSES][PS_SORT_RADIX];
+    __shared__ uint32_t plain;
+    uint32_t *joint = reinterpret_cast<uint32_t *>(ps_sort_dynamic_smem);
+    if (threadIdx.x == 0) plain = 0;
+    const unsigned pairs = ps_sort_joint<U>::pairs(k.passes);
+    for (unsigned i = threadIdx.x; i < pairs * PS_SORT_JOINT_WORDS; i += PS_SORT_JOINT_THREADS) joint[i] = 0;
+    for (unsigned i = threadIdx.x; i < k.passes * PS_SORT_RADIX; i += PS_SORT_JOINT_THREADS) (&rows[0][0])[i] = 0;
+    __syncthreads();
+    const uint64_t chunk = (uint64_t)PS_SORT_JOINT_THREADS * ps_sort_joint<U>::ITEMS;
+    for (uint64_t c = (uint64_t)blockIdx.x * chunk; c < n; c += (uint64_t)gridDim.x * chunk) {
+        const bool full = c + chunk <= n;
+        /* lane 0 reads the flag for its warp, by an atomic as another thread may set it meanwhile (each thread's
+         * keys count in one table or the other: either is exact, so a late read costs only time) */
+        const uint32_t skewed = __shfl_sync(0xFFFFFFFFu, (threadIdx.x & 31) == 0 ? atomicOr(&plain, 0u) : 0u, 0);
+        if (skewed) {
+            if (full)
+                ps_sort_upsweep_chunk<U, false, PS_SORT_JOINT_THREADS, ps_sort_joint<U>::ITEMS>(keys, c, n, k, k.passes, rows);
+            else
+                ps_sort_upsweep_chunk<U, true, PS_SORT_JOINT_THREADS, ps_sort_joint<U>::ITEMS>(keys, c, n, k, k.passes, rows);
+        } else if (full) {
+            ps_sort_joint_chunk<U, false>(keys, c, n, k, pairs, joint, rows, &plain);
+        } else {
+            ps_sort_joint_chunk<U, true>(keys, c, n, k, pairs, joint, rows, &plain);
+        }
+    }
+    __syncthreads();
+    /* Thread x reads words x + 1024 i: the same four low digits (4 (x mod 64) + 0..3) in every word, the high
+     * digit x / 64 + 16 i, shared by its warp. Its column sums stay in 16-bit lanes (16 words of at most 255). */
+    for (unsigned p = 0; p < pairs; p++) {
+        const uint32_t *table = joint + p * PS_SORT_JOINT_WORDS;
+        uint32_t even = 0, odd = 0;
+#pragma unroll 4
+        for (unsigned i = 0; i < PS_SORT_JOINT_WORDS / PS_SORT_JOINT_THREADS; i++) {
+            const uint32_t w = threadIdx.x + i * PS_SORT_JOINT_THREADS, x = table[w];
+            even += x & 0x00FF00FFu;
+            odd += (x >> 8) & 0x00FF00FFu;
+            const uint32_t row = __reduce_add_sync(0xFFFFFFFFu, __dp4a(x, 0x01010101u, 0u));
+            if ((threadIdx.x & 31) == 0 && row) atomicAdd(&rows[2 * p + 1][w >> 6], row);
+        }
+        const uint32_t lo = 4 * (threadIdx.x & 63);
+        atomicAdd(&rows[2 * p][lo + 0], even & 0xFFFFu);
+        atomicAdd(&rows[2 * p][lo + 1], odd & 0xFFFFu);
+        atomicAdd(&rows[2 * p][lo + 2], even >> 16);
+        atomicAdd(&rows[2 * p][lo + 3], odd >> 16);
+    }
+    __syncthreads();
+    for (unsigned i = threadIdx.x; i < k.passes * PS_SORT_RADIX; i += PS_SORT_JOINT_THREADS) {
+        const uint32_t c = (&rows[0][0])[i];
+        if (c) atomicAdd(&counts[i], c);
     }
 }
 
@@ -1182,11 +1359,23 @@ template <class U> static cudaError_t ps_sort_upsweep(const ps_sort_args &a, con
     /* one memset clears the counts and every status word: no foreign bytes can validate (see the header) */
     cudaError_t err = cudaMemsetAsync(counts, 0, ps_sort_counts_bytes() + ps_sort_status_bytes(n), dev->stream);
     if (err != cudaSuccess) return err;
+    const ps_sort_keys_desc<U> k = ps_sort_desc<U>(a);
+    const unsigned pairs = ps_sort_joint<U>::pairs(k.passes);
+    if (!PS_SORT_FUSED && pairs && (uint64_t)n * sizeof(U) >= PS_SORT_UP_JOINT_BYTES) {
+        const size_t smem = (size_t)pairs * PS_SORT_JOINT_WORDS * 4;
+        if ((err = cudaFuncSetAttribute(ps_sort_upsweep_joint_kernel<U>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)smem)) != cudaSuccess)
+            return err;
+        const uint64_t want = ps_cuda_div_up(n, PS_SORT_JOINT_THREADS * ps_sort_joint<U>::ITEMS);
+        const unsigned grid = (unsigned)(want < (uint64_t)dev->sm_count ? want : dev->sm_count);
+        ps_sort_upsweep_joint_kernel<U><<<grid, PS_SORT_JOINT_THREADS, smem, dev->stream>>>((const U *)a.keys_in, n, k,
+                                                                                           counts);
+        return cudaGetLastError();
+    }
     const uint64_t want = ps_cuda_div_up(n, PS_SORT_THREADS * PS_SORT_UP_ITEMS);
     const uint64_t most = (uint64_t)dev->sm_count * PS_SORT_UP_BLOCKS;
     const unsigned grid = (unsigned)(want < most ? want : most);
-    ps_sort_upsweep_kernel<U><<<grid, PS_SORT_THREADS, 0, dev->stream>>>((const U *)a.keys_in, n, ps_sort_desc<U>(a),
-                                                                         counts);
+    ps_sort_upsweep_kernel<U><<<grid, PS_SORT_THREADS, 0, dev->stream>>>((const U *)a.keys_in, n, k, counts);
     return cudaGetLastError();
 }
 
