@@ -25,8 +25,8 @@
 #             (kind greater) and by u8 flags (kind flags), compact i32 unique (beside DeviceSelect::Unique),
 #             expand (u32 counts averaging 1.5, 4 and 64 (to 2^26), beside the copy alone), segscan and
 #             scan-by-key (forward, then reverse: no CUB peer, the direction column), reduce-by-key, rle (i32),
-#             all n = 2^10..2^30; histogram (u32: uniform-256, equal-256, uniform-65536) to 2^28; sort (u32 and u64 keys to 2^30; u32 pairs to
-#             2^28) and its plot <gpu>-sort.png (plot_bench.py --sort-png); the case in the kind column;
+#             all n = 2^10..2^30; histogram (u32: uniform-256, equal-256, uniform-65536) to 2^28; sort (u32 and u64 keys to 2^30; u32 pairs,
+#             and u32 keys skewed: keys-equal, keys-few, keys-low, to 2^28) and its plot <gpu>-sort.png (plot_bench.py --sort-png); the case in the kind column;
 #             widen (the scan with --widen: i32, u8, f32 summed into their 64-bit type, beside CUB's scan over a
 #             converting iterator).
 #             GPU_CHECK_PATTERNS="sort rle" runs only those CSVs (names as in the file names; to split the step
@@ -311,7 +311,8 @@ if want patterns; then
         scan-by-key:scan_by_key:i32:reverse
         reduce-by-key:reduce_by_key:i32 rle:rle:i32 histogram:histogram:u32:uniform-256:28
         histogram:histogram:u32:equal-256:28 histogram:histogram:u32:uniform-65536:28 sort:sort:u32:keys:30
-        sort:sort:u64:keys:30 sort:sort:u32:pairs:28 widen:scan:i32 widen:scan:u8 widen:scan:f32"
+        sort:sort:u64:keys:30 sort:sort:u32:pairs:28 sort:sort:u32:keys-equal:28 sort:sort:u32:keys-few:28
+        sort:sort:u32:keys-low:28 widen:scan:i32 widen:scan:u8 widen:scan:f32"
     PAT_NAMES=${GPU_CHECK_PATTERNS:-reduce compact split expand segscan scan-by-key reduce-by-key rle histogram sort widen}
     PAT_CSVS=()
     for spec in $PAT_SPECS; do

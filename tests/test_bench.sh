@@ -18,7 +18,7 @@ for prim in scan reduce select partition segscan scan_by_key reduce_by_key rle; 
 done
 SPECS="$SPECS expand:u32 expand:u64" # expand's counts
 SPECS="$SPECS histogram:u32:uniform-256 histogram:u32:equal-256 histogram:u32:uniform-65536"
-SPECS="$SPECS sort:u32:keys sort:u64:keys sort:u32:pairs"
+SPECS="$SPECS sort:u32:keys sort:u64:keys sort:u32:pairs sort:u32:keys-equal sort:u64:keys-few sort:u32:keys-low"
 for prim in select partition; do # the predicate's case by name, the flags' on the types above
     SPECS="$SPECS $prim:i32:greater"
     for type in i32 u8 f64; do SPECS="$SPECS $prim:$type:flags"; done

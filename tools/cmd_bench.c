@@ -84,15 +84,21 @@ static const char *const bench_primitive_names[] = {
 };
 
 /* The cases of a primitive that has several, named in the CSV's `kind` column: X(primitive, name, param,
- * equal): histogram: param = bins, equal = every sample the same; sort: param = payload bytes; expand: param =
+ * equal): histogram: param = bins, equal = every sample the same; sort: param = payload bytes, equal = the keys'
+ * skew (BENCH_SKEW_*: after the first pass equal keys sit together, so later passes meet runs of one digit);
+ * expand: param =
  * the largest count (counts uniform in 0..param); select, partition: param = 1 keeps by u8 flags, 0 by the
  * predicate key > midpoint, 2 (select) drops consecutive duplicates. The first of a primitive's cases is its
  * default. */
 #define BENCH_BY_FLAGS 1
 #define BENCH_UNIQUE 2
+#define BENCH_SKEW_EQUAL 1 /* every key the same */
+#define BENCH_SKEW_FEW 2   /* 16 distinct random keys */
+#define BENCH_SKEW_LOW 3   /* keys below 1024: the top digits all 0 */
 #define BENCH_CASE_LIST(X)                                                                                   \
     X(histogram, "uniform-256", 256, 0) X(histogram, "equal-256", 256, 1) X(histogram, "uniform-65536", 65536, 0) \
-    X(sort, "keys", 0, 0) X(sort, "pairs", 4, 0)                                                            \
+    X(sort, "keys", 0, 0) X(sort, "pairs", 4, 0) X(sort, "keys-equal", 0, BENCH_SKEW_EQUAL)                 \
+    X(sort, "keys-few", 0, BENCH_SKEW_FEW) X(sort, "keys-low", 0, BENCH_SKEW_LOW)                           \
     X(expand, "counts-0-3", 3, 0) X(expand, "avg-4", 8, 0) X(expand, "avg-64", 128, 0)                      \
     X(select, "greater", 0, 0) X(select, "flags", BENCH_BY_FLAGS, 0) X(select, "unique", BENCH_UNIQUE, 0)          \
     X(partition, "greater", 0, 0) X(partition, "flags", BENCH_BY_FLAGS, 0)
@@ -129,7 +135,8 @@ static const char bench_usage[] =
     "                  8), histogram (u32 samples), sort (--type u32 or u64 keys): all sums, each beside its\n"
     "                  CUB peer on CUDA\n"
     "  --case C        histogram: uniform-256 (default), equal-256, uniform-65536; sort: keys (default), pairs\n"
-    "                  (a u32 payload); expand: counts-0-3 (default), avg-4, avg-64 (counts uniform in 0..3,\n"
+    "                  (a u32 payload), keys-equal, keys-few, keys-low (all one key, 16 distinct keys, keys\n"
+    "                  below 1024); expand: counts-0-3 (default), avg-4, avg-64 (counts uniform in 0..3,\n"
     "                  0..8, 0..128); select, partition: greater (default: keys > the midpoint), flags (a\n"
     "                  random u8 flag per key, about half set; GB/s counts the flags read); select: unique\n"
     "                  (consecutive duplicates dropped, runs of 2 on average); named in the CSV's kind column\n"
@@ -469,10 +476,17 @@ static void fill_input(const bench_options *o, uint64_t n, const bench_layout *l
         }
         break;
     }
-    case BENCH_sort: /* uniform keys over every bit (0 becomes 1); the payload: each key's input index */
+    case BENCH_sort: { /* uniform keys over every bit (0 becomes 1), or skewed; the payload: each key's input index */
+        uint64_t few[16];
+        for (int j = 0; j < 16; j++) few[j] = splitmix64(&state) | 1u;
         for (uint64_t i = 0; i < n; i++) {
             uint64_t r = splitmix64(&state);
-            if ((esize == 4 ? (uint32_t)r : r) == 0) r = 1;
+            switch (o->bcase->equal) {
+            case BENCH_SKEW_EQUAL: r = few[0]; break;
+            case BENCH_SKEW_FEW: r = few[r % 16]; break;
+            case BENCH_SKEW_LOW: r = 1 + r % 1023; break;
+            default: if ((esize == 4 ? (uint32_t)r : r) == 0) r = 1;
+            }
             memcpy(host + i * esize, &r, esize);
             if (o->bcase->param) {
                 const uint32_t v = (uint32_t)i;
@@ -480,6 +494,7 @@ static void fill_input(const bench_options *o, uint64_t n, const bench_layout *l
             }
         }
         break;
+    }
     default: fill_random(host, n, type, o->desc.op, o->seed); break;
     }
 }
