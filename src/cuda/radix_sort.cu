@@ -1010,16 +1010,11 @@ template <class U> __host__ __device__ __forceinline__ ps_sort_digit<U> ps_sort_
     return dg;
 }
 
-/* One chunk's keys (PS_SORT_UP_ITEMS a thread, strided by the block) counted into every pass's shared histogram.
- * CHECKED only for the grid's one partial chunk: a full chunk's loads and counts carry no bounds test. The pass
- * loop runs outside the key loop and is unrolled to the type's most passes, so each pass's shift and mask sit in
- * registers and the inner loop is a shift, a mask and a shared atomic a key (CUB's histogram agent orders it so
- * too). */
-template <class U, bool CHECKED, unsigned THREADS = PS_SORT_THREADS, int ITEMS = PS_SORT_UP_ITEMS>
-__device__ __forceinline__ void ps_sort_upsweep_chunk(const U *keys, uint64_t c, uint32_t n, const ps_sort_keys_desc<U> &k,
-                                                      unsigned passes, uint32_t (*h)[PS_SORT_RADIX]) {
-    constexpr unsigned MOST = sizeof(U); /* 8-bit digits */
-    U t[ITEMS];
+/* One chunk's keys (ITEMS a thread, strided by the block's THREADS), loaded and mapped. CHECKED only for the
+ * grid's one partial chunk: a full chunk's loads and counts carry no bounds test. */
+template <class U, bool CHECKED, unsigned THREADS, int ITEMS>
+__device__ __forceinline__ void ps_sort_chunk_load(const U *keys, uint64_t c, uint32_t n, const ps_sort_keys_desc<U> &k,
+                                                   U (&t)[ITEMS]) {
 #pragma unroll
     for (int j = 0; j < ITEMS; j++) {
         const uint64_t i = c + (uint64_t)j * THREADS + threadIdx.x;
@@ -1027,8 +1022,19 @@ __device__ __forceinline__ void ps_sort_upsweep_chunk(const U *keys, uint64_t c,
     }
 #pragma unroll
     for (int j = 0; j < ITEMS; j++) t[j] = ps_sort_map<U>(t[j], k.kind, k.flip);
+}
+
+/* The digits of passes first .. passes - 1 of a loaded chunk, one shared atomic a key and pass. The pass loop runs
+ * outside the key loop and is unrolled to the type's most passes, so each pass's shift and mask sit in registers
+ * and the inner loop is a shift, a mask and a shared atomic a key (CUB's histogram agent orders it so too). */
+template <class U, bool CHECKED, unsigned THREADS, int ITEMS>
+__device__ __forceinline__ void ps_sort_chunk_count(const U (&t)[ITEMS], uint64_t c, uint32_t n,
+                                                    const ps_sort_keys_desc<U> &k, unsigned first, unsigned passes,
+                                                    uint32_t (*h)[PS_SORT_RADIX]) {
+    constexpr unsigned MOST = sizeof(U); /* 8-bit digits */
 #pragma unroll
     for (unsigned q = 0; q < MOST; q++) {
+        if (q < first) continue;
         if (q >= passes) break;
         const ps_sort_digit<U> dg = ps_sort_pass_digit(k, q);
 #pragma unroll
@@ -1036,6 +1042,15 @@ __device__ __forceinline__ void ps_sort_upsweep_chunk(const U *keys, uint64_t c,
             if (!CHECKED || c + (uint64_t)j * THREADS + threadIdx.x < n)
                 atomicAdd(&h[q][(uint32_t)(t[j] >> dg.shift) & dg.mask], 1u);
     }
+}
+
+/* One chunk counted into every pass's shared histogram. */
+template <class U, bool CHECKED, unsigned THREADS = PS_SORT_THREADS, int ITEMS = PS_SORT_UP_ITEMS>
+__device__ __forceinline__ void ps_sort_upsweep_chunk(const U *keys, uint64_t c, uint32_t n, const ps_sort_keys_desc<U> &k,
+                                                      unsigned passes, uint32_t (*h)[PS_SORT_RADIX]) {
+    U t[ITEMS];
+    ps_sort_chunk_load<U, CHECKED, THREADS, ITEMS>(keys, c, n, k, t);
+    ps_sort_chunk_count<U, CHECKED, THREADS, ITEMS>(t, c, n, k, 0, passes, h);
 }
 
 template <class U>
@@ -1106,7 +1121,7 @@ template <class U> struct ps_sort_joint {
     static constexpr unsigned MOST_PAIRS = PS_SORT_UP_JOINT < sizeof(U) / 2 ? PS_SORT_UP_JOINT : sizeof(U) / 2;
     static constexpr int ITEMS = sizeof(U) > 4 ? 8 : PS_SORT_JOINT_ITEMS; /* keys a thread in flight: 32-64 KiB an SM */
     static __host__ __device__ unsigned pairs(unsigned passes) {
-        return passes / 2 < MOST_PAIRS ? passes / 2 : MOST_PAIRS;
+        return passes / 2 > MOST_PAIRS ? MOST_PAIRS : passes / 2; /* (not <: MOST_PAIRS is 0 for u8 keys) */
     }
 };
 
@@ -1133,17 +1148,10 @@ __device__ __forceinline__ void ps_sort_joint_chunk(const U *keys, uint64_t c, u
                                                     unsigned pairs, uint32_t *joint, uint32_t (*rows)[PS_SORT_RADIX],
                                                     uint32_t *plain) {
     constexpr int ITEMS = ps_sort_joint<U>::ITEMS;
-    constexpr unsigned MOST = sizeof(U);
     U t[ITEMS];
+    ps_sort_chunk_load<U, CHECKED, PS_SORT_JOINT_THREADS, ITEMS>(keys, c, n, k, t);
 #pragma unroll
-    for (int j = 0; j < ITEMS; j++) {
-        const uint64_t i = c + (uint64_t)j * PS_SORT_JOINT_THREADS + threadIdx.x;
-        t[j] = !CHECKED || i < n ? keys[i] : (U)0;
-    }
-#pragma unroll
-    for (int j = 0; j < ITEMS; j++) t[j] = ps_sort_map<U>(t[j], k.kind, k.flip);
-#pragma unroll
-    for (unsigned p = 0; p < ps_sort_joint<U>::MOST_PAIRS; p++) {
+    for (unsigned p = 0; p != ps_sort_joint<U>::MOST_PAIRS; p++) {
         if (p >= pairs) break;
         const unsigned shift = k.begin_bit + 16 * p;
         const unsigned bits = k.end_bit - shift < 16 ? k.end_bit - shift : 16;
@@ -1170,16 +1178,7 @@ __device__ __forceinline__ void ps_sort_joint_chunk(const U *keys, uint64_t c, u
                     ps_sort_joint_fix((uint32_t)(t[j] >> shift) & mask, 1u, old[j], rows[2 * p], rows[2 * p + 1]);
         }
     }
-#pragma unroll
-    for (unsigned q = 0; q < MOST; q++) {
-        if (q < 2 * pairs) continue;
-        if (q >= k.passes) break;
-        const ps_sort_digit<U> dg = ps_sort_pass_digit(k, q);
-#pragma unroll
-        for (int j = 0; j < ITEMS; j++)
-            if (!CHECKED || c + (uint64_t)j * PS_SORT_JOINT_THREADS + threadIdx.x < n)
-                atomicAdd(&rows[q][(uint32_t)(t[j] >> dg.shift) & dg.mask], 1u);
-    }
+    ps_sort_chunk_count<U, CHECKED, PS_SORT_JOINT_THREADS, ITEMS>(t, c, n, k, 2 * pairs, k.passes, rows);
 }
 
 template <class U>
