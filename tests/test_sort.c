@@ -14,7 +14,8 @@
  *  - run_bits(): bit ranges (begin_bit, end_bit) on every key type: one bit, one digit, a digit and a half,
  *    the top bits, a range that ends below the top.
  *  - run_patterns(): all keys equal, sorted, reverse sorted, four distinct values, keys that differ only in
- *    their top 8 bits, and (floats) -0.0, +0.0, +-inf, NaNs of both signs and payloads, denormals.
+ *    their top 8 bits or only in their low 12 (the CPU skips the passes whose digit is one value), and (floats)
+ *    -0.0, +0.0, +-inf, NaNs of both signs and payloads, denormals.
  *  - run_large(): 2^20 + k keys of u32, u64, f32 and i16 with payloads (2^24 + k with --full); with --full also
  *    4-byte keys with 4-byte payloads at 2^25 and 2^25 + k, and i64 keys with 4-byte payloads at 2^22, where
  *    the CUDA passes take their LARGE tiles; and (run_joint_upsweep) all-equal u32 keys at 2^25 and i16 keys of
@@ -164,9 +165,9 @@ static int outputs_untouched(harness *h) {
 }
 
 /* Input patterns. */
-enum { PAT_RANDOM, PAT_EQUAL, PAT_SORTED, PAT_REVERSE, PAT_FEW, PAT_TOP_BITS, PAT_FLOAT_SPECIAL, PAT_COUNT };
+enum { PAT_RANDOM, PAT_EQUAL, PAT_SORTED, PAT_REVERSE, PAT_FEW, PAT_TOP_BITS, PAT_LOW_BITS, PAT_FLOAT_SPECIAL, PAT_COUNT };
 static const char *const pattern_names[] = {"random", "all-equal", "sorted", "reverse-sorted", "few-distinct",
-                                            "top-bits-only", "float-specials"};
+                                            "top-bits-only", "low-bits-only", "float-specials"};
 
 static uint64_t pattern_key(const type_info *t, int pattern, size_t i, size_t n, test_rng *rng, uint64_t fixed) {
     const uint64_t all = all_bits(t), r = test_rng_next(rng);
@@ -186,6 +187,7 @@ static uint64_t pattern_key(const type_info *t, int pattern, size_t i, size_t n,
         return t->is_float ? float_raw(t, (double)(r % 4) - 1.5) : few[r % 4];
     }
     case PAT_TOP_BITS: return (r % 256) << (bits - 8);
+    case PAT_LOW_BITS: return (r % 4096) & all; /* the top digits one value: passes that move nothing */
     case PAT_FLOAT_SPECIAL: {
         if (!t->is_float) return r & all;
         const uint64_t top = 1ull << (bits - 1);

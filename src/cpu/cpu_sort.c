@@ -23,10 +23,15 @@
  * goes after digit d of threads before t, after every smaller digit of all threads), and each thread
  * scatters its range from its offsets, in order: stable because ranges and the offsets are in order.
  *
- * Where the data goes: passes ping-pong between keys_out and one buffer in temp, the parity chosen so that
- * the last pass writes keys_out; keys_in is only read (by the first pass). Work O(n x passes); memory: one
- * read for the counts, then per pass a read and a write of keys and payloads (the threaded one reads each
- * pass's keys twice: count, then scatter).
+ * Passes that move nothing are skipped: a pass whose digit is the same in every key (all-equal keys, keys whose
+ * top bits are all zero) leaves the order as it is. The AND and the OR of every mapped key, taken in the first
+ * read (the serial upsweep; the threaded version's first count), differ in a pass's bits iff two keys' digits
+ * differ there. Keys below 1024 sort in one pass instead of three; all-equal keys are copied.
+ *
+ * Where the data goes: the passes that run ping-pong between keys_out and one buffer in temp, the parity chosen
+ * so that the last writes keys_out; keys_in is only read (by the first). Work O(n x passes); memory: one read for
+ * the counts, then per pass a read and a write of keys and payloads (the threaded one reads each pass's keys
+ * twice: count, then scatter).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -115,20 +120,35 @@ typedef struct sort_buffers {
     unsigned char *keys_dst, *values_dst;
 } sort_buffers;
 
-/* Pass p of passes reads what pass p - 1 wrote (pass 0 the input) and writes keys_out when passes - 1 - p is
- * even, else the temp buffer: the last pass always lands in keys_out. */
-static void pass_buffers(const ps_request *req, const sort_map *m, unsigned p, unsigned char *tmp_keys,
+/* The j-th of the runs passes that run reads what the one before wrote (the first reads the input) and writes
+ * keys_out when runs - 1 - j is even, else the temp buffer: the last always lands in keys_out. */
+static void pass_buffers(const ps_request *req, unsigned runs, unsigned j, unsigned char *tmp_keys,
                          unsigned char *tmp_values, sort_buffers *b) {
-    const int to_out = (m->passes - 1 - p) % 2 == 0;
+    const int to_out = (runs - 1 - j) % 2 == 0;
     b->keys_dst = to_out ? (unsigned char *)req->out : tmp_keys;
     b->values_dst = to_out ? (unsigned char *)req->out2 : tmp_values;
-    if (p == 0) {
+    if (j == 0) {
         b->keys_src = (const unsigned char *)req->in;
         b->values_src = (const unsigned char *)req->in2;
     } else {
         b->keys_src = to_out ? tmp_keys : (const unsigned char *)req->out;
         b->values_src = to_out ? tmp_values : (const unsigned char *)req->out2;
     }
+}
+
+/* The passes that move something, in order, into run[]; returns how many. differ = the AND of every mapped key
+ * XOR their OR: the bits in which some two keys differ. */
+static unsigned passes_to_run(const sort_map *m, uint64_t differ, unsigned *run) {
+    unsigned runs = 0;
+    for (unsigned p = 0; p < m->passes; p++)
+        if ((differ >> m->shift[p]) & m->mask[p]) run[runs++] = p;
+    return runs;
+}
+
+/* No pass moves anything: the input is the result. */
+static void copy_through(const ps_request *req, const sort_map *m) {
+    memcpy(req->out, req->in, (size_t)req->n * m->kb);
+    if (m->vb) memcpy(req->out2, req->in2, (size_t)req->n * m->vb);
 }
 
 /* Moves items [begin, end) of src to their slots: item i goes to offsets[digit]++. The map, the pass's shift and
@@ -167,14 +187,15 @@ static void scatter(const sort_map *m, unsigned pass, const sort_buffers *b, uin
 static size_t align_up(size_t x) { return (x + 63) & ~(size_t)63; }
 
 /* temp: the keys buffer, the payload buffer, then the counts: a row of radix per pass (serial) or per thread
- * (threaded). */
+ * (threaded, followed by each thread's AND and OR of its keys). */
 size_t ps_cpu_sort_temp_bytes(const ps_cpu_pool *pool, const ps_request *req) {
     if (req->n == 0) return 0;
     sort_map m;
     sort_map_make(req, &m);
-    const size_t rows = req->algo == PSCAN_ALGO_THREADS ? ps_cpu_pool_threads(pool) : m.passes;
+    const int threaded = req->algo == PSCAN_ALGO_THREADS;
+    const size_t rows = threaded ? ps_cpu_pool_threads(pool) : m.passes;
     return align_up((size_t)req->n * req->elem_bytes) + align_up((size_t)req->n * req->value_bytes) +
-           rows * m.radix * sizeof(uint64_t);
+           (rows * m.radix + (threaded ? 2 * rows : 0)) * sizeof(uint64_t);
 }
 
 static unsigned char *tmp_values_of(const ps_request *req, unsigned char *tmp_keys) {
@@ -196,13 +217,22 @@ void ps_cpu_sort(const ps_request *req) {
     /* ---- upsweep: the digit counts of every pass in one read (pass p's row at counts + p x radix) ---- */
     uint64_t *const counts = counts_of(req, tmp_keys);
     memset(counts, 0, (size_t)m.passes * m.radix * sizeof *counts);
+    uint64_t all = m.all, any = 0; /* the AND and the OR of every mapped key */
     for (uint64_t i = 0; i < req->n; i++) {
         const uint64_t t = map_key(&m, load_key((const unsigned char *)req->in, i, m.kb));
+        all &= t, any |= t;
         for (unsigned p = 0; p < m.passes; p++) counts[p * m.radix + ((t >> m.shift[p]) & m.mask[p])]++;
     }
+    unsigned run[SORT_MAX_PASSES];
+    const unsigned runs = passes_to_run(&m, all ^ any, run);
+    if (runs == 0) {
+        copy_through(req, &m);
+        return;
+    }
 
-    /* ---- per pass: scan the counts, scatter stably ---- */
-    for (unsigned p = 0; p < m.passes; p++) {
+    /* ---- per pass that moves something: scan the counts, scatter stably ---- */
+    for (unsigned j = 0; j < runs; j++) {
+        const unsigned p = run[j];
         uint64_t *const row = counts + (size_t)p * m.radix, running = 0;
         for (unsigned d = 0; d < m.radix; d++) {
             const uint64_t c = row[d];
@@ -210,7 +240,7 @@ void ps_cpu_sort(const ps_request *req) {
             running += c;
         }
         sort_buffers b;
-        pass_buffers(req, &m, p, tmp_keys, tmp_values, &b);
+        pass_buffers(req, runs, j, tmp_keys, tmp_values, &b);
         scatter(&m, p, &b, 0, req->n, row);
     }
 }
@@ -222,8 +252,10 @@ typedef struct sort_job {
     uint64_t n, chunk;
     unsigned pass;
     int phase;         /* 0: count, 1: scatter */
+    int census;        /* the count also takes the AND and the OR of the range's mapped keys */
     sort_buffers b;
     uint64_t *offsets; /* [threads][radix]: the counts, then the first slot of each digit */
+    uint64_t *bits;    /* [threads][2]: the census's AND and OR */
 } sort_job;
 
 static void sort_job_run(void *arg, unsigned t) {
@@ -237,7 +269,17 @@ static void sort_job_run(void *arg, unsigned t) {
         const unsigned char *const ks = job->b.keys_src;
         uint64_t counts[SORT_RADIX];
         memset(counts, 0, mm.radix * sizeof counts[0]);
-        for (uint64_t i = begin; i < end; i++) counts[digit_of(&mm, pass, load_key(ks, i, mm.kb))]++;
+        if (job->census) {
+            uint64_t all = mm.all, any = 0;
+            for (uint64_t i = begin; i < end; i++) {
+                const uint64_t key = map_key(&mm, load_key(ks, i, mm.kb));
+                all &= key, any |= key;
+                counts[(key >> mm.shift[pass]) & mm.mask[pass]]++;
+            }
+            job->bits[2 * t] = all, job->bits[2 * t + 1] = any;
+        } else {
+            for (uint64_t i = begin; i < end; i++) counts[digit_of(&mm, pass, load_key(ks, i, mm.kb))]++;
+        }
         memcpy(mine, counts, mm.radix * sizeof counts[0]);
     } else if (begin < end) {
         scatter(job->m, job->pass, &job->b, begin, end, mine);
@@ -255,11 +297,29 @@ void ps_cpu_threads_sort(ps_cpu_pool *pool, const ps_request *req) {
     job.n = req->n;
     job.chunk = (req->n + threads - 1) / threads;
     job.offsets = counts_of(req, tmp_keys);
-    for (unsigned p = 0; p < m.passes; p++) {
+    job.bits = job.offsets + (size_t)threads * m.radix;
+
+    /* ---- the first pass's count, with the census that says which passes move something ---- */
+    job.pass = 0, job.phase = 0, job.census = 1;
+    job.b.keys_src = (const unsigned char *)req->in;
+    ps_cpu_pool_run(pool, sort_job_run, &job);
+    job.census = 0;
+    uint64_t all = m.all, any = 0;
+    for (unsigned t = 0; t < threads; t++) all &= job.bits[2 * t], any |= job.bits[2 * t + 1];
+    unsigned run[SORT_MAX_PASSES];
+    const unsigned runs = passes_to_run(&m, all ^ any, run);
+    if (runs == 0) {
+        ps_cpu_threads_copy(pool, req->out, req->in, (size_t)req->n * m.kb);
+        if (m.vb) ps_cpu_threads_copy(pool, req->out2, req->in2, (size_t)req->n * m.vb);
+        return;
+    }
+
+    for (unsigned j = 0; j < runs; j++) {
+        const unsigned p = run[j];
         job.pass = p;
-        pass_buffers(req, &m, p, tmp_keys, tmp_values, &job.b);
+        pass_buffers(req, runs, j, tmp_keys, tmp_values, &job.b);
         job.phase = 0;
-        ps_cpu_pool_run(pool, sort_job_run, &job);
+        if (j > 0 || p > 0) ps_cpu_pool_run(pool, sort_job_run, &job); /* pass 0's counts are taken */
         /* ---- spine: digit-major exclusive scan of the per-thread counts ---- */
         uint64_t running = 0;
         for (unsigned d = 0; d < m.radix; d++)
