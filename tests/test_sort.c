@@ -18,8 +18,9 @@
  *    -0.0, +0.0, +-inf, NaNs of both signs and payloads, denormals.
  *  - run_large(): 2^20 + k keys of u32, u64, f32 and i16 with payloads (2^24 + k with --full); with --full also
  *    4-byte keys with 4-byte payloads at 2^25 and 2^25 + k, and i64 keys with 4-byte payloads at 2^22, where
- *    the CUDA passes take their LARGE tiles; and (run_joint_upsweep) all-equal u32 keys at 2^25 and i16 keys of
- *    four values at 2^26 + k, past the size where the CUDA upsweep counts two digits with one atomic.
+ *    the CUDA passes take their LARGE tiles; and (run_joint_upsweep) all-equal u32 keys at 2^25, i16 keys of
+ *    four values at 2^26 + k and u32 keys by bits [5, 29) at 2^25 + 3, past the size where the CUDA upsweep counts
+ *    two digits with one atomic.
  *  - run_bad_inputs(): each bad argument returns its exact status and writes nothing.
  * After each call: the status, the output keys and payloads, everything past them still poisoned, and the
  * inputs unchanged.
@@ -400,13 +401,17 @@ static void run_large_tiles(harness *h, size_t n) {
 }
 
 /* radix_sort.cu's upsweep by digit pairs (from 128 MiB of keys): all-equal u32 keys, whose one joint bin wraps its
- * 8-bit counter every 256 keys (the corrections), and i16 keys of four values at 2^26 + k (one pair). run_large's
- * u64 keys at 2^24 + k take three pairs, run_large_tiles's 4-byte keys at 2^25 two. */
+ * 8-bit counter every 256 keys (the corrections), i16 keys of four values at 2^26 + k (one pair), and u32 keys by
+ * bits [5, 29), descending (three passes: one pair at an odd shift, then one pass alone). run_large's u64 keys at
+ * 2^24 + k take three pairs, run_large_tiles's 4-byte keys at 2^25 two. */
 static void run_joint_upsweep(harness *h, size_t n16) {
     one_case c = make_case(type_named(PSCAN_TYPE_U32), 0, 0, (size_t)1 << 25, PAT_EQUAL, 9);
     run_case(h, &c, h->opt.seed ^ 0x4300u);
     c = make_case(type_named(PSCAN_TYPE_I16), 1, 2, n16, PAT_FEW, 10);
     run_case(h, &c, h->opt.seed ^ 0x4301u);
+    c = make_case(type_named(PSCAN_TYPE_U32), 1, 4, ((size_t)1 << 25) + 3, PAT_RANDOM, 11);
+    c.s.begin_bit = 5, c.s.end_bit = 29, c.full_bits = 0;
+    run_case(h, &c, h->opt.seed ^ 0x4302u);
 }
 
 static void run_bad_inputs(harness *h) {
