@@ -1360,8 +1360,12 @@ template <class U> static cudaError_t ps_sort_upsweep(const ps_sort_args &a, con
     if (err != cudaSuccess) return err;
     const ps_sort_keys_desc<U> k = ps_sort_desc<U>(a);
     const unsigned pairs = ps_sort_joint<U>::pairs(k.passes);
-    if (!PS_SORT_FUSED && pairs && (uint64_t)n * sizeof(U) >= PS_SORT_UP_JOINT_BYTES) {
-        const size_t smem = (size_t)pairs * PS_SORT_JOINT_WORDS * 4;
+    /* the pairs' tables (64 KiB each) and the kernel's static rows must fit one block's shared memory: 3 pairs
+     * take 200 KiB (an H100 or H200 gives 227 KiB a block; an A100 163: its u64 keys count plainly) */
+    const size_t smem = (size_t)pairs * PS_SORT_JOINT_WORDS * 4;
+    const size_t smem_static = sizeof(uint32_t) * (PS_SORT_MAX_PASSES * PS_SORT_RADIX + 1);
+    if (!PS_SORT_FUSED && pairs && (uint64_t)n * sizeof(U) >= PS_SORT_UP_JOINT_BYTES &&
+        smem + smem_static <= (size_t)dev->max_shared_per_block_optin) {
         if ((err = cudaFuncSetAttribute(ps_sort_upsweep_joint_kernel<U>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)smem)) != cudaSuccess)
             return err;
