@@ -110,10 +110,6 @@ static inline uint64_t map_key(const sort_map *m, uint64_t raw) {
     return t ^ m->flip;
 }
 
-static inline unsigned digit_of(const sort_map *m, unsigned pass, uint64_t raw) {
-    return (unsigned)((map_key(m, raw) >> m->shift[pass]) & m->mask[pass]);
-}
-
 /* The buffers of one pass: where it reads, where it writes. */
 typedef struct sort_buffers {
     const unsigned char *keys_src, *values_src;
@@ -252,10 +248,9 @@ typedef struct sort_job {
     uint64_t n, chunk;
     unsigned pass;
     int phase;         /* 0: count, 1: scatter */
-    int census;        /* the count also takes the AND and the OR of the range's mapped keys */
     sort_buffers b;
     uint64_t *offsets; /* [threads][radix]: the counts, then the first slot of each digit */
-    uint64_t *bits;    /* [threads][2]: the census's AND and OR */
+    uint64_t *bits;    /* [threads][2]: each count's AND and OR of its range's mapped keys (the census) */
 } sort_job;
 
 static void sort_job_run(void *arg, unsigned t) {
@@ -269,17 +264,13 @@ static void sort_job_run(void *arg, unsigned t) {
         const unsigned char *const ks = job->b.keys_src;
         uint64_t counts[SORT_RADIX];
         memset(counts, 0, mm.radix * sizeof counts[0]);
-        if (job->census) {
-            uint64_t all = mm.all, any = 0;
-            for (uint64_t i = begin; i < end; i++) {
-                const uint64_t key = map_key(&mm, load_key(ks, i, mm.kb));
-                all &= key, any |= key;
-                counts[(key >> mm.shift[pass]) & mm.mask[pass]]++;
-            }
-            job->bits[2 * t] = all, job->bits[2 * t + 1] = any;
-        } else {
-            for (uint64_t i = begin; i < end; i++) counts[digit_of(&mm, pass, load_key(ks, i, mm.kb))]++;
+        uint64_t all = mm.all, any = 0; /* the census: only the first count's is read */
+        for (uint64_t i = begin; i < end; i++) {
+            const uint64_t key = map_key(&mm, load_key(ks, i, mm.kb));
+            all &= key, any |= key;
+            counts[(key >> mm.shift[pass]) & mm.mask[pass]]++;
         }
+        job->bits[2 * t] = all, job->bits[2 * t + 1] = any;
         memcpy(mine, counts, mm.radix * sizeof counts[0]);
     } else if (begin < end) {
         scatter(job->m, job->pass, &job->b, begin, end, mine);
@@ -300,10 +291,9 @@ void ps_cpu_threads_sort(ps_cpu_pool *pool, const ps_request *req) {
     job.bits = job.offsets + (size_t)threads * m.radix;
 
     /* ---- the first pass's count, with the census that says which passes move something ---- */
-    job.pass = 0, job.phase = 0, job.census = 1;
+    job.pass = 0, job.phase = 0;
     job.b.keys_src = (const unsigned char *)req->in;
     ps_cpu_pool_run(pool, sort_job_run, &job);
-    job.census = 0;
     uint64_t all = m.all, any = 0;
     for (unsigned t = 0; t < threads; t++) all &= job.bits[2 * t], any |= job.bits[2 * t + 1];
     unsigned run[SORT_MAX_PASSES];
