@@ -33,7 +33,9 @@
  *                 lanes (CUB's Onesweep rank). Half-warps: a row's 16 lane bits and the half-warp's 16-bit place
  *                 share one word per digit, so one atomicAdd by every lane and one read give each lane its peers
  *                 and their places (ps_sort_half_rank; u32 keys at 2^28 1.052x -> 1.070x CUB on an H200, forty-
- *                 first session);
+ *                 first session). A warp whose digits are all one (skewed keys) makes one atomic a ranker in
+ *                 the counts and ranks as place + slot, with no walk (forty-third session: all-equal u32 keys at
+ *                 2^28 0.54x -> 1.02x CUB on an H200);
  *      look-back: thread d walks back over earlier tiles' words for d (adding aggregates until it meets an
  *                 inclusive prefix) and publishes its own inclusive prefix: 256 independent chains in one
  *                 block, each one word per tile;
@@ -402,17 +404,39 @@ __device__ __forceinline__ uint32_t ps_sort_digit_at(const uint32_t (&digits)[PS
 }
 
 /* Each ranker (warp or half-warp) counts the digits of its own rows (every slot, padding too) into its own row of
- * next; a warp zeroes its rankers' rows first. */
+ * next; a warp zeroes its rankers' rows first. Returns whether the warp's 32 x ITEMS digits are all one: skewed
+ * keys (few values, small integers' zero top digits; after the first pass equal keys sit together) then make one
+ * atomic a ranker and rank as place + slot with no walk, where 16-32 lanes' atomics on one word would take turns
+ * row after row. The test is each thread's min and max digit (ALU) and two warp reductions a tile. Measured on an
+ * H200 (forty-third session, docs/bench/h200-sort-skew-knobs.csv, "uw"): u32 keys at 2^28 all-equal 0.54x -> 1.02x
+ * CUB, 16 values 0.63x -> 1.04x, below 1024 0.74x -> 1.02x; random keys 0.2 % slower (0.9 % u32 pairs at 2^24).
+ * A test row by row (a shuffle and a ballot) cost random keys 7 % (forty-second session); a test of the packed digit
+ * words (a compare a word, a shuffle and a vote) was slower on random keys than the min and max (u64 keys at 2^24
+ * 996.5 -> 1002.7 us, u32 pairs 521.3 -> 524.4; its u32 keys printed nothing within 60 s, not looked into; forty-third
+ * session, h200-sort-uniform.csv, "pk"). */
 template <int THREADS, int ITEMS, bool HALF>
-__device__ __forceinline__ void ps_sort_warp_counts(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
+__device__ __forceinline__ bool ps_sort_warp_counts(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
                                                     typename ps_sort_wrank<THREADS, HALF>::next &next) {
     constexpr int PER_WARP = HALF ? 2 : 1; /* a row per half-warp */
     uint32_t *rows = next[threadIdx.x / 32 * PER_WARP];
     for (unsigned d = threadIdx.x % 32; d < PER_WARP * PS_SORT_RADIX; d += 32) rows[d] = 0;
     __syncwarp();
     uint32_t *mine = next[PER_WARP == 1 ? threadIdx.x / 32 : threadIdx.x / 16];
+    {
+        uint32_t lo = ps_sort_digit_at<ITEMS>(digits, 0), hi = lo;
+#pragma unroll
+        for (int i = 1; i < ITEMS; i++) {
+            lo = min(lo, ps_sort_digit_at<ITEMS>(digits, i));
+            hi = max(hi, ps_sort_digit_at<ITEMS>(digits, i));
+        }
+        if (__reduce_min_sync(PS_WARP_ALL, lo) == __reduce_max_sync(PS_WARP_ALL, hi)) {
+            if (threadIdx.x % (32 / PER_WARP) == 0) atomicAdd(&mine[lo], (32u / PER_WARP) * ITEMS);
+            return true;
+        }
+    }
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) atomicAdd(&mine[ps_sort_digit_at<ITEMS>(digits, i)], 1u);
+    return false;
 }
 
 /* Thread d, after a __syncthreads that follows ps_sort_warp_counts: the tile's count of digit d, padding
@@ -460,10 +484,16 @@ __device__ __forceinline__ uint32_t ps_sort_warp_places(typename ps_sort_wrank<T
 template <int THREADS, int ITEMS, int OR_ROWS4>
 __device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
                                                   uint32_t (&rank)[ITEMS], typename ps_sort_wrank<THREADS>::next &next,
-                                                  typename ps_sort_wrank<THREADS>::next *bins) {
+                                                  typename ps_sort_wrank<THREADS>::next *bins, bool one) {
     const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     const uint32_t below_mask = (1u << lane) - 1u;
     uint32_t *mine = next[warp];
+    if (one) { /* the warp's digits are all one: its keys keep their slot order */
+        const uint32_t place = mine[ps_sort_digit_at<ITEMS>(digits, 0)];
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) rank[i] = place + i * 32 + lane;
+        return;
+    }
     /* OR rows: the peers by a shared atomicOr of each lane's bit into its warp's word of the digit (a third of the
      * instructions of 8 ballots). A __syncwarp after the ors; after the shuffle that hands out the place (off the
      * path from the read to the place) a second one, then the leader clears the word. OR rows alternate between two
@@ -513,10 +543,17 @@ __device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digits)[PS_SO
  * between them, as the warp's walk mixes, were slower (forty-first session: ps_sort_pass_policy) and are gone. */
 template <int THREADS, int ITEMS>
 __device__ __forceinline__ void ps_sort_half_rank(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
-                                                  uint32_t (&rank)[ITEMS], typename ps_sort_wrank<THREADS, true>::next &next) {
+                                                  uint32_t (&rank)[ITEMS], typename ps_sort_wrank<THREADS, true>::next &next,
+                                                  bool one) {
     const unsigned hlane = threadIdx.x % 16;
     const uint32_t below = (1u << hlane) - 1u;
     uint32_t *mine = next[threadIdx.x / 16];
+    if (one) { /* the warp's digits are all one: each half-warp's keys keep their slot order */
+        const uint32_t place = mine[ps_sort_digit_at<ITEMS>(digits, 0)] >> 16;
+#pragma unroll
+        for (int i = 0; i < ITEMS; i++) rank[i] = place + i * 16 + hlane;
+        return;
+    }
 #pragma unroll
     for (int i = 0; i < ITEMS; i++) {
         const uint32_t d = ps_sort_digit_at<ITEMS>(digits, i);
@@ -922,7 +959,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
         /* ---- counts per warp, then places; the tile's count is published as soon as it is known (early counts:
          * later tiles' look-backs pass this one while it ranks); the padding (last digit, partial last tile only)
          * is not part of it ---- */
-        ps_sort_warp_counts<THREADS, ITEMS, Policy::HALF>(digits, stage.rank.next);
+        const bool one = ps_sort_warp_counts<THREADS, ITEMS, Policy::HALF>(digits, stage.rank.next);
         __syncthreads();
 #if PS_SORT_FUSED
 #pragma unroll
@@ -938,9 +975,9 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
 #endif
 
         /* ---- rank: final places in one walk ---- */
-        if constexpr (Policy::HALF) ps_sort_half_rank<THREADS, ITEMS>(digits, rank, stage.rank.next);
-        else if constexpr (Policy::PEERS_OR) ps_sort_warp_rank<THREADS, ITEMS, Policy::OR_ROWS4>(digits, rank, stage.rank.next, stage.rank.bins);
-        else ps_sort_warp_rank<THREADS, ITEMS, 0>(digits, rank, stage.rank.next, nullptr);
+        if constexpr (Policy::HALF) ps_sort_half_rank<THREADS, ITEMS>(digits, rank, stage.rank.next, one);
+        else if constexpr (Policy::PEERS_OR) ps_sort_warp_rank<THREADS, ITEMS, Policy::OR_ROWS4>(digits, rank, stage.rank.next, stage.rank.bins, one);
+        else ps_sort_warp_rank<THREADS, ITEMS, 0>(digits, rank, stage.rank.next, nullptr, one);
 
         /* ---- look-back: the keys of digit d in earlier tiles ---- */
         const uint32_t prefix =
