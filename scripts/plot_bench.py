@@ -105,7 +105,7 @@ def cmd_png(rows, path):
     fig.savefig(path, dpi=110)
 
 
-SORT_COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown"]
+SORT_COLOURS = ["tab:blue", "tab:orange", "tab:green", "tab:purple", "tab:brown", "tab:red", "tab:cyan", "tab:olive"]
 SORT_RATIO_TOP = 2.0  # the ratio panel's top; a ratio above it is drawn on the edge with its value
 
 # What a ratio plot draws (--sort-png, --split-png): the top panel's column and scale, the labels, and the issue's
