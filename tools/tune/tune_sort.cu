@@ -8,7 +8,8 @@
  *        -o tune_sort tools/tune/tune_sort.cu
  *   tune_sort [--min-log2 16] [--max-log2 28] [--step 4] [--reps 20] [--types u32,u64] [--cases keys,pairs]
  *             [--n N,N,...]   (these sizes instead of the powers of two: awkward sizes to check a policy's tiles)
- *             [--dist random|equal|few|low]   (keys: random (default), all equal, 16 values, below 1024)
+ *             [--dist random|equal|few|low|rfew]   (keys: random (default), all equal, 16 values, below 1024,
+ *                                                16 random full-width values)
  *   (2^30 fits an 80 GB H100 with --types u32; u64 pairs at 2^30 need about 60 GB)
  *
  * Prints one CSV row per (keys, payload, n): times in microseconds, Gkeys/s = n / time, and pscan / CUB speed;
@@ -36,7 +37,9 @@
 
 
 
-static int g_dist = 0; /* --dist random (0), equal (1), few (2: 16 values), low (3: keys below 1024) */
+/* --dist random (0), equal (1), few (2: 16 values, each byte the value: digits 0-15), low (3: keys below 1024),
+ * rfew (4: 16 random full-width values, as pscan bench's keys-few: their digits fall in random banks) */
+static int g_dist = 0;
 
 static uint64_t mix64(uint64_t x) {
     x += 0x9E3779B97F4A7C15ull;
@@ -52,7 +55,7 @@ template <class K, bool PAIRS> static void bench(const char *name, uint64_t n, c
         const uint64_t r = mix64(i * 0x2545F4914F6CDD1Dull + sizeof(K));
         /* --dist: the digit counts' corner cases (an upsweep's counters wrap on few distinct digits) */
         h_keys[i] = g_dist == 1 ? (K)0x5A5A5A5A5A5A5A5Aull : g_dist == 2 ? (K)(r & 15) * (K)0x0101010101010101ull
-                  : g_dist == 3 ? (K)(r & 0x3FF) : (K)r;
+                  : g_dist == 3 ? (K)(r & 0x3FF) : g_dist == 4 ? (K)mix64(0x5EED + (r & 15)) : (K)r;
     }
     std::vector<uint32_t> h_values(PAIRS ? n : 0);
     for (uint64_t i = 0; i < h_values.size(); i++) h_values[i] = (uint32_t)i;
@@ -180,7 +183,8 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--cases")) cases = argv[i + 1];
         if (!strcmp(argv[i], "--n")) sizes = argv[i + 1];
         if (!strcmp(argv[i], "--dist"))
-            g_dist = !strcmp(argv[i + 1], "equal") ? 1 : !strcmp(argv[i + 1], "few") ? 2 : !strcmp(argv[i + 1], "low") ? 3 : 0;
+            g_dist = !strcmp(argv[i + 1], "equal") ? 1 : !strcmp(argv[i + 1], "few") ? 2 : !strcmp(argv[i + 1], "low") ? 3
+                   : !strcmp(argv[i + 1], "rfew") ? 4 : 0;
     }
     ps_cuda_device dev;
     cudaDeviceProp prop;
