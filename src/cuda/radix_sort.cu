@@ -71,54 +71,21 @@
  * payloads) once, plus 2 KiB of status words written per 4096-key tile (about 12% of a u32 pass) and the
  * look-back's reads of them. Passes ping-pong between keys_out and one buffer in temp, the parity chosen so
  * that the last pass writes keys_out. Depth: passes x (one tile + the look-back chain).
- * Now (H100, 2026-11-27, `pscan bench`, median of 25, docs/bench/h100-sort.csv), CUB's time over pscan's at 2^20 /
- * 2^28: u32 keys 1.29x / 1.12x (the time of 7.9 copies of the keys), u64 keys 1.28x / 1.04x, u32 pairs 1.15x /
- * 0.94x. ncu at the GPU's clocks (docs/performance.md, eleventh session): the upsweep is CUB's speed, a pass into
- * temp 4% slower than CUB's and a pass into keys_out 16% slower (10x the partial sectors read back from DRAM to
- * merge a write; the H100 only: on the H200 all four passes take the same time, 2026-11-27 twelfth session).
- * Two ping-pong buffers in temp (only the last pass into keys_out) and L2 hints on the scatter were measured and
- * left out (docs/performance.md, twelfth session).
- * Measured on an H200 (tools/tune/tune_sort.cu, 2026-11-26, median of 15, every result equal to CUB's), CUB's
- * time over pscan's at 2^20 / 2^28: u32 keys 1.24x / 0.82x, u32 pairs 1.21x / 0.84x, u64 keys 1.22x / 1.03x,
- * u64 keys with u32 payloads 1.24x / 0.84x, after the rank's ballots took a predicated not (ps_sort_peers: a
- * pass 125 -> 99 instructions a key, CUB's 80; 2^28 u32 keys were 0.71x). u32 pairs at 384 x 16 keys (2026-11-27,
- * median of 15): H200 1.14x / 0.88x, H100 1.16x / 0.84x (were 0.71x there). The upsweep with its pass loop
- * outside the key loop and full chunks unchecked, as CUB's histogram agent orders it (H200, 2026-11-27, median of
- * 15, docs/bench/h200-sort-upsweep.csv): 802 -> 493 us at 2^28 u32 keys, 1333 -> 949 us u64; the sort over CUB
- * at 2^28 u32 keys 0.897x -> 0.945x, u32 pairs 0.884x -> 0.913x, u64 keys 1.024x -> 1.049x, u64 pairs 0.840x ->
- * 0.854x (32 keys a thread or 8 blocks per SM: no better). ncu's kernel times (base clocks, before that change,
- * docs/bench/profiles/h200-ncu-sort-kernels-u32-2p28.txt): CUB's histogram 0.59 ms and four passes of 1.54 ms,
- * ours 1.00 ms and four of 1.665 ms: the passes are what is left (8% a pass). Where a pass's time goes (H100,
- * 2026-11-27, 2^28 u32 keys; docs/bench/profiles/h100-ncu-sort-pass-u32-2p28.txt, docs/bench/h100-sort-control.csv):
- * 97 instructions a key, issue slots 65% busy, the ALU pipe 70% (stalls: long scoreboard, wait, not selected,
- * math pipe throttle), DRAM 42%: issue-bound more than memory-bound; and the passes without their look-back
- * (PS_SORT_CONTROL) take 13% less time for u32 keys (1.076x CUB instead of 0.935x), 31% less for u32 pairs
- * (1.28x instead of 0.89x), whose 2 blocks an SM hide the wait worse than the keys' 4.
- * Earlier (H100, CUDA 13.0, CUB 3.0.1; tools/tune/tune_sort.cu, median of 20, every result equal to CUB's;
- * docs/bench/h100-sort-policy.csv, 2026-11-24), CUB's time over pscan's at 2^20 / 2^28: u32 keys 1.08x / 0.71x
- * (34.7 Gkeys/s against 48.7 at 2^28), u32 pairs 1.19x / 0.73x, u64 keys 1.14x / 0.96x, u64 keys with u32
- * payloads 1.15x / 0.88x; at 2^16 1.06-1.20x. History: the first version ran u32 keys at 0.40x CUB at 2^28;
- * ballots instead of __match_any_sync 1.33x, early counts 3-4%, 3 blocks per SM instead of 2 1.2x (0.49x), CUB's
- * rank and per-case tiles (this policy) 1.47x. Where the 2^28 u32 time went before the policy (10.95 ms; CUB
- * 5.51): the upsweep 0.81 ms (atomic-bound), the look-back's waiting 1.66 ms (timed by a variant that skips it),
- * the passes' load, rank and scatter 8.5 ms, 2.1 ms a pass where a read and a write of the keys take 0.72 ms.
- * Tried without gain: the key's kind as a template argument (H100, 2026-11-27, docs/bench/h100-sort-kind.csv:
- * the u32 pass's SASS halves, since ptxas had kept one path per kind behind uniform branches, but the time does
- * not move, 0.935x -> 0.927x CUB at 2^28 u32 keys, and u64 pairs lose 0.90x -> 0.78x); look-back windows of 8 and 16 words, tiles numbered by an atomic counter, counting the
- * next pass's digits inside each pass (PS_SORT_FUSED: the upsweep halves, the passes absorb it); the payloads
- * fetched at the tile's start, by cp.async into shared memory or into registers, instead of after the keys'
- * scatter (H200, 2026-11-26: u32 pairs 0.842x CUB at 2^28 all three ways, docs/bench/h200-sort-values.csv; the
- * pass does not wait on that load); with payloads, keys and payloads staged side by side in shared memory and
- * written by one loop (H200, 2026-11-27: u32 pairs 0.84x -> 0.81x CUB at 2^28 staged after the look-back, 0.74x
- * before it); the upsweep counting into lane-banked 16-bit counters, so a warp's 32 shared atomics never share a
- * bank (799 -> 766 us at 2^28 u32, the sort 0.5% faster, 2^20 slower: the shared atomics' rate, not their
- * conflicts, bounds it; docs/bench/h200-sort-uplanes.csv).
+ * Measured (H200, CUDA 13.0, CUB 3.0.1, `pscan bench`, median of 25, docs/bench/h200-sort.csv, forty-third
+ * session): CUB's time over pscan's at 2^20 / 2^28: u32 keys 1.38x / 1.093x (53.98 Gkeys/s at 2^28), u64 keys
+ * 1.34x / 1.118x, u32 pairs 1.20x / 1.031x; skewed u32 keys at 2^28: all equal 1.028x, 16 random values 0.997x,
+ * below 1024 1.028x. The H100's figures and every variant measured on the way, kept or not (ballots instead of
+ * __match_any_sync, early counts, the per-case tiles, the upsweep's loop order, the passes without their
+ * look-back, the key's kind as a template argument, payloads fetched early or staged beside the keys, the next
+ * pass's digits counted inside each pass, lane-banked upsweep counters, ...): docs/performance.md, whose sections
+ * name their CSVs under docs/bench/.
  * Against CUB's Onesweep (CCCL main, 2026-08: agent_radix_sort_onesweep.cuh, block_radix_rank.cuh's
  * match/early-counts rank, agent_radix_sort_histogram.cuh, the sm90 tuning; docs/tuning.md, "sort"): the rank is
  * now CUB's way and the tiles per case near CUB's sm90 ones (ps_sort_pass_policy says what each measured). Left:
  * the keys staged in shared memory before the look-back (measured: no gain, removed);
  * the upsweep at full occupancy (ours: 4 x 256 threads per SM; knobs PS_SORT_UP_BLOCKS, PS_SORT_UP_BOUND);
- * unchecked loads and stores for full tiles, programmatic dependent launch, the one-digit-tile shortcut. Same
+ * unchecked loads and stores for full tiles, programmatic dependent launch, the one-digit-tile shortcut (ours is
+ * per warp: ps_sort_warp_counts). Same
  * as ours: warp-striped loads, direct scatter through shared memory, one look-back thread per digit walking one
  * tile at a time with no backoff, early counts, the digits' output offsets loaded before the look-back.
  */
