@@ -377,10 +377,9 @@ __device__ __forceinline__ uint32_t ps_sort_digit_at(const uint32_t (&digits)[PS
  * row after row. The test is each thread's min and max digit (ALU) and two warp reductions a tile. Measured on an
  * H200 (forty-third session, docs/bench/h200-sort-skew-knobs.csv, "uw"): u32 keys at 2^28 all-equal 0.54x -> 1.02x
  * CUB, 16 values 0.63x -> 1.04x, below 1024 0.74x -> 1.02x; random keys 0.2 % slower (0.9 % u32 pairs at 2^24).
- * A test row by row (a shuffle and a ballot) cost random keys 7 % (forty-second session); a test of the packed digit
- * words (a compare a word, a shuffle and a vote) was slower on random keys than the min and max (u64 keys at 2^24
- * 996.5 -> 1002.7 us, u32 pairs 521.3 -> 524.4; its u32 keys printed nothing within 60 s, not looked into; forty-third
- * session, h200-sort-uniform.csv, "pk"). */
+ * A test row by row (a shuffle and a ballot) cost random keys 7 % (forty-second session). A test of the packed digit
+ * words (a compare a word, a shuffle and a vote) is untimed: the build measured ("pk", h200-sort-uniform.csv) put
+ * its __shfl_sync behind a short-circuit && (lanes whose words differed skipped it), and its u32 keys hung. */
 template <int THREADS, int ITEMS, bool HALF>
 __device__ __forceinline__ bool ps_sort_warp_counts(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
                                                     typename ps_sort_wrank<THREADS, HALF>::next &next) {
