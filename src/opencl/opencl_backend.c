@@ -40,6 +40,9 @@ static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
     [PS_CL_RECUR_APPLY] = "ps_recur_apply",
     [PS_CL_HIST_COUNT] = "ps_hist_count",
     [PS_CL_HIST_MERGE] = "ps_hist_merge",
+    [PS_CL_SORT_COUNT] = "ps_sort_count",
+    [PS_CL_SORT_SPINE] = "ps_sort_spine",
+    [PS_CL_SORT_SCATTER] = "ps_sort_scatter",
 };
 
 /* Work-group size of every kernel: 256 where the device allows it (a power of two either way). */

@@ -31,6 +31,9 @@ typedef enum ps_cl_kernel_id {
     PS_CL_RECUR_APPLY,
     PS_CL_HIST_COUNT, /* sum programs (kernels/pattern_histogram.cl) */
     PS_CL_HIST_MERGE,
+    PS_CL_SORT_COUNT, /* sum programs (kernels/pattern_sort.cl) */
+    PS_CL_SORT_SPINE,
+    PS_CL_SORT_SCATTER,
     PS_CL_KERNEL_COUNT
 } ps_cl_kernel_id;
 

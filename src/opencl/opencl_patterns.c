@@ -1,6 +1,7 @@
 /*
- * opencl_patterns.c - reduce, select, partition, expand and the linear recurrences on OpenCL: sizes, temporary
- * storage and launches of the kernels in kernels/pattern_*.cl.
+ * opencl_patterns.c - reduce, select, partition, expand, the linear recurrences, the histogram and the sort on
+ * OpenCL: sizes, temporary storage and launches of the kernels in kernels/pattern_*.cl (the histogram's two
+ * passes and the sort's count, spine and scatter per digit are written beside their own kernels).
  *
  * One design for all five, three passes over fixed tiles, none waiting on another work-group (so it runs as
  * well on PoCL's CPU devices as on GPUs):
@@ -341,6 +342,87 @@ static pscan_status histogram_run(pscan_context *ctx, const ps_request *req) {
     return s;
 }
 
+/* ---- sort ----------------------------------------------------------------------------------------------- */
+
+/* The work-items of a sort, each owning a contiguous chunk of at least PS_CL_SORT_MIN_CHUNK keys, at most
+ * PS_CL_SORT_MAX_WORKERS of them (the digit-major table of counts: 256 x W x 8 bytes, 8 MiB at most). */
+#define PS_CL_SORT_MIN_CHUNK 256u
+#define PS_CL_SORT_MAX_WORKERS 4096u
+#define PS_CL_SORT_RADIX 256u
+
+static uint64_t sort_workers(uint64_t n) {
+    const uint64_t w = ceil_div(n, PS_CL_SORT_MIN_CHUNK);
+    return w < PS_CL_SORT_MAX_WORKERS ? w : PS_CL_SORT_MAX_WORKERS;
+}
+/* 8-aligned byte offsets in temp: the counts, then the spare keys, then the spare payloads. */
+static uint64_t align8(uint64_t b) { return (b + 7) & ~(uint64_t)7; }
+static uint64_t sort_keys_at(uint64_t n) { return align8(sort_workers(n) * PS_CL_SORT_RADIX * sizeof(cl_ulong)); }
+static uint64_t sort_values_at(const ps_request *req) { return sort_keys_at(req->n) + align8(req->n * req->elem_bytes); }
+
+static pscan_status sort_plan(const pscan_context *ctx, const ps_request *req, size_t *bytes) {
+    (void)ctx;
+    *bytes = req->n ? (size_t)(sort_values_at(req) + req->n * req->value_bytes) : 0;
+    return PSCAN_SUCCESS;
+}
+
+/* One pass per 8 bits of [begin_bit, end_bit), ping-ponging between keys_out and temp so that the last pass
+ * writes keys_out (kernels/pattern_sort.cl). */
+static pscan_status sort_run(pscan_context *ctx, const ps_request *req) {
+    if (req->n == 0) return PSCAN_SUCCESS;
+    const uint64_t kb = req->n * req->elem_bytes, vbytes = req->n * req->value_bytes;
+    size_t temp_need = 0;
+    sort_plan(ctx, req, &temp_need);
+    const buffer_need needs[] = {
+        {req->in, kb, PSCAN_ERROR_TOO_LARGE},       {req->in2, vbytes, PSCAN_ERROR_TOO_LARGE},
+        {req->out, kb, PSCAN_ERROR_TOO_LARGE},      {req->out2, vbytes, PSCAN_ERROR_TOO_LARGE},
+        {req->temp, temp_need, PSCAN_ERROR_TEMP_TOO_SMALL},
+    };
+    pscan_status s = buffers_hold(ctx, needs, 5);
+    cl_kernel count = NULL, spine = NULL, scatter = NULL;
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, PSCAN_OP_SUM, PS_CL_SORT_COUNT, &count);
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, PSCAN_OP_SUM, PS_CL_SORT_SPINE, &spine);
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, PSCAN_OP_SUM, PS_CL_SORT_SCATTER, &scatter);
+    if (s != PSCAN_SUCCESS) return s;
+
+    const uint64_t workers = sort_workers(req->n);
+    const uint64_t groups = ceil_div(workers, ps_cl_state_of(ctx)->wg);
+    cl_mem temp = (cl_mem)req->temp, counts = temp;
+    cl_ulong n = req->n, chunk = ceil_div(req->n, workers);
+    cl_uint workers_arg = (cl_uint)workers, value_bytes = (cl_uint)req->value_bytes;
+    const cl_ulong keys_at = sort_keys_at(req->n), values_at = sort_values_at(req);
+    ps_value flip; /* the key's width of all ones (descending) or zeros */
+    memset(&flip, req->descending ? 0xFF : 0, sizeof flip);
+    const unsigned passes = (req->end_bit - req->begin_bit + 7) / 8;
+    for (unsigned q = 0; q < passes && s == PSCAN_SUCCESS; q++) {
+        cl_uint shift = req->begin_bit + 8 * q;
+        const unsigned bits = req->end_bit - shift < 8 ? req->end_bit - shift : 8;
+        cl_uint mask = (1u << bits) - 1u;
+        cl_ulong entries = (cl_ulong)(mask + 1) * workers;
+        /* pass q reads keys_in (first) or the other buffer, and writes keys_out iff passes - 1 - q is even */
+        const int to_out = (passes - 1 - q) % 2 == 0;
+        cl_mem src_keys = q == 0 ? (cl_mem)req->in : to_out ? temp : (cl_mem)req->out;
+        cl_mem src_values = q == 0 ? (cl_mem)req->in2 : to_out ? temp : (cl_mem)req->out2;
+        cl_ulong src_keys_at = q == 0 || !to_out ? 0 : keys_at, src_values_at = q == 0 || !to_out ? 0 : values_at;
+        cl_mem dst_keys = to_out ? (cl_mem)req->out : temp, dst_values = to_out ? (cl_mem)req->out2 : temp;
+        cl_ulong dst_keys_at = to_out ? 0 : keys_at, dst_values_at = to_out ? 0 : values_at;
+        if (!req->value_bytes) src_values = dst_values = NULL, src_values_at = dst_values_at = 0;
+        ps_cl_arg count_args[] = {PS_CL_ARG(src_keys), PS_CL_ARG(src_keys_at), PS_CL_ARG(n), PS_CL_ARG(chunk),
+                                  PS_CL_ARG(workers_arg), {req->elem_bytes, flip.bytes}, PS_CL_ARG(shift),
+                                  PS_CL_ARG(mask), PS_CL_ARG(counts)};
+        s = ps_cl_launch(ctx, count, count_args, 9, groups);
+        ps_cl_arg spine_args[] = {PS_CL_ARG(counts), PS_CL_ARG(entries)};
+        if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, spine, spine_args, 2, 1);
+        ps_cl_arg scatter_args[] = {PS_CL_ARG(src_keys),    PS_CL_ARG(src_keys_at),  PS_CL_ARG(src_values),
+                                    PS_CL_ARG(src_values_at), PS_CL_ARG(n),          PS_CL_ARG(chunk),
+                                    PS_CL_ARG(workers_arg), {req->elem_bytes, flip.bytes}, PS_CL_ARG(shift),
+                                    PS_CL_ARG(mask),        PS_CL_ARG(counts),       PS_CL_ARG(dst_keys),
+                                    PS_CL_ARG(dst_keys_at), PS_CL_ARG(dst_values),   PS_CL_ARG(dst_values_at),
+                                    PS_CL_ARG(value_bytes)};
+        if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, scatter, scatter_args, 16, groups);
+    }
+    return s;
+}
+
 /* ---- the primitives this file runs ---------------------------------------------------------------------- */
 
 typedef struct cl_pattern {
@@ -356,6 +438,7 @@ static const cl_pattern patterns[PS_PRIM_COUNT] = {
     [PS_PRIM_EXPAND] = {expand_plan, expand_run},
     [PS_PRIM_RECURRENCE] = {recurrence_plan, recurrence_run},
     [PS_PRIM_HISTOGRAM] = {histogram_plan, histogram_run},
+    [PS_PRIM_SORT] = {sort_plan, sort_run},
 };
 
 pscan_status ps_cl_pattern_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes) {
