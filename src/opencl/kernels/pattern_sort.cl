@@ -87,17 +87,6 @@ __kernel __attribute__((reqd_work_group_size(PS_WG, 1, 1))) void ps_sort_spine(_
     }
 }
 
-/* Moves payload i of value_bytes to slot p. */
-PS_FN void ps_sort_move_value(__global const uchar *in, __global uchar *out, uint value_bytes, ulong i, ulong p) {
-    switch (value_bytes) {
-    case 1: out[p] = in[i]; break;
-    case 2: ((__global ushort *)out)[p] = ((__global const ushort *)in)[i]; break;
-    case 4: ((__global uint *)out)[p] = ((__global const uint *)in)[i]; break;
-    case 8: ((__global ulong *)out)[p] = ((__global const ulong *)in)[i]; break;
-    default: break;
-    }
-}
-
 __kernel __attribute__((reqd_work_group_size(PS_WG, 1, 1))) void
 ps_sort_scatter(__global const uchar *keys_buf, ulong keys_at, __global const uchar *values_buf, ulong values_at,
                 ulong n, ulong chunk, uint workers, B flip, uint shift, uint mask, __global ulong *offsets,
@@ -115,8 +104,8 @@ ps_sort_scatter(__global const uchar *keys_buf, ulong keys_at, __global const uc
         offsets[slot] = p + 1;
         keys_out[p] = k;
         if (value_bytes)
-            ps_sort_move_value(PS_SORT_AT(const uchar, values_buf, values_at),
-                               PS_SORT_AT(uchar, values_out_buf, values_out_at), value_bytes, i, p);
+            ps_copy_item(PS_SORT_AT(uchar, values_out_buf, values_out_at), p,
+                         PS_SORT_AT(const uchar, values_buf, values_at), i, value_bytes);
     }
 }
 
