@@ -150,6 +150,17 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_HALF
 #define PS_SORT_HALF (-1)
 #endif
+/* Tuning: words after each half-warp's row of the rank's words (ps_sort_wrank's next, half-warp ranks only; 0: none).
+ * The two half-warps of a warp issue their atomics as one instruction; rows 256 words apart put one digit of both
+ * halves in one bank, so keys of few values (both halves hold the same digits) pay a 2-way conflict on every row.
+ * 16 words put the second half's digit d in bank (d + 16) % 32. The rows share the staging union with the tile's
+ * keys, which stay the larger (u32 keys: 24 rows of 272 words, 26 KiB, beside 30 KiB of keys): no occupancy change.
+ * Measured on an H200 (forty-fourth session, tune_sort, docs/bench/h200-sort-skew-pad.csv), u32 keys at 2^28 x CUB:
+ * 16 random full-width values 1.034 -> 1.061, 16 values 0-15 1.038 -> 1.048, below 1024 1.023 -> 1.051, random
+ * 1.091 -> 1.094, all equal and u64 keys unchanged. */
+#ifndef PS_SORT_ROW_PAD
+#define PS_SORT_ROW_PAD 16
+#endif
 /* Tuning: the fewest keys (a power of two) that take a case's LARGE pass policy (ps_sort_pass_policy): 4-byte keys
  * with 4-byte payloads, and 8-byte keys with 4-byte payloads (_WIDE). */
 #ifndef PS_SORT_LARGE_LOG2
@@ -353,7 +364,7 @@ __device__ __forceinline__ void ps_sort_block_rank(const uint32_t (&digit)[ITEMS
  * next place in the tile) lives in the pass's staging buffer, which is free until the scatter. */
 template <int THREADS, bool HALF = false> struct ps_sort_wrank {
     enum { WARPS = THREADS / 32, RANKERS = HALF ? 2 * WARPS : WARPS /* the warps or half-warps that rank */ };
-    typedef uint32_t next[RANKERS][PS_SORT_RADIX];
+    typedef uint32_t next[RANKERS][PS_SORT_RADIX + (HALF ? PS_SORT_ROW_PAD : 0)]; /* PS_SORT_ROW_PAD: banks */
     struct smem {
         uint32_t start[PS_SORT_RADIX]; /* the tile's first place of each digit */
         uint64_t warp_totals[WARPS];
@@ -378,14 +389,14 @@ __device__ __forceinline__ uint32_t ps_sort_digit_at(const uint32_t (&digits)[PS
  * H200 (forty-third session, docs/bench/h200-sort-skew-knobs.csv, "uw"): u32 keys at 2^28 all-equal 0.54x -> 1.02x
  * CUB, 16 values 0.63x -> 1.04x, below 1024 0.74x -> 1.02x; random keys 0.2 % slower (0.9 % u32 pairs at 2^24).
  * A test row by row (a shuffle and a ballot) cost random keys 7 % (forty-second session). A test of the packed digit
- * words (a compare a word, a shuffle and a vote) is untimed: the build measured ("pk", h200-sort-uniform.csv) put
- * its __shfl_sync behind a short-circuit && (lanes whose words differed skipped it), and its u32 keys hung. */
+ * words (a compare a word, a shuffle and a vote; "pk", forty-fourth session, h200-sort-skew-pad.csv) was within
+ * 0.2 % either way on every case: not kept. */
 template <int THREADS, int ITEMS, bool HALF>
 __device__ __forceinline__ bool ps_sort_warp_counts(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
                                                     typename ps_sort_wrank<THREADS, HALF>::next &next) {
     constexpr int PER_WARP = HALF ? 2 : 1; /* a row per half-warp */
-    uint32_t *rows = next[threadIdx.x / 32 * PER_WARP];
-    for (unsigned d = threadIdx.x % 32; d < PER_WARP * PS_SORT_RADIX; d += 32) rows[d] = 0;
+    uint32_t *rows = next[threadIdx.x / 32 * PER_WARP]; /* the warp's rows and their pads, contiguous */
+    for (unsigned d = threadIdx.x % 32; d < PER_WARP * (PS_SORT_RADIX + (HALF ? PS_SORT_ROW_PAD : 0)); d += 32) rows[d] = 0;
     __syncwarp();
     uint32_t *mine = next[PER_WARP == 1 ? threadIdx.x / 32 : threadIdx.x / 16];
     {
@@ -506,7 +517,10 @@ __device__ __forceinline__ void ps_sort_warp_rank(const uint32_t (&digits)[PS_SO
  * their places end at the high half, so no leader's atomic and no shuffle; after a second __syncwarp the leader
  * clears the low half, and a third orders the clear before the next row's adds. One shared access a row fewer than
  * the warp's walk (the warp's OR word and place are two words, and its lane bits fill 32 bits). Rows by ballots
- * between them, as the warp's walk mixes, were slower (forty-first session: ps_sort_pass_policy) and are gone. */
+ * between them, as the warp's walk mixes, were slower (forty-first session: ps_sort_pass_policy) and are gone; so is
+ * every row by ballots and the leader's plain update in tiles of at most 32 distinct digits ("fb", forty-fourth
+ * session, h200-sort-skew-pad.csv: u32 keys at 2^28 6 % slower on 16 values and on random keys, whose tiles never
+ * took it: the row's branch alone cost that). */
 template <int THREADS, int ITEMS>
 __device__ __forceinline__ void ps_sort_half_rank(const uint32_t (&digits)[PS_SORT_DIGIT_WORDS(ITEMS)],
                                                   uint32_t (&rank)[ITEMS], typename ps_sort_wrank<THREADS, true>::next &next,
