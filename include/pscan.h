@@ -646,8 +646,8 @@ pscan_status pscan_sort_temp_bytes(pscan_context *ctx, const pscan_sort_desc *de
  * is 0, NULL otherwise is PSCAN_ERROR_NULL_POINTER. value_bytes other than 0, 1, 2, 4, 8, flags other than
  * PSCAN_SORT_DESCENDING, or a bit range with begin_bit >= end_bit or end_bit beyond the key are
  * PSCAN_ERROR_INVALID_VALUE. n == 0 is a valid no-op. temp as for pscan_scan (the temp holds one more copy of
- * the keys and payloads). CUDA sorts at most 2^32 - 1 keys (PSCAN_ERROR_TOO_LARGE beyond). OpenCL:
- * PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now. On any error status nothing is written.
+ * the keys and payloads). CUDA sorts at most 2^32 - 1 keys (PSCAN_ERROR_TOO_LARGE beyond). OpenCL: AUTO or
+ * REDUCE_THEN_SCAN (8-bit digit passes over fixed chunks; docs/opencl.md). On any error status nothing is written.
  * Example: keys = [3 1 7 0 4 1 6 3], values = [0 1 2 3 4 5 6 7] -> keys_out = [0 1 1 3 3 4 6 7],
  * values_out = [3 1 5 0 7 4 6 2]; descending -> keys_out = [7 6 4 3 3 1 1 0], values_out = [2 6 4 0 7 1 5 3]. */
 pscan_status pscan_sort(pscan_context *ctx, const pscan_sort_desc *desc, const void *keys_in, const void *values_in,
