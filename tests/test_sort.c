@@ -14,13 +14,15 @@
  *  - run_bits(): bit ranges (begin_bit, end_bit) on every key type: one bit, one digit, a digit and a half,
  *    the top bits, a range that ends below the top.
  *  - run_patterns(): all keys equal, sorted, reverse sorted, four distinct values, keys that differ only in
- *    their top 8 bits or only in their low 12 (the CPU skips the passes whose digit is one value), and (floats)
- *    -0.0, +0.0, +-inf, NaNs of both signs and payloads, denormals.
+ *    their top 8 bits, only in their low 12, or below 2^24 (the CPU skips the passes whose digit is one value),
+ *    and (floats) -0.0, +0.0, +-inf, NaNs of both signs and payloads, denormals.
  *  - run_large(): 2^20 + k keys of u32, u64, f32 and i16 with payloads (2^24 + k with --full); with --full also
  *    4-byte keys with 4-byte payloads at 2^25 and 2^25 + k, and i64 keys with 4-byte payloads at 2^22, where
  *    the CUDA passes take their LARGE tiles; and (run_joint_upsweep) all-equal u32 keys at 2^25, i16 keys of
  *    four values at 2^26 + k and u32 keys by bits [5, 29) at 2^25 + 3, past the size where the CUDA upsweep counts
  *    two digits with one atomic.
+ *  - run_skewed(): those patterns at 2^22 + k keys, where none, one, two or three of the passes move a key (the
+ *    CPU skips the others; CUDA's warps of one digit rank them), with payloads, a bit range, 64-bit status words.
  *  - run_bad_inputs(): each bad argument returns its exact status and writes nothing.
  * After each call: the status, the output keys and payloads, everything past them still poisoned, and the
  * inputs unchanged. On OpenCL, whose handles are cl_mem and cannot be offset, every buffer sits at its start (and
@@ -167,9 +169,9 @@ static int outputs_untouched(harness *h) {
 }
 
 /* Input patterns. */
-enum { PAT_RANDOM, PAT_EQUAL, PAT_SORTED, PAT_REVERSE, PAT_FEW, PAT_TOP_BITS, PAT_LOW_BITS, PAT_FLOAT_SPECIAL, PAT_COUNT };
+enum { PAT_RANDOM, PAT_EQUAL, PAT_SORTED, PAT_REVERSE, PAT_FEW, PAT_TOP_BITS, PAT_LOW_BITS, PAT_BELOW_2_24, PAT_FLOAT_SPECIAL, PAT_COUNT };
 static const char *const pattern_names[] = {"random", "all-equal", "sorted", "reverse-sorted", "few-distinct",
-                                            "top-bits-only", "low-bits-only", "float-specials"};
+                                            "top-bits-only", "low-bits-only", "below-2^24", "float-specials"};
 
 static uint64_t pattern_key(const type_info *t, int pattern, size_t i, size_t n, test_rng *rng, uint64_t fixed) {
     const uint64_t all = all_bits(t), r = test_rng_next(rng);
@@ -190,6 +192,7 @@ static uint64_t pattern_key(const type_info *t, int pattern, size_t i, size_t n,
     }
     case PAT_TOP_BITS: return (r % 256) << (bits - 8);
     case PAT_LOW_BITS: return (r % 4096) & all; /* the top digits one value: passes that move nothing */
+    case PAT_BELOW_2_24: return r & 0xffffffull & all; /* three digits move: an odd number of passes */
     case PAT_FLOAT_SPECIAL: {
         if (!t->is_float) return r & all;
         const uint64_t top = 1ull << (bits - 1);
@@ -379,6 +382,31 @@ static void run_patterns(harness *h) {
             }
 }
 
+/* Skewed keys at a size of many tiles and several CUDA blocks per SM: none of the passes moves a key (all equal),
+ * one, two or three do (the CPU's skipped passes leave the keys in one buffer or the other by their parity), with
+ * and without payloads, a bit range, 64-bit status words (8-byte keys). A device-side skip of such passes was
+ * built for CUDA and measured (docs/tuning.md, forty-fifth session): these cases are its tests, should it return. */
+static void run_skewed(harness *h, size_t n) {
+    static const struct {
+        pscan_type type;
+        int pattern, descending;
+        size_t value_bytes;
+        unsigned begin_bit, end_bit; /* 0, 0: all bits */
+    } cases[] = {
+        {PSCAN_TYPE_U32, PAT_EQUAL, 0, 4, 0, 0},       {PSCAN_TYPE_U64, PAT_EQUAL, 1, 0, 0, 0},
+        {PSCAN_TYPE_U32, PAT_TOP_BITS, 1, 0, 0, 0},    {PSCAN_TYPE_F32, PAT_TOP_BITS, 0, 4, 0, 0},
+        {PSCAN_TYPE_U16, PAT_TOP_BITS, 0, 2, 0, 0},    {PSCAN_TYPE_U32, PAT_LOW_BITS, 0, 4, 0, 0},
+        {PSCAN_TYPE_I64, PAT_LOW_BITS, 1, 0, 0, 0},    {PSCAN_TYPE_U32, PAT_BELOW_2_24, 0, 0, 0, 0},
+        {PSCAN_TYPE_U64, PAT_BELOW_2_24, 0, 4, 0, 0},  {PSCAN_TYPE_U32, PAT_LOW_BITS, 1, 4, 4, 28},
+    };
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        one_case c = make_case(type_named(cases[i].type), cases[i].descending, cases[i].value_bytes, n,
+                               cases[i].pattern, 20 + i);
+        if (cases[i].end_bit) c.s.begin_bit = cases[i].begin_bit, c.s.end_bit = cases[i].end_bit, c.full_bits = 0;
+        run_case(h, &c, h->opt.seed ^ (0x4400u + i));
+    }
+}
+
 /* Large sizes with payloads: 2^20 + k (2^24 + k with --full). */
 static void run_large(harness *h, size_t n) {
     const pscan_type large_types[] = {PSCAN_TYPE_U32, PSCAN_TYPE_U64, PSCAN_TYPE_F32, PSCAN_TYPE_I16};
@@ -514,6 +542,8 @@ int main(int argc, char **argv) {
                            (size_t)(test_rng_next(&size_rng) % 5000);
     const size_t tiles_n = h.opt.full ? ((size_t)1 << 25) + 1 + (size_t)(test_rng_next(&size_rng) % 9216) : 0;
     h.max_n = 64 * TILE + 3 > large_n ? 64 * TILE + 3 : large_n;
+    const size_t skewed_n = ((size_t)1 << 22) + 1 + (size_t)(test_rng_next(&size_rng) % 5000);
+    if (skewed_n > h.max_n) h.max_n = skewed_n;
     if (tiles_n > h.max_n) h.max_n = tiles_n;
     const size_t joint_n = h.opt.full ? ((size_t)1 << 26) + 1 + (size_t)(test_rng_next(&size_rng) % 9216) : 0;
     if (joint_n > h.max_n) h.max_n = joint_n;
@@ -541,6 +571,7 @@ int main(int argc, char **argv) {
     run_patterns(&h);
     printf("test_sort: large size %zu\n", large_n);
     if (TEST_IN_SHARD(&h.opt, 1)) run_large(&h, large_n);
+    if (TEST_IN_SHARD(&h.opt, 2)) run_skewed(&h, skewed_n);
     if (tiles_n && TEST_IN_SHARD(&h.opt, 2)) run_large_tiles(&h, tiles_n);
     if (joint_n && TEST_IN_SHARD(&h.opt, 3)) run_joint_upsweep(&h, joint_n);
     finish(&h);
