@@ -5,7 +5,8 @@ Why: the forty-fifth session found that one unused pointer field added to ps_sor
 sort 1.70x slower on an H200 (docs/performance.md, forty-fifth section). The tests still passed and the registers
 and spills that ptxas reports stayed the same. The PTX showed the cause: NVVM had stopped unswitching the checked
 tile path into an unchecked copy, so the kernel's global loads fell from 45 to 15. This check needs nvcc and no
-GPU. It compiles src/cuda/radix_sort.cu to PTX for sm_90 with the library's flags (about 15 s), counts every pass
+GPU. It compiles src/cuda/radix_sort.cu to PTX for sm_90 with the library's flags (those src/cuda/CMakeLists.txt
+sets: keep the two alike; about 15 s), counts every pass
 kernel's global loads and stores, and compares them with scripts/sort_codegen.csv. It fails when a kernel lost
 more than a quarter of its loads or stores, or when a kernel appeared or disappeared. A change that is meant to
 alter the kernels updates the baseline with --update; say so in the commit, with the tune_sort rows that show
