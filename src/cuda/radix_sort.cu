@@ -217,25 +217,47 @@ struct ps_sort_no_value {};
 
 /* ---- keys and digits ----------------------------------------------------------------------------------- */
 
-/* pscan.h's order-preserving map; flip is all ones for descending. */
-template <class U> __device__ __forceinline__ U ps_sort_map(U x, int kind, U flip) {
-    const U sign = (U)((U)1 << (8 * sizeof(U) - 1));
-    U t = x;
-    if (kind == PS_SORT_KEY_SIGNED) {
-        t = (U)(x ^ sign);
-    } else if (kind == PS_SORT_KEY_FLOAT) {
+/* pscan.h's order-preserving map of a key's bits. Two kinds reach the device: integers, whose map is x ^ flip
+ * (ps_sort_desc folds a signed key's sign bit into flip, beside descending's all ones), and floats (negatives
+ * complemented, the sign bit of positives set, every NaN all ones, after +inf; then ^ flip). Why two: a kind
+ * tested at run time in every key's digit is slow unless NVVM unswitches the pass kernel's loops into one copy
+ * per kind, and it stopped doing that when one unused field was added to ps_sort_pass_params (u64 keys 1.70x
+ * slower; docs/performance.md, forty-fifth session). The keys-only pass kernels therefore take the kind as a
+ * template argument (ps_sort_pass_policy::KIND_BODIES, ps_sort_digit::as); with two kinds that is two bodies. */
+template <class U, bool REAL> __device__ __forceinline__ U ps_sort_map_as(U x, U flip) {
+    if constexpr (REAL) {
+        const U sign = (U)((U)1 << (8 * sizeof(U) - 1));
         const U inf = (U)(sizeof(U) == 8 ? 0x7ff0000000000000ull : 0x7f800000ull);
-        t = (U)(x & ~sign) > inf ? (U)~(U)0 : (x & sign) ? (U)~x : (U)(x | sign);
+        const U t = (U)(x & ~sign) > inf ? (U)~(U)0 : (x & sign) ? (U)~x : (U)(x | sign);
+        return (U)(t ^ flip);
+    } else {
+        return (U)(x ^ flip);
     }
-    return (U)(t ^ flip);
+}
+template <class U> __device__ __forceinline__ U ps_sort_map(U x, int kind, U flip) {
+    return kind == PS_SORT_KEY_FLOAT ? ps_sort_map_as<U, true>(x, flip) : ps_sort_map_as<U, false>(x, flip);
 }
 
+/* A pass's digit of a key: its map's bits [shift, shift + 8) under mask. as<REAL>() is the same digit with the
+ * kind fixed at compile time, for the pass kernel's bodies. */
+template <class U, bool REAL> struct ps_sort_digit_as {
+    U flip;
+    unsigned shift, mask;
+    __device__ __forceinline__ uint32_t operator()(U key) const {
+        return (uint32_t)(ps_sort_map_as<U, REAL>(key, flip) >> shift) & mask;
+    }
+};
 template <class U> struct ps_sort_digit {
     int kind;
     U flip;
     unsigned shift, mask;
     __device__ __forceinline__ uint32_t operator()(U key) const {
         return (uint32_t)(ps_sort_map<U>(key, kind, flip) >> shift) & mask;
+    }
+    /* KIND: 0 integers, 1 floats, -1 the kind left to run time (this digit itself) */
+    template <int KIND> __device__ __forceinline__ auto as() const {
+        if constexpr (KIND < 0) return *this;
+        else return ps_sort_digit_as<U, KIND == 1>{flip, shift, mask};
     }
 };
 
@@ -754,6 +776,20 @@ template <class U, class V, bool LARGE> struct ps_sort_pass_policy {
      * median of 15), pscan over CUB at 2^24 / 2^28: u32 pairs 0.931 -> 0.965 / 0.884 -> 0.907; u32 keys 0.988
      * -> 0.978 / 0.897 -> 0.881 (the second body spills 44 bytes a thread), u64 keys 1.067 -> 1.007 / 1.025 ->
      * 0.966, u64 pairs 0.888 -> 0.870 / 0.840 -> 0.819. PS_SORT_FULL 0 or 1 sets it for every case. */
+    /* One body of the pass per key kind (integer, float) with the kind a template argument (ps_sort_map), for the
+     * keys-only cases of 4- and 8-byte keys; the rest test the kind at run time and rely on NVVM's unswitching.
+     * H200, 2026-12-02 (docs/bench/h200-sort-kind.csv, tune_sort, median of 15, two rounds, time before -> after,
+     * signed keys folded into flip in both): u32 keys 2^24 / 2^28 359 -> 354.5 / 4951 -> 4920 us, u64 keys
+     * equal (1005, 14900), and with an unused params field (the forty-fifth session's 1.70x) both unchanged;
+     * u32 pairs 523 -> 515 / 7152 -> 7162, u64 pairs-u32 1318 -> 1307 / 19956 -> 19684 (these keep the run-time
+     * kind: with bodies by kind their registers rose, 95 -> 124 for u64 pairs, 1.35x slower; with the field
+     * u64 pairs still lose 1.40x, which scripts/check_sort_codegen.py catches). 1- and 2-byte keys: their kernels
+     * spilled 12 bytes with bodies by kind. */
+#ifdef PS_SORT_KIND_BODIES
+    static constexpr bool KIND_BODIES = PS_SORT_KIND_BODIES != 0;
+#else
+    static constexpr bool KIND_BODIES = KEYS_ONLY && sizeof(U) >= 4;
+#endif
 #ifdef PS_SORT_FULL
     static constexpr bool FULL = PS_SORT_FULL != 0;
 #else
@@ -914,10 +950,12 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
     __shared__ uint32_t next_hist[PS_SORT_RADIX]; /* the next pass's digits of this tile */
 #endif
     /* The tile's work, once for full tiles (FULL: every slot holds a key, so no slot is checked against n) and
-     * once for the partial last tile; without Policy::FULL every tile takes the checked path. */
-    auto work = [&](auto full) {
+     * once for the partial last tile; without Policy::FULL every tile takes the checked path. And once per key
+     * kind (real: floats), so that no key's digit tests the kind (ps_sort_map_as). */
+    auto work = [&](auto full, auto kind) {
         constexpr bool FULL = decltype(full)::value;
         const uint32_t valid = FULL ? TILE : valid_keys;
+        const auto digit = p.digit.template as<decltype(kind)::value>();
 
         /* ---- load: warp-striped rows; slots past n take the last digit, so they rank last ---- */
         U key[ITEMS];
@@ -927,7 +965,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
         for (int i = 0; i < ITEMS; i++) {
             const uint32_t slot = ps_sort_pass_slot<ITEMS, Policy::HALF>(i);
             key[i] = (FULL || slot < valid) ? p.keys_in[base + slot] : (U)0;
-            const uint32_t dg = (FULL || slot < valid) ? p.digit(key[i]) : p.digit.mask;
+            const uint32_t dg = (FULL || slot < valid) ? digit(key[i]) : digit.mask;
             digits[i / 4] = i % 4 ? digits[i / 4] | dg << (8 * (i % 4)) : dg;
         }
 
@@ -947,7 +985,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
             if (p.next_counts && (FULL || ps_sort_pass_slot<ITEMS, Policy::HALF>(i) < valid)) atomicAdd(&next_hist[p.next_digit(key[i])], 1u);
 #endif
         const uint32_t total = ps_sort_warp_total<THREADS, Policy::HALF>(stage.rank.next);
-        const uint32_t count = total - (d == p.digit.mask ? TILE - valid : 0u);
+        const uint32_t count = total - (d == digit.mask ? TILE - valid : 0u);
         if (digit_thread) ps_sort_publish_count(status, p.tag, p.tiles, tile, count);
         const uint32_t digit_start = ps_sort_warp_places<THREADS, Policy::HALF>(rs, stage.rank.next, total, global_count);
 #if PS_SORT_FUSED
@@ -976,7 +1014,7 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
             uint32_t dg = 0;
             if (FULL || j < valid) {
                 const U k = stage.keys[j];
-                dg = p.digit(k);
+                dg = digit(k);
                 p.keys_out[dest_base[dg] + j] = k;
             }
             out_digits[i / 4] = i % 4 ? out_digits[i / 4] | dg << (8 * (i % 4)) : dg;
@@ -1003,10 +1041,18 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
             }
         }
     };
+    auto by_kind = [&](auto full) {
+        if constexpr (Policy::KIND_BODIES) {
+            if (p.digit.kind == PS_SORT_KEY_FLOAT) work(full, std::integral_constant<int, 1>());
+            else work(full, std::integral_constant<int, 0>());
+        } else {
+            work(full, std::integral_constant<int, -1>());
+        }
+    };
     if (Policy::FULL && valid_keys == TILE)
-        work(std::true_type());
+        by_kind(std::true_type());
     else
-        work(std::false_type());
+        by_kind(std::false_type());
 }
 
 /* ---- upsweep: the digit counts of every pass in one read -------------------------------------------------- */
@@ -1359,8 +1405,10 @@ static size_t ps_sort_temp_bytes(uint64_t n, size_t key_bytes, size_t value_byte
 
 template <class U> static ps_sort_keys_desc<U> ps_sort_desc(const ps_sort_args &a) {
     ps_sort_keys_desc<U> k;
-    k.kind = a.kind;
-    k.flip = a.descending ? (U)~(U)0 : (U)0;
+    const U sign = (U)((U)1 << (8 * sizeof(U) - 1));
+    /* signed integers map as unsigned ones with the sign bit flipped: folded into flip (ps_sort_map) */
+    k.kind = a.kind == PS_SORT_KEY_FLOAT ? PS_SORT_KEY_FLOAT : PS_SORT_KEY_UNSIGNED;
+    k.flip = (U)((a.descending ? (U)~(U)0 : (U)0) ^ (a.kind == PS_SORT_KEY_SIGNED ? sign : (U)0));
     k.begin_bit = a.begin_bit;
     k.end_bit = a.end_bit;
     k.passes = (a.end_bit - a.begin_bit + 7) / 8;
