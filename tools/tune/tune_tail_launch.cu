@@ -15,6 +15,11 @@
  * Measured (H200, CUDA 13.0, 2026-12-02, by this file's first version, which flushed with its own 256 MiB write
  * and timed the same way): no shared memory 531 us from the host, 549 as a tail launch (+3.4 %);
  * 35 KiB 530 us from the host, 655 as a tail launch or fire-and-forget (+24 %), with every variant alike.
+ * Graphs (the forty-sixth session, docs/bench/h200-graph-launch.txt): a graph's kernel node runs at the host
+ * launch's speed (528.5 against 528.4 us; 35 KiB 523.7 against 523.4), and a conditional node adds about 8 us
+ * at 2^28 words and 9 us at 2^22 (IF or SWITCH alike: 536.4 / 537.1 us; 20.7 / 21.2 against 11.9 at 2^22), the
+ * setter kernel included; updating the bodies' kernel parameters before each launch costs 2.4-2.9 us of host time
+ * for four nodes.
  */
 #include <chrono>
 #include <cstdint>
