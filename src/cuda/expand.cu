@@ -150,6 +150,16 @@
 #ifndef PS_EXPAND_GRID_BY_CAPACITY
 #define PS_EXPAND_GRID_BY_CAPACITY 1
 #endif
+/* Prepared, not yet measured (off): 1 launches the deferred pass as a programmatic dependent launch (chain/pdl.cuh):
+ * its blocks wait for the scan's end before they read its firsts and prefixes. With PS_CHAIN_PDL_TRIGGER=1 the scan's
+ * blocks let it be scheduled as they start, else as they exit. Prediction from the sort's passes (a few us a launch
+ * gap): 2-5 us off the calls that take both launches below 2^20 counts, where the calls cost 1.8-3.6x a copy call
+ * against issue 10's 1.3x; nothing at large n. A/B: tools/tune/variants.sh tools/tune/tune_expand.cu OUT "base="
+ * "pdl=-DPS_EXPAND_PDL=1" "pdlt=-DPS_EXPAND_PDL=1 -DPS_CHAIN_PDL_TRIGGER=1" -- --min-log2 10 --max-log2 24; then
+ * test_expand on CUDA (whole table) before turning it on. */
+#ifndef PS_EXPAND_PDL
+#define PS_EXPAND_PDL 0
+#endif
 /* Tuning control: 1 leaves the deferred launch out, so tune_expand times the first launch alone (the small calls'
  * floor: what a single launch could reach). Wrong results by design wherever a tile defers. */
 #ifndef PS_EXPAND_CONTROL_FIRST
@@ -714,6 +724,7 @@ __global__ void __launch_bounds__(PS_EXPAND_THREADS) ps_expand_deferred_kernel(c
     extern __shared__ __align__(PS_DYNAMIC_SMEM_ALIGN) uint4 ps_expand_dynamic[];
     S &s = ps_chain_program_smem<ps_expand_smem_of<ITEMS>>(s_static, ps_expand_dynamic);
     __shared__ uint32_t s_tile;
+    if (PS_EXPAND_PDL) ps_pdl_wait(); /* the scan has ended: its firsts and prefixes are visible */
     /* deferred slot d of tile t is slot start(t) + d - dprefix[t]: the mapping only grows, so those below the
      * capacity are the first min(total, capacity) or fewer */
     const uint64_t total = p.dprefix[p.tiles], useful = total < p.capacity ? total : p.capacity;
@@ -829,8 +840,8 @@ static cudaError_t expand_deferred(const ps_expand_params &p, const ps_cuda_devi
         const uint64_t need = ps_cuda_div_up(p.capacity, (uint64_t)PS_EXPAND_CHUNK);
         if (need < grid) grid = (unsigned)(need ? need : 1);
     }
-    ps_expand_deferred_kernel<C, I, ITEMS><<<grid, PS_EXPAND_THREADS, dynamic, dev->stream>>>(p);
-    return cudaGetLastError();
+    return ps_pdl_launch(PS_EXPAND_PDL != 0, ps_expand_deferred_kernel<C, I, ITEMS>, dim3(grid), dim3(PS_EXPAND_THREADS),
+                         dynamic, dev->stream, p);
 }
 
 /* Both launches at one tile shape. */

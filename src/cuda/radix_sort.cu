@@ -94,6 +94,7 @@
 
 #include <type_traits>
 
+#include "chain/pdl.cuh"         /* the passes as programmatic dependent launches (PS_SORT_PDL) */
 #include "chain/single_pass.cuh" /* ps_chain_next_epoch: the per-launch epochs of the engine */
 #include "chain/tile_state.cuh"  /* PS_TILE_AGGREGATE, PS_TILE_INCLUSIVE */
 #include "cuda_backend.h"
@@ -188,8 +189,8 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_PREFETCH
 #define PS_SORT_PREFETCH 32
 #endif
-/* Each digit pass is a programmatic dependent launch (sm_90 and later): its blocks may be scheduled once every block
- * of the kernel before it has passed its own wait (ps_sort_pdl_wait), and each waits, before it reads anything,
+/* Each digit pass is a programmatic dependent launch (sm_90 and later; chain/pdl.cuh): its blocks may be scheduled
+ * once every block of the kernel before it has passed its own wait, and each waits, before it reads anything,
  * until that kernel has finished and its writes are visible. What it saves is the gap between two launches (the
  * launch itself and the ramp of the next grid), not work: it matters where a pass is short. 0: plain launches.
  * H200, 2026-12-02 (docs/bench/h200-sort-pdl.csv, tune_sort, median of 15, mean of two rounds, plain -> PDL, us):
@@ -931,18 +932,6 @@ template <class U, class V, bool LARGE> struct ps_sort_staging {
     }
 };
 
-/* The pass kernel's first act under PS_SORT_PDL: wait for the kernel before it in the stream (the upsweep or the
- * previous pass: their counts, keys and cleared status words), then let the next pass's blocks be scheduled. The
- * next pass's blocks wait in turn, so nothing of this pass is read before it ends; and since every block here
- * passed the wait before the next launch may start, that launch never takes a slot that one of these blocks
- * still needs. Without the launch attribute both instructions do nothing. */
-__device__ __forceinline__ void ps_sort_pdl_wait() {
-#if PS_SORT_PDL && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
 /* One digit pass over one tile (the header's phases), shaped by the case's policy. */
 template <class U, class V, bool LARGE, class W>
 __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_sort_pass_policy<U, V, LARGE>::MIN_BLOCKS)
@@ -956,7 +945,10 @@ __global__ void __launch_bounds__(ps_sort_pass_policy<U, V, LARGE>::THREADS, ps_
     typename ps_sort_staging<U, V, LARGE>::Stage &stage = ps_sort_staging<U, V, LARGE>::get();
     __shared__ typename Rank::smem rs;
     __shared__ uint32_t dest_base[PS_SORT_RADIX];
-    ps_sort_pdl_wait();
+    if (PS_SORT_PDL) { /* the kernel in front (upsweep or pass) has ended; the next pass may now be scheduled */
+        ps_pdl_wait();
+        ps_pdl_trigger();
+    }
     const uint32_t tile = blockIdx.x, base = tile * TILE;
     const uint32_t valid_keys = p.n - base < TILE ? p.n - base : TILE;
     if constexpr (PS_SORT_PREFETCH > 0 && (PS_SORT_PREFETCH_CASES > 1 || sizeof(U) == 4)) {
@@ -1486,13 +1478,6 @@ static cudaError_t ps_sort_passes(const ps_sort_args &a, const ps_sort_keys_desc
     memset(&p, 0, sizeof p);
     p.n = n;
     p.tiles = (uint32_t)ps_cuda_div_up(n, Policy::TILE);
-    int cc_major = 0; /* PS_SORT_PDL: programmatic dependent launches from sm_90 */
-    if (PS_SORT_PDL && (err = cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, dev->device)) != cudaSuccess)
-        return err;
-    cudaLaunchAttribute pdl;
-    memset(&pdl, 0, sizeof pdl);
-    pdl.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    pdl.val.programmaticStreamSerializationAllowed = 1;
     for (unsigned q = 0; q < k.passes; q++) {
         p.status = S32 ? status + (q & 1) * region : status;
         p.clear = S32 && q >= 1 && q + 1 < k.passes ? status + ((q + 1) & 1) * region : NULL;
@@ -1513,15 +1498,9 @@ static cudaError_t ps_sort_passes(const ps_sort_args &a, const ps_sort_keys_desc
                                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
                                                         (int)dynamic_smem)) != cudaSuccess)
             return err;
-        cudaLaunchConfig_t cfg;
-        memset(&cfg, 0, sizeof cfg);
-        cfg.gridDim = dim3(p.tiles);
-        cfg.blockDim = dim3(Policy::THREADS);
-        cfg.dynamicSmemBytes = dynamic_smem;
-        cfg.stream = dev->stream;
-        cfg.attrs = &pdl;
-        cfg.numAttrs = PS_SORT_PDL && cc_major >= 9 ? 1 : 0;
-        if ((err = cudaLaunchKernelEx(&cfg, ps_sort_pass_kernel<U, V, LARGE, W>, p)) != cudaSuccess) return err;
+        if ((err = ps_pdl_launch(PS_SORT_PDL != 0, ps_sort_pass_kernel<U, V, LARGE, W>, dim3(p.tiles),
+                                 dim3(Policy::THREADS), dynamic_smem, dev->stream, p)) != cudaSuccess)
+            return err;
     }
     return cudaSuccess;
 }

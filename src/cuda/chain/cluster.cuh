@@ -128,6 +128,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     __shared__ C prefix_sh, total_sh;
     typename P::local l;
     const uint32_t id = blockIdx.x;
+    if (PS_CHAIN_PDL_TRIGGER) ps_pdl_trigger(); /* chain/pdl.cuh: a dependent next kernel may be scheduled */
 
     const C aggregate = P::reduce(p, id, l, s);
     if (threadIdx.x == 0) memcpy(aggregate_sh, &aggregate, sizeof aggregate);

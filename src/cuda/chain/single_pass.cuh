@@ -80,6 +80,7 @@
 
 #include "block/prefetch.cuh"
 #include "block/warp.cuh"
+#include "chain/pdl.cuh"
 #include "chain/tile_state.cuh"
 
 /* Look-back entries per lane (W = 32 x E tiles of window); see docs/performance.md for the sweep. */
@@ -352,6 +353,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS)
     const uint32_t id = blockIdx.x;
     const uint32_t W = PS_WARP_LANES * E;
     const bool wants_total = ps_chain_total<P>::wanted(p); /* then every tile is resident (see total above) */
+    if (PS_CHAIN_PDL_TRIGGER) ps_pdl_trigger(); /* chain/pdl.cuh: a dependent next kernel may be scheduled */
 
 #if PS_CHAIN_TRACE
     const unsigned long long trace_start = ps_chain_now();
