@@ -7,7 +7,8 @@
 # Steps (all by default; --only picks some, build is implied when the build directory is missing):
 #   build     cmake -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 in build-gpu (BUILD_DIR overrides), ninja -j16
 #   tests     ctest -L cuda: the scan table for every CUDA algorithm, the API edges, 2^32+17 elements, and the
-#             stress test (1000 back-to-back decoupled look-back scans, fresh random data, each checked), and
+#             stress tests (1000 back-to-back decoupled look-back scans, 400 back-to-back sorts: fresh random data,
+#             each checked), and
 #             sort.cuda.codegen (scripts/check_sort_codegen.py: the sort's pass kernels' PTX against its baseline)
 #   opencl    ctest -L opencl: every OpenCL test on the machine's own OpenCL driver (NVIDIA's on the GPU machine;
 #             CI runs them on PoCL), skipped where the build has no OpenCL

@@ -162,6 +162,7 @@ typedef struct test_options {
     long long only_n;      /* --n N (test_scan, test_reduce): one size; -1: all */
     long threads;          /* -1: the backend's default */
     unsigned shard, shards; /* --shard K/N: only the types whose index is K mod N (0/0: all) */
+    long stress;           /* --stress N (test_sort): N calls back to back instead of the tables; 0: the tables */
 } test_options;
 
 /* The options a program takes beside --backend, --algo, --seed, --threads and --quick (test_parse_options). */
@@ -171,6 +172,7 @@ enum {
     TEST_OPT_LARGE = 4,        /* --large, --large-bytes */
     TEST_OPT_STRICT_ORDER = 8, /* --strict-order */
     TEST_OPT_ONLY = 16,        /* --type, --op, --n */
+    TEST_OPT_STRESS = 32,      /* --stress N */
 };
 
 /* --shard K/N: the sanitizers' jobs split a program's table by element type, so no one job runs past its time
@@ -237,14 +239,17 @@ static inline int test_parse_options(const char *program, int argc, char **argv,
             ok = pscan_op_parse(argv[++i], &op) == PSCAN_SUCCESS, o->only_op = (int)op;
         else if ((accept & TEST_OPT_ONLY) && v && strcmp(a, "--n") == 0)
             o->only_n = strtoll(argv[++i], NULL, 0);
+        else if ((accept & TEST_OPT_STRESS) && v && strcmp(a, "--stress") == 0)
+            ok = (o->stress = strtol(argv[++i], NULL, 0)) > 0;
         else
             ok = 0;
         if (!ok) {
             fprintf(stderr, "usage: %s --backend cpu|cuda|opencl [--algo NAME] [--quick] [--seed S] [--threads T]",
                     program);
-            fprintf(stderr, "%s%s%s%s%s\n", accept & TEST_OPT_FULL ? " [--full]" : "",
+            fprintf(stderr, "%s%s%s%s%s%s\n", accept & TEST_OPT_FULL ? " [--full]" : "",
                     accept & TEST_OPT_LARGE ? " [--large | --large-bytes]" : "", accept & TEST_OPT_STRICT_ORDER ? " [--strict-order]" : "",
-                    accept & TEST_OPT_SHARD ? " [--shard K/N]" : "", accept & TEST_OPT_ONLY ? " [--type T] [--op O] [--n N]" : "");
+                    accept & TEST_OPT_SHARD ? " [--shard K/N]" : "", accept & TEST_OPT_ONLY ? " [--type T] [--op O] [--n N]" : "",
+                    accept & TEST_OPT_STRESS ? " [--stress N]" : "");
             return 1;
         }
     }

@@ -1,7 +1,8 @@
 /*
  * test_sort.c - the sort test table, read as a specification of pscan_sort().
  *
- *   test_sort --backend cpu|cuda|opencl [--algo NAME] [--quick] [--full] [--seed S] [--threads T]
+ *   test_sort --backend cpu|cuda|opencl [--algo NAME] [--quick] [--full] [--seed S] [--threads T] [--shard K/N]
+ *             [--stress N]
  *
  * Every result is checked against a stable merge sort written here (never the library's) on the
  * order-preserving map of pscan.h, itself checked against the keys' numeric order: sorted keys bit for bit,
@@ -24,6 +25,8 @@
  *  - run_skewed(): those patterns at 2^22 + k keys, where none, one, two or three of the passes move a key (the
  *    CPU skips the others; CUDA's warps of one digit rank them), with payloads, a bit range, 64-bit status words.
  *  - run_bad_inputs(): each bad argument returns its exact status and writes nothing.
+ *  - run_stress() (--stress N, instead of the above): N calls back to back on one stream and one temp, each with
+ *    fresh keys of a random type, direction, payload, size and bit range, checked after its batch.
  * After each call: the status, the output keys and payloads, everything past them still poisoned, and the
  * inputs unchanged. On OpenCL, whose handles are cl_mem and cannot be offset, every buffer sits at its start (and
  * the overlap cases of run_bad_inputs, which need addresses, are left out).
@@ -516,6 +519,151 @@ static void run_bad_inputs(harness *h) {
     EXPECT(h, outputs_untouched(h));
 }
 
+/* run_stress (--stress N): N sorts back to back on one stream, in batches of STRESS_BATCH enqueued with no
+ * synchronize between them, each with its own buffers and fresh keys, all on one temp (the context's workspace,
+ * or one caller buffer at a random offset, by turns). A table of single calls rarely provokes what this does: a
+ * CUDA pass that reads before the kernel in front of it has finished (the passes are programmatic dependent
+ * launches), or a status word left in temp by the sort before. Each call draws its key type, direction, payload
+ * width, size (log-uniform from 1 to 2^STRESS_MAX_LOG2, one in sixteen just below 2^STRESS_MAX_LOG2 + 64), a bit
+ * range one time in four, and random keys or keys below 4096 (passes that move nothing); each result is checked
+ * against the reference, payloads (input indices) included. */
+#define STRESS_BATCH 4
+#define STRESS_MAX_LOG2 22
+
+typedef struct stress_slot {
+    one_case c;
+    unsigned char *keys; /* the input keys, kept for the reference */
+    void *d_keys, *d_values, *d_keys_out, *d_values_out;
+} stress_slot;
+
+static void stress_check(harness *h, const stress_slot *sl, long call) {
+    const one_case *c = &sl->c;
+    const size_t n = c->n, kb = c->s.t->bytes, vb = c->value_bytes;
+    char desc[400], what[600];
+    describe(c, desc, sizeof desc);
+    for (size_t i = 0; i < n; i++) {
+        h->h_sort_keys[i] = sort_key(&c->s, load_raw(sl->keys, i, kb));
+        h->h_idx[i] = i;
+    }
+    merge_sort(h->h_idx, h->h_scratch, h->h_sort_keys, n);
+    for (int pass = 0; pass < (vb ? 2 : 1); pass++) {
+        const size_t bytes = pass ? vb : kb;
+        if (pscan_memory_download(h->ctx, h->h_got, pass ? sl->d_values_out : sl->d_keys_out, n * bytes) != PSCAN_SUCCESS ||
+            pscan_context_synchronize(h->ctx) != PSCAN_SUCCESS) {
+            fail_report(h, "download failed");
+            return;
+        }
+        for (size_t i = 0; i < n; i++) {
+            const uint64_t index = h->h_idx[i];
+            const int same = pass ? memcmp(h->h_got + i * vb, &index, vb) == 0 /* little-endian: the index's low bytes */
+                                  : memcmp(h->h_got + i * kb, sl->keys + index * kb, kb) == 0;
+            if (!same) {
+                snprintf(what, sizeof what, "stress call %ld: %s: %s[%zu] differs from the stable order's", call, desc,
+                         pass ? "values_out" : "keys_out", i);
+                fail_report(h, what);
+                return;
+            }
+        }
+    }
+    h->passed++;
+}
+
+static void run_stress(harness *h, long calls) {
+    const size_t cap = ((size_t)1 << STRESS_MAX_LOG2) + 64, cap_bytes = cap * 8;
+    stress_slot slots[STRESS_BATCH];
+    memset(slots, 0, sizeof slots);
+    int ok = cap <= h->max_n;
+    for (int b = 0; b < STRESS_BATCH && ok; b++) {
+        stress_slot *sl = &slots[b];
+        ok = (sl->keys = (unsigned char *)malloc(cap_bytes)) != NULL &&
+             pscan_memory_alloc(h->ctx, cap_bytes, &sl->d_keys) == PSCAN_SUCCESS &&
+             pscan_memory_alloc(h->ctx, cap_bytes, &sl->d_values) == PSCAN_SUCCESS &&
+             pscan_memory_alloc(h->ctx, cap_bytes, &sl->d_keys_out) == PSCAN_SUCCESS &&
+             pscan_memory_alloc(h->ctx, cap_bytes, &sl->d_values_out) == PSCAN_SUCCESS;
+    }
+    /* one caller temp for the largest call of any type and payload, plus room for the offsets; junk in it */
+    size_t temp_bytes = 0;
+    for (size_t ti = 0; ti < TYPE_COUNT && ok; ti++)
+        for (int v = 0; v < 5 && ok; v++) {
+            const pscan_sort_desc d = {types[ti].type, value_cycle[v], 0u, 0u, 0u, h->opt.algo};
+            size_t need = 0;
+            ok = pscan_sort_temp_bytes(h->ctx, &d, cap, &need) == PSCAN_SUCCESS;
+            if (need > temp_bytes) temp_bytes = need;
+        }
+    test_rng rng = {test_mix64(h->opt.seed ^ 0x57e55u)};
+    void *temp = NULL;
+    if (ok && temp_bytes) {
+        temp_bytes += 256;
+        unsigned char *junk = (unsigned char *)malloc(temp_bytes);
+        ok = junk && pscan_memory_alloc(h->ctx, temp_bytes, &temp) == PSCAN_SUCCESS;
+        for (size_t i = 0; ok && i < temp_bytes; i++) junk[i] = (unsigned char)test_rng_next(&rng);
+        ok = ok && pscan_memory_upload(h->ctx, temp, junk, temp_bytes) == PSCAN_SUCCESS &&
+             pscan_context_synchronize(h->ctx) == PSCAN_SUCCESS;
+        free(junk);
+    }
+    if (!ok) fail_report(h, "stress: setup failed (memory)");
+
+    for (long done = 0, round = 0; ok && done < calls; round++) {
+        const int count = (int)(calls - done < STRESS_BATCH ? calls - done : STRESS_BATCH);
+        const int caller_temp = temp && round % 2 == 0;
+        const size_t offset = h->addresses ? (size_t)(test_rng_next(&rng) % 256) : 0;
+        for (int b = 0; b < count && ok; b++) {
+            stress_slot *sl = &slots[b];
+            const type_info *t = &types[test_rng_next(&rng) % TYPE_COUNT];
+            const unsigned width = 8 * (unsigned)t->bytes;
+            size_t n = test_rng_next(&rng) % 16 == 0
+                           ? cap - (size_t)(test_rng_next(&rng) % 64)
+                           : 1 + (size_t)(test_rng_next(&rng) >> (63 - (int)(test_rng_next(&rng) % STRESS_MAX_LOG2)));
+            if (n > cap) n = cap;
+            sl->c = make_case(t, (int)(test_rng_next(&rng) % 2), value_cycle[test_rng_next(&rng) % 5], n,
+                              test_rng_next(&rng) % 4 == 0 ? PAT_LOW_BITS : PAT_RANDOM, 0);
+            sl->c.offset = 0;
+            sl->c.caller_temp = caller_temp;
+            sl->c.full_bits = 0;
+            if (test_rng_next(&rng) % 4 == 0) {
+                sl->c.s.begin_bit = (unsigned)(test_rng_next(&rng) % width);
+                sl->c.s.end_bit = sl->c.s.begin_bit + 1 + (unsigned)(test_rng_next(&rng) % (width - sl->c.s.begin_bit));
+            }
+            const size_t kb = t->bytes, vb = sl->c.value_bytes;
+            const uint64_t fixed = test_rng_next(&rng);
+            for (size_t i = 0; i < n; i++) {
+                const uint64_t key = pattern_key(t, sl->c.pattern, i, n, &rng, fixed), index = i;
+                memcpy(sl->keys + i * kb, &key, kb);
+                if (vb) memcpy(h->h_values + i * vb, &index, vb);
+            }
+            ok = pscan_memory_upload(h->ctx, sl->d_keys, sl->keys, n * kb) == PSCAN_SUCCESS &&
+                 (!vb || pscan_memory_upload(h->ctx, sl->d_values, h->h_values, n * vb) == PSCAN_SUCCESS) &&
+                 pscan_context_synchronize(h->ctx) == PSCAN_SUCCESS; /* h_values is reused by the next slot */
+            if (!ok) fail_report(h, "stress: upload failed");
+        }
+        /* the batch, back to back on one stream and one temp */
+        for (int b = 0; b < count && ok; b++) {
+            stress_slot *sl = &slots[b];
+            const one_case *c = &sl->c;
+            const size_t vb = c->value_bytes;
+            const pscan_sort_desc d = {c->s.t->type, vb, c->s.descending ? PSCAN_SORT_DESCENDING : 0u, c->s.begin_bit,
+                                       c->s.end_bit, h->opt.algo};
+            const pscan_status s =
+                pscan_sort(h->ctx, &d, sl->d_keys, vb ? sl->d_values : NULL, c->n, sl->d_keys_out,
+                           vb ? sl->d_values_out : NULL, caller_temp ? (char *)temp + offset : NULL,
+                           caller_temp ? temp_bytes - offset : 0);
+            char desc[400];
+            describe(c, desc, sizeof desc);
+            ok = call_ok(h, desc, s);
+        }
+        for (int b = 0; b < count && ok; b++) stress_check(h, &slots[b], done + b);
+        done += count;
+    }
+    for (int b = 0; b < STRESS_BATCH; b++) {
+        stress_slot *sl = &slots[b];
+        void *bufs[] = {sl->d_keys, sl->d_values, sl->d_keys_out, sl->d_values_out};
+        for (size_t i = 0; i < 4; i++)
+            if (bufs[i]) pscan_memory_free(h->ctx, bufs[i]);
+        free(sl->keys);
+    }
+    if (temp) pscan_memory_free(h->ctx, temp);
+}
+
 static void finish(harness *h) {
     printf("test_sort: %lu passed, %lu failed\n", h->passed, h->failed);
     void *bufs[] = {h->d_keys, h->d_values, h->d_keys_out, h->d_values_out, h->d_temp};
@@ -529,13 +677,13 @@ static void finish(harness *h) {
 int main(int argc, char **argv) {
     harness h;
     memset(&h, 0, sizeof h);
-    if (test_parse_options("test_sort", argc, argv, 0x50F7ull, TEST_OPT_FULL | TEST_OPT_SHARD, &h.opt) != 0)
+    if (test_parse_options("test_sort", argc, argv, 0x50F7ull, TEST_OPT_FULL | TEST_OPT_SHARD | TEST_OPT_STRESS, &h.opt) != 0)
         return 1;
     int rc = test_open_context("test_sort", &h.opt, &h.ctx);
     if (rc != 0) return rc;
     h.addresses = h.opt.backend != PSCAN_BACKEND_OPENCL;
-    printf("test_sort: algo %s, seed %" PRIu64 "%s%s\n", pscan_algo_name(h.opt.algo), h.opt.seed,
-           h.opt.quick ? ", quick" : "", h.opt.full ? ", full" : "");
+    printf("test_sort: algo %s, seed %" PRIu64 "%s%s%s\n", pscan_algo_name(h.opt.algo), h.opt.seed,
+           h.opt.quick ? ", quick" : "", h.opt.full ? ", full" : "", h.opt.stress ? ", stress" : "");
 
     test_rng size_rng = {test_mix64(h.opt.seed ^ 0x50F7u)};
     const size_t large_n = (h.opt.full ? (1u << 24) : h.opt.quick ? (1u << 18) : (1u << 20)) + 1 +
@@ -547,6 +695,7 @@ int main(int argc, char **argv) {
     if (tiles_n > h.max_n) h.max_n = tiles_n;
     const size_t joint_n = h.opt.full ? ((size_t)1 << 26) + 1 + (size_t)(test_rng_next(&size_rng) % 9216) : 0;
     if (joint_n > h.max_n) h.max_n = joint_n;
+    if (h.opt.stress && h.max_n < ((size_t)1 << STRESS_MAX_LOG2) + 64) h.max_n = ((size_t)1 << STRESS_MAX_LOG2) + 64;
     const size_t bytes = buffer_bytes(&h);
     h.h_keys = (unsigned char *)malloc(bytes), h.h_values = (unsigned char *)malloc(bytes);
     h.h_got = (unsigned char *)malloc(bytes), h.h_ref_keys = (unsigned char *)malloc(bytes);
@@ -565,6 +714,11 @@ int main(int argc, char **argv) {
     }
     memset(h.h_keys, 0, bytes), memset(h.h_values, 0, bytes);
 
+    if (h.opt.stress) { /* the calls back to back alone */
+        run_stress(&h, h.opt.stress);
+        finish(&h);
+        return h.failed ? 1 : 0;
+    }
     run_table(&h);
     if (TEST_IN_SHARD(&h.opt, 0)) run_bad_inputs(&h);
     run_bits(&h);
