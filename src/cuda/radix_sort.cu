@@ -17,7 +17,8 @@
  *    look-back (after it, as a scan of its own, it cost 0.6-2%: H100, 2026-11-27, docs/bench/h100-sort-early.csv).
  *  - one pass per digit (ps_sort_pass_kernel), tiles of THREADS x ITEMS keys per case (ps_sort_pass_policy:
  *    256 x 20 u32 keys alone, 384 x 15 u64 keys alone, 384 x 16 u32 keys with u32 payloads, 256 x 16 with an
- *    8-byte key or payload), tile id = blockIdx.x:
+ *    8-byte key or payload), tile id = blockIdx.x; each pass a programmatic dependent launch (PS_SORT_PDL: its
+ *    blocks are scheduled while the kernel in front ends, and wait for it before they read):
  *      load:      warp w loads its ITEMS rows of the tile, warp-striped (coalesced), and maps them; each
  *                 thread keeps its digits four to a register;
  *      counts:    each ranker (a warp, or a half-warp for keys of 4 and 8 bytes without payloads) counts its
