@@ -41,9 +41,13 @@ struct device_guard {
     }
 };
 
-/* Records a failing CUDA call on the context and turns it into a status. */
+/* Records a failing CUDA call on the context and turns it into a status. The failed runtime call also left its
+ * error as the thread's last error (a launch through cudaLaunchKernelEx or a copy returns it without clearing it);
+ * it is cleared here, so that the next call's launch check (cudaGetLastError after <<<>>>) does not report it. A
+ * sticky error (a fault on the device) stays whatever is cleared. */
 static pscan_status fail(pscan_context *ctx, cudaError_t err) {
     if (err == cudaSuccess) return PSCAN_SUCCESS;
+    cudaGetLastError();
     ctx->native_error = (long long)err;
     return err == cudaErrorMemoryAllocation ? PSCAN_ERROR_OUT_OF_MEMORY : PSCAN_ERROR_BACKEND;
 }
