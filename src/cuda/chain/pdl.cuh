@@ -19,8 +19,6 @@
 #ifndef PSCAN_CHAIN_PDL_CUH
 #define PSCAN_CHAIN_PDL_CUH
 
-#include <string.h>
-
 /* The chain's kernels (single pass, cluster) trigger their dependents as they start: for a primitive whose next
  * kernel is a dependent launch (PS_EXPAND_PDL). Nothing changes for a next kernel launched plainly. */
 #ifndef PS_CHAIN_PDL_TRIGGER
@@ -38,6 +36,9 @@ __device__ __forceinline__ void ps_pdl_trigger() {
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
+
+#ifndef __CUDACC_RTC__ /* NVRTC (user operators, user_op.cu) compiles the device side alone */
+#include <string.h>
 
 /* Launches kernel<<<grid, block, smem, stream>>>(args...) as a programmatic dependent launch where the current
  * device is sm_90 or later and dependent is set, plainly otherwise. */
@@ -63,5 +64,6 @@ static cudaError_t ps_pdl_launch(bool dependent, void (*kernel)(K...), dim3 grid
     cfg.numAttrs = dependent && major >= 9 ? 1 : 0;
     return cudaLaunchKernelEx(&cfg, kernel, static_cast<A &&>(args)...);
 }
+#endif /* __CUDACC_RTC__ */
 
 #endif /* PSCAN_CHAIN_PDL_CUH */
