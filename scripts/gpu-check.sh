@@ -210,7 +210,7 @@ if want sanitize; then
             [ -x "$BUILD/tests/$prog" ] || continue
             echo "memcheck $prog --backend cuda --quick"
             case $prog in
-            test_sort) shards $prog 2 --backend cuda --quick ;;
+            test_sort) shards $prog 3 --backend cuda --quick ;;
             test_segscan) shards $prog 3 --backend cuda --quick ;;
             test_histogram) shards $prog 3 --backend cuda --quick ;;
             esac

@@ -150,15 +150,16 @@
 #ifndef PS_EXPAND_GRID_BY_CAPACITY
 #define PS_EXPAND_GRID_BY_CAPACITY 1
 #endif
-/* Prepared, not yet measured (off): 1 launches the deferred pass as a programmatic dependent launch (chain/pdl.cuh):
- * its blocks wait for the scan's end before they read its firsts and prefixes. With PS_CHAIN_PDL_TRIGGER=1 the scan's
- * blocks let it be scheduled as they start, else as they exit. Prediction from the sort's passes (a few us a launch
- * gap): 2-5 us off the calls that take both launches below 2^20 counts, where the calls cost 1.8-3.6x a copy call
- * against issue 10's 1.3x; nothing at large n. A/B: tools/tune/variants.sh tools/tune/tune_expand.cu OUT "base="
- * "pdl=-DPS_EXPAND_PDL=1" "pdlt=-DPS_EXPAND_PDL=1 -DPS_CHAIN_PDL_TRIGGER=1" -- --min-log2 10 --max-log2 24; then
- * test_expand on CUDA (whole table) before turning it on. */
+/* 1 launches the deferred pass as a programmatic dependent launch (chain/pdl.cuh): its blocks wait for the scan's
+ * end before they read its firsts and prefixes; with PS_CHAIN_PDL_TRIGGER the scan's blocks let it be scheduled as
+ * they start instead of as they exit. tune_expand, H200, forty-seventh session (docs/bench/h200-expand-pdl.csv,
+ * median of 25, base / PDL / PDL with the trigger, us): counts averaging 1.5 at 2^14 10.21 / 8.86 / 8.80, 2^16
+ * 10.08 / 8.61 / 8.48, 2^20 18.08 / 16.51 / 16.45; average 4 at 2^16 10.91 / 9.38 / 9.31; average 64 at 2^10
+ * 10.08 / 9.06 / 8.99, 2^16 21.57 / 20.26 / 19.68; within 0.5 % from 2^22. The one-launch calls (2^10-2^12 of
+ * small counts) unchanged, as they should be. A/B: tools/tune/variants.sh tools/tune/tune_expand.cu OUT "base=
+ * -DPS_EXPAND_PDL=0 -DPS_CHAIN_PDL_TRIGGER=0" "pdl=-DPS_CHAIN_PDL_TRIGGER=0" "pdlt=" -- --min-log2 10 --max-log2 24. */
 #ifndef PS_EXPAND_PDL
-#define PS_EXPAND_PDL 0
+#define PS_EXPAND_PDL 1
 #endif
 /* Tuning control: 1 leaves the deferred launch out, so tune_expand times the first launch alone (the small calls'
  * floor: what a single launch could reach). Wrong results by design wherever a tile defers. */

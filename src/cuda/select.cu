@@ -940,6 +940,17 @@ __device__ __forceinline__ uint32_t ps_select_flag_bits(uint4 w) {
 #define PS_SELECT_COUNT_CONTROL 0
 #endif
 
+/* 1 launches a counted partition's second pass (the given-prefix driver) as a programmatic dependent launch of
+ * its count (chain/pdl.cuh): the count's blocks let it be scheduled as they start, and its blocks wait for the
+ * count's end before they read the tiles' prefixes or the flags' bits. tune_select -DTUNE_SELECT_DEFAULTS, H200,
+ * forty-seventh session, median of 21, off -> on, us (docs/bench/h200-split-pdl-keys.csv, -flags.csv): the counted
+ * calls, keys > 0, i32 2^23 41.02 -> 40.00, 2^24 66.11 -> 65.25; i64 2^22 39.01 -> 38.21, 2^23 64.45 -> 63.10, 2^24
+ * 115.26 -> 114.21; by flags i32 2^24 53.41 -> 52.19, i64 2^22 32.00 -> 30.59, 2^23 49.38 -> 47.90; the calls that
+ * count nothing (below those sizes) within 0.3 us either way, as they should be. */
+#ifndef PS_SELECT_PDL
+#define PS_SELECT_PDL 1
+#endif
+
 /* A call of PS_SELECT_WIDE_FROM .. PS_SELECT_WIDE_TO default tiles looks back over a window of
  * PS_SELECT_WIDE_ENTRIES x 32 tiles instead of the chain's 64 (PS_CHAIN_LANE_ENTRIES, tuned for the scan): there
  * the chain's round trips are what a call waits for (a partition's cooperative launch waits for the last tile's
@@ -990,6 +1001,7 @@ __global__ void __launch_bounds__(256) ps_select_count_kernel(const typename P::
     __shared__ uint32_t counts[PS_SELECT_COUNT_PER];
     __shared__ uint64_t warp_sums[WARPS];
     const uint32_t lo = blockIdx.x * p.per, hi = min(lo + p.per, p.tiles);
+    if (PS_SELECT_PDL) ps_pdl_trigger(); /* the second pass may be scheduled; it waits for this kernel's end */
 
     /* ---- this block's run of tiles, a warp a tile: each tile's kept count to shared memory ---- */
     for (uint32_t t = lo + warp; t < hi; t += WARPS) {
@@ -1108,7 +1120,7 @@ static cudaError_t ps_select_counted(typename P::params p, void *temp, cudaStrea
     if (err != cudaSuccess) return err;
     ps_select_count<C>(p, grid, done, stream);
     if ((err = cudaGetLastError()) != cudaSuccess || PS_SELECT_COUNT_CONTROL != 0) return err;
-    return ps_chain_given<P>(p, p.tiles, stream);
+    return ps_chain_given<P>(p, p.tiles, stream, PS_SELECT_PDL != 0);
 }
 
 /* Runs program P over p (n, pointers, predicate set; tiles, kept_total and tile_prefix filled in here). A

@@ -21,6 +21,7 @@
 #ifndef PSCAN_CHAIN_GIVEN_CUH
 #define PSCAN_CHAIN_GIVEN_CUH
 
+#include "chain/pdl.cuh"
 #include "chain/single_pass.cuh"
 
 template <class P>
@@ -28,6 +29,7 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_chain_given_kern
     PS_CHAIN_PROGRAM_SMEM(P, s);
     typename P::local l;
     const uint32_t id = blockIdx.x;
+    ps_pdl_wait(); /* launched as a dependent (ps_chain_given's dependent): the pass that wrote the prefixes has ended */
     const typename P::carry prefix = P::given(p, id);
     const typename P::carry aggregate = P::reduce(p, id, l, s);
     __syncthreads(); /* as on the chain, where the look-back's barrier lies between reduce and consume */
@@ -35,14 +37,15 @@ __global__ void __launch_bounds__(P::THREADS, P::MIN_BLOCKS) ps_chain_given_kern
 }
 
 #ifndef __CUDACC_RTC__
-/* Launches P over tiles tiles on stream, a block a tile. */
-template <class P> static cudaError_t ps_chain_given(const typename P::params &p, uint32_t tiles, cudaStream_t stream) {
+/* Launches P over tiles tiles on stream, a block a tile; dependent: as a programmatic dependent launch of the
+ * kernel in front (chain/pdl.cuh), which must be the pass that wrote what given() reads. */
+template <class P>
+static cudaError_t ps_chain_given(const typename P::params &p, uint32_t tiles, cudaStream_t stream, bool dependent = false) {
     const size_t dynamic = ps_chain_dynamic_bytes<P>();
     static bool attributes_set[PS_CHAIN_DEVICES];
     const cudaError_t err = ps_chain_kernel_attributes_once(ps_chain_given_kernel<P>, dynamic, attributes_set);
     if (err != cudaSuccess) return err;
-    ps_chain_given_kernel<P><<<tiles, P::THREADS, dynamic, stream>>>(p);
-    return cudaGetLastError();
+    return ps_pdl_launch(dependent, ps_chain_given_kernel<P>, dim3(tiles), dim3(P::THREADS), dynamic, stream, p);
 }
 #endif
 

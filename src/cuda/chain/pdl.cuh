@@ -14,7 +14,8 @@
  *
  * Measured: the sort's digit passes (radix_sort.cu, PS_SORT_PDL; H200, forty-sixth session): u32 keys 2^16 36.4 ->
  * 31.4 us, 2^20 57.8 -> 52.9, nothing from 2^26 (docs/performance.md). Expand's deferred pass (expand.cu,
- * PS_EXPAND_PDL, with the chain kernels' trigger PS_CHAIN_PDL_TRIGGER) is prepared, off, not yet measured.
+ * PS_EXPAND_PDL, with the chain kernels' trigger PS_CHAIN_PDL_TRIGGER; forty-seventh session): 1.0-1.7 us off
+ * its two-launch calls from 2^14 to 2^20 counts (average 1.5 at 2^16 10.08 -> 8.48 us), the trigger 0.1-0.6 of it.
  */
 #ifndef PSCAN_CHAIN_PDL_CUH
 #define PSCAN_CHAIN_PDL_CUH
@@ -22,7 +23,7 @@
 /* The chain's kernels (single pass, cluster) trigger their dependents as they start: for a primitive whose next
  * kernel is a dependent launch (PS_EXPAND_PDL). Nothing changes for a next kernel launched plainly. */
 #ifndef PS_CHAIN_PDL_TRIGGER
-#define PS_CHAIN_PDL_TRIGGER 0
+#define PS_CHAIN_PDL_TRIGGER 1
 #endif
 
 __device__ __forceinline__ void ps_pdl_wait() {
