@@ -201,6 +201,18 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_PDL
 #define PS_SORT_PDL 1
 #endif
+/* Prepared, off until measured: 1 has the upsweep's memset clear only the status words this sort's passes use
+ * (ps_sort_clear_bytes: its tiles x 256 words of its width, the first of the two 32-bit regions alone) instead
+ * of every byte of ps_sort_status_bytes (sized for the smallest tile of any case, 4096 keys, and 64-bit words:
+ * 134 MB at 2^28 keys), and pass 0 of 32-bit words clears the second region as every later pass clears the next.
+ * At 2^28 keys u32 keys clear 53.7 MB (5120-key tiles, 32-bit words), u32 pairs 29.8 (9216-key tiles), u64 keys
+ * 95.4 (5760-key tiles, 64-bit words). Prediction: 15-25 us off a u32 sort at 2^28 (0.3-0.5 %; inside tune_sort's
+ * upsweep_us), a few us at 2^24. A/B: tools/tune/variants.sh
+ * tools/tune/tune_sort.cu OUT "base=" "used=-DPS_SORT_CLEAR_USED=1" -- --min-log2 16 --max-log2 28 --step 2; then
+ * test_sort --full and --stress on CUDA before it is turned on. */
+#ifndef PS_SORT_CLEAR_USED
+#define PS_SORT_CLEAR_USED 0
+#endif
 /* Tuning: which passes prefetch: 1 those of 4-byte keys, alone or with payloads, the keys' lines only (the
  * default), 2 every case's keys (payloads not), 3 every case's keys and payloads (the lines the pairs lost with). */
 #ifndef PS_SORT_PREFETCH_CASES
@@ -1420,6 +1432,25 @@ static size_t ps_sort_temp_bytes(uint64_t n, size_t key_bytes, size_t value_byte
            ps_cuda_align((size_t)n * key_bytes) + ps_cuda_align((size_t)n * value_bytes);
 }
 
+/* Whether the passes of a case take 32-bit status words (ps_sort_passes_sized says why up to 2^30 keys). */
+template <class U, class V, bool LARGE> constexpr bool ps_sort_status32(uint64_t n) {
+    return ps_sort_pass_policy<U, V, LARGE>::STATUS32 && n <= (1ull << 30);
+}
+
+/* The status bytes the upsweep's memset clears for a sort of n keys of case (U, V) with the LARGE policy or not:
+ * with PS_SORT_CLEAR_USED the words its passes read (their tiles x 256, of their width; of 32-bit words the first
+ * region alone, pass 0 clearing the second), else all of ps_sort_status_bytes. */
+template <class U, class V, bool LARGE> static size_t ps_sort_clear_bytes_of(uint64_t n) {
+    if (!PS_SORT_CLEAR_USED) return ps_sort_status_bytes(n);
+    const size_t words = (size_t)ps_cuda_div_up(n, (uint64_t)ps_sort_pass_policy<U, V, LARGE>::TILE) * PS_SORT_RADIX;
+    return words * (ps_sort_status32<U, V, LARGE>(n) ? 4 : 8);
+}
+template <class U, class V> static size_t ps_sort_clear_bytes(uint64_t n) {
+    if constexpr (ps_sort_pass_policy<U, V>::LARGE_LOG2 != 0)
+        if (ps_sort_large<U, V>(n)) return ps_sort_clear_bytes_of<U, V, true>(n);
+    return ps_sort_clear_bytes_of<U, V, false>(n);
+}
+
 template <class U> static ps_sort_keys_desc<U> ps_sort_desc(const ps_sort_args &a) {
     ps_sort_keys_desc<U> k;
     const U sign = (U)((U)1 << (8 * sizeof(U) - 1));
@@ -1432,13 +1463,15 @@ template <class U> static ps_sort_keys_desc<U> ps_sort_desc(const ps_sort_args &
     return k;
 }
 
-/* Clears the counts and status words and counts every pass's digits (n > one tile). Its own function so that
- * tools/tune/tune_sort.cu can time it apart from the passes. */
-template <class U> static cudaError_t ps_sort_upsweep(const ps_sort_args &a, const ps_cuda_device *dev) {
+/* Clears the counts and status_bytes of status words (ps_sort_clear_bytes) and counts every pass's digits
+ * (n > one tile). Its own function so that tools/tune/tune_sort.cu can time it apart from the passes. */
+template <class U>
+static cudaError_t ps_sort_upsweep(const ps_sort_args &a, size_t status_bytes, const ps_cuda_device *dev) {
     const uint32_t n = (uint32_t)a.n;
     uint32_t *counts = (uint32_t *)a.temp;
-    /* one memset clears the counts and every status word: no foreign bytes can validate (see the header) */
-    cudaError_t err = cudaMemsetAsync(counts, 0, ps_sort_counts_bytes() + ps_sort_status_bytes(n), dev->stream);
+    /* one memset clears the counts and every status word a pass reads: no foreign bytes can validate (see the
+     * header) */
+    cudaError_t err = cudaMemsetAsync(counts, 0, ps_sort_counts_bytes() + status_bytes, dev->stream);
     if (err != cudaSuccess) return err;
     const ps_sort_keys_desc<U> k = ps_sort_desc<U>(a);
     const unsigned pairs = ps_sort_joint<U>::pairs(k.passes);
@@ -1481,7 +1514,9 @@ static cudaError_t ps_sort_passes(const ps_sort_args &a, const ps_sort_keys_desc
     p.tiles = (uint32_t)ps_cuda_div_up(n, Policy::TILE);
     for (unsigned q = 0; q < k.passes; q++) {
         p.status = S32 ? status + (q & 1) * region : status;
-        p.clear = S32 && q >= 1 && q + 1 < k.passes ? status + ((q + 1) & 1) * region : NULL;
+        /* the next pass's region, zeroed by this pass's tiles; the first region by the upsweep's memset, and the
+         * second by it too unless it clears the words in use alone (PS_SORT_CLEAR_USED) */
+        p.clear = S32 && (q >= 1 || PS_SORT_CLEAR_USED) && q + 1 < k.passes ? status + ((q + 1) & 1) * region : NULL;
         const bool to_out = (k.passes - 1 - q) % 2 == 0; /* the last pass writes keys_out */
         p.keys_in = q == 0 ? (const U *)a.keys_in : to_out ? tmp_keys : (const U *)a.keys_out;
         p.values_in = q == 0 ? a.values_in : to_out ? tmp_values : a.values_out;
@@ -1514,7 +1549,7 @@ template <class U, class V, bool LARGE>
 static cudaError_t ps_sort_passes_sized(const ps_sort_args &a, const ps_sort_keys_desc<U> &k, uint32_t *counts,
                                         void *status, U *tmp_keys, void *tmp_values, const ps_cuda_device *dev) {
     if constexpr (ps_sort_pass_policy<U, V, LARGE>::STATUS32)
-        if (a.n <= (1u << 30))
+        if (ps_sort_status32<U, V, LARGE>(a.n))
             return ps_sort_passes<U, V, LARGE>(a, k, counts, (uint32_t *)status, tmp_keys, tmp_values, dev);
     return ps_sort_passes<U, V, LARGE>(a, k, counts, (unsigned long long *)status, tmp_keys, tmp_values, dev);
 }
@@ -1540,7 +1575,7 @@ template <class U, class V> static cudaError_t ps_sort_launch(const ps_sort_args
     void *status = t + ps_sort_counts_bytes();
     U *tmp_keys = (U *)(t + ps_sort_counts_bytes() + ps_sort_status_bytes(n));
     void *tmp_values = (char *)tmp_keys + ps_cuda_align((size_t)n * sizeof(U));
-    cudaError_t err = ps_sort_upsweep<U>(a, dev);
+    cudaError_t err = ps_sort_upsweep<U>(a, ps_sort_clear_bytes<U, V>(n), dev);
     if (err != cudaSuccess) return err;
 
     /* ---- one launch per digit pass ---- */

@@ -133,7 +133,9 @@ template <class K, bool PAIRS> static void bench(const char *name, uint64_t n, c
     const double cub_us = time_it(cub_call).median_us, ps_us = time_it(ps_call).median_us;
     const double cub_int_us = int_n ? time_it(cub_int_call).median_us : 0.0;
     /* the upsweep alone (memset and digit counts): the rest of pscan's time is the digit passes */
-    const double up_us = n > PS_SORT_TILE ? time_it([&] { CK(ps_sort_upsweep<K>(a, &dev)); }).median_us : 0.0;
+    typedef typename std::conditional<PAIRS, uint32_t, ps_sort_no_value>::type PV;
+    const size_t clear = ps_sort_clear_bytes<K, PV>(n);
+    const double up_us = n > PS_SORT_TILE ? time_it([&] { CK(ps_sort_upsweep<K>(a, clear, &dev)); }).median_us : 0.0;
     printf("%s,%s,%llu,%.2f,%.2f,%.3f,%.3f,%.3f,%s,%.2f,%.2f,%.3f\n", name, PAIRS ? "pairs-u32" : "keys",
            (unsigned long long)n, ps_us, cub_us, n / ps_us * 1e-3, n / cub_us * 1e-3, cub_us / ps_us,
            ok ? "ok" : "MISMATCH", up_us, cub_int_us, int_n ? cub_int_us / ps_us : 0.0);
