@@ -39,7 +39,6 @@ __device__ __forceinline__ void ps_pdl_trigger() {
 }
 
 #ifndef __CUDACC_RTC__ /* NVRTC (user operators, user_op.cu) compiles the device side alone */
-#include <string.h>
 
 /* Launches kernel<<<grid, block, smem, stream>>>(args...) as a programmatic dependent launch where the current
  * device is sm_90 or later and dependent is set, plainly otherwise. */
@@ -51,12 +50,12 @@ static cudaError_t ps_pdl_launch(bool dependent, void (*kernel)(K...), dim3 grid
     if (dependent && ((err = cudaGetDevice(&device)) != cudaSuccess ||
                       (err = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device)) != cudaSuccess))
         return err;
-    cudaLaunchAttribute attr;
-    memset(&attr, 0, sizeof attr);
+    /* value-initialized (zeroed, as chain/cluster.cuh's): a memset of the configuration warns, its dim3 members
+     * having constructors */
+    cudaLaunchAttribute attr = cudaLaunchAttribute();
     attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr.val.programmaticStreamSerializationAllowed = 1;
-    cudaLaunchConfig_t cfg;
-    memset(&cfg, 0, sizeof cfg);
+    cudaLaunchConfig_t cfg = cudaLaunchConfig_t();
     cfg.gridDim = grid;
     cfg.blockDim = block;
     cfg.dynamicSmemBytes = smem;
