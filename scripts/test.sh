@@ -41,7 +41,14 @@ fi
 # kernels); scripts/gpu-check.sh runs them in full on the GPU.
 cmake -S "$ROOT" -B "$BUILD" "${GENERATOR[@]}" -DCMAKE_BUILD_TYPE=Release -DPSCAN_TEST_OPENCL_QUICK=ON "${CUDA_ARGS[@]}"
 say "build (-j$JOBS; the CUDA backend's type x operator instantiations are the slow part)"
-cmake --build "$BUILD" -j "$JOBS"
+cmake --build "$BUILD" -j "$JOBS" 2>&1 | tee "$BUILD/build-output.txt"
+# The build is warning-free (the compilers' -Wall, nvcc's host side included): a warning fails CI here, where it is
+# seen, instead of scrolling past (the forty-sixth session's launcher warned in 15 files through two CI runs).
+if grep -q "warning" "$BUILD/build-output.txt"; then
+  say "FAIL: the build printed warnings:"
+  grep "warning" "$BUILD/build-output.txt" | sort | uniq -c | sort -rn | head -20
+  status=1
+fi
 # PoCL was installed above, so the OpenCL backend must be compiled in and find its CPU device: its tests fail
 # rather than skip if it does not. CUDA skips here (no GPU on CI machines).
 say "ctest (all labels: cpu, cuda, opencl, mpi, large, install; absent backends skip, OpenCL required)"
