@@ -194,7 +194,10 @@ if want sanitize; then
         # 330 s; hence 5 and 3. On 2026-11-29 (twenty-sixth session) the five test_reduce shards and test_histogram
         # ran past 400 s (the reduce's table had grown by six sizes): racecheck now takes the reduce's sum and min
         # only (their folds are every shared-memory path: the lane-order fold of commutative operators and the
-        # element-order one of float min), memcheck the whole table, and test_histogram splits in 3.
+        # element-order one of float min), memcheck the whole table, and test_histogram splits in 3. On 2026-12-02
+        # (forty-seventh session) test_sort's shard 0 of 2 ran past 400 s (its passes had become dependent
+        # launches): 3 shards now; and expand's deferred pass, a dependent launch since, takes racecheck too (its
+        # quick table alone: 41 s, clean).
         shards() { # shards PROGRAM N ARGS...: N racecheck jobs, one a shard
             local prog=$1 n=$2 k
             shift 2
@@ -213,6 +216,7 @@ if want sanitize; then
             test_sort) shards $prog 3 --backend cuda --quick ;;
             test_segscan) shards $prog 3 --backend cuda --quick ;;
             test_histogram) shards $prog 3 --backend cuda --quick ;;
+            test_expand) shards $prog 1 --backend cuda --quick ;;
             esac
         done
     } >"$jobs_file"
