@@ -624,6 +624,9 @@ cudaError_t ps_cuda_user_run(const ps_request *req, const ps_cuda_device *dev) {
     ts.entries = (ps_tile_state<user_blob<16> >::entry *)req->temp;
     ts.tag_lo = (uint32_t)(epoch & 0x3fffffffull) << 2;
     ts.tag_hi = (uint32_t)((epoch >> 30) & 0x3fffffffull) << 2;
+    /* a CUDA graph replays this epoch: the entries are cleared first there (chain/single_pass.cuh) */
+    const cudaError_t cleared = ps_chain_clear_if_captured(req->temp, user_temp_bytes(req->elem_bytes, tiles), dev->stream);
+    if (cleared != cudaSuccess) return cleared;
     void *args[3] = {params.b, &ts, (void *)&tiles};
     /* a cudaKernel_t launches through cudaLaunchKernel like a function pointer */
     const size_t dynamic = kernel == 2 ? 0 : user_scan_dynamic_bytes(es, m->scan.tier[kernel > 2]);

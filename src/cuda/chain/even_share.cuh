@@ -201,7 +201,9 @@ static cudaError_t ps_even_share(const typename P::params &p, uint32_t tiles, in
     const ps_tile_state<typename P::carry> ts = ps_chain_fresh_state<typename P::carry>(temp);
     const size_t dynamic = ps_chain_dynamic_bytes<P>();
     static bool attributes_set[PS_CHAIN_DEVICES]; /* before the occupancy query, which needs them */
-    const cudaError_t err = ps_chain_kernel_attributes_once(ps_even_share_kernel<P>, dynamic, attributes_set);
+    cudaError_t err = ps_chain_kernel_attributes_once(ps_even_share_kernel<P>, dynamic, attributes_set);
+    /* a CUDA graph replays this launch's epoch: its entries are cleared first there (chain/single_pass.cuh) */
+    if (err == cudaSuccess) err = ps_chain_clear_if_captured(temp, ps_even_share_temp_bytes<typename P::carry>(tiles), stream);
     if (err != cudaSuccess) return err;
     const uint32_t blocks = ps_even_share_blocks<P>(tiles, sm_count, waves);
     ps_even_share_kernel<P><<<blocks, P::THREADS, dynamic, stream>>>(p, ts, tiles, blocks, tiles / blocks,

@@ -455,6 +455,20 @@ template <class C> static inline ps_tile_state<C> ps_chain_fresh_state(void *tem
     return ts;
 }
 
+/* Clears a launch's entries first when the stream is being captured into a CUDA graph. The epoch is taken here on
+ * the host, so a captured launch keeps it on every replay of the graph, and the entries a previous replay left in
+ * the same temp would carry this launch's tag: a tile would take its predecessor's prefix of the previous data
+ * and the call would succeed with wrong results. A memset captured before the kernel replays with it, and zeros
+ * never validate (status 0). Outside capture nothing is cleared (every launch's epoch is new): one
+ * cudaStreamIsCapturing a launch, a fraction of a us of host time. bytes: the entries the launch may read. */
+static inline cudaError_t ps_chain_clear_if_captured(void *temp, size_t bytes, cudaStream_t stream) {
+    if (bytes == 0) return cudaSuccess;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    const cudaError_t err = cudaStreamIsCapturing(stream, &capture);
+    if (err != cudaSuccess) return err;
+    return capture == cudaStreamCaptureStatusNone ? cudaSuccess : cudaMemsetAsync(temp, 0, bytes, stream);
+}
+
 /* The dynamic shared memory a driver kernel of P launches with: the program's, past 48 KiB; else none. */
 template <class P> static inline size_t ps_chain_dynamic_bytes(void) {
     return ps_chain_smem<P>::DYNAMIC ? sizeof(typename P::smem) : 0;
@@ -518,7 +532,8 @@ static cudaError_t ps_chain_single_pass_launch(const typename P::params &p, uint
     const ps_tile_state<typename P::carry> ts = ps_chain_fresh_state<typename P::carry>(temp);
     const size_t dynamic = ps_chain_dynamic_bytes<P>();
     static bool attributes_set[PS_CHAIN_DEVICES];
-    const cudaError_t err = ps_chain_kernel_attributes_once(ps_chain_single_pass_kernel<P, E>, dynamic, attributes_set);
+    cudaError_t err = ps_chain_kernel_attributes_once(ps_chain_single_pass_kernel<P, E>, dynamic, attributes_set);
+    if (err == cudaSuccess) err = ps_chain_clear_if_captured(temp, ps_chain_temp_bytes<typename P::carry>(tiles), stream);
     if (err != cudaSuccess) return err;
     if (tiles > 1 && ps_chain_total<P>::wanted_host(p)) {
         /* the tiles wait for the last one: all of them must be resident (the launcher checked the count with
