@@ -17,7 +17,8 @@
  * warms up), and the capture is global (the strictest mode: any call that may synchronise fails it).
  *
  * Each round writes fresh random inputs into the same device buffers, launches the graph once, and compares every
- * output with a serial reference. Exit 0: all passed; 1: any failure; 77: no CUDA device.
+ * output with a serial reference; rounds 1..R replay a graph whose calls have their own temps, R+1..2R one whose
+ * calls share a single temp (round 0 is the warm-up, outside any graph). Exit 0: all passed; 1: any failure; 77: no CUDA device.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -325,27 +326,38 @@ int main(int argc, char **argv) {
     PSCAN_OK(pscan_context_synchronize(ctx));
     check(&g, 0, a32, b32, a64, b64, au, bu, pairs);
 
-    cudaGraph_t graph;
-    cudaGraphExec_t exec;
-    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
-    enqueue(ctx, &g);
-    CUDA_OK(cudaStreamEndCapture(stream, &graph));
-    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
-    size_t nodes = 0;
-    CUDA_OK(cudaGraphGetNodes(graph, NULL, &nodes));
-
-    for (long r = 1; r <= rounds; r++) {
-        fill_inputs(&g, a32, a64, au);
-        CUDA_OK(cudaGraphLaunch(exec, stream));
-        CUDA_OK(cudaStreamSynchronize(stream));
-        check(&g, r, a32, b32, a64, b64, au, bu, pairs);
+    /* two graphs: each call with its own temp, then every call on one shared temp (the calls use it in stream
+     * order, so each launch's entries lie over the previous call's, of another epoch) */
+    size_t shared_bytes = 0, nodes = 0;
+    for (int k = 0; k < 7; k++)
+        if (g.temp_bytes[k] > shared_bytes) shared_bytes = g.temp_bytes[k];
+    void *shared = dev_alloc(shared_bytes), *own[7];
+    memcpy(own, g.temp, sizeof own);
+    for (int mode = 0; mode < 2; mode++) {
+        if (mode == 1)
+            for (int k = 0; k < 7; k++) g.temp[k] = shared;
+        cudaGraph_t graph;
+        cudaGraphExec_t exec;
+        CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+        enqueue(ctx, &g);
+        CUDA_OK(cudaStreamEndCapture(stream, &graph));
+        CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+        CUDA_OK(cudaGraphGetNodes(graph, NULL, &nodes));
+        for (long r = 1; r <= rounds; r++) {
+            fill_inputs(&g, a32, a64, au);
+            CUDA_OK(cudaGraphLaunch(exec, stream));
+            CUDA_OK(cudaStreamSynchronize(stream));
+            check(&g, mode * rounds + r, a32, b32, a64, b64, au, bu, pairs);
+        }
+        CUDA_OK(cudaGraphExecDestroy(exec));
+        CUDA_OK(cudaGraphDestroy(graph));
     }
+    for (int k = 0; k < 7; k++) CUDA_OK(cudaFree(own[k]));
+    CUDA_OK(cudaFree(shared));
 
-    CUDA_OK(cudaGraphExecDestroy(exec));
-    CUDA_OK(cudaGraphDestroy(graph));
     pscan_context_destroy(ctx);
     CUDA_OK(cudaStreamDestroy(stream));
-    printf("test_cuda_graph: %ld replays of a %zu-node graph (scan, reduce, two partitions, select, expand, sort), "
-           "%d failures\n", rounds, nodes, failures);
+    printf("test_cuda_graph: %ld replays each of two %zu-node graphs (scan, reduce, two partitions, select, expand, "
+           "sort; own temps, then one shared temp), %d failures\n", rounds, nodes, failures);
     return failures ? 1 : 0;
 }
