@@ -619,11 +619,7 @@ cudaError_t ps_cuda_user_run(const ps_request *req, const ps_cuda_device *dev) {
         kernel = 2;
     }
     /* the tile state, as ps_chain_single_pass sets it up: a fresh epoch per launch */
-    ps_tile_state<user_blob<16> > ts;
-    const unsigned long long epoch = ps_chain_next_epoch();
-    ts.entries = (ps_tile_state<user_blob<16> >::entry *)req->temp;
-    ts.tag_lo = (uint32_t)(epoch & 0x3fffffffull) << 2;
-    ts.tag_hi = (uint32_t)((epoch >> 30) & 0x3fffffffull) << 2;
+    ps_tile_state<user_blob<16> > ts = ps_chain_fresh_state<user_blob<16> >(req->temp); /* args: not const */
     /* a CUDA graph replays this epoch: the entries are cleared first there (chain/single_pass.cuh) */
     const cudaError_t cleared = ps_chain_clear_if_captured(req->temp, user_temp_bytes(req->elem_bytes, tiles), dev->stream);
     if (cleared != cudaSuccess) return cleared;
