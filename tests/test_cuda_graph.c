@@ -8,7 +8,7 @@
  * call is taken once and replayed. The look-back's entries are tagged with a per-launch epoch taken on the host
  * (chain/single_pass.cuh); replayed, a launch keeps its epoch, and the entries the previous replay left in the same
  * temp would validate: a tile would take its predecessor's prefix of the previous data, and the call would report
- * success with wrong results. The drivers clear their entries under capture (ps_chain_clear_if_captured); the
+ * success with wrong results. The drivers clear their entries under capture (ps_chain_fresh_state); the
  * sort and the counted partition clear their own status with a memset every call. The calls also take every kind
  * of launch the library makes inside one graph: the single-pass chain over many tiles, the even-share reduce, a
  * cooperative partition, a counted partition (memset, count, then the given-prefix driver as a programmatic

@@ -618,11 +618,10 @@ cudaError_t ps_cuda_user_run(const ps_request *req, const ps_cuda_device *dev) {
         memcpy(params.b + reduce_init_offset(align), req->init.bytes, es);
         kernel = 2;
     }
-    /* the tile state, as ps_chain_single_pass sets it up: a fresh epoch per launch */
-    ps_tile_state<user_blob<16> > ts = ps_chain_fresh_state<user_blob<16> >(req->temp); /* args: not const */
-    /* a CUDA graph replays this epoch: the entries are cleared first there (chain/single_pass.cuh) */
-    const cudaError_t cleared = ps_chain_clear_if_captured(req->temp, user_temp_bytes(req->elem_bytes, tiles), dev->stream);
-    if (cleared != cudaSuccess) return cleared;
+    /* the tile state, as ps_chain_single_pass sets it up: a fresh epoch per launch (cleared first under capture) */
+    ps_tile_state<user_blob<16> > ts;
+    const cudaError_t fresh = ps_chain_fresh_state(req->temp, user_temp_bytes(req->elem_bytes, tiles), dev->stream, &ts);
+    if (fresh != cudaSuccess) return fresh;
     void *args[3] = {params.b, &ts, (void *)&tiles};
     /* a cudaKernel_t launches through cudaLaunchKernel like a function pointer */
     const size_t dynamic = kernel == 2 ? 0 : user_scan_dynamic_bytes(es, m->scan.tier[kernel > 2]);

@@ -198,12 +198,11 @@ static cudaError_t ps_even_share(const typename P::params &p, uint32_t tiles, in
         ps_chain_cluster_launch<P> launch(tiles, stream);
         return cudaLaunchKernelEx(&launch.cfg, ps_even_share_cluster_kernel<P>, p);
     }
-    const ps_tile_state<typename P::carry> ts = ps_chain_fresh_state<typename P::carry>(temp);
+    ps_tile_state<typename P::carry> ts;
     const size_t dynamic = ps_chain_dynamic_bytes<P>();
     static bool attributes_set[PS_CHAIN_DEVICES]; /* before the occupancy query, which needs them */
     cudaError_t err = ps_chain_kernel_attributes_once(ps_even_share_kernel<P>, dynamic, attributes_set);
-    /* a CUDA graph replays this launch's epoch: its entries are cleared first there (chain/single_pass.cuh) */
-    if (err == cudaSuccess) err = ps_chain_clear_if_captured(temp, ps_even_share_temp_bytes<typename P::carry>(tiles), stream);
+    if (err == cudaSuccess) err = ps_chain_fresh_state(temp, ps_even_share_temp_bytes<typename P::carry>(tiles), stream, &ts);
     if (err != cudaSuccess) return err;
     const uint32_t blocks = ps_even_share_blocks<P>(tiles, sm_count, waves);
     ps_even_share_kernel<P><<<blocks, P::THREADS, dynamic, stream>>>(p, ts, tiles, blocks, tiles / blocks,

@@ -445,26 +445,26 @@ template <class C> static inline size_t ps_chain_temp_bytes(uint64_t tiles) {
 /* The most tiles one launch can run (the grid's x limit). */
 #define PS_CHAIN_MAX_TILES 0x7fffffffull
 
-/* The entries in temp, tagged with a fresh epoch: one per launch of any driver. */
-template <class C> static inline ps_tile_state<C> ps_chain_fresh_state(void *temp) {
-    ps_tile_state<C> ts;
-    const unsigned long long epoch = ps_chain_next_epoch();
-    ts.entries = (typename ps_tile_state<C>::entry *)temp;
-    ts.tag_lo = (uint32_t)(epoch & 0x3fffffffull) << 2;
-    ts.tag_hi = (uint32_t)((epoch >> 30) & 0x3fffffffull) << 2;
-    return ts;
-}
-
-/* Clears a launch's entries first when the stream is being captured into a CUDA graph. The epoch is taken here on
- * the host, so a captured launch keeps it on every replay of the graph, and the entries a previous replay left in
- * the same temp would carry this launch's tag: a tile would take its predecessor's prefix of the previous data
- * and the call would succeed with wrong results. A memset captured before the kernel replays with it, and zeros
- * never validate (status 0). Outside capture nothing is cleared (every launch's epoch is new): one
- * cudaStreamIsCapturing a launch, a fraction of a us of host time. bytes: the entries the launch may read. */
-#ifndef PS_CHAIN_GRAPH_CLEAR /* test control: 0 leaves the entries as they are under capture too, which is the */
-#define PS_CHAIN_GRAPH_CLEAR 1 /* bug test_cuda_graph exists to catch (build with 0 once to see it fail) */
+/* Under stream capture (a CUDA graph in the making), the memset that ps_chain_fresh_state enqueues. PS_CHAIN_GRAPH_CLEAR
+ * is a test control: 0 leaves the entries as they are under capture too, which is the bug test_cuda_graph exists
+ * to catch (build with 0 once to see it fail). */
+#ifndef PS_CHAIN_GRAPH_CLEAR
+#define PS_CHAIN_GRAPH_CLEAR 1
 #endif
-static inline cudaError_t ps_chain_clear_if_captured(void *temp, size_t bytes, cudaStream_t stream) {
+
+/* The entries in temp, tagged with a fresh epoch: one per launch of any driver; bytes: the entries the launch may
+ * read. The epoch is taken here on the host, so a launch captured into a CUDA graph keeps it on every replay of
+ * the graph, and the entries a previous replay left in the same temp would carry this launch's tag: a tile would
+ * take its predecessor's prefix of the previous data and the call would succeed with wrong results. So under
+ * capture the entries are cleared first, by a memset on the stream that the graph replays before the kernel
+ * (zeros never validate: status 0). Outside capture nothing is cleared (every launch's epoch is new): one
+ * cudaStreamIsCapturing a launch, a fraction of a us of host time. */
+template <class C>
+static inline cudaError_t ps_chain_fresh_state(void *temp, size_t bytes, cudaStream_t stream, ps_tile_state<C> *ts) {
+    const unsigned long long epoch = ps_chain_next_epoch();
+    ts->entries = (typename ps_tile_state<C>::entry *)temp;
+    ts->tag_lo = (uint32_t)(epoch & 0x3fffffffull) << 2;
+    ts->tag_hi = (uint32_t)((epoch >> 30) & 0x3fffffffull) << 2;
     if (!PS_CHAIN_GRAPH_CLEAR || bytes == 0) return cudaSuccess;
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
     const cudaError_t err = cudaStreamIsCapturing(stream, &capture);
@@ -532,11 +532,11 @@ template <class P, int E = PS_CHAIN_LANE_ENTRIES> static bool ps_chain_single_pa
  * that wants the total needs tiles <= ps_chain_resident_limit<P, E>(). */
 template <class P, int E>
 static cudaError_t ps_chain_single_pass_launch(const typename P::params &p, uint32_t tiles, void *temp, cudaStream_t stream) {
-    const ps_tile_state<typename P::carry> ts = ps_chain_fresh_state<typename P::carry>(temp);
+    ps_tile_state<typename P::carry> ts;
     const size_t dynamic = ps_chain_dynamic_bytes<P>();
     static bool attributes_set[PS_CHAIN_DEVICES];
     cudaError_t err = ps_chain_kernel_attributes_once(ps_chain_single_pass_kernel<P, E>, dynamic, attributes_set);
-    if (err == cudaSuccess) err = ps_chain_clear_if_captured(temp, ps_chain_temp_bytes<typename P::carry>(tiles), stream);
+    if (err == cudaSuccess) err = ps_chain_fresh_state(temp, ps_chain_temp_bytes<typename P::carry>(tiles), stream, &ts);
     if (err != cudaSuccess) return err;
     if (tiles > 1 && ps_chain_total<P>::wanted_host(p)) {
         /* the tiles wait for the last one: all of them must be resident (the launcher checked the count with
