@@ -197,7 +197,8 @@ if want sanitize; then
         # element-order one of float min), memcheck the whole table, and test_histogram splits in 3. On 2026-12-02
         # (forty-seventh session) test_sort's shard 0 of 2 ran past 400 s (its passes had become dependent
         # launches): 3 shards now; and expand's deferred pass, a dependent launch since, takes racecheck too (its
-        # quick table alone: 41 s, clean).
+        # quick table alone: 41 s, clean). On the forty-eighth's run shard 2 of those 3 ran past 400 s (0 and 1
+        # clean in 373 and 329 s): 4 shards.
         shards() { # shards PROGRAM N ARGS...: N racecheck jobs, one a shard
             local prog=$1 n=$2 k
             shift 2
@@ -213,7 +214,7 @@ if want sanitize; then
             [ -x "$BUILD/tests/$prog" ] || continue
             echo "memcheck $prog --backend cuda --quick"
             case $prog in
-            test_sort) shards $prog 3 --backend cuda --quick ;;
+            test_sort) shards $prog 4 --backend cuda --quick ;;
             test_segscan) shards $prog 3 --backend cuda --quick ;;
             test_histogram) shards $prog 3 --backend cuda --quick ;;
             test_expand) echo "racecheck $prog --backend cuda --quick" ;; # no --shard option

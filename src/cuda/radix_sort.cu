@@ -201,17 +201,19 @@ static_assert(PS_SORT_ITEMS >= 1 && PS_SORT_ITEMS <= 16, "the one-block sort's s
 #ifndef PS_SORT_PDL
 #define PS_SORT_PDL 1
 #endif
-/* Prepared, off until measured: 1 has the upsweep's memset clear only the status words this sort's passes use
- * (ps_sort_clear_bytes: its tiles x 256 words of its width, the first of the two 32-bit regions alone) instead
- * of every byte of ps_sort_status_bytes (sized for the smallest tile of any case, 4096 keys, and 64-bit words:
- * 134 MB at 2^28 keys), and pass 0 of 32-bit words clears the second region as every later pass clears the next.
- * At 2^28 keys u32 keys clear 53.7 MB (5120-key tiles, 32-bit words), u32 pairs 29.8 (9216-key tiles), u64 keys
- * 95.4 (5760-key tiles, 64-bit words). Prediction: 15-25 us off a u32 sort at 2^28 (0.3-0.5 %; inside tune_sort's
- * upsweep_us), a few us at 2^24. A/B: tools/tune/variants.sh
- * tools/tune/tune_sort.cu OUT "base=" "used=-DPS_SORT_CLEAR_USED=1" -- --min-log2 16 --max-log2 28 --step 2; then
- * test_sort --full and --stress on CUDA before it is turned on. */
+/* 1: the upsweep's memset clears only the status words this sort's passes use (ps_sort_clear_bytes: its tiles x
+ * 256 words of its width, the first of the two 32-bit regions alone) instead of every byte of ps_sort_status_bytes
+ * (sized for the smallest tile of any case, 4096 keys, and 64-bit words: 134 MB at 2^28 keys), and pass 0 of
+ * 32-bit words clears the second region as every later pass clears the next. At 2^28 keys u32 keys clear 53.7 MB
+ * (5120-key tiles, 32-bit words), u32 pairs 29.8 (9216-key tiles), u64 keys 95.4 (5760-key tiles, 64-bit words).
+ * Measured (NVIDIA H200, tune_sort A/B in one run, forty-eighth session, docs/bench/h200-sort-clear-used.csv):
+ * tune_sort's upsweep_us at 2^28 u32 keys 385.7 -> 369.5, u32 pairs 385.9 -> 364.4, u64 keys 728.9 -> 719.5; the
+ * sort 4926.0 -> 4917.7 us (pass 0 now writes the second region the memset no longer does), pairs 7265.4 ->
+ * 7243.4, u64 keys 14894.6 -> 14885.8; 2^26 3-7 us off; below 2^24 within +-1 us (u32 keys 2^16-2^22 +0.3-0.8 us,
+ * pairs -0.7-+0.7: one run, the variants timed one after the other). test_sort --full on CUDA 863 of 863,
+ * sort.cuda.stress and graph.cuda passed with it; 0 restores the whole-region memset. */
 #ifndef PS_SORT_CLEAR_USED
-#define PS_SORT_CLEAR_USED 0
+#define PS_SORT_CLEAR_USED 1
 #endif
 /* Tuning: which passes prefetch: 1 those of 4-byte keys, alone or with payloads, the keys' lines only (the
  * default), 2 every case's keys (payloads not), 3 every case's keys and payloads (the lines the pairs lost with). */
