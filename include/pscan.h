@@ -197,7 +197,10 @@ pscan_status pscan_context_build_log(const pscan_context *ctx, const char **log)
  * cgroup CPU quota). Other backends ignore it. */
 pscan_status pscan_context_set_threads(pscan_context *ctx, unsigned threads);
 /* Grows the context-owned workspace to at least bytes now, so later calls with temp == NULL never allocate
- * (allocation may synchronise the device). */
+ * (allocation may synchronise the device). CUDA: while the context's stream is being captured into a graph the
+ * workspace does not grow (memory allocated under capture would belong to the graph): this call, and any call
+ * with temp == NULL that needs more than the workspace holds, returns PSCAN_ERROR_TEMP_TOO_SMALL, enqueues
+ * nothing and leaves the capture valid. Reserve before the capture, or pass temp. */
 pscan_status pscan_context_reserve(pscan_context *ctx, size_t bytes);
 /* Blocks until every call issued on the context's stream or queue has finished. */
 pscan_status pscan_context_synchronize(pscan_context *ctx);

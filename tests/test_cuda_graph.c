@@ -28,7 +28,10 @@
  *
  * Each round writes fresh random inputs into the same device buffers, launches the graph once, and compares every
  * output with a serial reference; rounds 1..R replay a graph whose calls have their own temps, R+1..2R one whose
- * calls share a single temp (round 0 is the warm-up, outside any graph). Exit 0: all passed; 1: any failure; 77: no CUDA device.
+ * calls share a single temp (round 0 is the warm-up, outside any graph). Then a scan on a fresh context's workspace
+ * (temp == NULL, the Python layer's way): refused under capture with PSCAN_ERROR_TEMP_TOO_SMALL while the workspace
+ * is too small, the capture left valid; captured after a warm-up, replayed R times and checked.
+ * Exit 0: all passed; 1: any failure; 77: no CUDA device.
  */
 #include <inttypes.h>
 #include <stdint.h>
@@ -542,6 +545,57 @@ static void check(graph_case *g, long round, int32_t *a32, int32_t *b32, int64_t
     }
 }
 
+/* The context's workspace under capture (temp == NULL, as the Python layer calls). A context whose workspace is
+ * too small refuses the call with PSCAN_ERROR_TEMP_TOO_SMALL, enqueues nothing and leaves the capture valid
+ * (growing the workspace then would hand the context memory that belongs to the graph, gone outside it); after
+ * one call outside the capture (the warm-up) has grown it, the captured call runs on the workspace and replays
+ * right with fresh data. */
+static void workspace_capture(cudaStream_t stream, graph_case *g, int32_t *a32, int32_t *b32, long rounds) {
+    pscan_context *ws = NULL;
+    PSCAN_OK(pscan_cuda_context_create(stream, &ws));
+    pscan_scan_desc scan = {PSCAN_TYPE_I32, PSCAN_OP_SUM, 0, PSCAN_ALGO_AUTO, NULL};
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    size_t nodes = 0;
+    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    const pscan_status refused = pscan_scan(ws, &scan, g->scan_in, g->scan_out, SCAN_N, NULL, 0);
+    const pscan_status reserve = pscan_context_reserve(ws, 1u << 20);
+    CUDA_OK(cudaStreamEndCapture(stream, &graph)); /* an allocation attempted under capture would fail it here */
+    CUDA_OK(cudaGraphGetNodes(graph, NULL, &nodes));
+    CUDA_OK(cudaGraphDestroy(graph));
+    const pscan_status got[2] = {refused, reserve};
+    for (int k = 0; k < 2; k++)
+        if (got[k] != PSCAN_ERROR_TEMP_TOO_SMALL && failures++ < 20)
+            printf("FAIL workspace under capture: %s returned %s, want PSCAN_ERROR_TEMP_TOO_SMALL\n",
+                   k ? "pscan_context_reserve" : "pscan_scan (temp NULL)", pscan_status_string(got[k]));
+    if (nodes != 0) fail("workspace under capture: nodes the refused calls left in the graph", 0, 0, nodes, 0);
+
+    PSCAN_OK(pscan_scan(ws, &scan, g->scan_in, g->scan_out, SCAN_N, NULL, 0)); /* the warm-up grows it */
+    CUDA_OK(cudaStreamSynchronize(stream));
+    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    PSCAN_OK(pscan_scan(ws, &scan, g->scan_in, g->scan_out, SCAN_N, NULL, 0));
+    CUDA_OK(cudaStreamEndCapture(stream, &graph));
+    CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    for (long r = 1; r <= rounds; r++) {
+        for (uint64_t i = 0; i < SCAN_N; i++) a32[i] = (int32_t)rng();
+        CUDA_OK(cudaMemcpy(g->scan_in, a32, SCAN_N * 4, cudaMemcpyHostToDevice));
+        CUDA_OK(cudaGraphLaunch(exec, stream));
+        CUDA_OK(cudaStreamSynchronize(stream));
+        CUDA_OK(cudaMemcpy(b32, g->scan_out, SCAN_N * 4, cudaMemcpyDeviceToHost));
+        uint32_t run = 0;
+        for (uint64_t i = 0; i < SCAN_N; i++) {
+            run += (uint32_t)a32[i];
+            if ((uint32_t)b32[i] != run) {
+                fail("scan i32 sum on the workspace, captured", r, i, (uint32_t)b32[i], run);
+                break;
+            }
+        }
+    }
+    CUDA_OK(cudaGraphExecDestroy(exec));
+    CUDA_OK(cudaGraphDestroy(graph));
+    PSCAN_OK(pscan_context_destroy(ws));
+}
+
 int main(int argc, char **argv) {
     long rounds = 4;
     uint64_t seed = 0x6A7F11ull;
@@ -680,13 +734,14 @@ int main(int argc, char **argv) {
     }
     for (int k = 0; k < TEMPS; k++) CUDA_OK(cudaFree(own[k]));
     CUDA_OK(cudaFree(shared));
+    workspace_capture(stream, &g, a32, b32, rounds);
 
     pscan_operator_destroy(g.user_op);
     pscan_context_destroy(ctx);
     CUDA_OK(cudaStreamDestroy(stream));
     printf("test_cuda_graph: %ld replays each of two %zu-node graphs (scan, reduce, two partitions, select, expand, "
            "sort, segmented scan, scan by key, reduce by key, run-length encoding, histogram, recurrence, %s; own "
-           "temps, then one shared temp), %d failures\n",
+           "temps, then one shared temp; a scan on the context's workspace, refused under capture until a warm-up grew it), %d failures\n",
            rounds, nodes, g.user_op ? "user operator scan" : "no user operator (skipped)", failures);
     return failures ? 1 : 0;
 }

@@ -250,6 +250,7 @@ pscan_status pscan_context_set_threads(pscan_context *ctx, unsigned threads) {
 pscan_status pscan_context_reserve(pscan_context *ctx, size_t bytes) {
     if (!ctx) return PSCAN_ERROR_NULL_POINTER;
     if (bytes <= ctx->workspace_bytes) return PSCAN_SUCCESS;
+    if (ctx->ops->capturing && ctx->ops->capturing(ctx)) return PSCAN_ERROR_TEMP_TOO_SMALL; /* (ps_backend_ops) */
     void *grown = NULL;
     pscan_status s = ctx->ops->mem_alloc(ctx, bytes, &grown);
     if (s != PSCAN_SUCCESS) return s;

@@ -180,6 +180,11 @@ typedef struct ps_backend_ops {
     /* 1 when plan and run honour ps_request.widen (each algorithm that cannot refuses it in plan); 0: the core
      * refuses a widened scan (PSCAN_ERROR_UNSUPPORTED_ALGORITHM) before the backend sees it */
     int scan_widen;
+    /* 1 while the context's stream is being captured into a CUDA graph (NULL: never). The workspace does not grow
+     * then: an allocation made under capture would belong to the graph (cudaMallocAsync becomes a graph node whose
+     * memory exists only while the graph runs; cudaMalloc is refused in global mode), and calls after the capture
+     * would use it. pscan_context_reserve refuses it instead (PSCAN_ERROR_TEMP_TOO_SMALL). */
+    int (*capturing)(pscan_context *ctx);
 } ps_backend_ops;
 
 /* A user operator (pscan_operator_create): the desc, copied, and what the backend built from it. */

@@ -239,6 +239,18 @@ static pscan_status cuda_operator_build(pscan_context *ctx, pscan_operator *op) 
     return ps_cuda_operator_build(ctx, &st->user_modules, &st->dev, op);
 }
 
+/* Whether the context's stream is being captured into a graph (the workspace then does not grow: ps_backend_ops). */
+static int cuda_capturing(pscan_context *ctx) {
+    cuda_state *st = state_of(ctx);
+    device_guard guard(st->dev.device);
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(st->dev.stream, &capture) != cudaSuccess) {
+        cudaGetLastError(); /* not sticky: the allocation that follows reports what is wrong */
+        return 0;
+    }
+    return capture != cudaStreamCaptureStatusNone;
+}
+
 static const ps_backend_ops cuda_ops = {
     PSCAN_BACKEND_CUDA,
     1, /* handles_are_addresses */
@@ -257,6 +269,7 @@ static const ps_backend_ops cuda_ops = {
     0, /* data_in_host_memory */
     cuda_scan_host,
     1, /* scan_widen: the decoupled look-back scan; cuda_plan refuses the other algorithms */
+    cuda_capturing,
 };
 
 /* Fills a new state for the current device; the stream is set by the caller. */
