@@ -90,6 +90,53 @@ def test_torch_current_stream_without_synchronize():
 
 
 @needs_torch
+def test_torch_cuda_graph_after_a_warm_up():
+    """Calls captured by torch.cuda.graph replay with fresh data (the library clears its look-back state in the
+    graph); the warm-up on the capture's stream grows the context's workspace first (docs/python.md)."""
+    n = (1 << 22) + 3
+    s = torch.cuda.Stream()
+    x = torch.randint(-1000, 1000, (n,), device="cuda", dtype=torch.int64)
+    v = torch.rand(n, device="cuda", dtype=torch.float64)
+    with torch.cuda.stream(s):  # the warm-up, on the stream the capture will use
+        pscan.scan(x)
+        pscan.reduce(x)
+        pscan.sort(x, values=v)
+    s.synchronize()
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g, stream=s):
+        y = pscan.scan(x)
+        r = pscan.reduce(x)
+        ks, vs = pscan.sort(x, values=v)
+    for _ in range(3):
+        x.copy_(torch.randint(-1000, 1000, (n,), device="cuda", dtype=torch.int64))
+        v.copy_(torch.rand(n, device="cuda", dtype=torch.float64))
+        g.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(y, torch.cumsum(x, 0)) and r.item() == x.sum().item()
+        want_k, order = torch.sort(x, stable=True)
+        assert torch.equal(ks, want_k) and torch.equal(vs, v[order])
+
+
+@needs_torch
+def test_torch_cuda_graph_without_a_warm_up_is_refused():
+    """Captured on a stream whose context's workspace is too small, a call raises PSCAN_ERROR_TEMP_TOO_SMALL and
+    enqueues nothing (the workspace does not grow under capture: that memory would be the graph's); the stream
+    works after the capture ends."""
+    n = (1 << 22) + 3
+    s = torch.cuda.Stream()
+    x = torch.ones(n, device="cuda", dtype=torch.int32)
+    g = torch.cuda.CUDAGraph()
+    with pytest.raises(pscan.PscanError) as e:
+        with torch.cuda.graph(g, stream=s):
+            pscan.scan(x)
+    assert e.value.status == "PSCAN_ERROR_TEMP_TOO_SMALL"
+    with torch.cuda.stream(s):
+        y = pscan.scan(x)
+    s.synchronize()
+    assert y[-1].item() == n
+
+
+@needs_torch
 def test_torch_axis_dtype_select_partition():
     m = torch.randint(-5, 6, (300, 257), device="cuda", dtype=torch.int32)
     for axis in (0, 1, -1):
