@@ -202,6 +202,23 @@ pscan_status pscan_context_set_threads(pscan_context *ctx, unsigned threads);
  * with temp == NULL that needs more than the workspace holds, returns PSCAN_ERROR_TEMP_TOO_SMALL, enqueues
  * nothing and leaves the capture valid. Reserve before the capture, or pass temp. */
 pscan_status pscan_context_reserve(pscan_context *ctx, size_t bytes);
+/* A caller's allocator for the temporary storage of calls made with temp == NULL: PyTorch's or CuPy's caching
+ * allocator, RMM, a pool of the caller's. alloc(user, bytes) returns device memory of the context's backend (an
+ * address on CPU and CUDA, a cl_mem on OpenCL) or NULL; release(user, ptr) hands it back. */
+typedef struct pscan_allocator {
+    void *(*alloc)(void *user, size_t bytes);
+    void (*release)(void *user, void *ptr);
+    void *user;
+} pscan_allocator;
+/* Set, the allocator replaces the context's workspace: each call with temp == NULL that needs temporary storage
+ * asks alloc for exactly that much (its size query's bytes) and releases it as soon as the call is enqueued,
+ * so the allocator must be stream-ordered on the context's stream or queue (memory released may serve only work
+ * queued after the release on that stream, as PyTorch's and CuPy's caching allocators and cudaFreeAsync do).
+ * alloc returning NULL fails the call with PSCAN_ERROR_OUT_OF_MEMORY and nothing written. With a capture-aware
+ * allocator (PyTorch's), calls with temp == NULL capture into a CUDA graph without a warm-up: the memory is the
+ * graph's. allocator NULL restores the workspace; alloc or release NULL: PSCAN_ERROR_NULL_POINTER. The
+ * allocator is copied; user must outlive its use. pscan_scan_host and the multi-GPU scan keep the workspace. */
+pscan_status pscan_context_set_allocator(pscan_context *ctx, const pscan_allocator *allocator);
 /* Blocks until every call issued on the context's stream or queue has finished. */
 pscan_status pscan_context_synchronize(pscan_context *ctx);
 

@@ -548,6 +548,93 @@ static void test_large_copy(api_fixture *f) {
  * call: the size it asks for must serve either, for every primitive whose temp differs between them (the sort:
  * a serial sort keeps a row of counts per pass, a threaded one a row per thread; the threaded scan and
  * histogram need more than the serial ones). */
+/* A caller's allocator (pscan_context_set_allocator) lending device memory through the memory helpers, counting
+ * what it lends and gets back; refuse makes it return NULL. */
+typedef struct counting_allocator {
+    api_fixture *f;
+    int allocs, releases, strays, refuse;
+    size_t last_bytes;
+    void *lent;
+} counting_allocator;
+
+static void *counting_alloc(void *user, size_t bytes) {
+    counting_allocator *a = (counting_allocator *)user;
+    a->allocs++;
+    a->last_bytes = bytes;
+    a->lent = NULL;
+    if (a->refuse || pscan_memory_alloc(a->f->ctx, bytes, &a->lent) != PSCAN_SUCCESS) return NULL;
+    return a->lent;
+}
+
+static void counting_release(void *user, void *ptr) {
+    counting_allocator *a = (counting_allocator *)user;
+    a->releases++;
+    a->strays += ptr != a->lent; /* handed back something it did not lend */
+    pscan_memory_free(a->f->ctx, ptr);
+}
+
+/* With an allocator set, a call with temp == NULL borrows exactly its size query's bytes and gives them back, once;
+ * a refused loan fails the call with PSCAN_ERROR_OUT_OF_MEMORY and leaves its output as it was; NULL restores the
+ * workspace (the allocator no longer asked). A scan of 2^20 + 7 i32 takes temp on every backend. */
+static void test_allocator(api_fixture *f) {
+    counting_allocator a;
+    memset(&a, 0, sizeof a);
+    a.f = f;
+    const pscan_allocator mine = {counting_alloc, counting_release, &a};
+    const pscan_allocator half = {counting_alloc, NULL, &a};
+    EXPECT_STATUS(PSCAN_ERROR_NULL_POINTER, pscan_context_set_allocator(NULL, &mine));
+    EXPECT_STATUS(PSCAN_ERROR_NULL_POINTER, pscan_context_set_allocator(f->ctx, &half));
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_context_set_allocator(f->ctx, &mine));
+
+    const size_t n = (1u << 20) + 7;
+    int32_t *in = (int32_t *)malloc(n * sizeof *in), *out = (int32_t *)malloc(n * sizeof *out);
+    void *d = NULL;
+    if (!in || !out || pscan_memory_alloc(f->ctx, n * sizeof *in, &d) != PSCAN_SUCCESS) {
+        EXPECT(!"allocation for test_allocator");
+        free(in);
+        free(out);
+        pscan_context_set_allocator(f->ctx, NULL);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) in[i] = (int32_t)((uint32_t)(i * 2654435761u) >> 20) - 2048;
+    pscan_scan_desc sd = {PSCAN_TYPE_I32, PSCAN_OP_SUM, 0, PSCAN_ALGO_AUTO, NULL};
+    size_t need = 0;
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_scan_temp_bytes(f->ctx, &sd, n, &need));
+    EXPECT(need > 0);
+
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_upload(f->ctx, d, in, n * sizeof *in));
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_scan(f->ctx, &sd, d, d, n, NULL, 0));
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_download(f->ctx, out, d, n * sizeof *out));
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_context_synchronize(f->ctx));
+    uint32_t run = 0;
+    size_t wrong = 0;
+    for (size_t i = 0; i < n; i++) wrong += (uint32_t)out[i] != (run += (uint32_t)in[i]);
+    EXPECT(wrong == 0);
+    EXPECT(a.allocs == 1 && a.releases == 1 && a.strays == 0 && a.last_bytes == need);
+
+    a.refuse = 1; /* the loan refused: the call fails before anything is enqueued */
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_upload(f->ctx, d, in, n * sizeof *in));
+    EXPECT_STATUS(PSCAN_ERROR_OUT_OF_MEMORY, pscan_scan(f->ctx, &sd, d, d, n, NULL, 0));
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_download(f->ctx, out, d, n * sizeof *out));
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_context_synchronize(f->ctx));
+    EXPECT(memcmp(out, in, n * sizeof *in) == 0);
+    EXPECT(a.allocs == 2 && a.releases == 1);
+
+    a.refuse = 0; /* a caller temp is used as given: no loan */
+    void *t = NULL;
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_memory_alloc(f->ctx, need, &t));
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_scan(f->ctx, &sd, d, d, n, t, need));
+    EXPECT(a.allocs == 2);
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_context_set_allocator(f->ctx, NULL)); /* back to the workspace */
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_scan(f->ctx, &sd, d, d, n, NULL, 0));
+    EXPECT_STATUS(PSCAN_SUCCESS, pscan_context_synchronize(f->ctx));
+    EXPECT(a.allocs == 2 && a.releases == 1);
+    pscan_memory_free(f->ctx, t);
+    pscan_memory_free(f->ctx, d);
+    free(in);
+    free(out);
+}
+
 static void test_auto_temp_serves_either(api_fixture *f) {
     if (f->backend != PSCAN_BACKEND_CPU) return;
     const uint64_t n = 100000;
@@ -617,6 +704,7 @@ int main(int argc, char **argv) {
     test_scan_arguments(&f);
     test_limits_and_alignment(&f);
     test_large_copy(&f);
+    test_allocator(&f);
     test_auto_temp_serves_either(&f);
     EXPECT_STATUS(PSCAN_SUCCESS, pscan_context_destroy(f.ctx));
 

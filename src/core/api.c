@@ -263,6 +263,14 @@ pscan_status pscan_context_reserve(pscan_context *ctx, size_t bytes) {
     return s;
 }
 
+pscan_status pscan_context_set_allocator(pscan_context *ctx, const pscan_allocator *allocator) {
+    if (!ctx) return PSCAN_ERROR_NULL_POINTER;
+    if (allocator && (!allocator->alloc || !allocator->release)) return PSCAN_ERROR_NULL_POINTER;
+    if (allocator) ctx->allocator = *allocator;
+    else memset(&ctx->allocator, 0, sizeof ctx->allocator);
+    return PSCAN_SUCCESS;
+}
+
 pscan_status pscan_context_synchronize(pscan_context *ctx) {
     if (!ctx) return PSCAN_ERROR_NULL_POINTER;
     return ctx->ops->synchronize(ctx);
@@ -386,10 +394,15 @@ static pscan_status request_submit(pscan_context *ctx, ps_request *req, void *te
     if (s != PSCAN_SUCCESS) return s;
     if (req->n == 0 && (req->prim == PS_PRIM_SCAN || req->prim == PS_PRIM_RECURRENCE))
         return PSCAN_SUCCESS; /* the others still write a result */
+    void *lent = NULL; /* the caller's allocator's, released once the call is enqueued */
     if (needed > 0) {
         const size_t with_slack = temp_with_slack(ctx, needed);
         if (temp) {
             if (temp_bytes < with_slack) return PSCAN_ERROR_TEMP_TOO_SMALL;
+        } else if (ctx->allocator.alloc) {
+            if (!(lent = ctx->allocator.alloc(ctx->allocator.user, with_slack))) return PSCAN_ERROR_OUT_OF_MEMORY;
+            temp = lent;
+            temp_bytes = with_slack;
         } else {
             s = pscan_context_reserve(ctx, with_slack);
             if (s != PSCAN_SUCCESS) return s;
@@ -404,7 +417,9 @@ static pscan_status request_submit(pscan_context *ctx, ps_request *req, void *te
         req->temp = temp;
         req->temp_bytes = temp_bytes;
     }
-    return ctx->ops->run(ctx, req);
+    s = ctx->ops->run(ctx, req);
+    if (lent) ctx->allocator.release(ctx->allocator.user, lent); /* stream-ordered: the allocator's contract */
+    return s;
 }
 
 /* ---- scan -------------------------------------------------------------------------------------------- */

@@ -206,6 +206,7 @@ struct pscan_context {
     char *build_log;         /* malloc'd, or NULL */
     void *workspace;         /* device memory from ops->mem_alloc */
     size_t workspace_bytes;
+    pscan_allocator allocator; /* the caller's (pscan_context_set_allocator), in place of the workspace; or zeros */
     size_t host_chunk_bytes; /* pscan_scan_host's piece size (pscan_context_set_host_chunk_bytes); 0: default */
 };
 
