@@ -429,8 +429,12 @@ static inline unsigned long long ps_chain_mix(unsigned long long z) {
     return z ^ (z >> 31);
 }
 
-/* A fresh epoch per launch: unique within the process (2^60 of them), randomly placed across processes. */
-static inline unsigned long long ps_chain_next_epoch(void) {
+/* A fresh epoch per launch: unique within the library (2^60 of them), randomly placed across processes. One
+ * counter for every translation unit: an inline function with external linkage has one static local in the
+ * whole binary. (Until the forty-eighth session it was `static inline`, which gives each .cu file a counter of
+ * its own, each seeded at random: two whose runs met would hand out the same epochs, and a launch could then
+ * validate the entries an earlier launch from another file left in the same temp.) */
+inline unsigned long long ps_chain_next_epoch(void) {
     static std::atomic<unsigned long long> counter(
         ps_chain_mix((unsigned long long)std::chrono::high_resolution_clock::now().time_since_epoch().count() ^
                      (unsigned long long)(uintptr_t)&counter));
