@@ -182,7 +182,7 @@ typedef struct ps_backend_ops {
     int scan_widen;
     /* 1 while the context's stream is being captured into a CUDA graph (NULL: never). The workspace does not grow
      * then: an allocation made under capture would belong to the graph (cudaMallocAsync becomes a graph node whose
-     * memory exists only while the graph runs; cudaMalloc is refused in global mode), and calls after the capture
+     * memory exists only while the graph runs; a plain cudaMalloc may fail the capture), and calls after the capture
      * would use it. pscan_context_reserve refuses it instead (PSCAN_ERROR_TEMP_TOO_SMALL). */
     int (*capturing)(pscan_context *ctx);
 } ps_backend_ops;
