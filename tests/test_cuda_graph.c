@@ -95,6 +95,18 @@ static void fail(const char *what, long round, uint64_t at, uint64_t got, uint64
                round, what, at, got, got, want, want);
 }
 
+/* An inclusive i32 sum, wrapping in 32 bits, of in's SCAN_N elements against out: the first mismatch fails. */
+static void check_scan_sum(const int32_t *in, const int32_t *out, const char *what, long round) {
+    uint32_t run = 0;
+    for (uint64_t i = 0; i < SCAN_N; i++) {
+        run += (uint32_t)in[i];
+        if ((uint32_t)out[i] != run) {
+            fail(what, round, i, (uint32_t)out[i], run);
+            return;
+        }
+    }
+}
+
 #define CUDA_OK(call)                                                                                          \
     do {                                                                                                       \
         cudaError_t e_ = (call);                                                                               \
@@ -340,14 +352,7 @@ static void check(graph_case *g, long round, int32_t *a32, int32_t *b32, int64_t
     /* scan: inclusive sum, wrapping in 32 bits */
     CUDA_OK(cudaMemcpy(a32, g->scan_in, SCAN_N * 4, cudaMemcpyDeviceToHost));
     CUDA_OK(cudaMemcpy(b32, g->scan_out, SCAN_N * 4, cudaMemcpyDeviceToHost));
-    uint32_t run = 0;
-    for (uint64_t i = 0; i < SCAN_N; i++) {
-        run += (uint32_t)a32[i];
-        if ((uint32_t)b32[i] != run) {
-            fail("scan i32 sum", round, i, (uint32_t)b32[i], run);
-            break;
-        }
-    }
+    check_scan_sum(a32, b32, "scan i32 sum", round);
 
     /* reduce: sum, wrapping in 64 bits */
     CUDA_OK(cudaMemcpy(a64, g->reduce_in, REDUCE_N * 8ull, cudaMemcpyDeviceToHost));
@@ -427,7 +432,7 @@ static void check(graph_case *g, long round, int32_t *a32, int32_t *b32, int64_t
     CUDA_OK(cudaMemcpy(flags, g->seg_flags, SEGSCAN_N, cudaMemcpyDeviceToHost));
     CUDA_OK(cudaMemcpy(a32, g->seg_in, SEGSCAN_N * 4, cudaMemcpyDeviceToHost));
     CUDA_OK(cudaMemcpy(b32, g->seg_out, SEGSCAN_N * 4, cudaMemcpyDeviceToHost));
-    run = 0;
+    uint32_t run = 0;
     for (uint64_t i = 0; i < SEGSCAN_N; i++) {
         run = (i == 0 || flags[i] ? 0u : run) + (uint32_t)a32[i];
         if ((uint32_t)b32[i] != run) {
@@ -582,14 +587,7 @@ static void workspace_capture(cudaStream_t stream, graph_case *g, int32_t *a32, 
         CUDA_OK(cudaGraphLaunch(exec, stream));
         CUDA_OK(cudaStreamSynchronize(stream));
         CUDA_OK(cudaMemcpy(b32, g->scan_out, SCAN_N * 4, cudaMemcpyDeviceToHost));
-        uint32_t run = 0;
-        for (uint64_t i = 0; i < SCAN_N; i++) {
-            run += (uint32_t)a32[i];
-            if ((uint32_t)b32[i] != run) {
-                fail("scan i32 sum on the workspace, captured", r, i, (uint32_t)b32[i], run);
-                break;
-            }
-        }
+        check_scan_sum(a32, b32, "scan i32 sum on the workspace, captured", r);
     }
     CUDA_OK(cudaGraphExecDestroy(exec));
     CUDA_OK(cudaGraphDestroy(graph));
