@@ -86,7 +86,7 @@ def _torch_dtype(torch, dtype):
     return t
 
 
-def _torch_stream(torch, device: int) -> int:
+def torch_stream(torch, device: int) -> int:
     raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
     return raw(device) if raw else torch.cuda.current_stream(device).cuda_stream
 
@@ -102,7 +102,7 @@ def _adapt_torch(x, torch, what) -> Array:
         if x.device.type != "cpu":
             raise error("PSCAN_ERROR_INVALID_VALUE", f"{what} is on {x.device}; pscan takes CPU and CUDA tensors")
         return Array(x, "torch", x.data_ptr(), x.shape, dt, HOST, 0)
-    return Array(x, "torch", x.data_ptr(), x.shape, dt, dev, _torch_stream(torch, dev))
+    return Array(x, "torch", x.data_ptr(), x.shape, dt, dev, torch_stream(torch, dev))
 
 
 # ---- cupy ----------------------------------------------------------------------------------------------------

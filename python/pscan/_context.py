@@ -9,17 +9,24 @@ are kept alive until then, since a context synchronises its stream when destroye
 Some things live as long as their context and are freed before it (extras()): the row offsets a batched scan
 along an axis reads on a device (one buffer per row length, uploaded once on the context's stream), and the
 user operators made for the context (pscan_operator_create is per context).
+
+A call into a CUDA context whose stream torch is capturing into a graph (torch.cuda.graph) borrows its temporary
+storage from torch's caching allocator, which under capture serves the graph's own pool, instead of the
+context's workspace (which does not grow under capture): captured calls need no warm-up. The lender is set on
+the context for the length of the call only (pscan_context_set_allocator), so calls outside a capture keep the
+workspace and pay for one driver query (cuStreamIsCapturing).
 """
 from __future__ import annotations
 
+import sys
 import threading
-from typing import Dict, Tuple
+from typing import Callable, Dict, Optional, Tuple
 
 from ._errors import check, error
 from ._lib import HAVE_CUDA, ffi, lib
 
 _CPU = 1  # PSCAN_BACKEND_CPU; checked at import below
-_cache: Dict[Tuple[int, int], Tuple[object, threading.Lock]] = {}
+_cache: Dict[Tuple[int, int], Tuple[object, "_Guard"]] = {}
 _cache_lock = threading.Lock()
 _extras: Dict[int, dict] = {}  # a context's address -> {"offsets": {...}, "operators": {...}}
 _streams: Dict[int, object] = {}  # stream handle -> the Python object that owns it (CuPy), kept alive
@@ -57,8 +64,126 @@ def _create(device: int, stream: int):
     return p[0]
 
 
+class Lender:
+    """A pscan_allocator made of two Python functions: alloc(bytes) -> (address, owner) or raises, and
+    release(owner) when the library hands the memory back. The owners are kept by address until then. Exceptions
+    in alloc become a NULL loan (the call fails with PSCAN_ERROR_OUT_OF_MEMORY, nothing written), and the
+    exception is kept as .error for the caller to chain."""
+
+    def __init__(self, alloc: Callable[[int], Tuple[int, object]], release: Callable[[object], None]):
+        self._alloc, self._release = alloc, release
+        self.loans: Dict[int, object] = {}
+        self.error: Optional[BaseException] = None
+
+        def on_alloc_error(exc_type, exc, tb):
+            self.error = exc
+            return None  # NULL: the library fails the call
+
+        @ffi.callback("void *(void *, size_t)", onerror=on_alloc_error)
+        def c_alloc(user, nbytes):
+            address, owner = self._alloc(int(nbytes))
+            self.loans[address] = owner
+            return ffi.cast("void *", address)
+
+        @ffi.callback("void (void *, void *)")
+        def c_release(user, ptr):
+            owner = self.loans.pop(int(ffi.cast("uintptr_t", ptr)), None)
+            if owner is not None:
+                self._release(owner)
+
+        self._callbacks = (c_alloc, c_release)  # alive as long as the struct that points at them
+        self.struct = ffi.new("pscan_allocator *", {"alloc": c_alloc, "release": c_release, "user": ffi.NULL})
+
+    def lend(self, ctx):
+        """A context manager: ctx's calls with temp == NULL borrow from this lender inside the block (call with
+        ctx's lock held); the workspace again after it."""
+        return _Lending(ctx, self)
+
+
+class _Lending:
+    __slots__ = ("ctx", "lender")
+
+    def __init__(self, ctx, lender: Lender):
+        self.ctx, self.lender = ctx, lender
+
+    def __enter__(self):
+        self.lender.error = None
+        check(lib.pscan_context_set_allocator(self.ctx, self.lender.struct), "pscan_context_set_allocator")
+        return self.lender
+
+    def __exit__(self, exc_type, exc, tb):
+        lib.pscan_context_set_allocator(self.ctx, ffi.NULL)  # cannot fail with NULL
+        if exc is not None and exc.__cause__ is None and self.lender.error is not None:
+            exc.__cause__ = self.lender.error  # what the allocator raised, behind the OUT_OF_MEMORY
+        self.lender.error = None
+        return False
+
+
+_torch_lenders: Dict[int, Lender] = {}  # CUDA device -> the lender over torch's caching allocator
+
+
+def _torch_lender(torch, device: int) -> Lender:
+    lender = _torch_lenders.get(device)
+    if lender is None:
+        where = torch.device("cuda", device)
+
+        def alloc(nbytes: int):
+            # On torch's current stream of the device, which _Guard checked is the context's: under capture
+            # the graph's pool; the caching allocator reuses a released block only for work queued after it
+            # on that stream, the order pscan_allocator asks for.
+            t = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=where)
+            return t.data_ptr(), t
+
+        lender = _torch_lenders[device] = Lender(alloc, lambda t: None)  # dropping the tensor frees it
+    return lender
+
+
+class _Guard:
+    """The lock of one context, taken by `with`; for a CUDA context whose stream torch is capturing (its current
+    stream on the context's device), also torch's allocator lent to the context for the length of the block."""
+
+    __slots__ = ("ctx", "lock", "device", "stream", "lending")
+
+    def __init__(self, ctx, device: int, stream: int):
+        self.ctx, self.lock, self.device, self.stream, self.lending = ctx, threading.Lock(), device, stream, None
+
+    def _torch_capture(self):
+        torch = sys.modules.get("torch")
+        if torch is None or self.device < 0:
+            return None
+        from . import _cuda
+        from ._arrays import torch_stream
+
+        if not _cuda.stream_capturing(self.stream) or torch_stream(torch, self.device) != self.stream:
+            return None
+        return torch
+
+    def __enter__(self):
+        self.lock.acquire()
+        try:
+            torch = self._torch_capture()
+            if torch is not None:
+                lending = _torch_lender(torch, self.device).lend(self.ctx)
+                lending.__enter__()
+                self.lending = lending
+        except BaseException:
+            self.lock.release()
+            raise
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        lending, self.lending = self.lending, None
+        try:
+            if lending is not None:
+                lending.__exit__(exc_type, exc, tb)
+        finally:
+            self.lock.release()
+        return False
+
+
 def get(device: int, stream: int):
-    """(context, lock) for the host (device < 0) or a CUDA device and stream handle."""
+    """(context, guard) for the host (device < 0) or a CUDA device and stream handle; `with guard:` holds the
+    context's lock (and, under a torch capture, lends it torch's allocator)."""
     key = (device, stream if device >= 0 else 0)
     hit = _cache.get(key)
     if hit is not None:
@@ -66,7 +191,8 @@ def get(device: int, stream: int):
     with _cache_lock:
         hit = _cache.get(key)
         if hit is None:
-            hit = _cache[key] = (_create(*key), threading.Lock())
+            ctx = _create(*key)
+            hit = _cache[key] = (ctx, _Guard(ctx, *key))
     return hit
 
 

@@ -1,5 +1,6 @@
-"""The few CUDA driver calls the binding needs beside libpscan: which device a pointer lives on, and making a
-device current while a pscan context is created on it (pscan_cuda_context_create uses the current device).
+"""The few CUDA driver calls the binding needs beside libpscan: which device a pointer lives on, making a
+device current while a pscan context is created on it (pscan_cuda_context_create uses the current device), and
+whether a stream is being captured into a graph.
 
 Through the driver (libcuda.so.1, present wherever a GPU is) rather than a CUDA runtime, so the binding works
 next to any CuPy or PyTorch build: both runtimes and ours share the driver's primary context of each device.
@@ -19,6 +20,7 @@ int cuCtxSetCurrent(void *ctx);
 int cuCtxGetDevice(int *device);
 int cuDevicePrimaryCtxRetain(void **ctx, int device);
 int cuPointerGetAttribute(void *data, int attribute, unsigned long long ptr);
+int cuStreamIsCapturing(void *stream, int *status);
 """)
 _POINTER_DEVICE_ORDINAL = 9  # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
 _drv = None
@@ -41,6 +43,12 @@ def pointer_device(ptr: int) -> Optional[int]:
     if d.cuPointerGetAttribute(out, _POINTER_DEVICE_ORDINAL, ptr) != 0:
         return None
     return out[0]
+
+
+def stream_capturing(stream: int) -> bool:
+    """Whether stream is being captured into a CUDA graph (a query, allowed under any capture mode)."""
+    out = _ffi.new("int *")
+    return _driver().cuStreamIsCapturing(_ffi.cast("void *", stream), out) == 0 and out[0] == 1
 
 
 def current_device() -> int:

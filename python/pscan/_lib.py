@@ -42,6 +42,12 @@ pscan_status pscan_context_device_name(const pscan_context *ctx, char *buf, size
 pscan_status pscan_context_native_error(const pscan_context *ctx, long long *code);
 pscan_status pscan_context_set_threads(pscan_context *ctx, unsigned threads);
 pscan_status pscan_context_synchronize(pscan_context *ctx);
+typedef struct pscan_allocator {
+    void *(*alloc)(void *user, size_t bytes);
+    void (*release)(void *user, void *ptr);
+    void *user;
+} pscan_allocator;
+pscan_status pscan_context_set_allocator(pscan_context *ctx, const pscan_allocator *allocator);
 
 typedef struct pscan_scan_desc {
     pscan_type type;

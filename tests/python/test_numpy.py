@@ -382,3 +382,50 @@ def test_select_host_on_the_cpu_backend():
                                    device=-1)
     np.testing.assert_array_equal(keys, [3, 7, 0, 3])
     np.testing.assert_array_equal(vals, [0, 2, 3, 7])
+
+
+# ---- a lent allocator ----------------------------------------------------------------------------------------
+def test_lender_on_the_cpu_context():
+    """The cffi allocator the binding lends torch's caching allocator through under a CUDA graph capture
+    (_context.Lender; test_cuda.py runs it on the GPU), here lending numpy buffers to the CPU context: a scan
+    with temp == NULL borrows (the CPU backend's scan of 2^20 + 7 items takes temp), gives every loan back, and
+    a refused loan is PSCAN_ERROR_OUT_OF_MEMORY with the output untouched and the allocator's exception kept."""
+    from pscan import _context
+
+    loans, returned = [], []
+
+    def alloc(nbytes):
+        buf = np.empty(nbytes, np.uint8)
+        loans.append(nbytes)
+        return buf.ctypes.data, buf
+
+    def refuse(nbytes):
+        raise MemoryError(f"no {nbytes} bytes today")
+
+    x = data((1 << 20) + 7, np.dtype(np.int32))
+    ctx, guard = _context.get(-1, 0)
+    lender = _context.Lender(alloc, returned.append)
+    with guard:
+        lending = lender.lend(ctx)
+        lending.__enter__()
+    try:
+        assert_same(pscan.scan(x), ref_scan(x, "sum", False, False))
+    finally:
+        with guard:
+            lending.__exit__(None, None, None)
+    assert loans and len(returned) == len(loans) and not lender.loans
+    assert all(isinstance(b, np.ndarray) and b.nbytes == n for b, n in zip(returned, loans))
+
+    lender = _context.Lender(refuse, returned.append)
+    out = np.full(x.shape, 7, x.dtype)
+    with guard:
+        lending = lender.lend(ctx)
+        lending.__enter__()
+    try:
+        raises(RuntimeError, "PSCAN_ERROR_OUT_OF_MEMORY", lambda: pscan.scan(x, out=out))
+        assert isinstance(lender.error, MemoryError)
+    finally:
+        with guard:
+            lending.__exit__(None, None, None)
+    assert (out == 7).all()
+    assert_same(pscan.scan(x), ref_scan(x, "sum", False, False))  # the workspace again
