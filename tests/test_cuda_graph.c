@@ -24,7 +24,8 @@
  * the capture, each call is run once before it (as PyTorch warms up; the user operator is compiled when it is
  * created and its module loaded by that first launch), and the capture is global (the strictest mode: any call
  * that may synchronise fails it). A user operator that cannot be created because NVRTC does not work here skips
- * that one call, with a line that says so.
+ * that one call, with a line that says so. Then two captures without a warm-up: a scan on the context's workspace
+ * (refused until a warm-up grew it) and a second user operator's first call (its kernels loaded under capture).
  *
  * Each round writes fresh random inputs into the same device buffers, launches the graph once, and compares every
  * output with a serial reference; rounds 1..R replay a graph whose calls have their own temps, R+1..2R one whose
@@ -594,6 +595,72 @@ static void workspace_capture(cudaStream_t stream, graph_case *g, int32_t *a32, 
     PSCAN_OK(pscan_context_destroy(ws));
 }
 
+/* A user operator whose first call is captured: its kernels are compiled at create, outside the capture, but the
+ * first launch loads them onto the device (lazy loading), under the capture. Either the call captures (and the graph
+ * replays right with fresh data), or it returns a status and the capture stays valid and empty: a call that reports
+ * success and breaks the capture, or replays wrong, fails. Which of the two happened is printed. A source of its
+ * own, so no cache of the operator above serves it. */
+static void user_first_call_captured(cudaStream_t stream, pscan_context *ctx, graph_case *g, uint32_t *au, uint32_t *bu,
+                                     long rounds) {
+    static const char source[] = "/* first call under capture */\n"
+                                 "typedef struct { uint32_t a, b; } affine2;\n"
+                                 "affine2 compose(affine2 x, affine2 y) {\n"
+                                 "    affine2 r; r.a = y.a * x.a; r.b = y.a * x.b + y.b; return r;\n"
+                                 "}\n";
+    pscan_user_op_desc d;
+    memset(&d, 0, sizeof d);
+    d.elem_bytes = sizeof(user_affine);
+    d.elem_align = 4;
+    d.identity = &user_identity;
+    d.source = source;
+    d.type_name = "affine2";
+    d.combine_name = "compose";
+    pscan_operator *op = NULL;
+    if (pscan_operator_create(ctx, &d, &op) != PSCAN_SUCCESS) {
+        printf("FAIL: pscan_operator_create(affine2)\n");
+        failures++;
+        return;
+    }
+    size_t bytes = 0;
+    PSCAN_OK(pscan_scan_user_temp_bytes(ctx, &user_desc, op, USER_N, &bytes));
+    void *temp = dev_alloc(bytes);
+    cudaGraph_t graph = NULL;
+    CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    const pscan_status s = pscan_scan_user(ctx, &user_desc, op, g->user_in, g->user_out, USER_N, temp, bytes);
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
+    size_t nodes = 0;
+    if (ended == cudaSuccess) CUDA_OK(cudaGraphGetNodes(graph, NULL, &nodes));
+    printf("test_cuda_graph: a user operator's first call under capture: %s, the capture %s (%zu nodes)\n",
+           pscan_status_name(s), ended == cudaSuccess ? "valid" : cudaGetErrorString(ended), nodes);
+    if (ended != cudaSuccess || (s != PSCAN_SUCCESS && nodes != 0)) {
+        printf("FAIL: a user operator's first call broke the capture or left nodes behind a refusal\n");
+        failures++;
+    } else if (s == PSCAN_SUCCESS) {
+        cudaGraphExec_t exec;
+        CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+        for (long r = 1; r <= rounds; r++) {
+            for (uint64_t i = 0; i < USER_N; i++) au[2 * i] = (uint32_t)rng() | 1u, au[2 * i + 1] = (uint32_t)rng();
+            CUDA_OK(cudaMemcpy(g->user_in, au, USER_N * 8ull, cudaMemcpyHostToDevice));
+            CUDA_OK(cudaGraphLaunch(exec, stream));
+            CUDA_OK(cudaStreamSynchronize(stream));
+            CUDA_OK(cudaMemcpy(bu, g->user_out, USER_N * 8ull, cudaMemcpyDeviceToHost));
+            user_affine acc = user_identity;
+            for (uint64_t i = 0; i < USER_N; i++) {
+                acc.b = au[2 * i] * acc.b + au[2 * i + 1], acc.a = au[2 * i] * acc.a;
+                if (bu[2 * i] != acc.a || bu[2 * i + 1] != acc.b) {
+                    fail("user operator, first call captured", r, i, (uint64_t)bu[2 * i] << 32 | bu[2 * i + 1],
+                         (uint64_t)acc.a << 32 | acc.b);
+                    break;
+                }
+            }
+        }
+        CUDA_OK(cudaGraphExecDestroy(exec));
+    }
+    if (graph) CUDA_OK(cudaGraphDestroy(graph));
+    CUDA_OK(cudaFree(temp));
+    PSCAN_OK(pscan_operator_destroy(op));
+}
+
 int main(int argc, char **argv) {
     long rounds = 4;
     uint64_t seed = 0x6A7F11ull;
@@ -733,13 +800,15 @@ int main(int argc, char **argv) {
     for (int k = 0; k < TEMPS; k++) CUDA_OK(cudaFree(own[k]));
     CUDA_OK(cudaFree(shared));
     workspace_capture(stream, &g, a32, b32, rounds);
+    if (g.user_op) user_first_call_captured(stream, ctx, &g, au, bu, rounds);
 
     pscan_operator_destroy(g.user_op);
     pscan_context_destroy(ctx);
     CUDA_OK(cudaStreamDestroy(stream));
     printf("test_cuda_graph: %ld replays each of two %zu-node graphs (scan, reduce, two partitions, select, expand, "
            "sort, segmented scan, scan by key, reduce by key, run-length encoding, histogram, recurrence, %s; own "
-           "temps, then one shared temp; a scan on the context's workspace, refused under capture until a warm-up grew it), %d failures\n",
+           "temps, then one shared temp; a scan on the context's workspace, refused under capture until a warm-up grew it; "
+           "a user operator's first call captured), %d failures\n",
            rounds, nodes, g.user_op ? "user operator scan" : "no user operator (skipped)", failures);
     return failures ? 1 : 0;
 }
