@@ -140,23 +140,28 @@ def _torch_lender(torch, device: int) -> Lender:
 
 class _Guard:
     """The lock of one context, taken by `with`; for a CUDA context whose stream torch is capturing (its current
-    stream on the context's device), also torch's allocator lent to the context for the length of the block."""
+    stream on the context's device), also torch's allocator lent to the context for the length of the block.
+    Outside a capture the check costs one driver query (and nothing while torch is not loaded)."""
 
-    __slots__ = ("ctx", "lock", "device", "stream", "lending")
+    __slots__ = ("ctx", "lock", "device", "stream", "lending", "capturing")
 
     def __init__(self, ctx, device: int, stream: int):
-        self.ctx, self.lock, self.device, self.stream, self.lending = ctx, threading.Lock(), device, stream, None
+        self.ctx, self.lock, self.device, self.stream = ctx, threading.Lock(), device, stream
+        self.lending, self.capturing = None, None
 
     def _torch_capture(self):
         torch = sys.modules.get("torch")
         if torch is None or self.device < 0:
             return None
-        from . import _cuda
+        if self.capturing is None:
+            from . import _cuda
+
+            self.capturing = _cuda.capture_query(self.stream)
+        if not self.capturing():
+            return None
         from ._arrays import torch_stream
 
-        if not _cuda.stream_capturing(self.stream) or torch_stream(torch, self.device) != self.stream:
-            return None
-        return torch
+        return torch if torch_stream(torch, self.device) == self.stream else None
 
     def __enter__(self):
         self.lock.acquire()

@@ -8,7 +8,7 @@ next to any CuPy or PyTorch build: both runtimes and ours share the driver's pri
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, Optional
+from typing import Callable, Iterator, Optional
 
 from cffi import FFI
 
@@ -45,10 +45,16 @@ def pointer_device(ptr: int) -> Optional[int]:
     return out[0]
 
 
-def stream_capturing(stream: int) -> bool:
-    """Whether stream is being captured into a CUDA graph (a query, allowed under any capture mode)."""
-    out = _ffi.new("int *")
-    return _driver().cuStreamIsCapturing(_ffi.cast("void *", stream), out) == 0 and out[0] == 1
+def capture_query(stream: int) -> Callable[[], bool]:
+    """A function that tells whether stream is being captured into a CUDA graph (cuStreamIsCapturing, a query
+    allowed under any capture mode), its arguments made once: called before every CUDA call while torch is
+    loaded, so it costs one foreign call. Not for two threads at once (a context's lock serialises it)."""
+    query, handle, out = _driver().cuStreamIsCapturing, _ffi.cast("void *", stream), _ffi.new("int *")
+
+    def capturing() -> bool:
+        return query(handle, out) == 0 and out[0] == 1  # CU_STREAM_CAPTURE_STATUS_ACTIVE
+
+    return capturing
 
 
 def current_device() -> int:
