@@ -200,7 +200,9 @@ pscan_status pscan_context_set_threads(pscan_context *ctx, unsigned threads);
  * (allocation may synchronise the device). CUDA: while the context's stream is being captured into a graph the
  * workspace does not grow (memory allocated under capture would belong to the graph): this call, and any call
  * with temp == NULL that needs more than the workspace holds, returns PSCAN_ERROR_TEMP_TOO_SMALL, enqueues
- * nothing and leaves the capture valid. Reserve before the capture, or pass temp. */
+ * nothing and leaves the capture valid. Reserve before the capture, or pass temp. A workspace that a captured call
+ * used is kept past a later growth (the graph's replays still write it) and freed by pscan_context_destroy: a
+ * graph must not be replayed after its context is destroyed. */
 pscan_status pscan_context_reserve(pscan_context *ctx, size_t bytes);
 /* A caller's allocator for the temporary storage of calls made with temp == NULL: PyTorch's or CuPy's caching
  * allocator, RMM, a pool of the caller's. alloc(user, bytes) returns device memory of the context's backend (an

@@ -555,7 +555,7 @@ static void check(graph_case *g, long round, int32_t *a32, int32_t *b32, int64_t
  * too small refuses the call with PSCAN_ERROR_TEMP_TOO_SMALL, enqueues nothing and leaves the capture valid
  * (growing the workspace then would hand the context memory that belongs to the graph, gone outside it); after
  * one call outside the capture (the warm-up) has grown it, the captured call runs on the workspace and replays
- * right with fresh data. */
+ * right with fresh data, also after the workspace has grown again (the old one kept for the graph). */
 static void workspace_capture(cudaStream_t stream, graph_case *g, int32_t *a32, int32_t *b32, long rounds) {
     pscan_context *ws = NULL;
     PSCAN_OK(pscan_cuda_context_create(stream, &ws));
@@ -590,6 +590,32 @@ static void workspace_capture(cudaStream_t stream, graph_case *g, int32_t *a32, 
         CUDA_OK(cudaMemcpy(b32, g->scan_out, SCAN_N * 4, cudaMemcpyDeviceToHost));
         check_scan_sum(a32, b32, "scan i32 sum on the workspace, captured", r);
     }
+
+    /* The workspace grows after the capture (a larger call, or a reserve): the graph's replays still write the
+     * old one, so the context must keep it (retired until pscan_context_destroy), not free it. Freed, the pool
+     * hands its memory to the next stream-ordered allocation of the size, here a bystander filled with 0x5A,
+     * which the next replay would overwrite (or, trimmed back to the system, fault on). */
+    size_t need = 0;
+    PSCAN_OK(pscan_scan_temp_bytes(ws, &scan, SCAN_N, &need));
+    PSCAN_OK(pscan_context_reserve(ws, 4 * need + (64u << 20)));
+    unsigned char *bystander = NULL, *seen = host_alloc(need);
+    CUDA_OK(cudaMallocAsync((void **)&bystander, need, stream));
+    CUDA_OK(cudaMemsetAsync(bystander, 0x5A, need, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    for (uint64_t i = 0; i < SCAN_N; i++) a32[i] = (int32_t)rng();
+    CUDA_OK(cudaMemcpy(g->scan_in, a32, SCAN_N * 4, cudaMemcpyHostToDevice));
+    CUDA_OK(cudaGraphLaunch(exec, stream));
+    CUDA_OK(cudaStreamSynchronize(stream));
+    CUDA_OK(cudaMemcpy(b32, g->scan_out, SCAN_N * 4, cudaMemcpyDeviceToHost));
+    check_scan_sum(a32, b32, "scan i32 sum on the workspace, replayed after the workspace grew", rounds + 1);
+    CUDA_OK(cudaMemcpy(seen, bystander, need, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < need; i++)
+        if (seen[i] != 0x5A) {
+            fail("a replay wrote memory the context had freed (bystander byte)", rounds + 1, i, seen[i], 0x5A);
+            break;
+        }
+    CUDA_OK(cudaFreeAsync(bystander, stream));
+    free(seen);
     CUDA_OK(cudaGraphExecDestroy(exec));
     CUDA_OK(cudaGraphDestroy(graph));
     PSCAN_OK(pscan_context_destroy(ws));

@@ -212,6 +212,8 @@ pscan_status pscan_context_destroy(pscan_context *ctx) {
     if (!ctx) return PSCAN_SUCCESS;
     pscan_status s = ctx->ops->synchronize(ctx);
     if (ctx->workspace) ctx->ops->mem_free(ctx, ctx->workspace);
+    for (size_t i = 0; i < ctx->retired_count; i++) ctx->ops->mem_free(ctx, ctx->retired[i]);
+    free(ctx->retired);
     ctx->ops->destroy(ctx);
     free(ctx->build_log);
     free(ctx);
@@ -251,16 +253,33 @@ pscan_status pscan_context_reserve(pscan_context *ctx, size_t bytes) {
     if (!ctx) return PSCAN_ERROR_NULL_POINTER;
     if (bytes <= ctx->workspace_bytes) return PSCAN_SUCCESS;
     if (ctx->ops->capturing && ctx->ops->capturing(ctx)) return PSCAN_ERROR_TEMP_TOO_SMALL; /* (ps_backend_ops) */
+    if (ctx->workspace && ctx->workspace_in_graph && ctx->retired_count == ctx->retired_cap) {
+        /* room to retire the old workspace first, so that a refusal leaves everything as it was */
+        const size_t cap = ctx->retired_cap ? 2 * ctx->retired_cap : 4;
+        void **more = (void **)realloc(ctx->retired, cap * sizeof *more);
+        if (!more) return PSCAN_ERROR_OUT_OF_MEMORY;
+        ctx->retired = more;
+        ctx->retired_cap = cap;
+    }
     void *grown = NULL;
     pscan_status s = ctx->ops->mem_alloc(ctx, bytes, &grown);
     if (s != PSCAN_SUCCESS) return s;
-    if (ctx->workspace) {
+    if (ctx->workspace && ctx->workspace_in_graph) {
+        ctx->retired[ctx->retired_count++] = ctx->workspace; /* a graph's replays still write it */
+    } else if (ctx->workspace) {
         /* the old workspace may still be in use by queued work: free is stream-ordered on every backend */
         s = ctx->ops->mem_free(ctx, ctx->workspace);
     }
     ctx->workspace = grown;
     ctx->workspace_bytes = bytes;
+    ctx->workspace_in_graph = 0;
     return s;
+}
+
+void *ps_core_workspace_use(pscan_context *ctx) {
+    if (ctx->ops->capturing && !ctx->workspace_in_graph && ctx->ops->capturing(ctx))
+        ctx->workspace_in_graph = 1; /* kept past a later growth: pscan_context_reserve */
+    return ctx->workspace;
 }
 
 pscan_status pscan_context_set_allocator(pscan_context *ctx, const pscan_allocator *allocator) {
@@ -406,7 +425,7 @@ static pscan_status request_submit(pscan_context *ctx, ps_request *req, void *te
         } else {
             s = pscan_context_reserve(ctx, with_slack);
             if (s != PSCAN_SUCCESS) return s;
-            temp = ctx->workspace;
+            temp = ps_core_workspace_use(ctx);
             temp_bytes = ctx->workspace_bytes;
         }
         if (ctx->ops->handles_are_addresses) {

@@ -206,6 +206,12 @@ struct pscan_context {
     char *build_log;         /* malloc'd, or NULL */
     void *workspace;         /* device memory from ops->mem_alloc */
     size_t workspace_bytes;
+    /* Set when a call ran on the workspace under stream capture: a graph now refers to it, and replays after the
+     * capture still write it. A later growth retires it to `retired` instead of freeing it, so a replay never
+     * writes memory handed out again; pscan_context_destroy frees them (a graph must not outlive its context). */
+    int workspace_in_graph;
+    void **retired;
+    size_t retired_count, retired_cap;
     pscan_allocator allocator; /* the caller's (pscan_context_set_allocator), in place of the workspace; or zeros */
     size_t host_chunk_bytes; /* pscan_scan_host's piece size (pscan_context_set_host_chunk_bytes); 0: default */
 };
@@ -222,6 +228,9 @@ pscan_status ps_cuda_context_init_default(pscan_context *ctx, int gpu_only);
 pscan_status ps_opencl_context_init_default(pscan_context *ctx, int gpu_only);
 #endif
 
+/* The workspace, for a call about to run on it (after pscan_context_reserve): under stream capture it is marked as
+ * a graph's (workspace_in_graph), so that a later growth retires it instead of freeing it. */
+void *ps_core_workspace_use(pscan_context *ctx);
 /* Allocates a zeroed context shell for the backend add-on constructors (pscan_cuda.h, pscan_opencl.h). */
 pscan_status ps_core_context_alloc(pscan_context **ctx);
 /* The operator's identity for the type (a validated pair): what pads partial tiles and starts later ones. */

@@ -122,7 +122,7 @@ static pscan_status part_prepare(pscan_context *ctx, ncclComm_t comm, const psca
     } else {
         s = pscan_context_reserve(ctx, total);
         if (s != PSCAN_SUCCESS) return s;
-        temp = ctx->workspace;
+        temp = ps_core_workspace_use(ctx);
     }
     char *base = (char *)(((uintptr_t)temp + PS_NCCL_ALIGN - 1) & ~(uintptr_t)(PS_NCCL_ALIGN - 1));
     p->ctx = ctx;
