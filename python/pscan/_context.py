@@ -141,17 +141,22 @@ def _torch_lender(torch, device: int) -> Lender:
 class _Guard:
     """The lock of one context, taken by `with`; for a CUDA context whose stream torch is capturing (its current
     stream on the context's device), also torch's allocator lent to the context for the length of the block.
-    Outside a capture the check costs one driver query (and nothing while torch is not loaded)."""
+    Outside a capture the check costs one driver query, about 0.3 us of Python (nothing on the legacy default
+    stream, torch's default, which cannot be captured, nor while torch is not loaded)."""
 
-    __slots__ = ("ctx", "lock", "device", "stream", "lending", "capturing")
+    __slots__ = ("ctx", "lock", "device", "stream", "lending", "capturing", "may_capture")
 
     def __init__(self, ctx, device: int, stream: int):
         self.ctx, self.lock, self.device, self.stream = ctx, threading.Lock(), device, stream
         self.lending, self.capturing = None, None
+        # the legacy default stream (handle 0, or 1: cudaStreamLegacy), torch's default, is never captured
+        self.may_capture = device >= 0 and stream not in (0, 1)
 
     def _torch_capture(self):
+        if not self.may_capture:
+            return None
         torch = sys.modules.get("torch")
-        if torch is None or self.device < 0:
+        if torch is None:
             return None
         if self.capturing is None:
             from . import _cuda
