@@ -204,18 +204,32 @@ static const char user_source[] =
     "affine combine(affine x, affine y) { affine r; r.a = y.a * x.a; r.b = y.a * x.b + y.b; return r; }\n";
 static const user_affine user_identity = {1, 0};
 
+/* The user scan's output bu against the maps au composed in order, inclusive, wrapping in 32 bits (two u32 a map). */
+static void check_user_scan(const uint32_t *au, const uint32_t *bu, const char *what, long round) {
+    user_affine acc = user_identity;
+    for (uint64_t i = 0; i < USER_N; i++) {
+        const uint32_t a = au[2 * i], b = au[2 * i + 1];
+        acc.b = a * acc.b + b, acc.a = a * acc.a;
+        if (bu[2 * i] != acc.a || bu[2 * i + 1] != acc.b) {
+            fail(what, round, i, (uint64_t)bu[2 * i] << 32 | bu[2 * i + 1], (uint64_t)acc.a << 32 | acc.b);
+            return;
+        }
+    }
+}
+
 /* Creates the user operator, compiling it with NVRTC now. NULL where NVRTC does not work here (a backend error, or
  * no device compiler): then only the user scan is skipped. A source that fails to build, or any other status, is
  * a failure of the test. */
-static pscan_operator *user_op_create(pscan_context *ctx) {
+static pscan_operator *user_op_create(pscan_context *ctx, const char *source, const char *type_name,
+                                      const char *combine_name) {
     pscan_user_op_desc d;
     memset(&d, 0, sizeof d);
     d.elem_bytes = sizeof(user_affine);
     d.elem_align = 4;
     d.identity = &user_identity;
-    d.source = user_source;
-    d.type_name = "affine";
-    d.combine_name = "combine";
+    d.source = source;
+    d.type_name = type_name;
+    d.combine_name = combine_name;
     pscan_operator *op = NULL;
     const pscan_status s = pscan_operator_create(ctx, &d, &op);
     if (s == PSCAN_SUCCESS) return op;
@@ -226,7 +240,7 @@ static pscan_operator *user_op_create(pscan_context *ctx) {
     }
     const char *log = NULL;
     pscan_context_build_log(ctx, &log);
-    printf("FAIL: pscan_operator_create(affine): %s\n%s\n", pscan_status_string(s), log ? log : "");
+    printf("FAIL: pscan_operator_create(%s): %s\n%s\n", type_name, pscan_status_string(s), log ? log : "");
     failures++;
     return NULL;
 }
@@ -538,16 +552,7 @@ static void check(graph_case *g, long round, int32_t *a32, int32_t *b32, int64_t
     if (g->user_op) {
         CUDA_OK(cudaMemcpy(au, g->user_in, USER_N * 8ull, cudaMemcpyDeviceToHost));
         CUDA_OK(cudaMemcpy(bu, g->user_out, USER_N * 8ull, cudaMemcpyDeviceToHost));
-        user_affine acc = user_identity;
-        for (uint64_t i = 0; i < USER_N; i++) {
-            const uint32_t a = au[2 * i], b = au[2 * i + 1];
-            acc.b = a * acc.b + b, acc.a = a * acc.a;
-            if (bu[2 * i] != acc.a || bu[2 * i + 1] != acc.b) {
-                fail("user operator scan (affine u32, a << 32 | b)", round, i,
-                     (uint64_t)bu[2 * i] << 32 | bu[2 * i + 1], (uint64_t)acc.a << 32 | acc.b);
-                break;
-            }
-        }
+        check_user_scan(au, bu, "user operator scan (affine u32, a << 32 | b)", round);
     }
 }
 
@@ -633,20 +638,8 @@ static void user_first_call_captured(cudaStream_t stream, pscan_context *ctx, gr
                                  "affine2 compose(affine2 x, affine2 y) {\n"
                                  "    affine2 r; r.a = y.a * x.a; r.b = y.a * x.b + y.b; return r;\n"
                                  "}\n";
-    pscan_user_op_desc d;
-    memset(&d, 0, sizeof d);
-    d.elem_bytes = sizeof(user_affine);
-    d.elem_align = 4;
-    d.identity = &user_identity;
-    d.source = source;
-    d.type_name = "affine2";
-    d.combine_name = "compose";
-    pscan_operator *op = NULL;
-    if (pscan_operator_create(ctx, &d, &op) != PSCAN_SUCCESS) {
-        printf("FAIL: pscan_operator_create(affine2)\n");
-        failures++;
-        return;
-    }
+    pscan_operator *op = user_op_create(ctx, source, "affine2", "compose");
+    if (!op) return;
     size_t bytes = 0;
     PSCAN_OK(pscan_scan_user_temp_bytes(ctx, &user_desc, op, USER_N, &bytes));
     void *temp = dev_alloc(bytes);
@@ -670,15 +663,7 @@ static void user_first_call_captured(cudaStream_t stream, pscan_context *ctx, gr
             CUDA_OK(cudaGraphLaunch(exec, stream));
             CUDA_OK(cudaStreamSynchronize(stream));
             CUDA_OK(cudaMemcpy(bu, g->user_out, USER_N * 8ull, cudaMemcpyDeviceToHost));
-            user_affine acc = user_identity;
-            for (uint64_t i = 0; i < USER_N; i++) {
-                acc.b = au[2 * i] * acc.b + au[2 * i + 1], acc.a = au[2 * i] * acc.a;
-                if (bu[2 * i] != acc.a || bu[2 * i + 1] != acc.b) {
-                    fail("user operator, first call captured", r, i, (uint64_t)bu[2 * i] << 32 | bu[2 * i + 1],
-                         (uint64_t)acc.a << 32 | acc.b);
-                    break;
-                }
-            }
+            check_user_scan(au, bu, "user operator, first call captured (a << 32 | b)", r);
         }
         CUDA_OK(cudaGraphExecDestroy(exec));
     }
@@ -749,7 +734,7 @@ int main(int argc, char **argv) {
     g.rec_y = dev_alloc(REC_N * 8ull);
     g.user_in = dev_alloc(USER_N * 8ull);
     g.user_out = dev_alloc(USER_N * 8ull);
-    g.user_op = user_op_create(ctx); /* NVRTC compiles it now, outside any capture */
+    g.user_op = user_op_create(ctx, user_source, "affine", "combine"); /* NVRTC compiles it now, outside any capture */
 
     /* temps sized by the library, each its own (one temp shared by every call would serve as well: calls on one
      * stream use it in turn) */

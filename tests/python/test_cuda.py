@@ -89,6 +89,19 @@ def test_torch_current_stream_without_synchronize():
     assert torch.equal(y, torch.arange(1, n + 1, device="cuda", dtype=torch.float32))
 
 
+def _replay_scan_reduce_sort(g, x, v, y, r, ks, vs):
+    """Three replays of a graph that captured y = scan(x), r = reduce(x), (ks, vs) = sort(x, values=v), each
+    with fresh data in x and v, checked against torch."""
+    for _ in range(3):
+        x.copy_(torch.randint(-1000, 1000, x.shape, device="cuda", dtype=x.dtype))
+        v.copy_(torch.rand(v.shape, device="cuda", dtype=v.dtype))
+        g.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(y, torch.cumsum(x, 0)) and r.item() == x.sum().item()
+        want_k, order = torch.sort(x, stable=True)
+        assert torch.equal(ks, want_k) and torch.equal(vs, v[order])
+
+
 @needs_torch
 def test_torch_cuda_graph_after_a_warm_up():
     """Calls captured by torch.cuda.graph replay with fresh data (the library clears its look-back state in the
@@ -108,14 +121,7 @@ def test_torch_cuda_graph_after_a_warm_up():
         y = pscan.scan(x)
         r = pscan.reduce(x)
         ks, vs = pscan.sort(x, values=v)
-    for _ in range(3):
-        x.copy_(torch.randint(-1000, 1000, (n,), device="cuda", dtype=torch.int64))
-        v.copy_(torch.rand(n, device="cuda", dtype=torch.float64))
-        g.replay()
-        torch.cuda.synchronize()
-        assert torch.equal(y, torch.cumsum(x, 0)) and r.item() == x.sum().item()
-        want_k, order = torch.sort(x, stable=True)
-        assert torch.equal(ks, want_k) and torch.equal(vs, v[order])
+    _replay_scan_reduce_sort(g, x, v, y, r, ks, vs)
 
 
 @needs_torch
@@ -133,14 +139,7 @@ def test_torch_cuda_graph_without_a_warm_up():
         r = pscan.reduce(x)
         ks, vs = pscan.sort(x, values=v)
     assert not _context._torch_lenders[x.device.index].loans
-    for _ in range(3):
-        x.copy_(torch.randint(-1000, 1000, (n,), device="cuda", dtype=torch.int32))
-        v.copy_(torch.rand(n, device="cuda", dtype=torch.float32))
-        g.replay()
-        torch.cuda.synchronize()
-        assert torch.equal(y, torch.cumsum(x, 0)) and r.item() == x.sum().item()
-        want_k, order = torch.sort(x, stable=True)
-        assert torch.equal(ks, want_k) and torch.equal(vs, v[order])
+    _replay_scan_reduce_sort(g, x, v, y, r, ks, vs)
     with torch.cuda.stream(s):  # outside the capture: the context's own workspace again
         z = pscan.scan(x)
     s.synchronize()
