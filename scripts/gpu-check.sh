@@ -2,7 +2,7 @@
 # gpu-check.sh - THE verification of the CUDA backend on a GPU machine: build for sm_90, the whole GPU test
 # suite, compute-sanitizer over every CUDA algorithm, the benchmark with its plot, and a short summary last.
 #
-#   scripts/gpu-check.sh [--quick] [--only build,tests,opencl,sanitize,bench,patterns,multigpu] [--jobs N]
+#   scripts/gpu-check.sh [--quick] [--only build,tests,opencl,python,sanitize,bench,patterns,multigpu] [--jobs N]
 #
 # Steps (all by default; --only picks some, build is implied when the build directory is missing):
 #   build     cmake -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90 in build-gpu (BUILD_DIR overrides), ninja -j16
@@ -12,6 +12,9 @@
 #             sort.cuda.codegen (scripts/check_sort_codegen.py: the sort's pass kernels' PTX against its baseline)
 #   opencl    ctest -L opencl: every OpenCL test on the machine's own OpenCL driver (NVIDIA's on the GPU machine;
 #             CI runs them on PoCL), skipped where the build has no OpenCL
+#   python    scripts/gpu-python.sh --no-bench on the build's libpscan.so: tests/python's CUDA tests on torch and
+#             CuPy arrays (torch.cuda.graph captures among them), each file in its own process, logs in
+#             $OUT/python/; needs cffi (the image lacks it: carry .whl, `bash scripts/python-wheel.sh --deps-only`)
 #   sanitize  compute-sanitizer memcheck and racecheck over test_scan --quick for every CUDA algorithm, on a
 #             few type x operator pairs (the full quick table takes hours under the sanitizer), and over every
 #             other primitive's quick table: one pool of 12 jobs, racecheck first (the longest tables split by
@@ -55,7 +58,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD_DIR:-$ROOT/build-gpu}
 DEST=${OUT:-$BUILD/gpu-check}
 QUICK=${GPU_CHECK_QUICK:-0}
-ONLY=build,tests,opencl,sanitize,bench,patterns,multigpu
+ONLY=build,tests,opencl,python,sanitize,bench,patterns,multigpu
 JOBS=16
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -163,6 +166,30 @@ if want opencl; then
             sed 's/^/  /' >>"$SUMMARY"
         [ $rc -ne 0 ] && STATUS=1
         rm -f "$DEST/ctest-opencl.txt"
+    fi
+fi
+
+# ---- the Python package on the GPU: torch and CuPy arrays ---------------------------------------------------
+if want python; then
+    lib=$(ls "$BUILD"/libpscan.so.*.*.* 2>/dev/null | head -1)
+    if [ -z "$lib" ]; then
+        say "python: no $BUILD/libpscan.so.X.Y.Z (the build makes it): not run"
+        STATUS=1
+    else
+        note "scripts/gpu-python.sh --no-bench on $lib"
+        mkdir -p "$DEST/python"
+        PSCAN_LIBRARY=$lib timeout 400 bash "$ROOT/scripts/gpu-python.sh" --no-bench "$DEST/python" \
+            >"$DEST/python/gpu-python.txt" 2>&1
+        rc=$?
+        cat "$DEST/python/gpu-python.txt" >>"$LOG"
+        # gpu-python.sh ends with a table, a line per test file: "test_cuda.py  54 passed  0 failed ..."
+        line=$(grep -E "^test_[a-z_]+\.py +[0-9]+ passed" "$DEST/python/gpu-python.txt" |
+            awk '{p += $2; f += $4} END {if (NR) printf "%d passed, %d failed in %d files", p, f, NR}')
+        say "python (tests/python on the GPU): ${line:-no result} (rc $rc)"
+        if [ $rc -ne 0 ]; then
+            grep -E "gpu-python: |FAILED|failed +[1-9]" "$DEST/python/gpu-python.txt" | head -10 | sed 's/^/  /' >>"$SUMMARY"
+            STATUS=1
+        fi
     fi
 fi
 
