@@ -47,8 +47,9 @@
 #   tune      (not in the default set) tools/tune/tune_scan.cu: the tile-program variants beside copy and CUB
 # GPU_CHECK_TESTS_EXCLUDE: a ctest -E regex (e.g. '^large\.|hillis' when only other code changed).
 # GPU_CHECK_SAN_ALGOS: the scan algorithms the sanitizers cover (default: all; --quick: decoupled-lookback).
-# --quick (or GPU_CHECK_QUICK=1): the quick test table, no test labelled large (the 2^32 ones, sort.cuda.full), sanitizers on decoupled-lookback only,
-# the benchmark for decoupled-lookback, copy and CUB only, 5 repeats (GPU_CHECK_REPS overrides: 10 / 5).
+# --quick (or GPU_CHECK_QUICK=1): the quick test table, no test labelled large (the 2^32 ones, sort.cuda.full),
+# sanitizers on decoupled-lookback only, the benchmark for decoupled-lookback, copy and CUB only, 5 repeats
+# (GPU_CHECK_REPS overrides: 10 / 5).
 # Output: everything under $OUT when set (the device tool's folder), else build-gpu/gpu-check. The summary
 # (pass/fail counts; per algorithm the fraction of copy and the ratio to CUB at 2^28 i32; the targets) is printed
 # last and written to summary.txt. Exit status 0 when every test and sanitizer run passed.
