@@ -193,12 +193,12 @@ def scan(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optional[
     ctx, lock = _context.get(a.device, a.stream)
     with lock:
         if rows == 1:  # the common case: one call, no pointer arithmetic
-            check(lib.pscan_scan(ctx, desc, a.ptr, o.ptr, m, ffi.NULL, 0), "pscan_scan")
+            lock.call("pscan_scan", lib.pscan_scan, ctx, desc, a.ptr, o.ptr, m, ffi.NULL, 0)
         elif rows and m:  # a batch of rows: one segmented scan, the rows its segments
             offsets, keep = _row_offsets(a, ctx, rows, m)
             seg = ffi.new("pscan_segscan_desc *", [tid, opid, flags, ALGO_AUTO, desc.init, SEGMENTS_OFFSETS])
-            check(lib.pscan_segmented_scan(ctx, seg, a.ptr, o.ptr, rows * m, offsets, rows, ffi.NULL, 0),
-                  "pscan_segmented_scan")
+            lock.call("pscan_segmented_scan", lib.pscan_segmented_scan, ctx, seg, a.ptr, o.ptr, rows * m, offsets,
+                      rows, ffi.NULL, 0)
             del keep
     if not moved:
         return o.obj
@@ -285,8 +285,8 @@ def reduce(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optiona
     row_bytes = m * dt.itemsize
     with lock:
         for r in range(rows):
-            check(lib.pscan_reduce(ctx, desc, a.ptr + r * row_bytes, m, o.ptr + r * dt.itemsize, ffi.NULL, 0),
-                  "pscan_reduce")
+            lock.call("pscan_reduce", lib.pscan_reduce, ctx, desc, a.ptr + r * row_bytes, m, o.ptr + r * dt.itemsize,
+                      ffi.NULL, 0)
     if out is not None:
         return out
     if o.kind == "numpy" and ax is None:
@@ -321,7 +321,7 @@ def scan_host(x: ArrayLike, op: str = "sum", dtype: DTypeLike = None, exclusive:
         ctx, lock = _host_scan_context()
     else:
         ctx, lock = _context.get(A.HOST if int(device) < 0 else int(device), 0)
-    with lock:
+    with lock:  # no temp argument (so no refusal for want of workspace), on the legacy stream: check(), not call()
         check(lib.pscan_scan_host(ctx, desc, a.ptr, o.ptr, n), "pscan_scan_host")
     return out if out is not None else o.obj
 
@@ -352,7 +352,7 @@ def reduce_host(x: ArrayLike, op: str = "sum", dtype: DTypeLike = None, init: An
         ctx, lock = _host_scan_context()
     else:
         ctx, lock = _context.get(A.HOST if int(device) < 0 else int(device), 0)
-    with lock:
+    with lock:  # no temp argument: check(), not lock.call() (see scan_host)
         check(lib.pscan_reduce_host(ctx, desc, a.ptr, a.size, ffi.cast("void *", result.ctypes.data)),
               "pscan_reduce_host")
     return result[()]
@@ -417,8 +417,7 @@ def _select_common(fn, name, x, pred, operand, flags, values, out, values_out):
     vop = vo.ptr if vo is not None else ffi.NULL
     ctx, lock = _context.get(a.device, a.stream)
     with lock:
-        check(fn(ctx, desc, a.ptr, vp, n, o.ptr, vop,
-                 ffi.cast("uint64_t *", count.ptr), ffi.NULL, 0), name)
+        lock.call(name, fn, ctx, desc, a.ptr, vp, n, o.ptr, vop, ffi.cast("uint64_t *", count.ptr), ffi.NULL, 0)
     k = int(count.obj[0])  # reading the count waits for the GPU
     return o, vo, k
 
@@ -471,7 +470,7 @@ def select_host(x: ArrayLike, pred: Optional[str] = None, operand: Any = None, *
         ctx, lock = _host_scan_context()
     else:
         ctx, lock = _context.get(A.HOST if int(device) < 0 else int(device), 0)
-    with lock:
+    with lock:  # no temp argument: check(), not lock.call() (see scan_host)
         check(lib.pscan_select_host(ctx, desc, a.ptr, v.ptr if v is not None else ffi.NULL, n,
                                     ffi.cast("void *", o.ctypes.data),
                                     ffi.cast("void *", vo.ctypes.data) if vo is not None else ffi.NULL,

@@ -7,14 +7,13 @@ arrays of its library. Every input is read flattened (C order). reduce_by_key re
 """
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+from typing import Any, Tuple
 
 import numpy as np
 
 from . import _arrays as A
 from . import _context
 from ._api import ArrayLike, _op_id
-from ._errors import check
 from ._lib import ALGO_AUTO, SCAN_EXCLUSIVE, SCAN_REVERSE, TYPE_IDS, ffi, lib
 from ._prims import _I64, _count, _same_device
 
@@ -66,7 +65,7 @@ def scan_by_key(keys: ArrayLike, x: ArrayLike, op: str = "sum", exclusive: bool 
     desc = ffi.new("pscan_scan_by_key_desc *", [ktid, tid, opid, flags, ALGO_AUTO, ip])
     ctx, lock = _context.get(a.device, a.stream)
     with lock:
-        check(lib.pscan_scan_by_key(ctx, desc, k.ptr, a.ptr, o.ptr, n, ffi.NULL, 0), "pscan_scan_by_key")
+        lock.call("pscan_scan_by_key", lib.pscan_scan_by_key, ctx, desc, k.ptr, a.ptr, o.ptr, n, ffi.NULL, 0)
     return out if out is not None else o.obj
 
 
@@ -102,7 +101,7 @@ def reduce_by_key(keys: ArrayLike, values: ArrayLike, op: str = "sum", init: Any
     desc = ffi.new("pscan_reduce_by_key_desc *", [ktid, tid, opid, ALGO_AUTO, ip])
     ctx, lock = _context.get(k.device, k.stream)
     with lock:
-        check(lib.pscan_reduce_by_key(ctx, desc, k.ptr, v.ptr, n, ko.ptr, vo.ptr, ffi.cast("uint64_t *", count.ptr),
-                                      ffi.NULL, 0), "pscan_reduce_by_key")
+        lock.call("pscan_reduce_by_key", lib.pscan_reduce_by_key, ctx, desc, k.ptr, v.ptr, n, ko.ptr, vo.ptr,
+                  ffi.cast("uint64_t *", count.ptr), ffi.NULL, 0)
     r = _count(count)
     return ko.obj[:r], vo.obj[:r]

@@ -10,11 +10,14 @@ Some things live as long as their context and are freed before it (extras()): th
 along an axis reads on a device (one buffer per row length, uploaded once on the context's stream), and the
 user operators made for the context (pscan_operator_create is per context).
 
-A call into a CUDA context whose stream torch is capturing into a graph (torch.cuda.graph) borrows its temporary
-storage from torch's caching allocator, which under capture serves the graph's own pool, instead of the
-context's workspace (which does not grow under capture): captured calls need no warm-up. The lender is set on
-the context for the length of the call only (pscan_context_set_allocator), so calls outside a capture keep the
-workspace and pay for one driver query (cuStreamIsCapturing).
+A call into a CUDA context whose stream torch is capturing into a graph (torch.cuda.graph) and whose workspace
+is too small for it (the library refuses to grow it under capture: PSCAN_ERROR_TEMP_TOO_SMALL, nothing enqueued,
+the capture still valid) is made again once with its temporary storage borrowed from torch's caching allocator,
+which under capture serves the graph's own pool: captured calls need no warm-up. The lender is set on the context
+for the length of that second call only (pscan_context_set_allocator). Whether torch captures is asked only after
+such a refusal (_Guard.call), so calls that succeed, captured or not, pay nothing for it; a captured call the
+workspace can serve (after a warm-up on that stream) runs on the workspace, which the library then keeps for the
+graph until the context is destroyed.
 """
 from __future__ import annotations
 
@@ -23,9 +26,10 @@ import threading
 from typing import Callable, Dict, Optional, Tuple
 
 from ._errors import check, error
-from ._lib import HAVE_CUDA, ffi, lib
+from ._lib import HAVE_CUDA, STATUS_CODES, ffi, lib
 
 _CPU = 1  # PSCAN_BACKEND_CPU; checked at import below
+_TEMP_TOO_SMALL = STATUS_CODES["PSCAN_ERROR_TEMP_TOO_SMALL"]  # what a captured call short of workspace returns
 _cache: Dict[Tuple[int, int], Tuple[object, "_Guard"]] = {}
 _cache_lock = threading.Lock()
 _extras: Dict[int, dict] = {}  # a context's address -> {"offsets": {...}, "operators": {...}}
@@ -128,7 +132,7 @@ def _torch_lender(torch, device: int) -> Lender:
         where = torch.device("cuda", device)
 
         def alloc(nbytes: int):
-            # On torch's current stream of the device, which _Guard checked is the context's: under capture
+            # On torch's current stream of the device, which _Guard.call checked is the context's: under capture
             # the graph's pool; the caching allocator reuses a released block only for work queued after it
             # on that stream, the order pscan_allocator asks for.
             t = torch.empty(max(nbytes, 1), dtype=torch.uint8, device=where)
@@ -139,20 +143,39 @@ def _torch_lender(torch, device: int) -> Lender:
 
 
 class _Guard:
-    """The lock of one context, taken by `with`; for a CUDA context whose stream torch is capturing (its current
-    stream on the context's device), also torch's allocator lent to the context for the length of the block.
-    Outside a capture the check costs one driver query, about 0.3 us of Python (nothing on the legacy default
-    stream, torch's default, which cannot be captured, nor while torch is not loaded)."""
+    """The lock of one context, taken by `with guard:` (nothing else: no query, no lending), and call(), which
+    makes one library call with temp == NULL under that lock and checks its status.
 
-    __slots__ = ("ctx", "lock", "device", "stream", "lending", "capturing", "may_capture")
+    What the capture handling costs: nothing outside a refusal. A call that succeeds is the call and one
+    comparison, one that fails with any other status adds check() as ever; only a
+    PSCAN_ERROR_TEMP_TOO_SMALL from a CUDA context on a stream that can be captured (not the legacy default
+    stream, torch's default), with torch loaded, costs one driver query (cuStreamIsCapturing) and, when torch is
+    capturing the context's stream (its current stream on the context's device), the same call again with
+    torch's allocator lent to the context. (Before this design the query ran at every `with` entry: +1.13 us a
+    call at 2^10 elements, +0.65 us at 2^16 on an H200, fiftieth session, scripts/ab_capture_check.py.)
+
+    Every library call that takes temp goes through call(), on the CPU context too (where nothing is ever
+    refused for want of workspace, so it is the plain check); those without a temp argument (the *_host
+    functions, memory, operators, context settings) cannot be refused that way and call check() directly."""
+
+    __slots__ = ("ctx", "lock", "device", "stream", "capturing", "may_capture")
 
     def __init__(self, ctx, device: int, stream: int):
         self.ctx, self.lock, self.device, self.stream = ctx, threading.Lock(), device, stream
-        self.lending, self.capturing = None, None
+        self.capturing = None  # cuStreamIsCapturing on the stream, made at the first refusal
         # the legacy default stream (handle 0, or 1: cudaStreamLegacy), torch's default, is never captured
         self.may_capture = device >= 0 and stream not in (0, 1)
 
+    def __enter__(self):
+        self.lock.acquire()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self.lock.release()
+        return False
+
     def _torch_capture(self):
+        """torch, when it is capturing the context's stream (its current stream on the device); else None."""
         if not self.may_capture:
             return None
         torch = sys.modules.get("torch")
@@ -168,32 +191,35 @@ class _Guard:
 
         return torch if torch_stream(torch, self.device) == self.stream else None
 
-    def __enter__(self):
-        self.lock.acquire()
-        try:
+    def call(self, what: str, fn, *args, before_check: Optional[Callable[[], None]] = None) -> None:
+        """fn(*args), a library call with temp == NULL on this context (call with the lock held: inside
+        `with guard:`), its status checked as check(status, what) does. Refused for want of workspace while
+        torch captures the stream, it runs once more with torch's allocator lent (the first attempt enqueued
+        nothing), and that status is checked inside the loan, so an allocator's exception becomes the error's
+        __cause__. before_check, if given, runs after the call and before the check (a user operator raises its
+        callback's exception there). A success costs one comparison (not even check()'s call)."""
+        status = fn(*args)
+        if status or before_check is not None:
+            self._settle(status, what, fn, args, before_check)
+
+    def _settle(self, status: int, what: str, fn, args, before_check) -> None:
+        if status == _TEMP_TOO_SMALL:
             torch = self._torch_capture()
             if torch is not None:
-                lending = _torch_lender(torch, self.device).lend(self.ctx)
-                lending.__enter__()
-                self.lending = lending
-        except BaseException:
-            self.lock.release()
-            raise
-        return self
-
-    def __exit__(self, exc_type, exc, tb):
-        lending, self.lending = self.lending, None
-        try:
-            if lending is not None:
-                lending.__exit__(exc_type, exc, tb)
-        finally:
-            self.lock.release()
-        return False
+                with _torch_lender(torch, self.device).lend(self.ctx):
+                    status = fn(*args)
+                    if before_check is not None:
+                        before_check()
+                    check(status, what)
+                return
+        if before_check is not None:
+            before_check()
+        check(status, what)
 
 
 def get(device: int, stream: int):
     """(context, guard) for the host (device < 0) or a CUDA device and stream handle; `with guard:` holds the
-    context's lock (and, under a torch capture, lends it torch's allocator)."""
+    context's lock, and guard.call() makes a library call with temp == NULL under it (see _Guard)."""
     key = (device, stream if device >= 0 else 0)
     hit = _cache.get(key)
     if hit is not None:

@@ -47,8 +47,9 @@ def pointer_device(ptr: int) -> Optional[int]:
 
 def capture_query(stream: int) -> Callable[[], bool]:
     """A function that tells whether stream is being captured into a CUDA graph (cuStreamIsCapturing, a query
-    allowed under any capture mode), its arguments made once: called before every CUDA call while torch is
-    loaded, so it costs one foreign call. Not for two threads at once (a context's lock serialises it)."""
+    allowed under any capture mode), its arguments made once: called only after a call refused for want of
+    workspace while torch is loaded (_context._Guard.call), one foreign call. Not for two threads at once (a
+    context's lock serialises it)."""
     query, handle, out = _driver().cuStreamIsCapturing, _ffi.cast("void *", stream), _ffi.new("int *")
 
     def capturing() -> bool:

@@ -16,7 +16,7 @@ import numpy as np
 from . import _arrays as A
 from . import _context
 from ._api import ArrayLike, _op_id
-from ._errors import PscanTypeError, check, error
+from ._errors import PscanTypeError, error
 from ._lib import (ALGO_AUTO, HISTOGRAM_MAX_BINS, SCAN_EXCLUSIVE, SCAN_REVERSE, SEGMENTS_HEAD_FLAGS,
                    SEGMENTS_OFFSETS, SEGSCAN_CHECK_OFFSETS, SORT_DESCENDING, TYPE_IDS, ffi, lib)
 
@@ -97,8 +97,8 @@ def sort(keys: ArrayLike, values: Any = None, descending: bool = False, begin_bi
                                          SORT_DESCENDING if descending else 0, begin, end, ALGO_AUTO])
     ctx, lock = _context.get(a.device, a.stream)
     with lock:
-        check(lib.pscan_sort(ctx, desc, a.ptr, v.ptr if v is not None else ffi.NULL, n, o.ptr,
-                             vo.ptr if vo is not None else ffi.NULL, ffi.NULL, 0), "pscan_sort")
+        lock.call("pscan_sort", lib.pscan_sort, ctx, desc, a.ptr, v.ptr if v is not None else ffi.NULL, n, o.ptr,
+                  vo.ptr if vo is not None else ffi.NULL, ffi.NULL, 0)
     return o.obj if vo is None else (o.obj, vo.obj)
 
 
@@ -196,7 +196,7 @@ def histogram(x: ArrayLike, bins: Union[int, Any] = 10, range: Optional[Tuple[An
                                               edges_p, 1 if accumulate else 0, ALGO_AUTO])
     ctx, lock = _context.get(a.device, a.stream)
     with lock:
-        check(lib.pscan_histogram(ctx, desc, a.ptr, a.size, o.ptr, ffi.NULL, 0), "pscan_histogram")
+        lock.call("pscan_histogram", lib.pscan_histogram, ctx, desc, a.ptr, a.size, o.ptr, ffi.NULL, 0)
     if edges_ret is None:
         edges_ret = np.linspace(float(lo[0]), float(hi[0]), nbins + 1)
     return (out if out is not None else o.obj), edges_ret
@@ -248,8 +248,8 @@ def segmented_scan(x: ArrayLike, offsets: Any = None, flags: Any = None, op: str
                                             ffi.from_buffer(ibuf) if ibuf is not None else ffi.NULL, kind])
     ctx, lock = _context.get(a.device, a.stream)
     with lock:
-        check(lib.pscan_segmented_scan(ctx, desc, a.ptr, o.ptr, n, s.ptr, count, ffi.NULL, 0),
-              "pscan_segmented_scan")
+        lock.call("pscan_segmented_scan", lib.pscan_segmented_scan, ctx, desc, a.ptr, o.ptr, n, s.ptr, count,
+                  ffi.NULL, 0)
     return out if out is not None else o.obj
 
 
@@ -275,9 +275,8 @@ def run_length_encode(x: ArrayLike) -> Tuple[Any, Any]:
     desc = ffi.new("pscan_rle_desc *", [tid, ALGO_AUTO])
     ctx, lock = _context.get(a.device, a.stream)
     with lock:
-        check(lib.pscan_run_length_encode(ctx, desc, a.ptr, n, vo.ptr, ffi.cast("uint64_t *", lo.ptr),
-                                          ffi.cast("uint64_t *", count.ptr), ffi.NULL, 0),
-              "pscan_run_length_encode")
+        lock.call("pscan_run_length_encode", lib.pscan_run_length_encode, ctx, desc, a.ptr, n, vo.ptr,
+                  ffi.cast("uint64_t *", lo.ptr), ffi.cast("uint64_t *", count.ptr), ffi.NULL, 0)
     k = _count(count)
     return vo.obj[:k], lo.obj[:k]
 
@@ -315,8 +314,8 @@ def expand(counts: ArrayLike, values: Any = None, *, ranks: bool = False) -> Any
     tp = ffi.cast("uint64_t *", total.ptr)
     ctx, lock = _context.get(c.device, c.stream)
     with lock:
-        check(lib.pscan_expand(ctx, desc, c.ptr, vp, n, ffi.NULL, ffi.NULL, ffi.NULL, 0, tp, ffi.NULL, 0),
-              "pscan_expand")
+        lock.call("pscan_expand", lib.pscan_expand, ctx, desc, c.ptr, vp, n, ffi.NULL, ffi.NULL, ffi.NULL, 0, tp,
+                  ffi.NULL, 0)
     m = _count(total)
     if not 0 <= m < _TOTAL_LIMIT:
         raise error("PSCAN_ERROR_TOO_LARGE", "the counts sum to 2^62 or more (negative counts?)")
@@ -324,8 +323,7 @@ def expand(counts: ArrayLike, values: Any = None, *, ranks: bool = False) -> Any
     vo = A.empty(c, (m,), v.dtype) if v is not None else None
     rk = A.empty(c, (m,), _I64) if ranks else None
     with lock:
-        check(lib.pscan_expand(ctx, desc, c.ptr, vp, n, idx.ptr if idx is not None else ffi.NULL,
-                               rk.ptr if rk is not None else ffi.NULL, vo.ptr if vo is not None else ffi.NULL,
-                               m, tp, ffi.NULL, 0), "pscan_expand")
+        lock.call("pscan_expand", lib.pscan_expand, ctx, desc, c.ptr, vp, n, idx.ptr if idx is not None else ffi.NULL,
+                  rk.ptr if rk is not None else ffi.NULL, vo.ptr if vo is not None else ffi.NULL, m, tp, ffi.NULL, 0)
     res = idx.obj if idx is not None else vo.obj
     return (res, rk.obj) if ranks else res

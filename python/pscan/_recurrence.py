@@ -11,7 +11,7 @@ from . import _arrays as A
 from . import _context
 from ._api import ArrayLike
 from ._bykey import init_buffer
-from ._errors import PscanTypeError, check, error
+from ._errors import PscanTypeError, error
 from ._lib import ALGO_AUTO, SCAN_REVERSE, ffi, lib
 from ._prims import _same_device
 
@@ -54,7 +54,7 @@ def recurrence(a: ArrayLike, b: ArrayLike, y0: Any = None, reverse: bool = False
     desc = ffi.new("pscan_recurrence_desc *", [tid, SCAN_REVERSE if reverse else 0, ALGO_AUTO, yp])
     ctx, lock = _context.get(a_.device, a_.stream)
     with lock:
-        check(lib.pscan_recurrence(ctx, desc, a_.ptr, b_.ptr, y.ptr, n, ffi.NULL, 0), "pscan_recurrence")
+        lock.call("pscan_recurrence", lib.pscan_recurrence, ctx, desc, a_.ptr, b_.ptr, y.ptr, n, ffi.NULL, 0)
     return out if out is not None else y.obj
 
 
@@ -77,7 +77,7 @@ def recurrence2(a: ArrayLike, b: ArrayLike, c: ArrayLike, y1: Any = None, y2: An
     desc = ffi.new("pscan_recurrence2_desc *", [tid, SCAN_REVERSE if reverse else 0, ALGO_AUTO, p1, p2])
     ctx, lock = _context.get(a_.device, a_.stream)
     with lock:
-        check(lib.pscan_recurrence2(ctx, desc, a_.ptr, b_.ptr, c_.ptr, y.ptr, n, ffi.NULL, 0), "pscan_recurrence2")
+        lock.call("pscan_recurrence2", lib.pscan_recurrence2, ctx, desc, a_.ptr, b_.ptr, c_.ptr, y.ptr, n, ffi.NULL, 0)
     return out if out is not None else y.obj
 
 
@@ -108,5 +108,5 @@ def polyval(c: ArrayLike, x: Any, reverse: bool = False, *, out: Any = None) -> 
     desc = ffi.new("pscan_polyval_desc *", [tid, SCAN_REVERSE if reverse else 0, ALGO_AUTO, xp])
     ctx, lock = _context.get(c_.device, c_.stream)
     with lock:
-        check(lib.pscan_polyval(ctx, desc, c_.ptr, y.ptr, n, ffi.NULL, 0), "pscan_polyval")
+        lock.call("pscan_polyval", lib.pscan_polyval, ctx, desc, c_.ptr, y.ptr, n, ffi.NULL, 0)
     return out if out is not None else y.obj

@@ -189,9 +189,8 @@ def scan(x: Any, op: Operator, axis: Any, dtype: Any, exclusive: bool, reverse: 
     ctx, lock = _context.get(a.device, a.stream)
     with lock:
         h = op.handle(ctx)
-        s = lib.pscan_scan_user(ctx, desc, h, a.ptr, o.ptr, n, ffi.NULL, 0)
-    op._raise_failure()
-    check(s, "pscan_scan_user")
+        lock.call("pscan_scan_user", lib.pscan_scan_user, ctx, desc, h, a.ptr, o.ptr, n, ffi.NULL, 0,
+                  before_check=op._raise_failure)
     return out if out is not None else o.obj
 
 
@@ -205,9 +204,8 @@ def reduce(x: Any, op: Operator, axis: Any, dtype: Any, init: Any, out: Any) -> 
     ctx, lock = _context.get(a.device, a.stream)
     with lock:
         h = op.handle(ctx)
-        s = lib.pscan_reduce_user(ctx, desc, h, a.ptr, n, o.ptr, ffi.NULL, 0)
-    op._raise_failure()
-    check(s, "pscan_reduce_user")
+        lock.call("pscan_reduce_user", lib.pscan_reduce_user, ctx, desc, h, a.ptr, n, o.ptr, ffi.NULL, 0,
+                  before_check=op._raise_failure)
     if out is not None:
         return out
     return o.obj[()] if o.kind == "numpy" and not eshape else o.obj

@@ -126,9 +126,10 @@ def test_torch_cuda_graph_after_a_warm_up():
 
 @needs_torch
 def test_torch_cuda_graph_without_a_warm_up():
-    """Captured on a fresh stream (a new context, its workspace empty), each call borrows its temp from torch's
-    caching allocator, which under capture serves the graph's pool (the binding lends it only while torch
-    captures the context's stream: _context._Guard); replays with fresh data are right, every loan returned."""
+    """Captured on a fresh stream (a new context, its workspace empty, which does not grow under capture), each
+    call is refused (PSCAN_ERROR_TEMP_TOO_SMALL, nothing enqueued) and made again borrowing its temp from torch's
+    caching allocator, which under capture serves the graph's pool (_context._Guard.call retries so only while
+    torch captures the context's stream); replays with fresh data are right, every loan returned."""
     n = (1 << 22) + 5
     s = torch.cuda.Stream()
     x = torch.randint(-1000, 1000, (n,), device="cuda", dtype=torch.int32)

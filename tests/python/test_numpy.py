@@ -428,4 +428,86 @@ def test_lender_on_the_cpu_context():
         with guard:
             lending.__exit__(None, None, None)
     assert (out == 7).all()
+
+
+def test_guard_call_retries_a_refusal_under_a_capture_only(monkeypatch):
+    """_context._Guard.call, the binding's only capture logic, on the CPU context dressed as a CUDA context on a
+    side stream (stubbed: the capture probe, a fake torch whose current stream is the context's, and torch's
+    lender, a numpy one here): a call that succeeds never asks about captures; a PSCAN_ERROR_TEMP_TOO_SMALL
+    under a capture is made once more with the lender lent (a real scan of 2^20 + 7 items that borrows its temp,
+    every loan returned, the workspace back after it); outside a capture or without torch it is the same
+    PscanValueError check() raises, not retried; an allocator's exception during the retry is the cause."""
+    import sys
+    import types
+
+    from pscan import _context
+    from pscan._errors import check
+    from pscan._lib import ALGO_AUTO, OP_IDS, STATUS_CODES, TYPE_IDS, ffi, lib
+
+    side = 0x5EED  # a stream handle that is not the legacy default one: the guard may capture it
+    too_small = STATUS_CODES["PSCAN_ERROR_TEMP_TOO_SMALL"]
+    ctx, _ = _context.get(-1, 0)
+    guard = _context._Guard(ctx, 0, side)
+    assert guard.may_capture
+    probes, capturing = [], [True]
+    guard.capturing = lambda: probes.append(1) or capturing[0]  # the probe (cuStreamIsCapturing) made once
+    fake_torch = types.SimpleNamespace(_C=types.SimpleNamespace(_cuda_getCurrentRawStream=lambda device: side))
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    loans, returned, refuse = [], [], [False]
+
+    def alloc(nbytes):
+        if refuse[0]:
+            raise MemoryError(f"no {nbytes} bytes today")
+        buf = np.empty(nbytes, np.uint8)
+        loans.append(nbytes)
+        return buf.ctypes.data, buf
+
+    lender = _context.Lender(alloc, returned.append)
+    monkeypatch.setattr(_context, "_torch_lender", lambda torch, device: lender if torch is fake_torch else None)
+
+    x = data((1 << 20) + 7, np.dtype(np.int32))
+    out = np.full(x.shape, 7, x.dtype)
+    desc = ffi.new("pscan_scan_desc *", [TYPE_IDS["i32"], OP_IDS["sum"], 0, ALGO_AUTO, ffi.NULL])
+    calls = []
+
+    def refused_once(*args):  # the first attempt refused (nothing done), the next ones the real call
+        calls.append(len(loans))
+        return too_small if len(calls) == 1 else lib.pscan_scan(*args)
+
+    args = (ctx, desc, ffi.from_buffer(x), ffi.from_buffer(out), x.size, ffi.NULL, 0)
+    with guard:
+        guard.call("pscan_scan", lib.pscan_scan, *args)  # success: no probe
+    assert not probes and not loans
+    out[:] = 7
+    with guard:
+        guard.call("pscan_scan", refused_once, *args)
+    assert calls == [0, 0] and probes == [1]  # retried once, under the lending
+    assert loans and len(returned) == len(loans) and not lender.loans
+    assert_same(out, ref_scan(x, "sum", False, False))
+    n_loans = len(loans)
+    with guard:
+        guard.call("pscan_scan", lib.pscan_scan, *args)  # after the retry: the workspace again
+    assert len(loans) == n_loans
+
+    with pytest.raises(pscan.PscanError) as want:
+        check(too_small, "pscan_scan")
+    for capturing[0], torch_loaded in ((False, True), (True, False)):  # no capture; torch not loaded
+        if not torch_loaded:
+            monkeypatch.delitem(sys.modules, "torch")
+        calls.clear()
+        probes.clear()
+        out[:] = 7
+        with guard:
+            e = raises(ValueError, "PSCAN_ERROR_TEMP_TOO_SMALL",
+                       lambda: guard.call("pscan_scan", refused_once, *args))
+        assert type(e) is type(want.value) and str(e) == str(want.value)
+        assert len(calls) == 1 and probes == ([1] if torch_loaded else []) and (out == 7).all()
+
+    monkeypatch.setitem(sys.modules, "torch", fake_torch)
+    capturing[0], refuse[0] = True, True
+    calls.clear()
+    with guard:
+        e = raises(RuntimeError, "PSCAN_ERROR_OUT_OF_MEMORY", lambda: guard.call("pscan_scan", refused_once, *args))
+    assert len(calls) == 2 and isinstance(e.__cause__, MemoryError) and (out == 7).all()
+    assert lender.error is None and not lender.loans
     assert_same(pscan.scan(x), ref_scan(x, "sum", False, False))  # the workspace again
