@@ -133,6 +133,18 @@
 #ifndef PS_EXPAND_EARLY_ITEMS
 #define PS_EXPAND_EARLY_ITEMS PS_EXPAND_SMALL_ITEMS
 #endif
+/* Tiles numbered below this build their bits after the look-back, with the whole block, even where EARLY: tile 0
+ * has no look-back to hide the bits behind, so early() only leaves warp 0 idle and gives warp 1 two runs (the
+ * one-tile calls, to 2048 items: the ncu of the forty-ninth session found the bits 29 % of that kernel's
+ * instructions). 0: every EARLY tile early. */
+#ifndef PS_EXPAND_LATE_BELOW
+#define PS_EXPAND_LATE_BELOW 1
+#endif
+/* 1: a chunk that is not full loops over its rows that hold a slot of the thread, instead of over all CHUNK_VT rows
+ * with a test in each (a one-tile call of average 4 fills half of its one chunk). */
+#ifndef PS_EXPAND_ROWS_BOUND
+#define PS_EXPAND_ROWS_BOUND 1
+#endif
 /* Small capacities. 1: a call whose capacity is at most a tile's budget (PS_EXPAND_BUDGET x the tile's items: 16384
  * slots below 2^20 items) runs no second launch: no tile then has more slots below the capacity than it may write
  * itself, so none defers, and a tile past the budget writes the part of its slots below the capacity (its in-tile
@@ -286,10 +298,13 @@ static __device__ __forceinline__ void ps_expand_rows(const S &s, uint32_t word0
          * warp reads one word */
         const uint32_t lane = threadIdx.x % PS_WARP_LANES, warp = threadIdx.x / PS_WARP_LANES;
         const uint32_t upto = 0xffffffffu >> (31 - lane); /* the bits at or below this lane's */
+        const int rows = FULL || !PS_EXPAND_ROWS_BOUND ? PS_EXPAND_CHUNK_VT
+                         : len > threadIdx.x ? (int)((len - threadIdx.x + PS_EXPAND_THREADS - 1) / PS_EXPAND_THREADS)
+                                             : 0;
 #pragma unroll 8
-        for (int k = 0; k < PS_EXPAND_CHUNK_VT; k++) {
+        for (int k = 0; k < rows; k++) {
             const uint32_t w = word0 + warp + k * (PS_EXPAND_THREADS / 32);
-            if (FULL || threadIdx.x + k * PS_EXPAND_THREADS < len) {
+            if (FULL || PS_EXPAND_ROWS_BOUND || threadIdx.x + k * PS_EXPAND_THREADS < len) {
                 const uint2 word = s.word[w];
                 f(k * PS_EXPAND_THREADS, ps_expand_nz_at(s.nz, word.y + 2u * __popc(word.x & upto)));
             }
@@ -580,8 +595,10 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
     static __device__ __forceinline__ void helpers_sync() {
         asm volatile("bar.sync 1, %0;" ::"r"((uint32_t)HELPERS) : "memory");
     }
-    static __device__ __forceinline__ void early(const params &p, uint32_t, const carry &aggregate, local &, smem &s) {
-        if (!EARLY || aggregate.deferred) return; /* the second pass writes a deferred tile's slots */
+    static __device__ __forceinline__ bool late(uint32_t id) { return !EARLY || id < PS_EXPAND_LATE_BELOW; }
+    static __device__ __forceinline__ void early(const params &p, uint32_t id, const carry &aggregate, local &,
+                                                 smem &s) {
+        if (late(id) || aggregate.deferred) return; /* the second pass writes a deferred tile's slots */
         const uint32_t t = threadIdx.x - PS_WARP_LANES, lane = t % PS_WARP_LANES, g = t / PS_WARP_LANES;
         const bool second = t < THREADS - HELPERS; /* warp 1: runs 224 + lane too */
         bits_of_run(p, s, t, warp_before(s, g));
@@ -626,13 +643,13 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
             return;
         }
         if (threadIdx.x == 0) s.slots0 = prefix.slots;
-        if (!EARLY) {
+        if (late(id)) {
             bits_of_run(p, s, threadIdx.x, warp_before(s, threadIdx.x / PS_WARP_LANES));
             __syncthreads();
         }
         const uint64_t stop = end < p.capacity ? end : p.capacity;
         if (prefix.slots >= stop) return;
-        if (!EARLY)
+        if (late(id))
             bits_place(s, threadIdx.x, ps_expand_block_exclusive(bits_scan_input(s, threadIdx.x), s.warp_max));
         __syncthreads(); /* the bits (and slots0) */
         /* the chunks' rows read what no thread writes any more: no barrier between them */
