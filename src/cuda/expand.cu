@@ -133,15 +133,23 @@
 #ifndef PS_EXPAND_EARLY_ITEMS
 #define PS_EXPAND_EARLY_ITEMS PS_EXPAND_SMALL_ITEMS
 #endif
-/* Tiles numbered below this build their bits after the look-back, with the whole block, even where EARLY: tile 0
- * has no look-back to hide the bits behind, so early() only leaves warp 0 idle and gives warp 1 two runs (the
- * one-tile calls, to 2048 items: the ncu of the forty-ninth session found the bits 29 % of that kernel's
- * instructions). 0: every EARLY tile early. */
-#ifndef PS_EXPAND_LATE_BELOW
-#define PS_EXPAND_LATE_BELOW 1
+/* Calls of at most this many tiles build every tile's bits after the look-back, with the whole block, even where
+ * EARLY: tile 0 has no look-back to hide them behind, and the first tiles' look-backs are short, so early() only
+ * leaves warp 0 idle and gives warp 1 two runs. 0: every EARLY tile early. H200, tune_expand, fiftieth session
+ * (docs/bench/h200-expand-late.csv, median of 25, us a call, 2048-item tiles; "lall" every tile late, "l1" tile 0
+ * only, against all early): 1 tile (2^10) average 1.5 / 4 6.27 / 6.40 -> 5.54 / 5.82 (capacity 0: 5.60 -> 4.64);
+ * 2 tiles 7.30 / 8.22 -> 6.85 / 7.20; 8 tiles (2^14) 8.77 / 9.70 -> 8.16 / 8.99; but 32 tiles (2^16) 8.51 / 9.09
+ * -> 9.15 / 9.70, as the twenty-first session found at 2^16-2^18. Tile 0 alone late ("l1") took only the one-tile
+ * calls' gain. (The ncu of the forty-ninth session: the bits were 29 % of the one-tile kernel's instructions.) */
+#ifndef PS_EXPAND_LATE_TILES
+#define PS_EXPAND_LATE_TILES 8
 #endif
 /* 1: a chunk that is not full loops over its rows that hold a slot of the thread, instead of over all CHUNK_VT rows
- * with a test in each (a one-tile call of average 4 fills half of its one chunk). */
+ * with a test in each. H200, tune_expand, fiftieth session (docs/bench/h200-expand-late-large.csv, with tile 0
+ * late, which large calls never see: their 6144-item tiles are not EARLY), of copy at 2^24 / 2^26 / 2^28: average
+ * 1.5 (6144-item tiles of 9216 slots: a full chunk and a partial one) 0.576 / 0.580 / 0.584 -> 0.597 / 0.607 /
+ * 0.613; average 4 0.743 / 0.760 / 0.776 -> 0.739 / 0.754 / 0.770 (within the two runs' spread elsewhere); the
+ * small calls within 0.4 us either way. */
 #ifndef PS_EXPAND_ROWS_BOUND
 #define PS_EXPAND_ROWS_BOUND 1
 #endif
@@ -595,10 +603,9 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
     static __device__ __forceinline__ void helpers_sync() {
         asm volatile("bar.sync 1, %0;" ::"r"((uint32_t)HELPERS) : "memory");
     }
-    static __device__ __forceinline__ bool late(uint32_t id) { return !EARLY || id < PS_EXPAND_LATE_BELOW; }
-    static __device__ __forceinline__ void early(const params &p, uint32_t id, const carry &aggregate, local &,
-                                                 smem &s) {
-        if (late(id) || aggregate.deferred) return; /* the second pass writes a deferred tile's slots */
+    static __device__ __forceinline__ bool late(const params &p) { return !EARLY || p.tiles <= PS_EXPAND_LATE_TILES; }
+    static __device__ __forceinline__ void early(const params &p, uint32_t, const carry &aggregate, local &, smem &s) {
+        if (late(p) || aggregate.deferred) return; /* the second pass writes a deferred tile's slots */
         const uint32_t t = threadIdx.x - PS_WARP_LANES, lane = t % PS_WARP_LANES, g = t / PS_WARP_LANES;
         const bool second = t < THREADS - HELPERS; /* warp 1: runs 224 + lane too */
         bits_of_run(p, s, t, warp_before(s, g));
@@ -643,13 +650,13 @@ template <class C, class I, int ITEMS_> struct ps_expand_scan_program {
             return;
         }
         if (threadIdx.x == 0) s.slots0 = prefix.slots;
-        if (late(id)) {
+        if (late(p)) {
             bits_of_run(p, s, threadIdx.x, warp_before(s, threadIdx.x / PS_WARP_LANES));
             __syncthreads();
         }
         const uint64_t stop = end < p.capacity ? end : p.capacity;
         if (prefix.slots >= stop) return;
-        if (late(id))
+        if (late(p))
             bits_place(s, threadIdx.x, ps_expand_block_exclusive(bits_scan_input(s, threadIdx.x), s.warp_max));
         __syncthreads(); /* the bits (and slots0) */
         /* the chunks' rows read what no thread writes any more: no barrier between them */

@@ -9,7 +9,7 @@
  * too, checked as well). Not part of the library.
  *
  *   tools/tune/variants.sh tools/tune/tune_expand.cu OUT.csv "base=" "b16=-DPS_EXPAND_BUDGET=16" -- [--reps 21]
- *   tune_expand [--min-log2 16] [--max-log2 26] [--reps 21] [--cases 1.5,4,64]
+ *   tune_expand [--min-log2 16] [--max-log2 26] [--step 2] [--reps 21] [--cases 1.5,4,64]
  *
  * Counts uniform in 0..M for M = 3, 8 and 128 (averages 1.5, 4 and 64), u32 counts, u32 indices out. Method as
  * tune_scan.cu: 2x L2 written before each timed call, CUDA events around the call, median of reps after two
@@ -107,12 +107,13 @@ static bool listed(const char *list, const char *name) {
 }
 
 int main(int argc, char **argv) {
-    int min_log2 = 16, max_log2 = 26;
+    int min_log2 = 16, max_log2 = 26, step = 2;
     const char *wanted = "1.5,4,64"; /* average counts: 1.5, 4, 64 */
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--min-log2")) min_log2 = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--max-log2")) max_log2 = atoi(argv[i + 1]);
         if (!strcmp(argv[i], "--reps")) g_reps = atoi(argv[i + 1]);
+        if (!strcmp(argv[i], "--step")) step = atoi(argv[i + 1]) > 0 ? atoi(argv[i + 1]) : 1;
         if (!strcmp(argv[i], "--cases")) wanted = argv[i + 1];
     }
     ps_cuda_device dev;
@@ -125,7 +126,7 @@ int main(int argc, char **argv) {
     printf("case,n,us,copy_us,of_copy,memset_us,of_memset,gbps,spread,cap0_us,check\n");
     const uint32_t cases[] = {3, 8, 128};
     for (uint32_t m : cases)
-        for (int lg = min_log2; lg <= max_log2; lg += 2) {
+        for (int lg = min_log2; lg <= max_log2; lg += step) {
             if (!listed(wanted, m == 3 ? "1.5" : m == 8 ? "4" : "64")) continue;
             if (m == 128 && lg > 24) continue; /* 2^24 x 64 slots of 4 bytes: 4 GiB */
             bench(1ull << lg, m, dev);
