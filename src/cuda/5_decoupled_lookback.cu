@@ -574,23 +574,25 @@ template <class T> struct dlb_heavy<T, ps_cuda_op_min> { enum { value = sizeof(T
 template <class T> struct dlb_heavy<T, ps_cuda_op_max> { enum { value = sizeof(T) == 1 }; };
 template <class T> struct dlb_heavy<T, ps_cuda_op_product> { enum { value = sizeof(T) == 8 && (T)0.5 == (T)0 }; };
 
-/* The tile of a call, by its bytes: small (4 KiB tiles), default (32 KiB) or large (40-64 KiB). */
-enum { DLB_SMALL, DLB_DEFAULT, DLB_LARGE };
+/* The tile of a call, by its bytes: small (4 KiB tiles), one (a call of 4- or 8-byte elements of up to 16 KiB as
+ * one tile: scan_tiers.h, PS_SCAN_ONE_TILE_BYTES), default (32 KiB) or large (40-64 KiB). */
+enum { DLB_SMALL, DLB_ONE, DLB_DEFAULT, DLB_LARGE };
 template <class T, int Tier, bool Widen = false, bool Heavy = false> struct dlb_policy {
     enum {
         /* of the VECS, held in registers (ps_scan_program's REG_VECS): the large tier of the integers, not the heavy
          * operators' or the widened calls' tiles */
         HELD = Tier == DLB_LARGE && !Widen && !Heavy ? PS_SCAN_LARGE_HELD(sizeof(T), (T)0.5 == (T)0) : 0,
         VECS = Tier == DLB_SMALL   ? 1
+               : Tier == DLB_ONE   ? PS_SCAN_ONE_TILE_VECS
                : Tier == DLB_LARGE ? (Widen   ? PS_SCAN_WIDEN_LARGE_VECS
                                       : Heavy ? PS_SCAN_HEAVY_LARGE_VECS(sizeof(T))
                                               : PS_SCAN_LARGE_VECS(sizeof(T)) + HELD)
                                    : PS_SCAN_VECS(sizeof(T)),
-        MIN_BLOCKS = Tier == DLB_SMALL   ? 8
+        MIN_BLOCKS = Tier == DLB_SMALL || Tier == DLB_ONE ? 8
                      : Tier == DLB_LARGE ? (Heavy && !Widen ? PS_SCAN_HEAVY_LARGE_MIN_BLOCKS(sizeof(T))
                                                             : PS_SCAN_LARGE_MIN_BLOCKS(sizeof(T)))
                                          : PS_SCAN_MIN_BLOCKS(sizeof(T)),
-        ASYNC = Tier == DLB_SMALL ? 0 : PS_SCAN_ASYNC,
+        ASYNC = Tier == DLB_SMALL || Tier == DLB_ONE ? 0 : PS_SCAN_ASYNC, /* as timed (tune_scan's v4.b8.e2) */
         TILE = 16 / sizeof(T) * VECS * 256
     };
 };
@@ -611,9 +613,18 @@ template <class T> static int dlb_large_vecs_of(pscan_op op) {
  * elements are what fills one output vector, VEC of them, however narrow). */
 static size_t dlb_elem_bytes(const ps_request *req) { return req->widen ? req->out_elem_bytes : req->elem_bytes; }
 
+/* Whether the one-tile tier exists for T read as In (dlb_scan_of instantiates it only there). */
+template <class T, class In> struct dlb_has_one {
+    enum { value = PS_SCAN_ONE_TILE_BYTES > 0 && sizeof(T) >= 4 && ps_scan_same<In, T>::value };
+};
+
 static int dlb_tier(const ps_request *req) {
     const size_t elem = dlb_elem_bytes(req);
     const uint64_t bytes = req->n * elem;
+    /* the one-tile tier's condition is dlb_has_one's, on the request (elem: the element read and written) */
+    if (PS_SCAN_ONE_TILE_BYTES > 0 && !req->widen && elem >= 4 && bytes > (uint64_t)16 * 256 /* one small tile */ &&
+        bytes <= PS_SCAN_ONE_TILE_BYTES)
+        return DLB_ONE;
     return bytes <= PS_SCAN_SMALL_BYTES ? DLB_SMALL : bytes >= PS_SCAN_LARGE_BYTES(elem) ? DLB_LARGE : DLB_DEFAULT;
 }
 
@@ -633,6 +644,7 @@ static uint64_t dlb_tile_items(const ps_request *req) {
     const int tier = dlb_tier(req);
     const size_t elem = dlb_elem_bytes(req);
     const uint64_t vecs = tier == DLB_SMALL   ? 1
+                          : tier == DLB_ONE   ? PS_SCAN_ONE_TILE_VECS
                           : tier == DLB_LARGE ? (uint64_t)dlb_large_vecs(req)
                                               : PS_SCAN_VECS(elem);
     return 16 / elem * vecs * 256;
@@ -678,7 +690,7 @@ static cudaError_t dlb_launch(const ps_request *req, const ps_cuda_device *dev) 
      * PS_CHAIN_STAGGER_CYCLES_PER_KIB; a call of one row waits for nothing): the large tier since the twenty-fourth
      * session, the 32 KiB tier since the twenty-fifth (H200, tune_scan --types stagger: 1-5 points of copy at
      * 2^21-2^27, every type) */
-    p.stagger_row = Tier != DLB_SMALL ? (uint32_t)dev->sm_count : 0;
+    p.stagger_row = Tier != DLB_SMALL && Tier != DLB_ONE ? (uint32_t)dev->sm_count : 0;
     return ps_chain_single_pass<P>(p, p.tiles, req->temp, dev->stream);
 }
 
@@ -687,6 +699,9 @@ template <class T, class Op, class In> struct dlb_scan_of {
     static cudaError_t run(const ps_request *req, const ps_cuda_device *dev) {
         switch (dlb_tier(req)) {
         case DLB_SMALL: return run_tier<DLB_SMALL>(req, dev);
+        case DLB_ONE:
+            if constexpr (dlb_has_one<T, In>::value) return run_tier<DLB_ONE>(req, dev);
+            return cudaErrorInvalidValue; /* dlb_tier never picks it for these types */
         case DLB_LARGE: return run_tier<DLB_LARGE>(req, dev);
         default: return run_tier<DLB_DEFAULT>(req, dev);
         }

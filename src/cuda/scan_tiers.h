@@ -13,6 +13,21 @@
  * with 4 KiB tiles against 0.7-0.9x with 32 KiB ones; i32/i64 at 2^10-2^16 1.4-1.7x against 1.2-1.5x. */
 #define PS_SCAN_SMALL_BYTES ((uint64_t)256 << 10)
 
+/* A call of 4- or 8-byte elements (not widened) of more than one small tile and at most this many bytes runs as
+ * one tile of PS_SCAN_ONE_TILE_VECS vectors a thread (16 KiB: one block, no cluster of 2-4 small tiles, no barrier
+ * across blocks). H200, tools/tune/tune_scan.cu --types lat (fourth session, docs/bench/h200-cluster-lat.csv, the
+ * same program with 4 vectors a thread against 1, in builds with clusters of up to 16 blocks, as the library's
+ * driver, of up to 8, and none), us a call: i32 2^11 4.48 / 4.35 / 4.35 against 4.61 / 4.51 / 4.67, 2^12 4.38 / 4.19
+ * / 4.32 against 4.61 / 4.54 / 5.02; i64 2^10 4.45 / 4.35 / 4.48 against 4.67 / 4.51 / 4.64, 2^11 4.80 / 4.64 / 4.48
+ * against 4.80 / 4.64 / 4.99. 1-byte elements lose (u8 2^13 7.2-7.4 us against 4.6-4.8: 64 serial elements a
+ * thread), 2-byte ones were not timed; at 4 KiB and below one small tile is faster (i32 2^10 3.7-3.8 against
+ * 4.2-4.3: a quarter-full tile takes the element path). Chosen in the fiftieth session from those rows, not yet
+ * timed in the library (docs/tuning.md). 0: off. */
+#ifndef PS_SCAN_ONE_TILE_BYTES
+#define PS_SCAN_ONE_TILE_BYTES ((uint64_t)16 << 10)
+#endif
+#define PS_SCAN_ONE_TILE_VECS 4
+
 /* Vectors per thread and blocks per SM, from the sweeps of tools/tune/tune_scan.cu (docs/performance.md): 32 KiB tiles
  * at 5 blocks/SM below PS_SCAN_LARGE_BYTES of input; above it, larger tiles at 4 blocks/SM: 52 KiB of shared memory
  * (13 vectors) for 2-, 4- and 8-byte elements, 48 KiB (12) for 1-byte ones, and for 2- to 8-byte integers 2 vectors
