@@ -216,7 +216,8 @@ struct ps_scan_program {
          * last tile writes init (+) everything, the next piece's carry, so the host never waits in between */
         const T *init_device;
         T *total_out;
-        uint32_t stagger_row; /* the chain's stagger_row hook (chain/single_pass.cuh): all but the small and one-tile tiers' */
+        uint32_t stagger_row; /* the chain's stagger_row hook (chain/single_pass.cuh): all but the small and
+                               * one-tile tiers' */
     };
     struct smem {
         uint4 parked[SMEM_VECS][THREADS]; /* each thread's scanned vectors, its own slots */
