@@ -11,7 +11,8 @@
 # Exits non-zero if anything fails. Build trees: build-ci/, build-ci-asan/, build-ci-tsan/ (PSCAN_CI_BUILD_DIR
 # changes the prefix); PSCAN_JOBS sets the parallelism (default: all cores).
 # Time on the 2-core CI machine: 1436 s in the forty-ninth session, and 2599 s for nearly the same code in the
-# fiftieth on a machine about 1.8x slower (`python3 -c "sum(range(10**8))"` 3.05 s): step 1's build 441 s and its
+# fiftieth, on what seemed a slower machine (`python3 -c "sum(range(10**8))"` 3.05 s there; time it beside the
+# next run, as no earlier figure was kept): step 1's build 441 s and its
 # ctest 1173 s (scan.opencl.decoupled-lookback 240 s, select.cpu.serial and .threads 185 s each, side by side),
 # step 2 690 s, 3-5 about 300 s. The first cuts if it must stay under 30 minutes on such a machine: the Release
 # run's select.cpu tables (their --quick forms run under ASan too) and the OpenCL scan tables.
