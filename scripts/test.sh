@@ -11,9 +11,9 @@
 # Exits non-zero if anything fails. Build trees: build-ci/, build-ci-asan/, build-ci-tsan/ (PSCAN_CI_BUILD_DIR
 # changes the prefix); PSCAN_JOBS sets the parallelism (default: all cores).
 # Time on the 2-core CI machine: 1436 s in the forty-ninth session, and 2599 s for nearly the same code in the
-# fiftieth, on what seemed a slower machine (`python3 -c "sum(range(10**8))"` 3.05 s there; time it beside the
-# next run, as no earlier figure was kept): step 1's build 441 s and its
-# ctest 1173 s (scan.opencl.decoupled-lookback 240 s, select.cpu.serial and .threads 185 s each, side by side),
+# fiftieth, on what seemed a slower machine (`python3 -c "sum(range(10**8))"` 3.05 s there; no earlier figure was
+# kept, so the run now starts by timing a shell loop, the machine's speed beside its times): step 1's build 441 s,
+# its ctest 1173 s (scan.opencl.decoupled-lookback 240 s, select.cpu.serial and .threads 185 s each, side by side),
 # step 2 690 s, 3-5 about 300 s. The first cuts if it must stay under 30 minutes on such a machine: the Release
 # run's select.cpu tables (their --quick forms run under ASan too) and the OpenCL scan tables.
 set -euo pipefail
@@ -28,6 +28,11 @@ BUILD=${PSCAN_CI_BUILD_DIR:-$ROOT/build-ci}
 PACKAGES=(build-essential cmake ninja-build pkg-config pocl-opencl-icd ocl-icd-opencl-dev opencl-headers clinfo
   libopenmpi-dev openmpi-bin)
 ensure_packages "${PACKAGES[@]}"
+# the machine's speed, so that this run's times can be read against another's: one core, a few seconds
+probe_start=$(date +%s%N)
+i=0
+while [ $i -lt 1000000 ]; do i=$((i + 1)); done
+say "machine: $(nproc) cores; a 10^6-step shell loop took $(( ($(date +%s%N) - probe_start) / 1000000 )) ms"
 
 status=0
 
