@@ -14,8 +14,9 @@
 # fiftieth, on what seemed a slower machine (`python3 -c "sum(range(10**8))"` 3.05 s there; no earlier figure was
 # kept, so the run now starts by timing a shell loop, the machine's speed beside its times): step 1's build 441 s,
 # its ctest 1173 s (scan.opencl.decoupled-lookback 240 s, select.cpu.serial and .threads 185 s each, side by side),
-# step 2 690 s, 3-5 about 300 s; the session's last run, with the loop below (6900 ms), 2188 s. The first cuts if it must stay under 30 minutes on such a machine: the Release
-# run's select.cpu tables (their --quick forms run under ASan too) and the OpenCL scan tables.
+# step 2 690 s, 3-5 about 300 s; the session's last run, with the loop below (6900 ms), 2188 s. The first cuts if
+# it must stay under 30 minutes on such a machine: the Release run's select.cpu tables (their --quick forms run
+# under ASan too) and the OpenCL scan tables.
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
