@@ -141,6 +141,11 @@
  * 2 tiles 7.30 / 8.22 -> 6.85 / 7.20; 8 tiles (2^14) 8.77 / 9.70 -> 8.16 / 8.99; but 32 tiles (2^16) 8.51 / 9.09
  * -> 9.15 / 9.70, as the twenty-first session found at 2^16-2^18. Tile 0 alone late ("l1") took only the one-tile
  * calls' gain. (The ncu of the forty-ninth session: the bits were 29 % of the one-tile kernel's instructions.) */
+/* Not kept (fifty-first session, docs/bench/h200-expand-direct.csv, two interleaved rounds): the slots of such small
+ * calls written thread by thread, each thread walking its own run of items with no bits, no block scan of them and
+ * no rows (for calls of at most 1 or 8 tiles of at most 2, 4 or 8 slots an item): 2^10 average 1.5 / 4 5.67 / 5.94
+ * -> 5.82-6.02 / 7.55-7.67 us, 2^11 average 4 6.38 -> 12.3, 2^12-2^14 average 4 7.4-9.0 -> 13.3-15.2: a warp's
+ * lanes storing far apart, and a warp waiting on its longest run, cost more than the bits and rows they skip. */
 #ifndef PS_EXPAND_LATE_TILES
 #define PS_EXPAND_LATE_TILES 8
 #endif

@@ -21,8 +21,11 @@
  * / 4.32 against 4.61 / 4.54 / 5.02; i64 2^10 4.45 / 4.35 / 4.48 against 4.67 / 4.51 / 4.64, 2^11 4.80 / 4.64 / 4.48
  * against 4.80 / 4.64 / 4.99. 1-byte elements lose (u8 2^13 7.2-7.4 us against 4.6-4.8: 64 serial elements a
  * thread), 2-byte ones were not timed; at 4 KiB and below one small tile is faster (i32 2^10 3.7-3.8 against
- * 4.2-4.3: a quarter-full tile takes the element path). Chosen in the fiftieth session from those rows, not yet
- * timed in the library (docs/tuning.md). 0: off. */
+ * 4.2-4.3: a quarter-full tile takes the element path). Chosen in the fiftieth session from those rows; in the
+ * library (fifty-first session, `pscan bench`, two rounds, median of 31, docs/bench/h200-scan-small-51.csv against
+ * h200-scan-small-49.csv) i32 2^11 4.64 -> 4.54 / 4.45 us, 2^12 4.80 -> 4.38 / 5.02 (1.19x / 1.32x a copy call, were
+ * 1.32x); f32 2^12 4.48 / 4.45 (1.22x), beside 2^13's 4.77 / 4.74 (1.30x / 1.25x): 0.1-0.3 us, near the
+ * cross-run noise. 0: off. */
 #ifndef PS_SCAN_ONE_TILE_BYTES
 #define PS_SCAN_ONE_TILE_BYTES ((uint64_t)16 << 10)
 #endif
