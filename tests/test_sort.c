@@ -153,8 +153,9 @@ TEST_HARNESS_CHECKS(harness)
 TEST_HARNESS_TEMP(harness)
 TEST_HARNESS_OUTPUTS(harness)
 
-static int poison_outputs(harness *h) {
-    const size_t bytes = buffer_bytes(h);
+/* Poisons the first `bytes` of each output: a case what it checks (its items and the guard after them), not the
+ * whole buffer, which is sized for the largest case (as test_select.c). */
+static int poison_outputs(harness *h, size_t bytes) {
     memset(h->h_got, TEST_POISON, bytes);
     return pscan_memory_upload(h->ctx, h->d_keys_out, h->h_got, bytes) == PSCAN_SUCCESS &&
            pscan_memory_upload(h->ctx, h->d_values_out, h->h_got, bytes) == PSCAN_SUCCESS;
@@ -269,9 +270,10 @@ static void run_case(harness *h, const one_case *given, uint64_t case_seed) {
         }
 
     /* ---- upload, poison, call ---- */
+    const size_t end_bytes = (off + n + GUARD_ITEMS) * 8; /* what the checks below read of each output */
     if (pscan_memory_upload(h->ctx, h->d_keys, h->h_keys, (off + n) * kb + 1) != PSCAN_SUCCESS ||
         (vb && pscan_memory_upload(h->ctx, h->d_values, h->h_values, (off + n) * vb + 1) != PSCAN_SUCCESS) ||
-        !poison_outputs(h)) {
+        !poison_outputs(h, end_bytes)) {
         fail_report(h, "upload failed");
         return;
     }
@@ -290,7 +292,6 @@ static void run_case(harness *h, const one_case *given, uint64_t case_seed) {
     if (!call_ok(h, desc, s)) return;
 
     /* ---- the items, the poison around them, the inputs ---- */
-    const size_t end_bytes = (off + n + GUARD_ITEMS) * 8;
     for (int pass = 0; pass < (vb ? 2 : 1); pass++)
         if (!check_output(h, desc, pass ? "values_out" : "keys_out", pass ? h->d_values_out : h->d_keys_out, h->h_got,
                           pass ? h->h_ref_values : h->h_ref_keys, off, n, pass ? vb : kb, end_bytes))
@@ -451,7 +452,7 @@ static void run_joint_upsweep(harness *h, size_t n16) {
 
 static void run_bad_inputs(harness *h) {
     const size_t n = 16;
-    if (!poison_outputs(h)) {
+    if (!poison_outputs(h, buffer_bytes(h))) {
         fail_report(h, "upload failed");
         return;
     }
