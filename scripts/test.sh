@@ -10,13 +10,12 @@
 #   5. the Python package: `pip install .` in a venv and its pytest suite (tests/python).
 # Exits non-zero if anything fails. Build trees: build-ci/, build-ci-asan/, build-ci-tsan/ (PSCAN_CI_BUILD_DIR
 # changes the prefix); PSCAN_JOBS sets the parallelism (default: all cores).
-# Time on the 2-core CI machine: 1436 s in the forty-ninth session, and 2599 s for nearly the same code in the
-# fiftieth, on what seemed a slower machine (`python3 -c "sum(range(10**8))"` 3.05 s there; no earlier figure was
-# kept, so the run now starts by timing a shell loop, the machine's speed beside its times): step 1's build 441 s,
-# its ctest 1173 s (scan.opencl.decoupled-lookback 240 s, select.cpu.serial and .threads 185 s each, side by side),
-# step 2 690 s, 3-5 about 300 s; the session's last run, with the loop below (6900 ms), 2188 s. The first cuts if
-# it must stay under 30 minutes on such a machine: the Release run's select.cpu tables (their --quick forms run
-# under ASan too) and the OpenCL scan tables.
+# Time on the 2-core CI machine: 1137 s on 2026-12-03 (fifty-first session; the probe loop below 2698 ms, packages
+# already installed): step 1's build 191 s, its ctest 459 s (915 test-seconds on 2 cores; the OpenCL scan tables 312
+# of them, PoCL compiling kernels: scan.opencl.decoupled-lookback 105 s), step 2 302 s, 3-5 176 s. The run before
+# took 1885 s: test_select and test_sort poisoned their whole output buffers (34 MB) before every case
+# (select.cpu.serial 274 s, .threads 244 s); they now poison what each case checks. Earlier: 1436 s (forty-ninth
+# session), 2188-2599 s (fiftieth, a slower machine: probe 6900 ms).
 set -euo pipefail
 
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
