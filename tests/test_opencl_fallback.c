@@ -39,7 +39,7 @@ typedef struct fallback_case {
     unsigned spin_limit;
     long stall_tile;
     uint64_t tiles; /* n is about this many look-back tiles, plus a partial one */
-    unsigned window; /* predecessors the look-back reads per round; 0: the default (32) */
+    unsigned window; /* the look-back window (aggregates a walk keeps; older ones re-read); 0: the default (32) */
 } fallback_case;
 
 /* Serial reference over raw 64-bit values, for the few type x operator pairs used here. */
