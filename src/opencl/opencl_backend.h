@@ -59,7 +59,7 @@ typedef struct ps_cl_state {
     /* look-back knobs, baked into the programs (changing them drops the built programs) */
     unsigned dlb_spin_limit;
     long dlb_stall_tile;
-    unsigned dlb_window; /* look-back window (the aggregates a walk keeps in local memory; older ones are re-read); smaller only in tests */
+    unsigned dlb_window; /* look-back window (aggregates a walk keeps; older ones re-read); smaller in tests */
     cl_mem last_lookback_temp; /* where the last look-back scan kept its counters (tests read them) */
     struct ps_cl_user_cache *user; /* user operators' programs (opencl_user.c), or NULL */
 } ps_cl_state;
