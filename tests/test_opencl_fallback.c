@@ -15,11 +15,19 @@
  *     still exact (none need happen: this case does not require any);
  *   - a look-back window of one predecessor (i32 sum in place, u64 sum exclusive reverse with init): every walk
  *     past a published aggregate takes a second round and folds the aggregates of the earlier rounds again
- *     from their status entries (the fixed-order carry of issue 9).
+ *     from their status entries (the fixed-order carry of issue 9);
+ *   - the fold itself, from status entries written by hand (ps_opencl_debug_preset_lookback): one work-group
+ *     runs tile k after predecessors given as a pattern (I published, A only, nothing, a torn or unknown entry),
+ *     with aggregates and prefixes of many magnitudes that no input produced, so the carry it hands on (the
+ *     first element of an exclusive scan) shows exactly which entries it used and in what order: bit for bit
+ *     the left fold from the nearest I (or init) over the aggregates after it, missing ones reduced from the
+ *     input by fallback (counted exactly), entries older than the base never touched; f32 and f64 (one and two
+ *     status words), windows 1, 3 and 32.
  * Exit 0 pass, 1 fail, 77 skip (no OpenCL device, or a device with one compute unit, where a stalled
  * work-group cannot be overtaken).
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +47,7 @@ typedef struct fallback_case {
     unsigned spin_limit;
     long stall_tile;
     uint64_t tiles; /* n is about this many look-back tiles, plus a partial one */
-    unsigned window; /* the look-back window (aggregates a walk keeps; older ones re-read); 0: the default (32) */
+    unsigned window; /* predecessors the look-back reads per round; 0: the default (32) */
 } fallback_case;
 
 /* Serial reference over raw 64-bit values, for the few type x operator pairs used here. */
@@ -145,6 +153,125 @@ done:
     return failed;
 }
 
+/* ---- the fold from hand-written status entries ---- */
+
+typedef struct fold_case {
+    const char *pattern; /* tile j < k: 'I' A and I published, 'A' A only, '-' nothing, 't' torn (f64: the two
+                            words' flags disagree; f32: a flag no writer uses) */
+} fold_case;
+
+/* A value of many magnitudes and either sign, so that a fold in another order gives other bits. */
+static double wild(test_rng *rng) {
+    uint64_t r = test_rng_next(rng);
+    return ((double)(r >> 11) * 0x1p-53 - 0.5) * ldexp(1.0, (int)(r % 41) - 20);
+}
+
+static void put_entry(uint64_t *words, int two, uint64_t entry, uint32_t flag, uint32_t flag_hi, uint64_t bits) {
+    if (!two) {
+        words[entry] = (uint64_t)flag << 32 | (bits & 0xffffffffu);
+    } else {
+        words[2 * entry] = (uint64_t)flag << 32 | (bits & 0xffffffffu);
+        words[2 * entry + 1] = (uint64_t)flag_hi << 32 | bits >> 32;
+    }
+}
+
+static int run_fold_case(pscan_context *ctx, const char *pattern, pscan_type type, unsigned window,
+                         uint64_t tile_elems) {
+    const int f64 = type == PSCAN_TYPE_F64;
+    const size_t bytes = f64 ? 8 : 4;
+    const uint64_t k = strlen(pattern), n = (k + 1) * tile_elems, words_per_entry = f64 ? 2 : 1;
+    uint64_t *words = calloc(2 * k * words_per_entry + 1, sizeof *words);
+    void *host = malloc(n * bytes), *got = malloc(bytes);
+    void *d_in = NULL, *d_out = NULL;
+    int failed = 1;
+    if (!words || !host || !got) goto done;
+
+    /* input all ones: a missing tile's aggregate is exactly tile_elems, whatever the order of its reduction */
+    for (uint64_t i = 0; i < n; i++) {
+        if (f64)
+            ((double *)host)[i] = 1.0;
+        else
+            ((float *)host)[i] = 1.0f;
+    }
+    test_rng rng = {0xf01d0000u + k * 7 + window};
+    const double init_d = wild(&rng);
+    double agg[256], incl[256];
+    if (k > 256) goto done;
+    for (uint64_t j = 0; j < k; j++) {
+        agg[j] = wild(&rng);
+        incl[j] = wild(&rng);
+        if (!f64) agg[j] = (float)agg[j], incl[j] = (float)incl[j];
+        char c = pattern[j];
+        if (c == '-' || c == 't') agg[j] = (double)tile_elems;
+        uint64_t abits, ibits;
+        if (f64) {
+            memcpy(&abits, &agg[j], 8);
+            memcpy(&ibits, &incl[j], 8);
+        } else {
+            float a = (float)agg[j], in = (float)incl[j];
+            uint32_t a32, i32;
+            memcpy(&a32, &a, 4);
+            memcpy(&i32, &in, 4);
+            abits = a32, ibits = i32;
+        }
+        if (c == 'I' || c == 'A') put_entry(words, f64, 2 * j, 1, 1, abits); /* PS_FLAG_AGGREGATE */
+        if (c == 'I') put_entry(words, f64, 2 * j + 1, 2, 2, ibits);         /* PS_FLAG_INCLUSIVE */
+        if (c == 't') put_entry(words, f64, 2 * j, f64 ? 1 : 7, f64 ? 0 : 7, abits ^ 0x5555u);
+    }
+
+    /* the model: the nearest I (or init), then every aggregate after it, left to right, in the type */
+    long base = (long)k - 1;
+    while (base >= 0 && pattern[base] != 'I') base--;
+    unsigned want_fallbacks = 0;
+    double want_d;
+    float want_f;
+    want_d = base >= 0 ? incl[base] : init_d;
+    want_f = (float)want_d;
+    if (base < 0 && !f64) want_f = (float)init_d;
+    for (uint64_t j = (uint64_t)(base + 1); j < k; j++) {
+        want_d = want_d + agg[j];
+        want_f = want_f + (float)agg[j];
+        want_fallbacks += pattern[j] == '-' || pattern[j] == 't';
+    }
+
+    float init_f = (float)init_d;
+    pscan_status s = ps_opencl_debug_set_lookback(ctx, 256, -1);
+    if (s == PSCAN_SUCCESS) s = ps_opencl_debug_set_lookback_window(ctx, window);
+    if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(ctx, n * bytes, &d_in);
+    if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(ctx, n * bytes, &d_out);
+    if (s == PSCAN_SUCCESS) s = pscan_memory_upload(ctx, d_in, host, n * bytes);
+    if (s == PSCAN_SUCCESS) s = ps_opencl_debug_preset_lookback(ctx, k, words, 2 * k * words_per_entry);
+    pscan_scan_desc desc = {type, PSCAN_OP_SUM, PSCAN_SCAN_EXCLUSIVE, PSCAN_ALGO_DECOUPLED_LOOKBACK,
+                            f64 ? (const void *)&init_d : (const void *)&init_f};
+    if (s == PSCAN_SUCCESS) s = pscan_scan(ctx, &desc, d_in, d_out, n, NULL, 0);
+    if (s == PSCAN_SUCCESS) s = pscan_memory_download(ctx, host, d_out, n * bytes);
+    if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(ctx);
+    unsigned fallbacks = 0;
+    if (s == PSCAN_SUCCESS) s = ps_opencl_debug_fallbacks(ctx, &fallbacks);
+    if (s != PSCAN_SUCCESS) {
+        fprintf(stderr, "%s: FAIL fold %s %s window %u: %s\n", program, pscan_type_name(type), pattern, window,
+                pscan_status_name(s));
+        goto done;
+    }
+    const char *first = (const char *)host + k * tile_elems * bytes;
+    const void *want = f64 ? (const void *)&want_d : (const void *)&want_f;
+    if (memcmp(first, want, bytes) != 0 || fallbacks != want_fallbacks) {
+        double g = f64 ? *(const double *)first : *(const float *)first;
+        fprintf(stderr, "%s: FAIL fold %s %s window %u: carry %a, expected %a; %u fallbacks, expected %u\n",
+                program, pscan_type_name(type), pattern, window, g, f64 ? want_d : want_f, fallbacks,
+                want_fallbacks);
+        goto done;
+    }
+    failed = 0;
+done:
+    pscan_memory_free(ctx, d_in);
+    pscan_memory_free(ctx, d_out);
+    free(words);
+    free(host);
+    free(got);
+    return failed;
+}
+
 int main(void) {
     pscan_context *ctx = NULL;
     int rc = test_open_backend(program, PSCAN_BACKEND_OPENCL, &ctx);
@@ -174,7 +301,31 @@ int main(void) {
         uint64_t tile = (uint64_t)st->wg * ps_cl_items(pscan_type_size(cases[k].type));
         failures += run_case(ctx, &cases[k], tile);
     }
+    /* 70 aggregates after the base: past every window; 40 with no I: init; gaps and torn entries between the base
+     * and the tile; an older I and a missing tile behind the nearest I (never reduced); tile 0 missing */
+    static const char *patterns[] = {
+        "IAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        "IA-AAtAAAA-A",
+        "AAI-AAIAAA",
+        "-----A",
+    };
+    static const pscan_type fold_types[] = {PSCAN_TYPE_F32, PSCAN_TYPE_F64};
+    static const unsigned windows[] = {1, 3, 32};
+    size_t fold_cases = 0;
+    int fold_failures = 0;
+    for (size_t t = 0; t < 2; t++) {
+        if (fold_types[t] == PSCAN_TYPE_F64 && !st->has_fp64) continue;
+        uint64_t tile = (uint64_t)st->wg * ps_cl_items(pscan_type_size(fold_types[t]));
+        for (size_t w = 0; w < 3; w++)
+            for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++, fold_cases++)
+                fold_failures += run_fold_case(ctx, patterns[p], fold_types[t], windows[w], tile);
+    }
+    printf("%s: fold from hand-written entries: %zu passed, %d failed\n", program,
+           fold_cases - (size_t)fold_failures, fold_failures);
     pscan_context_destroy(ctx);
-    printf("%s: %zu passed, %d failed\n", program, sizeof cases / sizeof cases[0] - (size_t)failures, failures);
+    failures += fold_failures;
+    size_t total = sizeof cases / sizeof cases[0] + fold_cases;
+    printf("%s: %zu passed, %d failed\n", program, total - (size_t)failures, failures);
     return failures ? 1 : 0;
 }

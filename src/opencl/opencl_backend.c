@@ -453,6 +453,17 @@ pscan_status ps_opencl_debug_set_lookback_window(pscan_context *ctx, unsigned wi
     return PSCAN_SUCCESS;
 }
 
+pscan_status ps_opencl_debug_preset_lookback(pscan_context *ctx, uint64_t first_tile, const uint64_t *words,
+                                             size_t count) {
+    if (!ctx || (count && !words)) return PSCAN_ERROR_NULL_POINTER;
+    if (ctx->ops != &cl_ops) return PSCAN_ERROR_INVALID_VALUE;
+    ps_cl_state *st = ps_cl_state_of(ctx);
+    st->dlb_preset_first = first_tile;
+    st->dlb_preset_words = words;
+    st->dlb_preset_count = count;
+    return PSCAN_SUCCESS;
+}
+
 pscan_status ps_opencl_debug_fallbacks(pscan_context *ctx, unsigned *fallbacks) {
     if (!ctx || !fallbacks) return PSCAN_ERROR_NULL_POINTER;
     if (ctx->ops != &cl_ops) return PSCAN_ERROR_INVALID_VALUE;

@@ -59,8 +59,12 @@ typedef struct ps_cl_state {
     /* look-back knobs, baked into the programs (changing them drops the built programs) */
     unsigned dlb_spin_limit;
     long dlb_stall_tile;
-    unsigned dlb_window; /* look-back window (aggregates a walk keeps; older ones re-read); smaller in tests */
+    unsigned dlb_window; /* look-back window (predecessors read per round); smaller only in tests */
     cl_mem last_lookback_temp; /* where the last look-back scan kept its counters (tests read them) */
+    /* a test's status entries for the next look-back scan (ps_opencl_debug_preset_lookback), or NULL */
+    const uint64_t *dlb_preset_words;
+    size_t dlb_preset_count;
+    uint64_t dlb_preset_first;
     struct ps_cl_user_cache *user; /* user operators' programs (opencl_user.c), or NULL */
 } ps_cl_state;
 
@@ -115,5 +119,11 @@ pscan_status ps_opencl_debug_fallbacks(pscan_context *ctx, unsigned *fallbacks);
 /* (tests/test_scan.c) The look-back window, 32 by default: a window of 1 makes every walk past a published
  * aggregate take a second round, so the re-read of the aggregates passed in earlier rounds runs on any device. */
 pscan_status ps_opencl_debug_set_lookback_window(pscan_context *ctx, unsigned window);
+/* (tests/test_opencl_fallback.c) The next look-back scan starts at tile first_tile with the status words given
+ * (count 64-bit words from the first status entry on, in the kernel's layout: kernels/5_decoupled_lookback.cl)
+ * instead of zeros, and runs only the tiles from first_tile on; the words are written before that call returns.
+ * So a test can hand a tile any mix of published, missing and torn predecessors and check the fold it makes. */
+pscan_status ps_opencl_debug_preset_lookback(pscan_context *ctx, uint64_t first_tile, const uint64_t *words,
+                                             size_t count);
 
 #endif /* PSCAN_OPENCL_BACKEND_H */

@@ -188,6 +188,19 @@ static pscan_status scan_lookback(pscan_context *ctx, const ps_request *call, co
     size_t bytes = lookback_temp_bytes(tiles, call->out_elem_bytes);
     cl_uint zero = 0;
     cl_int err = clEnqueueFillBuffer(st->queue, temp, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
+    uint64_t first = 0; /* a test's preset (ps_opencl_debug_preset_lookback): counters and entries, then its tiles */
+    if (err == CL_SUCCESS && st->dlb_preset_words) {
+        first = st->dlb_preset_first;
+        if (first >= tiles || 8 + st->dlb_preset_count * 8 > bytes) return PSCAN_ERROR_INVALID_VALUE;
+        cl_uint counters[2] = {(cl_uint)first, 0};
+        if (st->out_of_order) err = clEnqueueBarrierWithWaitList(st->queue, 0, NULL, NULL); /* after the fill */
+        if (err == CL_SUCCESS)
+            err = clEnqueueWriteBuffer(st->queue, temp, CL_TRUE, 0, sizeof counters, counters, 0, NULL, NULL);
+        if (err == CL_SUCCESS)
+            err = clEnqueueWriteBuffer(st->queue, temp, CL_TRUE, 8, st->dlb_preset_count * 8, st->dlb_preset_words, 0,
+                                       NULL, NULL);
+        st->dlb_preset_words = NULL;
+    }
     if (err == CL_SUCCESS && st->out_of_order) err = clEnqueueBarrierWithWaitList(st->queue, 0, NULL, NULL);
     if (err != CL_SUCCESS) return ps_cl_check(ctx, err);
 
@@ -202,7 +215,7 @@ static pscan_status scan_lookback(pscan_context *ctx, const ps_request *call, co
                         PS_CL_ARG(io->out_off),   PS_CL_ARG(io->n),       PS_CL_ARG(io->reverse),
                         PS_CL_ARG(io->exclusive), {call->out_elem_bytes, call->init.bytes},
                         PS_CL_ARG(temp),          PS_CL_ARG(temp)};
-    return ps_cl_launch(ctx, k, args, (int)(sizeof args / sizeof args[0]), tiles);
+    return ps_cl_launch(ctx, k, args, (int)(sizeof args / sizeof args[0]), tiles - first);
 }
 
 /* Bytes of a buffer, to refuse one smaller than the call needs. */
