@@ -11,7 +11,8 @@
 #             each checked), and
 #             sort.cuda.codegen (scripts/check_sort_codegen.py: the sort's pass kernels' PTX against its baseline)
 #   opencl    ctest -L opencl: every OpenCL test on the machine's own OpenCL driver (NVIDIA's on the GPU machine;
-#             CI runs them on PoCL), skipped where the build has no OpenCL
+#             CI runs them on PoCL), skipped where the build has no OpenCL; then pscan bench --backend opencl
+#             --algo all --type i32 2^16..2^28 into <gpu>-opencl-scan.csv, of copy per algorithm in the summary
 #   python    scripts/gpu-python.sh --no-bench on the build's libpscan.so: tests/python's CUDA tests on torch and
 #             CuPy arrays (torch.cuda.graph captures among them), each file in its own process, logs in
 #             $OUT/python/; needs cffi (the image lacks it: carry .whl, `bash scripts/python-wheel.sh --deps-only`)
@@ -168,7 +169,27 @@ if want opencl; then
         grep -E "\*\*\*(Failed|Timeout|Exception)|Failed  " "$DEST/ctest-opencl.txt" | grep -v "^ *Start" |
             sed 's/^/  /' >>"$SUMMARY"
         [ $rc -ne 0 ] && STATUS=1
+        # the look-back's tests by time: a slow look-back shows here before it hangs (fifty-third session)
+        grep -E "Test +#.*decoupled-lookback" "$DEST/ctest-opencl.txt" | sed 's/^ *[0-9]*\/[0-9]* */  /' >>"$SUMMARY"
         rm -f "$DEST/ctest-opencl.txt"
+        # the OpenCL scans' speed on this GPU beside clEnqueueCopyBuffer: the fifty-second session's look-back
+        # lost 4.5x on NVIDIA's driver and no step measured it (AUTO's choice rests on this table too)
+        csv=$DEST/$GPU_TAG-opencl-scan.csv
+        note "pscan bench --backend opencl --algo all --type i32, 2^16..2^28 -> $(basename "$csv")"
+        if timeout 240 "$PSCAN" bench --backend opencl --algo all --type i32 --min-log2 16 --max-log2 28 --reps 25 \
+            --csv "$csv" >>"$LOG" 2>&1; then
+            say "opencl bench (i32 sum, of copy at 2^20 / 2^24 / 2^28):"
+            python3 - "$csv" >>"$SUMMARY" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+for algo in dict.fromkeys(r["algo"] for r in rows if r["algo"] != "copy"):
+    at = {int(r["n"]): float(r["of_copy"]) for r in rows if r["algo"] == algo}
+    print("  %-20s %s" % (algo, " / ".join("%.3f" % at[1 << k] if (1 << k) in at else "-" for k in (20, 24, 28))))
+PY
+        else
+            say "opencl bench: FAILED or timed out (log)"
+            STATUS=1
+        fi
     fi
 fi
 
