@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# scripts/opencl-ab.sh - OpenCL look-back variants side by side on one machine's OpenCL driver (NVIDIA's on the GPU
+# machine): one CPU + OpenCL build per variant (no CUDA: 10-15 s each on 16 cores, all at once), then `pscan bench
+# --backend opencl --algo decoupled-lookback` for i32 and i64 at 2^16..2^28, the variants interleaved, two rounds,
+# and a table of the fraction of copy at each size; then, for the first variant, the look-back's tests with each
+# case's output and a time stamp per line (a hang names its case).
+#
+#   bash scripts/opencl-ab.sh NAME=KERNEL[@WINDOW] ...        (in the repository root; OUT: where files go)
+#
+# KERNEL: a file to build in place of src/opencl/kernels/5_decoupled_lookback.cl ("-": the tree's own); WINDOW:
+# the backend's default look-back window for that build (PS_CL_DEFAULT_LOOKBACK_WINDOW; the tree's when left out).
+# Make the kernel files beforehand (`git show REF:src/opencl/kernels/5_decoupled_lookback.cl > build-ab/x.cl`)
+# and carry their folder: the GPU machine's copy of the tree has no .git.
+# Env: OCL_AB_TYPES (default "i32 i64"), OCL_AB_MAX_LOG2 (28), OCL_AB_TEST_TIMEOUT (seconds for the tests, 200;
+# 0 skips them). Writes $OUT/opencl-ab.tgz (every CSV and log); the table goes to stdout.
+set -u -o pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+DEST=${OUT:-$ROOT/out}
+mkdir -p "$DEST"
+TYPES=${OCL_AB_TYPES:-i32 i64}
+MAXLOG=${OCL_AB_MAX_LOG2:-28}
+TEST_TIMEOUT=${OCL_AB_TEST_TIMEOUT:-200}
+KERNEL=src/opencl/kernels/5_decoupled_lookback.cl
+T0=$(date +%s)
+[ $# -gt 0 ] || { sed -n '2,16p' "$0"; exit 2; }
+
+build() { # name kernel window
+    local tree=/tmp/ocl-ab-$1/src build=/tmp/ocl-ab-$1/build
+    mkdir -p "$tree" && (cd "$ROOT" && tar --exclude='./build*' --exclude='./out' --exclude='./.git' -cf - .) | tar -xf - -C "$tree"
+    [ "$2" = - ] || cp "$ROOT/$2" "$tree/$KERNEL" || return 1
+    if [ -n "$3" ]; then
+        sed -i "s/^#define PS_CL_DEFAULT_LOOKBACK_WINDOW [0-9]*$/#define PS_CL_DEFAULT_LOOKBACK_WINDOW $3/" \
+            "$tree/src/opencl/opencl_backend.c"
+        grep -q "^#define PS_CL_DEFAULT_LOOKBACK_WINDOW $3$" "$tree/src/opencl/opencl_backend.c" || return 1
+    fi
+    cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPSCAN_CUDA=OFF -DPSCAN_MPI=OFF \
+        >"$DEST/build-$1.log" 2>&1 && ninja -C "$build" -j4 >>"$DEST/build-$1.log" 2>&1
+}
+
+NAMES=()
+for spec in "$@"; do
+    name=${spec%%=*} rest=${spec#*=}
+    kernel=${rest%@*} window=
+    [ "$rest" != "$kernel" ] && window=${rest##*@}
+    NAMES+=("$name")
+    build "$name" "$kernel" "$window" &
+done
+wait
+for name in "${NAMES[@]}"; do
+    [ -x "/tmp/ocl-ab-$name/build/tools/pscan" ] || { echo "opencl-ab: build of $name failed (build-$name.log)"; exit 1; }
+done
+echo "opencl-ab: ${#NAMES[@]} builds in $(($(date +%s) - T0)) s"
+
+for round in 1 2; do
+    for ty in $TYPES; do
+        for name in "${NAMES[@]}"; do
+            "/tmp/ocl-ab-$name/build/tools/pscan" bench --backend opencl --algo decoupled-lookback --type "$ty" \
+                --min-log2 16 --max-log2 "$MAXLOG" --reps 25 --csv "$DEST/$name-$ty-r$round.csv" \
+                >"$DEST/$name-$ty-r$round.txt" 2>&1 || echo "opencl-ab: bench $name $ty failed"
+        done
+    done
+    echo "opencl-ab: round $round at $(($(date +%s) - T0)) s"
+done
+python3 - "$DEST" "$TYPES" "${NAMES[@]}" <<'PY'
+import csv, os, sys
+dest, types, names = sys.argv[1], sys.argv[2].split(), sys.argv[3:]
+def of_copy(path):
+    if not os.path.exists(path):
+        return {}
+    return {int(r["n"]): float(r["of_copy"]) for r in csv.DictReader(open(path)) if r["algo"] != "copy"}
+for ty in types:
+    runs = {(nm, r): of_copy(f"{dest}/{nm}-{ty}-r{r}.csv") for nm in names for r in (1, 2)}
+    sizes = sorted({n for v in runs.values() for n in v})
+    print(f"\nfraction of copy, {ty} sum (round 1 / round 2)")
+    print("n".ljust(6) + "".join(nm.rjust(16) for nm in names))
+    for n in sizes:
+        cells = ["/".join("%.3f" % runs[(nm, r)][n] if n in runs[(nm, r)] else "-" for r in (1, 2)) for nm in names]
+        print(("2^%d" % (n.bit_length() - 1)).ljust(6) + "".join(c.rjust(16) for c in cells))
+PY
+
+if [ "$TEST_TIMEOUT" -gt 0 ]; then
+    first=/tmp/ocl-ab-${NAMES[0]}/build/tests
+    for t in "test_scan --backend opencl --algo decoupled-lookback" test_opencl_fallback; do
+        log=$DEST/tests-${NAMES[0]}-${t%% *}.log
+        (cd "$first" && timeout "$TEST_TIMEOUT" stdbuf -oL ./$t 2>&1 | while IFS= read -r line; do
+            echo "$(($(date +%s) - T0)) $line"
+        done) >"$log"
+        echo "opencl-ab: ${NAMES[0]}: $t: $(tail -1 "$log")"
+    done
+fi
+(cd "$DEST" && tar czf opencl-ab.tgz ./*.csv ./*.txt ./*.log && rm -f ./*.csv ./*.txt ./*.log)
+echo "opencl-ab: done in $(($(date +%s) - T0)) s"
