@@ -5,10 +5,11 @@
 # and a table of the fraction of copy at each size; then, for the first variant, the look-back's tests with each
 # case's output and a time stamp per line (a hang names its case).
 #
-#   bash scripts/opencl-ab.sh NAME=KERNEL[@WINDOW] ...        (in the repository root; OUT: where files go)
+#   bash scripts/opencl-ab.sh NAME=KERNEL[@WINDOW[@ITEMS]] ...    (in the repository root; OUT: where files go)
 #
 # KERNEL: a file to build in place of src/opencl/kernels/5_decoupled_lookback.cl ("-": the tree's own); WINDOW:
-# the backend's default look-back window for that build (PS_CL_DEFAULT_LOOKBACK_WINDOW; the tree's when left out).
+# the backend's default look-back window for that build (PS_CL_DEFAULT_LOOKBACK_WINDOW; "" or left out: the
+# tree's); ITEMS: items per work-item of every tiled kernel for 4-byte types (ps_cl_items; 8-byte types get half).
 # Make the kernel files beforehand (`git show REF:src/opencl/kernels/5_decoupled_lookback.cl > build-ab/x.cl`)
 # and carry their folder: the GPU machine's copy of the tree has no .git.
 # Env: OCL_AB_TYPES (default "i32 i64"), OCL_AB_MAX_LOG2 (28), OCL_AB_TEST_TIMEOUT (seconds for the tests, 200;
@@ -24,7 +25,7 @@ KERNEL=src/opencl/kernels/5_decoupled_lookback.cl
 T0=$(date +%s)
 [ $# -gt 0 ] || { sed -n '2,16p' "$0"; exit 2; }
 
-build() { # name kernel window
+build() { # name kernel window items
     local tree=/tmp/ocl-ab-$1/src build=/tmp/ocl-ab-$1/build
     mkdir -p "$tree" && (cd "$ROOT" && tar --exclude='./build*' --exclude='./out' --exclude='./.git' -cf - .) | tar -xf - -C "$tree"
     [ "$2" = - ] || cp "$ROOT/$2" "$tree/$KERNEL" || return 1
@@ -33,6 +34,11 @@ build() { # name kernel window
             "$tree/src/opencl/opencl_backend.c"
         grep -q "^#define PS_CL_DEFAULT_LOOKBACK_WINDOW $3$" "$tree/src/opencl/opencl_backend.c" || return 1
     fi
+    if [ -n "$4" ]; then
+        sed -i "s/return elem_bytes <= 4 ? 16u : 8u;/return elem_bytes <= 4 ? ${4}u : $(($4 / 2))u;/" \
+            "$tree/src/opencl/opencl_backend.c"
+        grep -q "return elem_bytes <= 4 ? ${4}u" "$tree/src/opencl/opencl_backend.c" || return 1
+    fi
     cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPSCAN_CUDA=OFF -DPSCAN_MPI=OFF \
         >"$DEST/build-$1.log" 2>&1 && ninja -C "$build" -j4 >>"$DEST/build-$1.log" 2>&1
 }
@@ -40,10 +46,9 @@ build() { # name kernel window
 NAMES=()
 for spec in "$@"; do
     name=${spec%%=*} rest=${spec#*=}
-    kernel=${rest%@*} window=
-    [ "$rest" != "$kernel" ] && window=${rest##*@}
+    IFS=@ read -r kernel window items <<<"$rest"
     NAMES+=("$name")
-    build "$name" "$kernel" "$window" &
+    build "$name" "$kernel" "${window:-}" "${items:-}" &
 done
 wait
 for name in "${NAMES[@]}"; do
