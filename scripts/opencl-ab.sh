@@ -13,7 +13,7 @@
 # Make the kernel files beforehand (`git show REF:src/opencl/kernels/5_decoupled_lookback.cl > build-ab/x.cl`)
 # and carry their folder: the GPU machine's copy of the tree has no .git.
 # Env: OCL_AB_TYPES (default "i32 i64"), OCL_AB_MAX_LOG2 (28), OCL_AB_TEST_TIMEOUT (seconds for the tests, 200;
-# 0 skips them). Writes $OUT/opencl-ab.tgz (every CSV and log); the table goes to stdout.
+# 0 skips them), OCL_AB_REFERENCE_ALGO (reduce-then-scan: benched once with the first variant's build; "" skips). Writes $OUT/opencl-ab.tgz (every CSV and log); the table goes to stdout.
 set -u -o pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 DEST=${OUT:-$ROOT/out}
@@ -21,6 +21,7 @@ mkdir -p "$DEST"
 TYPES=${OCL_AB_TYPES:-i32 i64}
 MAXLOG=${OCL_AB_MAX_LOG2:-28}
 TEST_TIMEOUT=${OCL_AB_TEST_TIMEOUT:-200}
+REF_ALGO=${OCL_AB_REFERENCE_ALGO-reduce-then-scan}
 KERNEL=src/opencl/kernels/5_decoupled_lookback.cl
 T0=$(date +%s)
 [ $# -gt 0 ] || { sed -n '2,16p' "$0"; exit 2; }
@@ -82,6 +83,17 @@ for ty in types:
         cells = ["/".join("%.3f" % runs[(nm, r)][n] if n in runs[(nm, r)] else "-" for r in (1, 2)) for nm in names]
         print(("2^%d" % (n.bit_length() - 1)).ljust(6) + "".join(c.rjust(16) for c in cells))
 PY
+
+# the first variant's other algorithm beside it, once (AUTO's choice on this GPU: docs/opencl.md)
+if [ -n "$REF_ALGO" ]; then
+    for ty in $TYPES; do
+        "/tmp/ocl-ab-${NAMES[0]}/build/tools/pscan" bench --backend opencl --algo "$REF_ALGO" --type "$ty" \
+            --min-log2 16 --max-log2 "$MAXLOG" --reps 25 --csv "$DEST/ref-$REF_ALGO-$ty.csv" \
+            >"$DEST/ref-$REF_ALGO-$ty.txt" 2>&1 || echo "opencl-ab: bench $REF_ALGO $ty failed"
+        echo "opencl-ab: $REF_ALGO, $ty, of copy:" $(grep "$REF_ALGO" "$DEST/ref-$REF_ALGO-$ty.txt" |
+            awk '{printf "%s=%s ", $4, $7}')
+    done
+fi
 
 if [ "$TEST_TIMEOUT" -gt 0 ]; then
     first=/tmp/ocl-ab-${NAMES[0]}/build/tests
