@@ -121,7 +121,9 @@ pscan_status ps_opencl_debug_fallbacks(pscan_context *ctx, unsigned *fallbacks);
 pscan_status ps_opencl_debug_set_lookback_window(pscan_context *ctx, unsigned window);
 /* (tests/test_opencl_fallback.c) The next look-back scan starts at tile first_tile with the status words given
  * (count 64-bit words from the first status entry on, in the kernel's layout: kernels/5_decoupled_lookback.cl)
- * instead of zeros, and runs only the tiles from first_tile on; the words are written before that call returns.
+ * instead of zeros, and runs only the tiles from first_tile on; the words are written before that call returns,
+ * and that call drops the preset whatever its outcome (PSCAN_ERROR_INVALID_VALUE when first_tile or count is past
+ * its tiles).
  * So a test can hand a tile any mix of published, missing and torn predecessors and check the fold it makes. */
 pscan_status ps_opencl_debug_preset_lookback(pscan_context *ctx, uint64_t first_tile, const uint64_t *words,
                                              size_t count);

@@ -188,8 +188,12 @@ static pscan_status scan_lookback(pscan_context *ctx, const ps_request *call, co
     size_t bytes = lookback_temp_bytes(tiles, call->out_elem_bytes);
     cl_uint zero = 0;
     cl_int err = clEnqueueFillBuffer(st->queue, temp, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
-    uint64_t first = 0; /* a test's preset (ps_opencl_debug_preset_lookback): counters and entries, then its tiles */
-    if (err == CL_SUCCESS && st->dlb_preset_words) {
+    /* a test's preset (ps_opencl_debug_preset_lookback), used by this call whatever happens: counters and
+     * entries, then only its tiles */
+    const uint64_t *preset = st->dlb_preset_words;
+    uint64_t first = 0;
+    st->dlb_preset_words = NULL;
+    if (err == CL_SUCCESS && preset) {
         first = st->dlb_preset_first;
         if (first >= tiles || 8 + st->dlb_preset_count * 8 > bytes) return PSCAN_ERROR_INVALID_VALUE;
         cl_uint counters[2] = {(cl_uint)first, 0};
@@ -197,9 +201,7 @@ static pscan_status scan_lookback(pscan_context *ctx, const ps_request *call, co
         if (err == CL_SUCCESS)
             err = clEnqueueWriteBuffer(st->queue, temp, CL_TRUE, 0, sizeof counters, counters, 0, NULL, NULL);
         if (err == CL_SUCCESS)
-            err = clEnqueueWriteBuffer(st->queue, temp, CL_TRUE, 8, st->dlb_preset_count * 8, st->dlb_preset_words, 0,
-                                       NULL, NULL);
-        st->dlb_preset_words = NULL;
+            err = clEnqueueWriteBuffer(st->queue, temp, CL_TRUE, 8, st->dlb_preset_count * 8, preset, 0, NULL, NULL);
     }
     if (err == CL_SUCCESS && st->out_of_order) err = clEnqueueBarrierWithWaitList(st->queue, 0, NULL, NULL);
     if (err != CL_SUCCESS) return ps_cl_check(ctx, err);
