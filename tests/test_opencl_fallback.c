@@ -80,6 +80,22 @@ static uint64_t get(const void *buf, size_t bytes, uint64_t i) {
     return v;
 }
 
+/* One look-back scan of n * elem bytes from host into got (in place: d_in is the output), then the fallbacks it
+ * took. The caller frees *d_in and *d_out. */
+static pscan_status lookback_scan(pscan_context *ctx, const pscan_scan_desc *desc, const void *host, void *got,
+                                  uint64_t n, size_t elem, int in_place, void **d_in, void **d_out,
+                                  unsigned *fallbacks) {
+    pscan_status s = pscan_memory_alloc(ctx, n * elem, d_in);
+    if (s == PSCAN_SUCCESS && !in_place) s = pscan_memory_alloc(ctx, n * elem, d_out);
+    if (s == PSCAN_SUCCESS) s = pscan_memory_upload(ctx, *d_in, host, n * elem);
+    void *out = in_place ? *d_in : *d_out;
+    if (s == PSCAN_SUCCESS) s = pscan_scan(ctx, desc, *d_in, out, n, NULL, 0);
+    if (s == PSCAN_SUCCESS) s = pscan_memory_download(ctx, got, out, n * elem);
+    if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(ctx);
+    if (s == PSCAN_SUCCESS) s = ps_opencl_debug_fallbacks(ctx, fallbacks);
+    return s;
+}
+
 static int run_case(pscan_context *ctx, const fallback_case *c, uint64_t tile_elems) {
     size_t bytes = pscan_type_size(c->type);
     uint64_t n = c->tiles * tile_elems + tile_elems / 3;
@@ -110,16 +126,9 @@ static int run_case(pscan_context *ctx, const fallback_case *c, uint64_t tile_el
 
     pscan_status s = ps_opencl_debug_set_lookback(ctx, c->spin_limit, c->stall_tile);
     if (s == PSCAN_SUCCESS) s = ps_opencl_debug_set_lookback_window(ctx, c->window ? c->window : 32);
-    if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(ctx, n * bytes, &d_in);
-    if (s == PSCAN_SUCCESS && !c->in_place) s = pscan_memory_alloc(ctx, n * bytes, &d_out);
-    if (s == PSCAN_SUCCESS) s = pscan_memory_upload(ctx, d_in, host, n * bytes);
     pscan_scan_desc desc = {c->type, c->op, c->flags, PSCAN_ALGO_DECOUPLED_LOOKBACK, c->with_init ? &init : NULL};
-    void *out = c->in_place ? d_in : d_out;
-    if (s == PSCAN_SUCCESS) s = pscan_scan(ctx, &desc, d_in, out, n, NULL, 0);
-    if (s == PSCAN_SUCCESS) s = pscan_memory_download(ctx, got, out, n * bytes);
-    if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(ctx);
     unsigned fallbacks = 0;
-    if (s == PSCAN_SUCCESS) s = ps_opencl_debug_fallbacks(ctx, &fallbacks);
+    if (s == PSCAN_SUCCESS) s = lookback_scan(ctx, &desc, host, got, n, bytes, c->in_place, &d_in, &d_out, &fallbacks);
     if (s != PSCAN_SUCCESS) {
         const char *log = "";
         long long native = 0;
@@ -231,17 +240,11 @@ static int run_fold_case(pscan_context *ctx, const char *pattern, pscan_type typ
     float init_f = (float)init_d;
     pscan_status s = ps_opencl_debug_set_lookback(ctx, 256, -1);
     if (s == PSCAN_SUCCESS) s = ps_opencl_debug_set_lookback_window(ctx, window);
-    if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(ctx, n * bytes, &d_in);
-    if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(ctx, n * bytes, &d_out);
-    if (s == PSCAN_SUCCESS) s = pscan_memory_upload(ctx, d_in, host, n * bytes);
     if (s == PSCAN_SUCCESS) s = ps_opencl_debug_preset_lookback(ctx, k, words, 2 * k * words_per_entry);
     pscan_scan_desc desc = {type, PSCAN_OP_SUM, PSCAN_SCAN_EXCLUSIVE, PSCAN_ALGO_DECOUPLED_LOOKBACK,
                             f64 ? (const void *)&init_d : (const void *)&init_f};
-    if (s == PSCAN_SUCCESS) s = pscan_scan(ctx, &desc, d_in, d_out, n, NULL, 0);
-    if (s == PSCAN_SUCCESS) s = pscan_memory_download(ctx, host, d_out, n * bytes);
-    if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(ctx);
     unsigned fallbacks = 0;
-    if (s == PSCAN_SUCCESS) s = ps_opencl_debug_fallbacks(ctx, &fallbacks);
+    if (s == PSCAN_SUCCESS) s = lookback_scan(ctx, &desc, host, host, n, bytes, 0, &d_in, &d_out, &fallbacks);
     if (s != PSCAN_SUCCESS) {
         fprintf(stderr, "%s: FAIL fold %s %s window %u: %s\n", program, pscan_type_name(type), pattern, window,
                 pscan_status_name(s));
