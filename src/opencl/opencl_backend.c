@@ -48,7 +48,7 @@ static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
 /* Work-group size of every kernel: 256 where the device allows it (a power of two either way). */
 #define PS_CL_WG_MAX 256
 #define PS_CL_DEFAULT_SPIN_LIMIT 256
-#define PS_CL_DEFAULT_LOOKBACK_WINDOW 32
+#define PS_CL_DEFAULT_LOOKBACK_WINDOW 64
 
 /* OpenCL C spelling of each type: element, arithmetic type, same-size unsigned, lowest, highest. */
 typedef struct cl_type_info {

@@ -59,7 +59,7 @@ typedef struct ps_cl_state {
     /* look-back knobs, baked into the programs (changing them drops the built programs) */
     unsigned dlb_spin_limit;
     long dlb_stall_tile;
-    unsigned dlb_window; /* look-back window (predecessors read per round); smaller only in tests */
+    unsigned dlb_window; /* predecessors read in the window round, aggregates a walk keeps; smaller in tests */
     cl_mem last_lookback_temp; /* where the last look-back scan kept its counters (tests read them) */
     /* a test's status entries for the next look-back scan (ps_opencl_debug_preset_lookback), or NULL */
     const uint64_t *dlb_preset_words;

@@ -15,19 +15,30 @@
  * depend on which predecessors happened to be finished (the classic look-back combined what it found from right
  * to left, A(k-2) (+) A(k-1) first, so its float sums changed with timing). Each A(j) is one fixed expression of
  * its tile's input (ps_tile_aggregate: blocked serial folds, then the Kogge-Stone tree), whoever computes it.
- * Look-back: the first 32 work-items read a window of 32 predecessors (I and A) at once; work-item 0 walks it
- * from the nearest down to the first I (or past tile 0: init), then folds the aggregates it passed forward.
- * Fallback: OpenCL promises nothing about a work-group that waits for another one (a CPU runtime or a GPU
- * that time-slices may not run the one waited for). A work-group that sees no progress for PS_DLB_SPIN_LIMIT
- * rounds reduces the stalled predecessor q from the input with the same ps_tile_aggregate, so the bits are
- * those q would publish, and publishes A(q) on its behalf, unless q has published A(q) or I(q) by the time the
- * reduction is done: a tile writes its output only after publishing both, so even an in-place scan cannot have
- * overwritten the input the fallback read. Two writers of A(q) write the same bits, so the entry stays valid.
+ * Look-back, a window round and then, only if needed, a walk. Work-item i < W (PS_LOOKBACK_WINDOW) reads the I and
+ * A entries of predecessor tile - 1 - i, each alone and with no barrier in its loop, until one is valid; one
+ * barrier; work-item 0 takes the nearest I among them (or init below tile 0) and folds the aggregates of the
+ * nearer predecessors onto it, oldest first, from local memory. When the window holds no I, work-item 0 walks on
+ * alone past it (reading each predecessor's I and A together, keeping the last W aggregates it passed and
+ * re-reading older ones from their entries) and the window's aggregates are folded onto what it found. Why the
+ * round: the left fold makes the chain serial, one combine a tile, so what bounds the scan is the time a tile
+ * takes per predecessor it folds; a walk by one work-item spends a round trip on each (NVIDIA H200, 2^28 i32:
+ * 0.047 of copy, where the 32-work-item window it replaced made 0.21), while the round pays one round trip for W
+ * and then a local read and a combine for each. Why no barrier in a loop: PoCL's work-group function generation
+ * (it splits the kernel at barriers and loops over the work-items of each region) pays most for barriers in
+ * loops with a data-dependent trip count: see Compile time below.
+ * Fallback: OpenCL promises nothing about a work-group that waits for another one (a CPU runtime or a GPU that
+ * time-slices may not run the one waited for). A work-group that sees no progress for PS_DLB_SPIN_LIMIT rounds (reads
+ * of the nearest unfinished predecessor) reduces the stalled predecessor q from the input with the same
+ * ps_tile_aggregate, so the bits are those q would publish, and publishes A(q) on its behalf, unless q has published
+ * A(q) or I(q) by the time the reduction is done: a tile writes its output only after publishing both, so even an
+ * in-place scan cannot have overwritten the input the fallback read. Two writers of A(q) write the same bits, so the
+ * entry stays valid.
  * Cost of the fixed order against the classic look-back: the same walk (it still stops at the nearest finished
  * I) and the same number of combines, run forward instead of backward; a second status entry per tile (8 or
- * 16 bytes); when the walk took more than one round, one more round of status reads per 32 aggregates it
- * passed in earlier rounds (they are re-read, not kept). No extra pass over the data; integer results are the
- * same as before (any order gives them).
+ * 16 bytes); when the walk passed more than 32 aggregates, one more status read for each one past the 32
+ * nearest the base (they are re-read, not kept). No extra pass over the data; integer results are the same as
+ * before (any order gives them).
  * Status entries: entry 2k holds A(k), entry 2k + 1 holds I(k), each written by value only once (A(k) maybe
  * twice with equal bits). Flag and value share one 64-bit word for types of up to 4 bytes ((flag << 32) |
  * bits, no value bit stolen); 8-byte types use two words, each with the flag and 32 bits of the value, valid
@@ -35,33 +46,27 @@
  * Work and depth: O(n) combines; the look-back adds O(1) status reads per tile when work-groups progress.
  * Memory passes: read n, write n: about 2n, plus 16 or 32 bytes of status per tile.
  * Limits: fewer than 2^32 tiles (n < 2^32 * PS_TILE).
+ * Compile time (PoCL builds this kernel's work-group function for every (type, operator) program, twice: its
+ * "smallgrid" variant too; most of an OpenCL CI run's time): PoCL 3.1 (LLVM 15), pthread device, Xeon
+ * (skylake-avx512), 2 cores, empty kernel cache, one local size. The look-back with the window read by 32
+ * work-items (barriers in every branch of its loop): 630 ms (i32 sum) and 780 ms (f64 sum), of which work-group
+ * function generation 350 and 440 ms. This walk by work-item 0: 450 and 450 ms (generation 240 and 245 ms).
+ * Controls (i32): this walk without the fallback's ps_tile_aggregate, whose barriers are the only ones left in
+ * a loop, 340 ms; ps_lookback replaced by a barrier-free stand-in, 300 ms. ctest with an empty PoCL cache, same
+ * machine: scan.opencl.decoupled-lookback 120 -> 86 s, widen.opencl.decoupled-lookback 17 -> 11 s,
+ * fallback.opencl.decoupled-lookback 9.1 -> 5.6 s.
  * Measured (before issue 9's fixed order): NVIDIA H100 80GB HBM3 through NVIDIA's OpenCL driver, i32 sum,
  *   n = 2^28, median of 10 (pscan bench): 1245 us, 1725 GB/s, 0.584 of copy (copy 2955 GB/s). Not profiled;
  *   likely limits: the work-group scan (Kogge-Stone in local memory: OpenCL 1.2 has no sub-group shuffles),
  *   the staging of every tile through local memory, 4-byte loads. The stalled-tile test there took 1 to 5
  *   fallbacks per scan and passed.
- * Measured with the fixed order (NVIDIA H200, driver 580.159.04, pscan bench, median of 25, 2026-12-03): 0.214
- *   of copy for i32 and 0.201 for i64 at 2^28, 0.30 / 0.27 at 2^22. Why not more: the left fold is serial, one
- *   combine a tile, so the chain moves at the speed of work-item 0's fold (a local read and a combine for each
- *   aggregate) plus a round trip and two barriers per 32 aggregates. Tried and not kept (docs/performance.md,
- *   fifty-third section): a walk by work-item 0 alone with no barrier in its loop (PoCL compiles it 30-40 %
- *   faster) spent a round trip on each predecessor: 0.047 / 0.037 of copy; reading 4-32 predecessors a round
- *   trip in that walk did not help (the older aggregates' re-reads are serial too). A window round (each of W
- *   work-items waits alone on its predecessor, one barrier, work-item 0 folds from local memory) made 0.323 /
- *   0.285 with W = 64 and passed every PoCL test, but its NVIDIA test run did not finish in the time left: on
- *   the branch wip/opencl-window-round until it has.
  */
 
 #define PS_FLAG_INVALID 0u
 #define PS_FLAG_AGGREGATE 1u
 #define PS_FLAG_INCLUSIVE 2u
 
-#define PS_LOOK_WAIT 0     /* walk back over the next window */
-#define PS_LOOK_FALLBACK 1 /* reduce the stalled predecessor look_p ourselves */
-#define PS_LOOK_FOLD 2     /* fold the aggregates look_hi .. tile-1, passed in earlier rounds, onto the base */
-#define PS_LOOK_DONE 3
-
-/* Predecessors read per round: 32 (the host's default; tests set fewer, see ps_opencl_debug_set_lookback_window). */
+/* Aggregates the walk keeps: 32 (the host's default; tests set fewer, see ps_opencl_debug_set_lookback_window). */
 #ifndef PS_DLB_WINDOW
 #define PS_DLB_WINDOW 32
 #endif
@@ -131,107 +136,127 @@ PS_FN T ps_tile_aggregate(__global const IN *in, ulong in_off, ulong n, int reve
     return aggregate;
 }
 
-/* C(tile - 1) = init (+) A(0) (+) ... (+) A(tile - 1), folded left, for every work-item: from the nearest
- * finished I(j), or from init, with A(j + 1) .. A(tile - 1) folded on in order (see the header). */
+/* Work-item 0 alone: walks back from predecessor *p to the nearest finished I(j) (or past tile 0: init), keeping
+ * the last PS_LOOKBACK_WINDOW aggregates it passes in kept[] (indexed by tile mod the window), then folds
+ * A(j + 1) .. A(tile - 1) onto that base in order, re-reading those it no longer keeps. Returns -1 with
+ * *carry = C(tile - 1), or, after PS_DLB_SPIN_LIMIT reads without progress, the stalled predecessor (*p stays
+ * there, so the walk resumes at it after the fallback). */
+PS_FN long ps_lookback_walk(ulong tile, T init, volatile __global ulong *status, __local T *kept, long *p,
+                            __local T *carry) {
+    const long W = PS_LOOKBACK_WINDOW;
+    long q = *p;
+    uint spins = 0;
+    T acc = init;
+    while (q >= 0) {
+        T vi, va;
+        uint fi = ps_status_read(status, PS_ENTRY_INCLUSIVE(q), &vi); /* both at once: one round trip, not two */
+        uint fa = ps_status_read(status, PS_ENTRY_AGGREGATE(q), &va);
+        if (fi == PS_FLAG_INCLUSIVE) {
+            acc = vi;
+            break;
+        }
+        if (fa == PS_FLAG_AGGREGATE) {
+            kept[q % W] = va;
+            q--;
+            spins = 0;
+        } else if (++spins >= PS_DLB_SPIN_LIMIT) {
+            *p = q;
+            return q;
+        }
+    }
+    *p = q;
+    /* q + 1 .. q + W were the last W passed, so kept[] still holds them */
+    for (long j = q + 1; j < (long)tile; j++) {
+        T v;
+        if (j <= q + W)
+            v = kept[j % W];
+        else
+            while (ps_status_read(status, PS_ENTRY_AGGREGATE(j), &v) != PS_FLAG_AGGREGATE) {
+            } /* seen valid during the walk: write-once, so this only waits out a stale read */
+        acc = ps_combine(acc, v);
+    }
+    *carry = acc;
+    return -1;
+}
+
+/* What a work-item of the window round found for its predecessor. */
+#define PS_WIN_AGGREGATE 0 /* A(q) valid, I(q) not */
+#define PS_WIN_INCLUSIVE 1 /* I(q) valid: a base */
+#define PS_WIN_BELOW 2     /* q < 0: init is the base */
+#define PS_WIN_STALLED 3   /* nothing valid after PS_DLB_SPIN_LIMIT reads */
+
+/* C(tile - 1) = init (+) A(0) (+) ... (+) A(tile - 1), folded left, for every work-item (see the header).
+ * Window round: work-item i < W reads predecessor tile - 1 - i, alone and without a barrier, until it holds A or I
+ * (or gives up); one barrier; work-item 0 takes the nearest I (or init) at m, with every predecessor nearer than m
+ * an A, and folds win_val[m - 1] .. win_val[0] onto it, oldest first. When the window holds no base (the I nearest
+ * is more than W back, or a predecessor stalled), work-item 0 walks on alone from tile - 1 - m (ps_lookback_walk)
+ * for C(tile - 1 - m) and folds the window's aggregates onto that; only a walk that stopped at a stalled
+ * predecessor brings the group round again, through the fallback, which needs every work-item. */
 PS_FN T ps_lookback(ulong tile, T init, volatile __global ulong *status, __global uint *counters,
-                     __global const IN *in, ulong in_off, ulong n, int reverse, __local uint *win_flag,
-                     __local T *win_val, __local T *stage, __local T *scratch, __local long *look_p,
-                     __local long *look_hi, __local T *look_acc, __local int *look_state, __local uint *look_spins) {
+                     __global const IN *in, ulong in_off, ulong n, int reverse, __local T *kept, __local T *win_val,
+                     __local uint *win_kind, __local T *stage, __local T *scratch, __local long *look_stalled,
+                     __local T *look_carry) {
     const long W = PS_LOOKBACK_WINDOW;
     uint lid = get_local_id(0);
-    if (lid == 0) {
-        *look_p = (long)tile - 1;
-        *look_state = PS_LOOK_WAIT;
-        *look_spins = 0;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (;;) {
-        long p = *look_p, hi = *look_hi;
-        int state = *look_state;
-        if (state == PS_LOOK_DONE) break;
-
-        if (state == PS_LOOK_FALLBACK) {
-            /* ---- fallback: the stalled predecessor p has published nothing; reduce it from its input ---- */
-            T r = ps_tile_aggregate(in, in_off, n, reverse, (ulong)p * PS_TILE, stage, scratch);
-            if (lid == 0) {
-                mem_fence(CLK_GLOBAL_MEM_FENCE);
-                T v;
-                if (ps_status_read(status, PS_ENTRY_AGGREGATE(p), &v) != PS_FLAG_AGGREGATE &&
-                    ps_status_read(status, PS_ENTRY_INCLUSIVE(p), &v) != PS_FLAG_INCLUSIVE) {
-                    ps_status_write(status, PS_ENTRY_AGGREGATE(p), PS_FLAG_AGGREGATE, r);
-                    atomic_inc(&counters[1]);
-                } /* else p published meanwhile (the same bits, or its I): the next window reads it */
-                *look_state = PS_LOOK_WAIT;
-                *look_spins = 0;
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            continue;
-        }
-
-        if (state == PS_LOOK_FOLD) {
-            /* ---- fold A(hi) .. A(hi + W - 1) (up to tile - 1) onto the base, in order ---- */
-            if (lid < W && hi + (long)lid < (long)tile) {
-                T v;
-                while (ps_status_read(status, PS_ENTRY_AGGREGATE(hi + (long)lid), &v) != PS_FLAG_AGGREGATE) {
-                } /* seen valid during the walk: write-once, so this only waits out a stale read */
-                win_val[W + lid] = v;
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            if (lid == 0) {
-                T acc = *look_acc;
-                for (long m = 0; m < W && hi + m < (long)tile; m++) acc = ps_combine(acc, win_val[W + m]);
-                *look_acc = acc;
-                *look_hi = hi + W;
-                *look_state = hi + W < (long)tile ? PS_LOOK_FOLD : PS_LOOK_DONE;
-            }
-            barrier(CLK_LOCAL_MEM_FENCE);
-            continue;
-        }
-
-        /* ---- walk: read I and A of p, p-1, ..., p-31 at once ---- */
-        if (lid < W) {
-            long q = p - (long)lid;
-            T vi = PS_IDENTITY, va = PS_IDENTITY;
-            uint fi = PS_FLAG_INVALID, fa = PS_FLAG_INVALID;
-            if (q >= 0) { /* both at once: one round trip, not two */
-                fi = ps_status_read(status, PS_ENTRY_INCLUSIVE(q), &vi);
-                fa = ps_status_read(status, PS_ENTRY_AGGREGATE(q), &va);
-            }
-            win_flag[lid] = fi == PS_FLAG_INCLUSIVE;
-            win_val[lid] = vi;
-            win_flag[W + lid] = fa == PS_FLAG_AGGREGATE;
-            win_val[W + lid] = va;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (lid == 0) {
-            long k = 0;
-            int found = 0;
-            for (; k < W && p - k >= 0; k++) {
-                if (win_flag[k]) {
-                    found = 1;
+    if (lid < W) {
+        long q = (long)tile - 1 - (long)lid;
+        uint kind = PS_WIN_BELOW;
+        if (q >= 0)
+            for (uint spins = 0;;) {
+                T vi, va;
+                uint fi = ps_status_read(status, PS_ENTRY_INCLUSIVE(q), &vi); /* both at once: one round trip */
+                uint fa = ps_status_read(status, PS_ENTRY_AGGREGATE(q), &va);
+                if (fi == PS_FLAG_INCLUSIVE || fa == PS_FLAG_AGGREGATE) {
+                    kind = fi == PS_FLAG_INCLUSIVE ? PS_WIN_INCLUSIVE : PS_WIN_AGGREGATE;
+                    win_val[lid] = fi == PS_FLAG_INCLUSIVE ? vi : va;
                     break;
                 }
-                if (!win_flag[W + k]) break;
-            }
-            if (found || p - k < 0) {
-                /* base I(p - k), or init below tile 0; then A(p - k + 1) .. A(p) of this window, in order */
-                T acc = found ? win_val[k] : init;
-                for (long m = k - 1; m >= 0; m--) acc = ps_combine(acc, win_val[W + m]);
-                *look_acc = acc;
-                *look_hi = p + 1; /* A(p + 1) .. A(tile - 1) were passed in earlier rounds */
-                *look_state = p + 1 < (long)tile ? PS_LOOK_FOLD : PS_LOOK_DONE;
-            } else {
-                *look_p = p - k;
-                if (k == 0) {
-                    if (++*look_spins >= PS_DLB_SPIN_LIMIT) *look_state = PS_LOOK_FALLBACK;
-                } else {
-                    *look_spins = 0;
+                if (++spins >= PS_DLB_SPIN_LIMIT) {
+                    kind = PS_WIN_STALLED;
+                    break;
                 }
             }
+        win_kind[lid] = kind;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    long m = 0, p = 0; /* work-item 0's: the window's base index, and its walk kept across fallbacks */
+    int walk = 0;
+    if (lid == 0) {
+        while (m < W && win_kind[m] == PS_WIN_AGGREGATE) m++;
+        walk = m == W || win_kind[m] == PS_WIN_STALLED;
+        p = (long)tile - 1 - m;
+    }
+    for (;;) {
+        if (lid == 0) {
+            long stalled = -1;
+            T acc = init;
+            if (!walk)
+                acc = win_kind[m] == PS_WIN_INCLUSIVE ? win_val[m] : init;
+            else if ((stalled = ps_lookback_walk((ulong)(tile - m), init, status, kept, &p, look_carry)) < 0)
+                acc = *look_carry;
+            if (stalled < 0) {
+                for (long i = m - 1; i >= 0; i--) acc = ps_combine(acc, win_val[i]);
+                *look_carry = acc;
+            }
+            *look_stalled = stalled;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+        long q = *look_stalled;
+        if (q < 0) return *look_carry;
+
+        /* ---- fallback: the stalled predecessor q has published nothing; reduce it from its input ---- */
+        T r = ps_tile_aggregate(in, in_off, n, reverse, (ulong)q * PS_TILE, stage, scratch);
+        if (lid == 0) {
+            mem_fence(CLK_GLOBAL_MEM_FENCE);
+            T v;
+            if (ps_status_read(status, PS_ENTRY_AGGREGATE(q), &v) != PS_FLAG_AGGREGATE &&
+                ps_status_read(status, PS_ENTRY_INCLUSIVE(q), &v) != PS_FLAG_INCLUSIVE) {
+                ps_status_write(status, PS_ENTRY_AGGREGATE(q), PS_FLAG_AGGREGATE, r);
+                atomic_inc(&counters[1]);
+            } /* else q published meanwhile (the same bits, or its I): the walk reads it */
+        }
+        /* every work-item read *look_stalled before ps_tile_aggregate's barriers: work-item 0 may overwrite it */
     }
-    return *look_acc;
 }
 
 /* temp: counters[0] the next tile id, counters[1] the fallbacks taken (read by tests), then from byte 8 two
@@ -241,13 +266,12 @@ ps_decoupled_lookback_scan(__global const IN *in, ulong in_off, __global T *out,
                            int reverse, int exclusive, T init, __global uint *counters, __global ulong *temp) {
     __local T stage[PS_STAGE_ELEMS];
     __local T scratch[PS_WG];
-    __local uint win_flag[2 * PS_LOOKBACK_WINDOW];
-    __local T win_val[2 * PS_LOOKBACK_WINDOW];
+    __local T kept[PS_LOOKBACK_WINDOW];
+    __local T win_val[PS_LOOKBACK_WINDOW];
+    __local uint win_kind[PS_LOOKBACK_WINDOW];
     __local uint tile_id;
-    __local long look_p, look_hi;
-    __local T look_acc;
-    __local int look_state;
-    __local uint look_spins;
+    __local long look_stalled;
+    __local T look_carry;
     volatile __global ulong *status = temp + 1;
     uint lid = get_local_id(0);
 
@@ -276,8 +300,8 @@ ps_decoupled_lookback_scan(__global const IN *in, ulong in_off, __global T *out,
     if (lid == 0) ps_status_write(status, PS_ENTRY_AGGREGATE(tile), PS_FLAG_AGGREGATE, aggregate);
     T carry = init;
     if (tile > 0)
-        carry = ps_lookback(tile, init, status, counters, in, in_off, n, reverse, win_flag, win_val, stage, scratch,
-                            &look_p, &look_hi, &look_acc, &look_state, &look_spins);
+        carry = ps_lookback(tile, init, status, counters, in, in_off, n, reverse, kept, win_val, win_kind, stage,
+                            scratch, &look_stalled, &look_carry);
     if (lid == 0) ps_status_write(status, PS_ENTRY_INCLUSIVE(tile), PS_FLAG_INCLUSIVE, ps_combine(carry, aggregate));
     /* both entries are visible before this tile's output overwrites its input (see Fallback above) */
     if (lid == 0) mem_fence(CLK_GLOBAL_MEM_FENCE);
