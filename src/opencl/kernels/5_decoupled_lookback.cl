@@ -179,6 +179,26 @@ PS_FN long ps_lookback_walk(ulong tile, T init, volatile __global ulong *status,
     return -1;
 }
 
+/* acc (+) v[hi] (+) v[hi - 1] (+) ... (+) v[0], left to right. Eight loads are issued before their combines: only
+ * the chain of combines must be serial, and a local read's latency is several combines (PS_DLB_FOLD_UNROLL 0: one
+ * load, one combine). */
+#ifndef PS_DLB_FOLD_UNROLL
+#define PS_DLB_FOLD_UNROLL 1
+#endif
+PS_FN T ps_fold_down(T acc, __local const T *v, long hi) {
+    long i = hi;
+#if PS_DLB_FOLD_UNROLL
+    for (; i >= 7; i -= 8) {
+        T v0 = v[i], v1 = v[i - 1], v2 = v[i - 2], v3 = v[i - 3];
+        T v4 = v[i - 4], v5 = v[i - 5], v6 = v[i - 6], v7 = v[i - 7];
+        acc = ps_combine(ps_combine(ps_combine(ps_combine(acc, v0), v1), v2), v3);
+        acc = ps_combine(ps_combine(ps_combine(ps_combine(acc, v4), v5), v6), v7);
+    }
+#endif
+    for (; i >= 0; i--) acc = ps_combine(acc, v[i]);
+    return acc;
+}
+
 /* What a work-item of the window round found for its predecessor. */
 #define PS_WIN_AGGREGATE 0 /* A(q) valid, I(q) not */
 #define PS_WIN_INCLUSIVE 1 /* I(q) valid: a base */
@@ -235,7 +255,7 @@ PS_FN T ps_lookback(ulong tile, T init, volatile __global ulong *status, __globa
             else if ((stalled = ps_lookback_walk((ulong)(tile - m), init, status, kept, &p, look_carry)) < 0)
                 acc = *look_carry;
             if (stalled < 0) {
-                for (long i = m - 1; i >= 0; i--) acc = ps_combine(acc, win_val[i]);
+                acc = ps_fold_down(acc, win_val, m - 1);
                 *look_carry = acc;
             }
             *look_stalled = stalled;
