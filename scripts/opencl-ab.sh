@@ -9,7 +9,8 @@
 #
 # KERNEL: a file to build in place of src/opencl/kernels/5_decoupled_lookback.cl ("-": the tree's own); WINDOW:
 # the backend's default look-back window for that build (PS_CL_DEFAULT_LOOKBACK_WINDOW; "" or left out: the
-# tree's); ITEMS: items per work-item of every tiled kernel for 4-byte types (ps_cl_items; 8-byte types get half).
+# tree's); ITEMS: items per work-item of every tiled kernel for 4-byte types (PS_CL_ITEMS, where local memory allows;
+# 8-byte types get half).
 # Make the kernel files beforehand (`git show REF:src/opencl/kernels/5_decoupled_lookback.cl > build-ab/x.cl`)
 # and carry their folder: the GPU machine's copy of the tree has no .git.
 # Env: OCL_AB_TYPES (default "i32 i64"), OCL_AB_MAX_LOG2 (28), OCL_AB_TEST_TIMEOUT (seconds for the tests, 200;
@@ -36,9 +37,8 @@ build() { # name kernel window items
         grep -q "^#define PS_CL_DEFAULT_LOOKBACK_WINDOW $3$" "$tree/src/opencl/opencl_backend.c" || return 1
     fi
     if [ -n "$4" ]; then
-        sed -i "s/return elem_bytes <= 4 ? 16u : 8u;/return elem_bytes <= 4 ? ${4}u : $(($4 / 2))u;/" \
-            "$tree/src/opencl/opencl_backend.c"
-        grep -q "return elem_bytes <= 4 ? ${4}u" "$tree/src/opencl/opencl_backend.c" || return 1
+        sed -i "s/^#define PS_CL_ITEMS [0-9]*u$/#define PS_CL_ITEMS ${4}u/" "$tree/src/opencl/opencl_backend.c"
+        grep -q "^#define PS_CL_ITEMS ${4}u$" "$tree/src/opencl/opencl_backend.c" || return 1
     fi
     cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPSCAN_CUDA=OFF -DPSCAN_MPI=OFF \
         >"$DEST/build-$1.log" 2>&1 && ninja -C "$build" -j4 >>"$DEST/build-$1.log" 2>&1

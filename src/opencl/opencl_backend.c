@@ -49,6 +49,13 @@ static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
 #define PS_CL_WG_MAX 256
 #define PS_CL_DEFAULT_SPIN_LIMIT 256
 #define PS_CL_DEFAULT_LOOKBACK_WINDOW 64
+/* Items per work-item for 4-byte types where the device's local memory holds the tile (a 32 KiB tile of 256
+ * work-items, staged with its padding: PS_CL_LOCAL_RESERVE more for the work-group scan and the look-back's
+ * window), halved until it does: OpenCL promises only 32 KiB. NVIDIA H200 (48 KiB, pscan bench, i32 / i64 sum at
+ * 2^28, docs/performance.md fifty-fourth section): 32 against 16 items took reduce-then-scan from 0.45 to 0.66 of
+ * copy for i32 (i64, 16 against 8 items: 0.67 -> 0.62) and the look-back from 0.35 to 0.37 (i64 0.31 -> 0.52). */
+#define PS_CL_ITEMS 32u
+#define PS_CL_LOCAL_RESERVE 4096u
 
 /* OpenCL C spelling of each type: element, arithmetic type, same-size unsigned, lowest, highest. */
 typedef struct cl_type_info {
@@ -74,7 +81,7 @@ static const char *const op_macro[PSCAN_OP_COUNT] = {
 #undef PSCAN_OP_MACRO_
 };
 
-unsigned ps_cl_items(size_t elem_bytes) { return elem_bytes <= 4 ? 16u : 8u; }
+unsigned ps_cl_items(const ps_cl_state *st, size_t elem_bytes) { return elem_bytes <= 4 ? st->items4 : st->items4 / 2; }
 
 pscan_status ps_cl_check(pscan_context *ctx, cl_int err) {
     if (err == CL_SUCCESS) return PSCAN_SUCCESS;
@@ -120,7 +127,7 @@ static pscan_status program_build(pscan_context *ctx, pscan_type in_type, pscan_
              "-DPS_HIGHEST=%s -DPS_WG=%zu -DPS_ITEMS=%u -DPS_DLB_SPIN_LIMIT=%u -DPS_DLB_STALL_TILE=%ld "
              "-DPS_DLB_WINDOW=%u%s%s",
              ti->t, type_info[in_type].t, ti->u, ti->bits, bytes, op_macro[op], ti->lowest, ti->highest, st->wg,
-             ps_cl_items(bytes), st->dlb_spin_limit, st->dlb_stall_tile, st->dlb_window,
+             ps_cl_items(st, bytes), st->dlb_spin_limit, st->dlb_stall_tile, st->dlb_window,
              type == PSCAN_TYPE_F64 ? " -DPS_FP64" : "",
              /* the recurrences' kernels (pattern_recurrence.cl) exist in the floating types' programs */
              type == PSCAN_TYPE_F32 || type == PSCAN_TYPE_F64 ? " -DPS_REAL" : "");
@@ -199,17 +206,24 @@ static pscan_status cl_device_name(const pscan_context *ctx, char *buf, size_t b
     return PSCAN_SUCCESS;
 }
 
-/* AUTO: the look-back scan on GPUs from PS_CL_LOOKBACK_MIN_N elements (one pass over the data), else
- * reduce-then-scan: below that its short kernels won on the H100 (docs/opencl.md), and on CPU runtimes such
- * as PoCL it never waits on another work-group (see 4_reduce_then_scan.cl). */
-#define PS_CL_LOOKBACK_MIN_N ((uint64_t)1 << 24)
+/* AUTO: the look-back scan on GPUs for calls of up to PS_CL_LOOKBACK_MAX_TILES tiles, else reduce-then-scan.
+ * The look-back's fixed left fold makes its chain serial, one combine a tile (kernels/5_decoupled_lookback.cl),
+ * so it wins while a call has few tiles and loses past that to reduce-then-scan's three short passes. NVIDIA H200
+ * through its OpenCL driver (pscan bench, median of 25, two rounds, docs/performance.md fifty-fourth section),
+ * fraction of copy, look-back / reduce-then-scan: i32 at 128 tiles (2^20) 0.60-0.62 / 0.46-0.49, at 256 tiles
+ * (2^21) 0.51 / 0.49, 2^28 0.37 / 0.66; i64 at 128 tiles (2^19) 0.52-0.60 / 0.44-0.45, at 256 (2^20) 0.46-0.49 /
+ * 0.51-0.55. On CPU runtimes such as PoCL reduce-then-scan always: it never waits on another work-group (see
+ * 4_reduce_then_scan.cl). */
+#define PS_CL_LOOKBACK_MAX_TILES 128u
 static pscan_status cl_choose_algo(const pscan_context *ctx, ps_request *call) {
     const ps_cl_state *st = ps_cl_state_of(ctx);
     switch (call->algo) {
-    case PSCAN_ALGO_AUTO:
-        call->algo = st->is_gpu && call->n >= PS_CL_LOOKBACK_MIN_N ? PSCAN_ALGO_DECOUPLED_LOOKBACK
-                                                                   : PSCAN_ALGO_REDUCE_THEN_SCAN;
+    case PSCAN_ALGO_AUTO: {
+        const uint64_t tile = (uint64_t)st->wg * ps_cl_items(st, call->out_elem_bytes);
+        call->algo = st->is_gpu && call->n <= PS_CL_LOOKBACK_MAX_TILES * tile ? PSCAN_ALGO_DECOUPLED_LOOKBACK
+                                                                               : PSCAN_ALGO_REDUCE_THEN_SCAN;
         return PSCAN_SUCCESS;
+    }
     case PSCAN_ALGO_HILLIS_STEELE:
     case PSCAN_ALGO_BLELLOCH_UNPADDED:
     case PSCAN_ALGO_BLELLOCH:
@@ -305,10 +319,13 @@ static cl_int state_query_device(ps_cl_state *st) {
     cl_device_type type = 0;
     cl_uint units = 0;
     size_t max_wg = 0;
+    cl_ulong local_bytes = 0;
     cl_command_queue_properties props = 0;
     cl_int err = clGetDeviceInfo(st->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
     if (err == CL_SUCCESS) err = clGetDeviceInfo(st->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
     if (err == CL_SUCCESS) err = clGetDeviceInfo(st->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof max_wg, &max_wg, NULL);
+    if (err == CL_SUCCESS)
+        err = clGetDeviceInfo(st->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof local_bytes, &local_bytes, NULL);
     if (err == CL_SUCCESS)
         err = clGetCommandQueueInfo(st->queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
     if (err != CL_SUCCESS) return err;
@@ -329,6 +346,8 @@ static cl_int state_query_device(ps_cl_state *st) {
     st->out_of_order = (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;
     st->wg = PS_CL_WG_MAX;
     while (st->wg > max_wg && st->wg > 1) st->wg >>= 1;
+    st->items4 = PS_CL_ITEMS;
+    while (st->items4 > 4 && st->wg * st->items4 * 4 / 32 * 33 + PS_CL_LOCAL_RESERVE > local_bytes) st->items4 >>= 1;
     st->dlb_spin_limit = PS_CL_DEFAULT_SPIN_LIMIT;
     st->dlb_stall_tile = -1;
     st->dlb_window = PS_CL_DEFAULT_LOOKBACK_WINDOW;

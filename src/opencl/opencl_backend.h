@@ -52,6 +52,7 @@ typedef struct ps_cl_state {
     int has_fp64;
     unsigned compute_units;
     size_t wg; /* work-group size of every kernel (PS_WG) */
+    unsigned items4; /* items per work-item of the tiled kernels for types of up to 4 bytes (ps_cl_items) */
     char name[256];
     ps_cl_program programs[PSCAN_TYPE_COUNT][PSCAN_OP_COUNT];
     /* widened scans' programs (PSCAN_SCAN_WIDEN), by input type: the widened type's program, loads converting */
@@ -80,8 +81,9 @@ pscan_status ps_cl_kernel(pscan_context *ctx, pscan_type type, pscan_op op, ps_c
 pscan_status ps_cl_kernel_widened(pscan_context *ctx, pscan_type in_type, pscan_op op, ps_cl_kernel_id id,
                                   cl_kernel *kernel);
 
-/* Items per work-item of the tiled kernels for an element size (PS_ITEMS). */
-unsigned ps_cl_items(size_t elem_bytes);
+/* Items per work-item of the tiled kernels for an element size (PS_ITEMS): st->items4 for types of up to 4
+ * bytes, half that for 8-byte types, so that a tile is the same bytes either way. */
+unsigned ps_cl_items(const ps_cl_state *st, size_t elem_bytes);
 
 /* opencl_scan.c: the algorithms behind the backend table. */
 pscan_status ps_cl_scan_temp_bytes(const pscan_context *ctx, const ps_request *call, size_t *bytes);
@@ -116,8 +118,9 @@ pscan_status ps_cl_pattern_run(pscan_context *ctx, const ps_request *req);
  * fallbacks the last look-back scan took (synchronises). */
 pscan_status ps_opencl_debug_set_lookback(pscan_context *ctx, unsigned spin_limit, long stall_tile);
 pscan_status ps_opencl_debug_fallbacks(pscan_context *ctx, unsigned *fallbacks);
-/* (tests/test_scan.c) The look-back window, 32 by default: a window of 1 makes every walk past a published
- * aggregate take a second round, so the re-read of the aggregates passed in earlier rounds runs on any device. */
+/* (tests/test_scan.c) The look-back window, 64 by default: a window of 1 sends every tile whose predecessor has
+ * not published its I into the walk, which keeps one aggregate, so the re-read of the older ones runs on any
+ * device. */
 pscan_status ps_opencl_debug_set_lookback_window(pscan_context *ctx, unsigned window);
 /* (tests/test_opencl_fallback.c) The next look-back scan starts at tile first_tile with the status words given
  * (count 64-bit words from the first status entry on, in the kernel's layout: kernels/5_decoupled_lookback.cl)

@@ -36,7 +36,7 @@
  * entry stays valid.
  * Cost of the fixed order against the classic look-back: the same walk (it still stops at the nearest finished
  * I) and the same number of combines, run forward instead of backward; a second status entry per tile (8 or
- * 16 bytes); when the walk passed more than 32 aggregates, one more status read for each one past the 32
+ * 16 bytes); when a walk passed more than W aggregates, one more status read for each one past the W
  * nearest the base (they are re-read, not kept). No extra pass over the data; integer results are the same as
  * before (any order gives them).
  * Status entries: entry 2k holds A(k), entry 2k + 1 holds I(k), each written by value only once (A(k) maybe
@@ -60,15 +60,26 @@
  *   likely limits: the work-group scan (Kogge-Stone in local memory: OpenCL 1.2 has no sub-group shuffles),
  *   the staging of every tile through local memory, 4-byte loads. The stalled-tile test there took 1 to 5
  *   fallbacks per scan and passed.
+ * Measured with the fixed order (NVIDIA H200, driver 580.159.04, pscan bench, median of 25, two rounds
+ *   interleaved, scripts/opencl-ab.sh; docs/performance.md fifty-third and fifty-fourth sections), fraction of
+ *   copy at 2^28, i32 / i64 sum: the 32-work-item window read with barriers in its loop 0.21 / 0.20; a walk by
+ *   work-item 0 alone 0.047 / 0.037 (a round trip per predecessor); this window round, W = 64, 0.35 / 0.31
+ *   (0.33 / 0.28 with one load per combine in the fold, 0.31 / 0.27 with W = 128); with 32 items per work-item
+ *   (16 for i64, PS_CL_ITEMS) 0.37 / 0.52: half the tiles, half the chain. From 2^21 i32 (2^20 i64) it stays
+ *   below reduce-then-scan (0.66 / 0.62 at 2^28), so AUTO takes it only for calls of up to 128 tiles, where it
+ *   makes 0.60 of copy against 0.42-0.49 (opencl_backend.c). The whole OpenCL suite passed on that driver (ctest
+ *   -L opencl, 23 tests, with 16 and with 32 items; this file's test_scan 29081 cases, 28 s with a warm kernel
+ *   cache, 100-135 s cold: NVIDIA's compiler builds each (type, operator) program on its first call).
  */
 
 #define PS_FLAG_INVALID 0u
 #define PS_FLAG_AGGREGATE 1u
 #define PS_FLAG_INCLUSIVE 2u
 
-/* Aggregates the walk keeps: 32 (the host's default; tests set fewer, see ps_opencl_debug_set_lookback_window). */
+/* The window round's work-items and the aggregates a walk keeps: the host passes its default, 64 (tests set fewer, see
+ * ps_opencl_debug_set_lookback_window). */
 #ifndef PS_DLB_WINDOW
-#define PS_DLB_WINDOW 32
+#define PS_DLB_WINDOW 64
 #endif
 #define PS_LOOKBACK_WINDOW (PS_WG < PS_DLB_WINDOW ? PS_WG : PS_DLB_WINDOW)
 
