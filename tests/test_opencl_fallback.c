@@ -294,7 +294,7 @@ int main(void) {
     };
     int failures = 0;
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
-        uint64_t tile = (uint64_t)st->wg * ps_cl_items(st, pscan_type_size(cases[k].type));
+        uint64_t tile = (uint64_t)st->wg * ps_cl_scan_items(st, pscan_type_size(cases[k].type));
         failures += run_case(ctx, &cases[k], tile);
     }
     /* 70 aggregates after the base: past every window; 40 with no I: init; gaps and torn entries between the base
@@ -312,7 +312,7 @@ int main(void) {
     int fold_failures = 0;
     for (size_t t = 0; t < 2; t++) {
         if (fold_types[t] == PSCAN_TYPE_F64 && !st->has_fp64) continue;
-        uint64_t tile = (uint64_t)st->wg * ps_cl_items(st, pscan_type_size(fold_types[t]));
+        uint64_t tile = (uint64_t)st->wg * ps_cl_scan_items(st, pscan_type_size(fold_types[t]));
         for (size_t w = 0; w < 3; w++)
             for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++, fold_cases++)
                 fold_failures += run_fold_case(ctx, patterns[p], fold_types[t], windows[w], tile);

@@ -72,10 +72,9 @@
 /* The CUDA reduce tile of calls up to 256 KiB, in elements: 256 threads x 4 vectors of 16 bytes (src/cuda/reduce.cu;
  * larger calls use 16 vectors). */
 static size_t cuda_reduce_tile(const type_info *t) { return 256u * 4u * (16u / t->bytes); }
-/* The OpenCL reduce tile: 256 work-items x 32 elements (16 for 8-byte types) where the device's local memory
- * holds it (PoCL, NVIDIA), halved where it does not (src/opencl/opencl_backend.c, PS_CL_ITEMS): so a size of k
- * tiles here is at least k tiles there. */
-static size_t opencl_reduce_tile(const type_info *t) { return 256u * (t->bytes <= 4 ? 32u : 16u); }
+/* The OpenCL reduce tile: 256 work-items x 16 elements (8 for 8-byte types) (PS_CL_PATTERN_ITEMS,
+ * src/opencl/opencl_backend.c). */
+static size_t opencl_reduce_tile(const type_info *t) { return 256u * (t->bytes <= 4 ? 16u : 8u); }
 static size_t backend_reduce_tile(pscan_backend backend, const type_info *t) {
     return backend == PSCAN_BACKEND_OPENCL ? opencl_reduce_tile(t) : cuda_reduce_tile(t);
 }

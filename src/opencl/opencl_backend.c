@@ -4,11 +4,13 @@
  *
  * Data handles are cl_mem cast to void * (offset 0), so handles_are_addresses is 0: the core cannot see
  * partial overlap, and in == out is the only aliasing the backend expects.
- * Programs: one per (type, operator), compiled on first use with -D defines (the type, its arithmetic type,
- * the operator, the work-group size) and holding every algorithm's kernels, so that a context compiles at most
- * one program per (type, operator) it scans. A widened scan (PSCAN_SCAN_WIDEN) has one more per (input type,
- * operator): the widened type's scan kernels with only the input's type (PS_IN) changed, so its tiles and
- * combines are those of the widened type's own scan of the converted input, bit for bit.
+ * Programs: two per (type, operator), compiled on first use with -D defines (the type, its arithmetic type,
+ * the operator, the work-group size, the items per work-item): the scan's (every scan algorithm's kernels) and
+ * the patterns' (0_common.cl and the pattern_*.cl kernels), so that a context compiles only what it runs, and
+ * each with its own tile: the scans' larger (PS_CL_ITEMS), the patterns' PS_CL_PATTERN_ITEMS. A widened scan
+ * (PSCAN_SCAN_WIDEN) has one more per (input type, operator): the widened type's scan kernels with only the
+ * input's type (PS_IN) changed, so its tiles and combines are those of the widened type's own scan of the
+ * converted input, bit for bit.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,13 +51,17 @@ static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
 #define PS_CL_WG_MAX 256
 #define PS_CL_DEFAULT_SPIN_LIMIT 256
 #define PS_CL_DEFAULT_LOOKBACK_WINDOW 64
-/* Items per work-item for 4-byte types where the device's local memory holds the tile (a 32 KiB tile of 256
- * work-items, staged with its padding: PS_CL_LOCAL_RESERVE more for the work-group scan and the look-back's
- * window), halved until it does: OpenCL promises only 32 KiB. NVIDIA H200 (48 KiB, pscan bench, i32 / i64 sum at
- * 2^28, docs/performance.md fifty-fourth section): 32 against 16 items took reduce-then-scan from 0.45 to 0.66 of
- * copy for i32 (i64, 16 against 8 items: 0.67 -> 0.62) and the look-back from 0.35 to 0.37 (i64 0.31 -> 0.52). */
+/* The scans' items per work-item for 4-byte types where the device's local memory holds the tile (a 32 KiB tile
+ * of 256 work-items, staged with its padding: PS_CL_LOCAL_RESERVE more for the work-group scan and the
+ * look-back's window), halved until it does: OpenCL promises only 32 KiB. NVIDIA H200 (48 KiB, pscan bench, i32
+ * / i64 sum at 2^28, docs/performance.md fifty-fourth section): 32 against 16 items took reduce-then-scan from
+ * 0.45 to 0.66 of copy for i32 (i64, 16 against 8 items: 0.67 -> 0.62) and the look-back from 0.35 to 0.37 (i64
+ * 0.31 -> 0.52). The patterns keep 16: with 32 the same run lost on reduce at every size (0.48 against 0.50 of
+ * copy at 2^28, 0.30 against 0.37 at 2^20) and on select and partition up to 2^21-2^22 (partition 0.14-0.16
+ * against 0.23-0.28 at 2^16-2^20), gaining at most 0.01 past that. */
 #define PS_CL_ITEMS 32u
 #define PS_CL_LOCAL_RESERVE 4096u
+#define PS_CL_PATTERN_ITEMS 16u
 
 /* OpenCL C spelling of each type: element, arithmetic type, same-size unsigned, lowest, highest. */
 typedef struct cl_type_info {
@@ -81,7 +87,12 @@ static const char *const op_macro[PSCAN_OP_COUNT] = {
 #undef PSCAN_OP_MACRO_
 };
 
-unsigned ps_cl_items(const ps_cl_state *st, size_t elem_bytes) { return elem_bytes <= 4 ? st->items4 : st->items4 / 2; }
+unsigned ps_cl_scan_items(const ps_cl_state *st, size_t elem_bytes) {
+    return elem_bytes <= 4 ? st->items4 : st->items4 / 2;
+}
+unsigned ps_cl_pattern_items(size_t elem_bytes) {
+    return elem_bytes <= 4 ? PS_CL_PATTERN_ITEMS : PS_CL_PATTERN_ITEMS / 2;
+}
 
 pscan_status ps_cl_check(pscan_context *ctx, cl_int err) {
     if (err == CL_SUCCESS) return PSCAN_SUCCESS;
@@ -109,33 +120,40 @@ static void programs_release(ps_cl_state *st) {
     for (int t = 0; t < PSCAN_TYPE_COUNT; t++)
         for (int o = 0; o < PSCAN_OP_COUNT; o++) {
             program_release(&st->programs[t][o]);
+            program_release(&st->patterns[t][o]);
             program_release(&st->widened[t][o]);
         }
 }
 
-/* The program of type and op whose scans read in_type: type itself for every program but a widened scan's,
- * which holds the scan kernels alone (the first PS_CL_SCAN_SOURCES sources) because the patterns read their
- * input as the arithmetic type. */
-static pscan_status program_build(pscan_context *ctx, pscan_type in_type, pscan_type type, pscan_op op,
+/* The program of type and op: the scan's (the first PS_CL_SCAN_SOURCES sources), whose loads read in_type (type
+ * itself but in a widened scan's), or the patterns' (patterns: 0_common.cl and the sources past the scan's; they
+ * read their input as the arithmetic type). */
+static pscan_status program_build(pscan_context *ctx, pscan_type in_type, pscan_type type, pscan_op op, int patterns,
                                   ps_cl_program *p) {
     ps_cl_state *st = ps_cl_state_of(ctx);
     const cl_type_info *ti = &type_info[type];
     size_t bytes = pscan_type_size(type);
+    const unsigned items = patterns ? ps_cl_pattern_items(bytes) : ps_cl_scan_items(st, bytes);
     char options[512];
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DPS_T=%s -DPS_IN=%s -DPS_U=%s -DPS_BITS=%s -DPS_T_BYTES=%zu -D%s -DPS_LOWEST=%s "
              "-DPS_HIGHEST=%s -DPS_WG=%zu -DPS_ITEMS=%u -DPS_DLB_SPIN_LIMIT=%u -DPS_DLB_STALL_TILE=%ld "
              "-DPS_DLB_WINDOW=%u%s%s",
              ti->t, type_info[in_type].t, ti->u, ti->bits, bytes, op_macro[op], ti->lowest, ti->highest, st->wg,
-             ps_cl_items(st, bytes), st->dlb_spin_limit, st->dlb_stall_tile, st->dlb_window,
+             items, st->dlb_spin_limit, st->dlb_stall_tile, st->dlb_window,
              type == PSCAN_TYPE_F64 ? " -DPS_FP64" : "",
              /* the recurrences' kernels (pattern_recurrence.cl) exist in the floating types' programs */
              type == PSCAN_TYPE_F32 || type == PSCAN_TYPE_F64 ? " -DPS_REAL" : "");
 
     cl_int err = CL_SUCCESS;
-    const cl_uint sources = in_type == type ? (cl_uint)ps_opencl_source_count : PS_CL_SCAN_SOURCES;
-    cl_program program =
-        clCreateProgramWithSource(st->context, sources, (const char **)ps_opencl_sources, NULL, &err);
+    const char *sources[PS_CL_SOURCES_MAX];
+    cl_uint count = 0;
+    if (ps_opencl_source_count > PS_CL_SOURCES_MAX) return PSCAN_ERROR_BACKEND;
+    sources[count++] = ps_opencl_sources[0]; /* 0_common.cl */
+    const size_t first = patterns ? PS_CL_SCAN_SOURCES : 1;
+    const size_t end = patterns ? ps_opencl_source_count : PS_CL_SCAN_SOURCES;
+    for (size_t i = first; i < end; i++) sources[count++] = ps_opencl_sources[i];
+    cl_program program = clCreateProgramWithSource(st->context, count, sources, NULL, &err);
     if (err != CL_SUCCESS) return ps_cl_check(ctx, err);
     err = clBuildProgram(program, 1, &st->device, options, NULL, NULL);
     if (err != CL_SUCCESS) {
@@ -162,7 +180,7 @@ static pscan_status program_kernel(pscan_context *ctx, ps_cl_program *p, pscan_t
                                    pscan_op op, ps_cl_kernel_id id, cl_kernel *kernel) {
     if (type == PSCAN_TYPE_F64 && !ps_cl_state_of(ctx)->has_fp64) return PSCAN_ERROR_UNSUPPORTED_TYPE;
     if (!p->program) {
-        pscan_status s = program_build(ctx, in_type, type, op, p);
+        pscan_status s = program_build(ctx, in_type, type, op, id >= PS_CL_FIRST_PATTERN_KERNEL, p);
         if (s != PSCAN_SUCCESS) return s;
     }
     if (!p->kernels[id]) {
@@ -178,7 +196,9 @@ static pscan_status program_kernel(pscan_context *ctx, ps_cl_program *p, pscan_t
 }
 
 pscan_status ps_cl_kernel(pscan_context *ctx, pscan_type type, pscan_op op, ps_cl_kernel_id id, cl_kernel *kernel) {
-    return program_kernel(ctx, &ps_cl_state_of(ctx)->programs[type][op], type, type, op, id, kernel);
+    ps_cl_state *st = ps_cl_state_of(ctx);
+    ps_cl_program *p = id >= PS_CL_FIRST_PATTERN_KERNEL ? &st->patterns[type][op] : &st->programs[type][op];
+    return program_kernel(ctx, p, type, type, op, id, kernel);
 }
 
 pscan_status ps_cl_kernel_widened(pscan_context *ctx, pscan_type in_type, pscan_op op, ps_cl_kernel_id id,
@@ -219,7 +239,7 @@ static pscan_status cl_choose_algo(const pscan_context *ctx, ps_request *call) {
     const ps_cl_state *st = ps_cl_state_of(ctx);
     switch (call->algo) {
     case PSCAN_ALGO_AUTO: {
-        const uint64_t tile = (uint64_t)st->wg * ps_cl_items(st, call->out_elem_bytes);
+        const uint64_t tile = (uint64_t)st->wg * ps_cl_scan_items(st, call->out_elem_bytes);
         call->algo = st->is_gpu && call->n <= PS_CL_LOOKBACK_MAX_TILES * tile ? PSCAN_ALGO_DECOUPLED_LOOKBACK
                                                                                : PSCAN_ALGO_REDUCE_THEN_SCAN;
         return PSCAN_SUCCESS;

@@ -18,8 +18,9 @@ typedef enum ps_cl_kernel_id {
     PS_CL_SCAN_THEN_PROPAGATE_TILES,
     PS_CL_REDUCE_THEN_SCAN_REDUCE,
     PS_CL_DECOUPLED_LOOKBACK_SCAN,
-    /* the patterns (opencl_patterns.c, kernels/pattern_*.cl) */
+    /* the patterns (opencl_patterns.c, kernels/pattern_*.cl), from here on in the patterns' programs */
     PS_CL_PATTERN_SPINE,
+    PS_CL_FIRST_PATTERN_KERNEL = PS_CL_PATTERN_SPINE,
     PS_CL_REDUCE_TILES,
     PS_CL_REDUCE_FINAL,
     PS_CL_SELECT_COUNT,
@@ -37,7 +38,10 @@ typedef enum ps_cl_kernel_id {
     PS_CL_KERNEL_COUNT
 } ps_cl_kernel_id;
 
-/* One program per (type, operator), built on first use and kept for the context's lifetime. */
+/* The embedded sources a program may hold (opencl_kernels_embedded.c has fewer; checked as a program is built). */
+#define PS_CL_SOURCES_MAX 32
+
+/* A program of a (type, operator), built on first use and kept for the context's lifetime. */
 typedef struct ps_cl_program {
     cl_program program;
     cl_kernel kernels[PS_CL_KERNEL_COUNT]; /* created on first use */
@@ -52,9 +56,10 @@ typedef struct ps_cl_state {
     int has_fp64;
     unsigned compute_units;
     size_t wg; /* work-group size of every kernel (PS_WG) */
-    unsigned items4; /* items per work-item of the tiled kernels for types of up to 4 bytes (ps_cl_items) */
+    unsigned items4; /* the scans' items per work-item for types of up to 4 bytes (ps_cl_scan_items) */
     char name[256];
-    ps_cl_program programs[PSCAN_TYPE_COUNT][PSCAN_OP_COUNT];
+    ps_cl_program programs[PSCAN_TYPE_COUNT][PSCAN_OP_COUNT]; /* the scan kernels */
+    ps_cl_program patterns[PSCAN_TYPE_COUNT][PSCAN_OP_COUNT]; /* the patterns' kernels */
     /* widened scans' programs (PSCAN_SCAN_WIDEN), by input type: the widened type's program, loads converting */
     ps_cl_program widened[PSCAN_TYPE_COUNT][PSCAN_OP_COUNT];
     /* look-back knobs, baked into the programs (changing them drops the built programs) */
@@ -81,9 +86,10 @@ pscan_status ps_cl_kernel(pscan_context *ctx, pscan_type type, pscan_op op, ps_c
 pscan_status ps_cl_kernel_widened(pscan_context *ctx, pscan_type in_type, pscan_op op, ps_cl_kernel_id id,
                                   cl_kernel *kernel);
 
-/* Items per work-item of the tiled kernels for an element size (PS_ITEMS): st->items4 for types of up to 4
- * bytes, half that for 8-byte types, so that a tile is the same bytes either way. */
-unsigned ps_cl_items(const ps_cl_state *st, size_t elem_bytes);
+/* Items per work-item (PS_ITEMS) of the scan kernels for an element size: st->items4 for types of up to 4 bytes,
+ * half that for 8-byte types, so that a tile is the same bytes either way; and of the patterns' kernels. */
+unsigned ps_cl_scan_items(const ps_cl_state *st, size_t elem_bytes);
+unsigned ps_cl_pattern_items(size_t elem_bytes);
 
 /* opencl_scan.c: the algorithms behind the backend table. */
 pscan_status ps_cl_scan_temp_bytes(const pscan_context *ctx, const ps_request *call, size_t *bytes);

@@ -43,8 +43,7 @@ static uint64_t groups_for(uint64_t tiles) {
 
 /* Elements per tile: PS_TILE of a program whose element is elem_bytes wide, and the expand tile. */
 static uint64_t tile_of(const pscan_context *ctx, size_t elem_bytes) {
-    const ps_cl_state *st = ps_cl_state_of(ctx);
-    return (uint64_t)st->wg * ps_cl_items(st, elem_bytes);
+    return (uint64_t)ps_cl_state_of(ctx)->wg * ps_cl_pattern_items(elem_bytes);
 }
 static uint64_t expand_tile(const pscan_context *ctx) {
     return (uint64_t)ps_cl_state_of(ctx)->wg * PS_CL_EXPAND_ITEMS;

@@ -36,7 +36,7 @@ static uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); 
 
 static pscan_status plan_of(const pscan_context *ctx, const ps_request *call, level_plan *plan) {
     const ps_cl_state *st = ps_cl_state_of(ctx);
-    uint64_t wg = st->wg, items = ps_cl_items(st, call->out_elem_bytes);
+    uint64_t wg = st->wg, items = ps_cl_scan_items(st, call->out_elem_bytes);
     memset(plan, 0, sizeof *plan);
     switch (call->algo) {
     case PSCAN_ALGO_HILLIS_STEELE:
@@ -76,7 +76,7 @@ static uint64_t level_temp_elems(uint64_t n, uint64_t tile) {
  * aggregate and its inclusive prefix (kernels/5_decoupled_lookback.cl). */
 static uint64_t lookback_tile(const pscan_context *ctx, const ps_request *call) {
     const ps_cl_state *st = ps_cl_state_of(ctx);
-    return (uint64_t)st->wg * ps_cl_items(st, call->out_elem_bytes);
+    return (uint64_t)st->wg * ps_cl_scan_items(st, call->out_elem_bytes);
 }
 static size_t lookback_temp_bytes(uint64_t tiles, size_t elem_bytes) {
     return 8 + (size_t)tiles * 2 * (elem_bytes <= 4 ? 8 : 16);
