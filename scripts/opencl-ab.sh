@@ -9,8 +9,8 @@
 #
 # KERNEL: a file to build in place of src/opencl/kernels/5_decoupled_lookback.cl ("-": the tree's own); WINDOW:
 # the backend's default look-back window for that build (PS_CL_DEFAULT_LOOKBACK_WINDOW; "" or left out: the
-# tree's); ITEMS: items per work-item of every tiled kernel for 4-byte types (PS_CL_ITEMS, where local memory allows;
-# 8-byte types get half).
+# tree's); ITEMS: items per work-item of the scan kernels for 4-byte types (PS_CL_ITEMS, where local memory allows;
+# 8-byte types get half; the patterns' programs have their own, PS_CL_PATTERN_ITEMS).
 # Make the kernel files beforehand (`git show REF:src/opencl/kernels/5_decoupled_lookback.cl > build-ab/x.cl`)
 # and carry their folder: the GPU machine's copy of the tree has no .git.
 # Env: OCL_AB_TYPES (default "i32 i64"), OCL_AB_MAX_LOG2 (28), OCL_AB_TEST_TIMEOUT (seconds for the tests, 200;
