@@ -84,8 +84,8 @@ def _widens(a: A.Array, dt: np.dtype, op: str, ax: Optional[int]) -> bool:
 def _prepare(x: Any, axis: Optional[int], dtype: DTypeLike, op: str = ""):
     """(input Array, axis normalised, result dtype, input type id, moved, widen): converts x to dtype (unless the
     scan widens it as it reads: widen) and moves a non-last axis to the end (copies, the only ones pscan makes)
-    so that the problem is rows of the last axis."""
-    a = A.adapt(x)
+    so that the problem is rows of the last axis. x may be adapted already (cumsum's and cumprod's)."""
+    a = x if isinstance(x, A.Array) else A.adapt(x)
     ax = _axis(a.shape, axis)
     dt = np.dtype(dtype) if dtype is not None else a.dtype
     tid = A.type_of(dt, "the result" if dtype is not None else "x")
@@ -210,13 +210,23 @@ def scan(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optional[
     return out
 
 
+_ACCUMULATE: dict = {}
+
+
 def _accumulate_dtype(a: A.Array) -> np.dtype:
     """The dtype the array's own library gives a cumulative sum or product without dtype=: numpy's (and CuPy's)
     platform integer for small integers and bool (int8/16/32 and bool -> int64, uint8/16/32 -> uint64), torch's
-    int64 for every integer and bool; floats keep theirs."""
-    if a.kind == "torch":
-        return np.dtype(np.int64) if a.dtype.kind in "biu" else a.dtype
-    return np.cumsum(np.zeros(1, a.dtype)).dtype
+    int64 for every integer and bool; floats keep theirs. Kept per (torch or not, dtype): numpy's answer costs a
+    numpy.cumsum call (1.5 us of a 12 us pscan.cumsum of 1024 floats on the CPU backend)."""
+    key = (a.kind == "torch", a.dtype)
+    dt = _ACCUMULATE.get(key)
+    if dt is None:
+        if a.kind == "torch":
+            dt = np.dtype(np.int64) if a.dtype.kind in "biu" else a.dtype
+        else:
+            dt = np.cumsum(np.zeros(1, a.dtype)).dtype
+        dt = _ACCUMULATE[key] = dt
+    return dt
 
 
 def cumsum(x: ArrayLike, axis: Optional[int] = None, dtype: DTypeLike = None, out: Any = None) -> Any:
@@ -233,7 +243,8 @@ def cumsum(x: ArrayLike, axis: Optional[int] = None, dtype: DTypeLike = None, ou
         array([[1, 2],
                [4, 6]])
     """
-    return scan(x, "sum", axis=axis, dtype=dtype if dtype is not None else _accumulate_dtype(A.adapt(x)), out=out)
+    a = A.adapt(x)  # once: scan takes the adapted array
+    return scan(a, "sum", axis=axis, dtype=dtype if dtype is not None else _accumulate_dtype(a), out=out)
 
 
 def cumprod(x: ArrayLike, axis: Optional[int] = None, dtype: DTypeLike = None, out: Any = None) -> Any:
@@ -244,8 +255,8 @@ def cumprod(x: ArrayLike, axis: Optional[int] = None, dtype: DTypeLike = None, o
         >>> pscan.cumprod(numpy.array([1, 2, 3, 4], numpy.uint8))
         array([ 1,  2,  6, 24], dtype=uint64)
     """
-    return scan(x, "product", axis=axis, dtype=dtype if dtype is not None else _accumulate_dtype(A.adapt(x)),
-                out=out)
+    a = A.adapt(x)  # once: scan takes the adapted array
+    return scan(a, "product", axis=axis, dtype=dtype if dtype is not None else _accumulate_dtype(a), out=out)
 
 
 def reduce(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optional[int] = None,
