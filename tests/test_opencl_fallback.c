@@ -22,7 +22,7 @@
  *     first element of an exclusive scan) shows exactly which entries it used and in what order: bit for bit
  *     the left fold from the nearest I (or init) over the aggregates after it, missing ones reduced from the
  *     input by fallback (counted exactly), entries older than the base never touched; f32 and f64 (one and two
- *     status words), windows 1, 3 and 32.
+ *     status words), windows 1, 3, 32 and 64 (the backend's default).
  * Exit 0 pass, 1 fail, 77 skip (no OpenCL device, or a device with one compute unit, where a stalled
  * work-group cannot be overtaken).
  */
@@ -47,7 +47,7 @@ typedef struct fallback_case {
     unsigned spin_limit;
     long stall_tile;
     uint64_t tiles; /* n is about this many look-back tiles, plus a partial one */
-    unsigned window; /* predecessors the look-back reads per round; 0: the default (32) */
+    unsigned window; /* predecessors the look-back's window round reads; 0: the backend's default (64) */
 } fallback_case;
 
 /* Serial reference over raw 64-bit values, for the few type x operator pairs used here. */
@@ -125,7 +125,7 @@ static int run_case(pscan_context *ctx, const fallback_case *c, uint64_t tile_el
     reference(c, in, want, n, init);
 
     pscan_status s = ps_opencl_debug_set_lookback(ctx, c->spin_limit, c->stall_tile);
-    if (s == PSCAN_SUCCESS) s = ps_opencl_debug_set_lookback_window(ctx, c->window ? c->window : 32);
+    if (s == PSCAN_SUCCESS) s = ps_opencl_debug_set_lookback_window(ctx, c->window ? c->window : 64);
     pscan_scan_desc desc = {c->type, c->op, c->flags, PSCAN_ALGO_DECOUPLED_LOOKBACK, c->with_init ? &init : NULL};
     unsigned fallbacks = 0;
     if (s == PSCAN_SUCCESS) s = lookback_scan(ctx, &desc, host, got, n, bytes, c->in_place, &d_in, &d_out, &fallbacks);
@@ -307,13 +307,13 @@ int main(void) {
         "-----A",
     };
     static const pscan_type fold_types[] = {PSCAN_TYPE_F32, PSCAN_TYPE_F64};
-    static const unsigned windows[] = {1, 3, 32};
+    static const unsigned windows[] = {1, 3, 32, 64};
     size_t fold_cases = 0;
     int fold_failures = 0;
     for (size_t t = 0; t < 2; t++) {
         if (fold_types[t] == PSCAN_TYPE_F64 && !st->has_fp64) continue;
         uint64_t tile = (uint64_t)st->wg * ps_cl_scan_items(st, pscan_type_size(fold_types[t]));
-        for (size_t w = 0; w < 3; w++)
+        for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++)
             for (size_t p = 0; p < sizeof patterns / sizeof patterns[0]; p++, fold_cases++)
                 fold_failures += run_fold_case(ctx, patterns[p], fold_types[t], windows[w], tile);
     }

@@ -584,8 +584,8 @@ typedef struct lookback_setting {
     long stall_tile;
     unsigned window;
 } lookback_setting;
-/* {256, -1, 32}: the backend's default */
-static const lookback_setting determinism_settings[3] = {{256, -1, 32}, {8, 1, 32}, {1, 5, 1}};
+/* {256, -1, 64}: the backend's default */
+static const lookback_setting determinism_settings[3] = {{256, -1, 64}, {8, 1, 32}, {1, 5, 1}};
 #endif
 
 static pscan_status determinism_set(harness *h, int run) {
