@@ -13,6 +13,7 @@
 #   opencl    ctest -L opencl: every OpenCL test on the machine's own OpenCL driver (NVIDIA's on the GPU machine;
 #             CI runs them on PoCL), skipped where the build has no OpenCL; then pscan bench --backend opencl
 #             --algo all --type i32 2^16..2^28 into <gpu>-opencl-scan.csv, of copy per algorithm in the summary
+#             and --algo auto for i32 and i64 into <gpu>-opencl-auto.csv
 #   python    scripts/gpu-python.sh --no-bench on the build's libpscan.so: tests/python's CUDA tests on torch and
 #             CuPy arrays (torch.cuda.graph captures among them), each file in its own process, logs in
 #             $OUT/python/; needs cffi (the image lacks it: carry .whl, `bash scripts/python-wheel.sh --deps-only`)
@@ -190,6 +191,24 @@ PY
             say "opencl bench: FAILED or timed out (log)"
             STATUS=1
         fi
+        # AUTO's choice (the look-back up to 128 tiles, reduce-then-scan past: opencl_backend.c) for 4- and 8-byte
+        # sums, the figure a user gets
+        csv=$DEST/$GPU_TAG-opencl-auto.csv
+        note "pscan bench --backend opencl --algo auto --type i32 and i64, 2^16..2^28 -> $(basename "$csv")"
+        rm -f "$csv"
+        for ty in i32 i64; do
+            if timeout 60 "$PSCAN" bench --backend opencl --algo auto --type $ty --min-log2 16 --max-log2 28 --reps 25 \
+                --csv "$DEST/opencl-auto-$ty.csv" >>"$LOG" 2>&1; then
+                if [ -f "$csv" ]; then tail -n +2 "$DEST/opencl-auto-$ty.csv" >>"$csv"; else cat "$DEST/opencl-auto-$ty.csv" >"$csv"; fi
+                say "opencl bench, AUTO, $ty, of copy at 2^16 / 2^20 / 2^24 / 2^28: $(awk -F, '$3 == "auto" &&
+                    ($8 == 65536 || $8 == 1048576 || $8 == 16777216 || $8 == 268435456) {printf "%s%.3f", s, $11; s = " / "}' \
+                    "$DEST/opencl-auto-$ty.csv")"
+            else
+                say "opencl bench, AUTO, $ty: FAILED or timed out (log)"
+                STATUS=1
+            fi
+            rm -f "$DEST/opencl-auto-$ty.csv"
+        done
     fi
 fi
 
