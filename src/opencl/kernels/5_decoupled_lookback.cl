@@ -50,11 +50,13 @@
  * "smallgrid" variant too; most of an OpenCL CI run's time): PoCL 3.1 (LLVM 15), pthread device, Xeon
  * (skylake-avx512), 2 cores, empty kernel cache, one local size. The look-back with the window read by 32
  * work-items (barriers in every branch of its loop): 630 ms (i32 sum) and 780 ms (f64 sum), of which work-group
- * function generation 350 and 440 ms. This walk by work-item 0: 450 and 450 ms (generation 240 and 245 ms).
- * Controls (i32): this walk without the fallback's ps_tile_aggregate, whose barriers are the only ones left in
- * a loop, 340 ms; ps_lookback replaced by a barrier-free stand-in, 300 ms. ctest with an empty PoCL cache, same
- * machine: scan.opencl.decoupled-lookback 120 -> 86 s, widen.opencl.decoupled-lookback 17 -> 11 s,
- * fallback.opencl.decoupled-lookback 9.1 -> 5.6 s.
+ * function generation 350 and 440 ms. The fifty-second session's walk by work-item 0 alone (no barrier in its
+ * loop): 450 and 450 ms (generation 240 and 245 ms). Controls (i32): that walk without the fallback's
+ * ps_tile_aggregate, whose barriers are the only ones left in a loop, 340 ms; ps_lookback replaced by a
+ * barrier-free stand-in, 300 ms. ctest with an empty PoCL cache, same machine: scan.opencl.decoupled-lookback
+ * 120 -> 86 s, widen.opencl.decoupled-lookback 17 -> 11 s, fallback.opencl.decoupled-lookback 9.1 -> 5.6 s.
+ * This window round (no barrier in a loop either) with 32 items: scan.opencl.decoupled-lookback 73 s (the
+ * 32-work-item window at 16 items: 107 s), fallback 10 s.
  * Measured (before issue 9's fixed order): NVIDIA H100 80GB HBM3 through NVIDIA's OpenCL driver, i32 sum,
  *   n = 2^28, median of 10 (pscan bench): 1245 us, 1725 GB/s, 0.584 of copy (copy 2955 GB/s). Not profiled;
  *   likely limits: the work-group scan (Kogge-Stone in local memory: OpenCL 1.2 has no sub-group shuffles),
