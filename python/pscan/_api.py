@@ -225,7 +225,7 @@ def _accumulate_dtype(a: A.Array) -> np.dtype:
             dt = np.dtype(np.int64) if a.dtype.kind in "biu" else a.dtype
         else:
             dt = np.cumsum(np.zeros(1, a.dtype)).dtype
-        dt = _ACCUMULATE[key] = dt
+        _ACCUMULATE[key] = dt
     return dt
 
 
