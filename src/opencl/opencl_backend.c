@@ -60,6 +60,11 @@ static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
  * copy at 2^28, 0.30 against 0.37 at 2^20) and on select and partition up to 2^21-2^22 (partition 0.14-0.16
  * against 0.23-0.28 at 2^16-2^20), gaining at most 0.01 past that. */
 #define PS_CL_ITEMS 32u
+/* The scans' items per work-item for 8-byte types, at most half of the 4-byte types' (the same local memory). 8
+ * instead of 16 (fifty-fifth section, two runs): i64 reduce-then-scan 0.615 -> 0.667 of copy at 2^28 (61 against
+ * 120 registers, four work-groups an SM against two) but the look-back 0.52 -> 0.28-0.32 (twice the tiles on a
+ * serial chain); one value serves every scan kernel of a program, so 16 stays. */
+#define PS_CL_ITEMS8 16u
 #define PS_CL_LOCAL_RESERVE 4096u
 #define PS_CL_PATTERN_ITEMS 16u
 
@@ -88,7 +93,8 @@ static const char *const op_macro[PSCAN_OP_COUNT] = {
 };
 
 unsigned ps_cl_scan_items(const ps_cl_state *st, size_t elem_bytes) {
-    return elem_bytes <= 4 ? st->items4 : st->items4 / 2;
+    if (elem_bytes <= 4) return st->items4;
+    return st->items4 / 2 < PS_CL_ITEMS8 ? st->items4 / 2 : PS_CL_ITEMS8;
 }
 unsigned ps_cl_pattern_items(size_t elem_bytes) {
     return elem_bytes <= 4 ? PS_CL_PATTERN_ITEMS : PS_CL_PATTERN_ITEMS / 2;
@@ -229,19 +235,20 @@ static pscan_status cl_device_name(const pscan_context *ctx, char *buf, size_t b
 /* AUTO: the look-back scan on GPUs for calls of up to PS_CL_LOOKBACK_MAX_TILES tiles, else reduce-then-scan.
  * The look-back's fixed left fold makes its chain serial, one combine a tile (kernels/5_decoupled_lookback.cl),
  * so it wins while a call has few tiles and loses past that to reduce-then-scan's three short passes. NVIDIA H200
- * through its OpenCL driver (pscan bench, median of 25, two rounds, docs/performance.md fifty-fourth section),
- * fraction of copy, look-back / reduce-then-scan: i32 at 128 tiles (2^20) 0.60-0.62 / 0.46-0.49, at 256 tiles
- * (2^21) 0.51 / 0.49, 2^28 0.37 / 0.66; i64 at 128 tiles (2^19) 0.52-0.60 / 0.44-0.45, at 256 (2^20) 0.46-0.49 /
- * 0.51-0.55. On CPU runtimes such as PoCL reduce-then-scan always: it never waits on another work-group (see
- * 4_reduce_then_scan.cl). */
+ * through its OpenCL driver (pscan bench, median of 25, two rounds, docs/performance.md fifty-fourth and
+ * fifty-fifth sections), fraction of copy, look-back / reduce-then-scan: i32 at 128 tiles (2^20) 0.60-0.62 /
+ * 0.44-0.50, 2^28 0.53 / 0.66 (the look-back restaged); at 256 tiles (2^21) the two tie (0.49-0.59 / 0.49-0.57
+ * over four runs; AUTO with a 256-tile limit for 4-byte types made 0.520 there, with 128 0.568); i64 at 128 tiles
+ * (2^19) 0.52-0.60 / 0.44-0.45, at 256 (2^20) 0.46-0.49 / 0.51-0.55. On CPU runtimes such as PoCL
+ * reduce-then-scan always: it never waits on another work-group (see 4_reduce_then_scan.cl). */
 #define PS_CL_LOOKBACK_MAX_TILES 128u
 static pscan_status cl_choose_algo(const pscan_context *ctx, ps_request *call) {
     const ps_cl_state *st = ps_cl_state_of(ctx);
     switch (call->algo) {
     case PSCAN_ALGO_AUTO: {
         const uint64_t tile = (uint64_t)st->wg * ps_cl_scan_items(st, call->out_elem_bytes);
-        call->algo = st->is_gpu && call->n <= PS_CL_LOOKBACK_MAX_TILES * tile ? PSCAN_ALGO_DECOUPLED_LOOKBACK
-                                                                               : PSCAN_ALGO_REDUCE_THEN_SCAN;
+        const int lookback = st->is_gpu && call->n <= PS_CL_LOOKBACK_MAX_TILES * tile;
+        call->algo = lookback ? PSCAN_ALGO_DECOUPLED_LOOKBACK : PSCAN_ALGO_REDUCE_THEN_SCAN;
         return PSCAN_SUCCESS;
     }
     case PSCAN_ALGO_HILLIS_STEELE:

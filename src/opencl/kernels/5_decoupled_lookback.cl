@@ -67,10 +67,12 @@
  *   copy at 2^28, i32 / i64 sum: the 32-work-item window read with barriers in its loop 0.21 / 0.20; a walk by
  *   work-item 0 alone 0.047 / 0.037 (a round trip per predecessor); this window round, W = 64, 0.35 / 0.31
  *   (0.33 / 0.28 with one load per combine in the fold, 0.31 / 0.27 with W = 128); with 32 items per work-item
- *   (16 for i64, PS_CL_ITEMS) 0.37 / 0.52: half the tiles, half the chain. From 2^21 i32 (2^20 i64) it stays
- *   below reduce-then-scan (0.66 / 0.62 at 2^28), so AUTO takes it only for calls of up to 128 tiles, where it
- *   makes 0.60 of copy against 0.42-0.49 (opencl_backend.c). The whole OpenCL suite passed on that driver (ctest
- *   -L opencl, 23 tests, with 16 and with 32 items; this file's test_scan 29081 cases, 28 s with a warm kernel
+ *   (16 for i64, PS_CL_ITEMS) 0.37 / 0.52: half the tiles halve i64's chain, but i32's 32 items held in registers
+ *   across the look-back took 172 registers, one work-group an SM; restaged (PS_DLB_RESTAGE below) 128, two an
+ *   SM, and 0.53 of copy at 2^28 (fifty-fifth section). From 2^21 i32 (2^20 i64) it stays below reduce-then-scan
+ *   (0.66 / 0.62 at 2^28), so AUTO takes it only for calls of up to 128 tiles, where it makes 0.60 of copy
+ *   against 0.44-0.50 (opencl_backend.c). The whole OpenCL suite passed on that driver (ctest -L opencl, 23
+ *   tests, with 16 and with 32 items, and restaged; this file's test_scan 29081 cases, 27-28 s with a warm kernel
  *   cache, 100-135 s cold: NVIDIA's compiler builds each (type, operator) program on its first call).
  */
 
@@ -84,6 +86,17 @@
 #define PS_DLB_WINDOW 64
 #endif
 #define PS_LOOKBACK_WINDOW (PS_WG < PS_DLB_WINDOW ? PS_WG : PS_DLB_WINDOW)
+
+/* Restage: 1 lets the items go from registers once the tile's aggregate is known and reads them back from the stage
+ * (which still holds the tile; or from the input again, where a fallback used the stage) after the look-back, so
+ * that registers held across the look-back do not decide how many work-groups an SM runs. NVIDIA H200, its OpenCL
+ * driver (tune_opencl_build -cl-nv-verbose, pscan bench; docs/performance.md fifty-fifth section): i32 at 32 items
+ * 172 -> 128 registers, one work-group of 256 an SM -> two, 0.37 -> 0.52 of copy at 2^28 (0.46 -> 0.53 at
+ * 2^23); i64 at 16 items 128 (24 bytes spilled) -> 106, two an SM either way, 0.52 -> 0.50: the extra local
+ * reads with no occupancy to gain. So on for types of up to 4 bytes. */
+#ifndef PS_DLB_RESTAGE
+#define PS_DLB_RESTAGE (PS_T_BYTES <= 4)
+#endif
 
 #ifndef PS_DLB_SPIN_LIMIT
 #define PS_DLB_SPIN_LIMIT 256
@@ -228,7 +241,7 @@ PS_FN T ps_fold_down(T acc, __local const T *v, long hi) {
 PS_FN T ps_lookback(ulong tile, T init, volatile __global ulong *status, __global uint *counters,
                      __global const IN *in, ulong in_off, ulong n, int reverse, __local T *kept, __local T *win_val,
                      __local uint *win_kind, __local T *stage, __local T *scratch, __local long *look_stalled,
-                     __local T *look_carry) {
+                     __local T *look_carry, int *fell_back) {
     const long W = PS_LOOKBACK_WINDOW;
     uint lid = get_local_id(0);
     if (lid < W) {
@@ -278,6 +291,7 @@ PS_FN T ps_lookback(ulong tile, T init, volatile __global ulong *status, __globa
         if (q < 0) return *look_carry;
 
         /* ---- fallback: the stalled predecessor q has published nothing; reduce it from its input ---- */
+        *fell_back = 1; /* the stage no longer holds this work-group's own tile */
         T r = ps_tile_aggregate(in, in_off, n, reverse, (ulong)q * PS_TILE, stage, scratch);
         if (lid == 0) {
             mem_fence(CLK_GLOBAL_MEM_FENCE);
@@ -332,15 +346,22 @@ ps_decoupled_lookback_scan(__global const IN *in, ulong in_off, __global T *out,
     /* ---- publish A(tile), look back for C(tile - 1), publish I(tile) = C(tile) ---- */
     if (lid == 0) ps_status_write(status, PS_ENTRY_AGGREGATE(tile), PS_FLAG_AGGREGATE, aggregate);
     T carry = init;
+    int fell_back = 0;
     if (tile > 0)
         carry = ps_lookback(tile, init, status, counters, in, in_off, n, reverse, kept, win_val, win_kind, stage,
-                            scratch, &look_stalled, &look_carry);
+                            scratch, &look_stalled, &look_carry, &fell_back);
     if (lid == 0) ps_status_write(status, PS_ENTRY_INCLUSIVE(tile), PS_FLAG_INCLUSIVE, ps_combine(carry, aggregate));
     /* both entries are visible before this tile's output overwrites its input (see Fallback above) */
     if (lid == 0) mem_fence(CLK_GLOBAL_MEM_FENCE);
     barrier(CLK_GLOBAL_MEM_FENCE);
 
     /* ---- scan the tile from its carry and store ---- */
+#if PS_DLB_RESTAGE
+    if (fell_back)
+        ps_tile_load(in, in_off, n, reverse, base, stage, items);
+    else
+        for (uint k = 0; k < PS_ITEMS; k++) items[k] = stage[PS_PAD(lid * PS_ITEMS + k)];
+#endif
     ps_thread_scan(items, ps_combine(carry, prefix), exclusive);
     ps_tile_store(out, out_off, n, reverse, base, stage, items);
 }
