@@ -5,18 +5,19 @@
 # and a table of the fraction of copy at each size; then, for the first variant, the look-back's tests with each
 # case's output and a time stamp per line (a hang names its case).
 #
-#   bash scripts/opencl-ab.sh NAME=KERNEL[@WINDOW[@ITEMS[@ITEMS8]]] ...  (in the repository root; OUT: where files go)
+#   bash scripts/opencl-ab.sh NAME=KERNEL[@WINDOW[@ITEMS[@ITEMS8[@OPTIONS]]]] ...  (repository root; OUT: where files go)
 #
 # KERNEL: a file to build in place of src/opencl/kernels/5_decoupled_lookback.cl ("-": the tree's own), or a folder
 # whose .cl files replace the kernels of the same names; WINDOW:
 # the backend's default look-back window for that build (PS_CL_DEFAULT_LOOKBACK_WINDOW; "" or left out: the
 # tree's); ITEMS: items per work-item of the scan kernels for 4-byte types (PS_CL_ITEMS, where local memory allows;
-# 8-byte types get half, at most ITEMS8 (PS_CL_ITEMS8); the patterns' programs have their own, PS_CL_PATTERN_ITEMS).
+# 8-byte types get half, at most ITEMS8 (PS_CL_ITEMS8); the patterns' programs have their own, PS_CL_PATTERN_ITEMS);
+# OPTIONS: more build options for every program (PS_CL_BUILD_OPTIONS), e.g. -cl-nv-maxrregcount=64.
 # Make the kernel files beforehand (`git show REF:src/opencl/kernels/5_decoupled_lookback.cl > build-ab/x.cl`)
 # and carry their folder: the GPU machine's copy of the tree has no .git.
 # Env: OCL_AB_TYPES (default "i32 i64"), OCL_AB_ALGOS (the algorithms benched for every variant, interleaved:
 # default decoupled-lookback; auto and reduce-then-scan also fit; PRIMITIVE_ALGO, e.g. reduce_auto, benches
-# `--primitive PRIMITIVE --algo ALGO`), OCL_AB_MAX_LOG2 (28), OCL_AB_TEST_TIMEOUT (seconds for the tests, 200;
+# `--primitive PRIMITIVE --algo ALGO`), OCL_AB_MIN_LOG2 (16), OCL_AB_MAX_LOG2 (28), OCL_AB_TEST_TIMEOUT (seconds for the tests, 200;
 # 0 skips them), OCL_AB_REFERENCE_ALGO (reduce-then-scan: benched once with the first variant's build; "" skips). Writes $OUT/opencl-ab.tgz (every CSV and log); the table goes to stdout.
 set -u -o pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,13 +26,14 @@ mkdir -p "$DEST"
 TYPES=${OCL_AB_TYPES:-i32 i64}
 ALGOS=${OCL_AB_ALGOS:-decoupled-lookback}
 MAXLOG=${OCL_AB_MAX_LOG2:-28}
+MINLOG=${OCL_AB_MIN_LOG2:-16}
 TEST_TIMEOUT=${OCL_AB_TEST_TIMEOUT:-200}
 REF_ALGO=${OCL_AB_REFERENCE_ALGO-reduce-then-scan}
 KERNEL=src/opencl/kernels/5_decoupled_lookback.cl
 T0=$(date +%s)
 [ $# -gt 0 ] || { sed -n '2,16p' "$0"; exit 2; }
 
-build() { # name kernel window items items8
+build() { # name kernel window items items8 options
     local tree=/tmp/ocl-ab-$1/src build=/tmp/ocl-ab-$1/build
     mkdir -p "$tree" && (cd "$ROOT" && tar --exclude='./build*' --exclude='./out' --exclude='./.git' -cf - .) | tar -xf - -C "$tree"
     if [ -d "$ROOT/$2" ]; then # a folder of kernel files, each in place of the tree's file of that name
@@ -52,6 +54,10 @@ build() { # name kernel window items items8
         sed -i "s/^#define PS_CL_ITEMS8 [0-9]*u$/#define PS_CL_ITEMS8 ${5}u/" "$tree/src/opencl/opencl_backend.c"
         grep -q "^#define PS_CL_ITEMS8 ${5}u$" "$tree/src/opencl/opencl_backend.c" || return 1
     fi
+    if [ -n "$6" ]; then
+        sed -i "s|^#define PS_CL_BUILD_OPTIONS \"\"$|#define PS_CL_BUILD_OPTIONS \"$6\"|" "$tree/src/opencl/opencl_backend.c"
+        grep -qF "#define PS_CL_BUILD_OPTIONS \"$6\"" "$tree/src/opencl/opencl_backend.c" || return 1
+    fi
     cmake -S "$tree" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPSCAN_CUDA=OFF -DPSCAN_MPI=OFF \
         >"$DEST/build-$1.log" 2>&1 && ninja -C "$build" -j4 >>"$DEST/build-$1.log" 2>&1
 }
@@ -59,9 +65,9 @@ build() { # name kernel window items items8
 NAMES=()
 for spec in "$@"; do
     name=${spec%%=*} rest=${spec#*=}
-    IFS=@ read -r kernel window items items8 <<<"$rest"
+    IFS=@ read -r kernel window items items8 options <<<"$rest"
     NAMES+=("$name")
-    build "$name" "$kernel" "${window:-}" "${items:-}" "${items8:-}" &
+    build "$name" "$kernel" "${window:-}" "${items:-}" "${items8:-}" "${options:-}" &
 done
 wait
 for name in "${NAMES[@]}"; do
@@ -76,7 +82,7 @@ for round in 1 2; do
                 prim=scan a=$algo
                 case $algo in *_*) prim=${algo%%_*} a=${algo#*_} ;; esac
                 "/tmp/ocl-ab-$name/build/tools/pscan" bench --primitive "$prim" --backend opencl --algo "$a" --type "$ty" \
-                    --min-log2 16 --max-log2 "$MAXLOG" --reps 25 --csv "$DEST/$name-$algo-$ty-r$round.csv" \
+                    --min-log2 "$MINLOG" --max-log2 "$MAXLOG" --reps 25 --csv "$DEST/$name-$algo-$ty-r$round.csv" \
                     >"$DEST/$name-$algo-$ty-r$round.txt" 2>&1 || echo "opencl-ab: bench $name $algo $ty failed"
             done
         done
@@ -105,7 +111,7 @@ PY
 if [ -n "$REF_ALGO" ]; then
     for ty in $TYPES; do
         "/tmp/ocl-ab-${NAMES[0]}/build/tools/pscan" bench --backend opencl --algo "$REF_ALGO" --type "$ty" \
-            --min-log2 16 --max-log2 "$MAXLOG" --reps 25 --csv "$DEST/ref-$REF_ALGO-$ty.csv" \
+            --min-log2 "$MINLOG" --max-log2 "$MAXLOG" --reps 25 --csv "$DEST/ref-$REF_ALGO-$ty.csv" \
             >"$DEST/ref-$REF_ALGO-$ty.txt" 2>&1 || echo "opencl-ab: bench $REF_ALGO $ty failed"
         echo "opencl-ab: $REF_ALGO, $ty, of copy:" $(grep "$REF_ALGO" "$DEST/ref-$REF_ALGO-$ty.txt" |
             awk '{printf "%s=%s ", $4, $7}')

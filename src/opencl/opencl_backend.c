@@ -67,6 +67,11 @@ static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
 #define PS_CL_ITEMS8 16u
 #define PS_CL_LOCAL_RESERVE 4096u
 #define PS_CL_PATTERN_ITEMS 16u
+/* More options for every program's build, for driver-specific experiments (scripts/opencl-ab.sh sets it: NVIDIA's
+ * -cl-nv-maxrregcount=N, say); none by default. */
+#ifndef PS_CL_BUILD_OPTIONS
+#define PS_CL_BUILD_OPTIONS ""
+#endif
 
 /* OpenCL C spelling of each type: element, arithmetic type, same-size unsigned, lowest, highest. */
 typedef struct cl_type_info {
@@ -144,12 +149,12 @@ static pscan_status program_build(pscan_context *ctx, pscan_type in_type, pscan_
     snprintf(options, sizeof options,
              "-cl-std=CL1.2 -DPS_T=%s -DPS_IN=%s -DPS_U=%s -DPS_BITS=%s -DPS_T_BYTES=%zu -D%s -DPS_LOWEST=%s "
              "-DPS_HIGHEST=%s -DPS_WG=%zu -DPS_ITEMS=%u -DPS_DLB_SPIN_LIMIT=%u -DPS_DLB_STALL_TILE=%ld "
-             "-DPS_DLB_WINDOW=%u%s%s",
+             "-DPS_DLB_WINDOW=%u%s%s %s",
              ti->t, type_info[in_type].t, ti->u, ti->bits, bytes, op_macro[op], ti->lowest, ti->highest, st->wg,
              items, st->dlb_spin_limit, st->dlb_stall_tile, st->dlb_window,
              type == PSCAN_TYPE_F64 ? " -DPS_FP64" : "",
              /* the recurrences' kernels (pattern_recurrence.cl) exist in the floating types' programs */
-             type == PSCAN_TYPE_F32 || type == PSCAN_TYPE_F64 ? " -DPS_REAL" : "");
+             type == PSCAN_TYPE_F32 || type == PSCAN_TYPE_F64 ? " -DPS_REAL" : "", PS_CL_BUILD_OPTIONS);
 
     cl_int err = CL_SUCCESS;
     const char *sources[PS_CL_SOURCES_MAX];
