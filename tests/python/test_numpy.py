@@ -24,6 +24,44 @@ def test_scan_every_dtype_op_flag_size(dtype):
                 assert_same(got, ref_scan(x, op, exclusive, reverse))
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_scan_short_path_is_the_general_one(dtype, count_calls):
+    """A whole C-contiguous numpy array with no init or out takes scan's short path (_scan_numpy); axis=0 of the
+    same 1-d array takes the general one. Same bits, dtype and shape, one pscan_scan call each, for every
+    operator, flag and widening; a read-only input too; 2-d inputs flatten as numpy.cumsum does."""
+    for op in ops_for(dtype):
+        for n in (0, 1, 4097):
+            x = data(n, dtype, op)
+            for exclusive, reverse in FLAGS:
+                count_calls.clear()
+                short = pscan.scan(x, op=op, exclusive=exclusive, reverse=reverse)
+                general = pscan.scan(x, op=op, axis=0, exclusive=exclusive, reverse=reverse)
+                assert count_calls == {"pscan_scan": 2}
+                assert short.dtype == general.dtype and short.shape == general.shape
+                assert short.tobytes() == general.tobytes()
+    wide = {"i": np.int64, "u": np.uint64, "f": np.float64}[dtype.kind]
+    x = data(4097, dtype)
+    x.setflags(write=False)
+    assert pscan.scan(x, dtype=wide).tobytes() == pscan.scan(x, dtype=wide, axis=0).tobytes()
+    assert pscan.cumsum(x).tobytes() == pscan.cumsum(x, axis=0).tobytes()
+    m = data(6 * 7, dtype).reshape(6, 7)
+    assert pscan.scan(m).tobytes() == pscan.scan(m.ravel(), axis=0).tobytes() and pscan.scan(m).shape == (42,)
+
+
+def test_scan_short_path_declines_what_it_does_not_do():
+    """Inputs the short path leaves to the general one behave as before: a dtype to convert into is converted
+    first, bool sums into int64; a strided view, float16 and a non-native byte order raise."""
+    with pytest.raises(pscan.PscanTypeError):
+        pscan.scan(np.arange(10, dtype=">i4"))
+    assert pscan.scan(np.arange(10, dtype=np.int16), dtype=np.float32).tolist() == np.cumsum(np.arange(10)).tolist()
+    b = np.array([True, False, True])
+    assert pscan.cumsum(b).tolist() == [1, 1, 2] and pscan.cumsum(b).dtype == np.int64
+    with pytest.raises(pscan.PscanValueError):
+        pscan.scan(np.arange(10, dtype=np.int32)[::2])
+    with pytest.raises(pscan.PscanTypeError):
+        pscan.scan(np.ones(3, np.float16))
+
+
 @pytest.mark.parametrize("dtype", [np.dtype(np.int64), np.dtype(np.uint8), np.dtype(np.float32)], ids=str)
 def test_scan_large_threaded(dtype):
     """Large enough for the CPU backend's threads (4 MiB and up), on 1 and on 3 threads."""
