@@ -299,6 +299,17 @@ def cumprod(x: ArrayLike, axis: Optional[int] = None, dtype: DTypeLike = None, o
     return _accumulate(x, "product", axis, dtype, out)
 
 
+_REDUCE_DESCS: dict = {}
+
+
+def _reduce_desc(tid: int, opid: int):
+    """The reduce descriptor without init, made once per (type, operator) and shared (read-only)."""
+    desc = _REDUCE_DESCS.get((tid, opid))
+    if desc is None:
+        desc = _REDUCE_DESCS[(tid, opid)] = ffi.new("pscan_reduce_desc *", [tid, opid, ALGO_AUTO, ffi.NULL])
+    return desc
+
+
 def reduce(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optional[int] = None,
            dtype: DTypeLike = None, init: Any = None, out: Any = None) -> Any:
     """Reduction of x with op (sum, product, min, max, and, or, xor), as numpy.sum and friends.
@@ -319,6 +330,16 @@ def reduce(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optiona
     if isinstance(op, _user.Operator):
         return _user.reduce(x, op, axis, dtype, init, out)
     opid = _op_id(op)
+    if type(x) is np.ndarray and axis is None and init is None and out is None and (dtype is None or
+                                                                                   np.dtype(dtype) == x.dtype):
+        tid = A._TYPE_OF.get(x.dtype)
+        if tid is not None and x.flags.c_contiguous:  # the short path, as scan's (_scan_numpy)
+            res = np.empty((), x.dtype)
+            ctx, lock = _context.get(A.HOST, 0)
+            with lock:
+                lock.call("pscan_reduce", lib.pscan_reduce, ctx, _reduce_desc(tid, opid), ffi.from_buffer(x), x.size,
+                          ffi.from_buffer(res), ffi.NULL, 0)
+            return res[()]
     a, ax, dt, tid, moved, _ = _prepare(x, axis, dtype)
     rows, m = _rows(a.shape, ax)
     shape = () if ax is None else a.shape[:-1]
@@ -330,8 +351,8 @@ def reduce(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optiona
     else:
         o = A.empty(a, shape, dt)
     ibuf = A.host_scalar(init, dt, "init") if init is not None else None
-    desc = ffi.new("pscan_reduce_desc *", [tid, opid, ALGO_AUTO,
-                                           ffi.from_buffer(ibuf) if ibuf is not None else ffi.NULL])
+    desc = _reduce_desc(tid, opid) if ibuf is None else ffi.new("pscan_reduce_desc *",
+                                                                [tid, opid, ALGO_AUTO, ffi.from_buffer(ibuf)])
     ctx, lock = _context.get(a.device, a.stream)
     row_bytes = m * dt.itemsize
     with lock:
@@ -396,8 +417,8 @@ def reduce_host(x: ArrayLike, op: str = "sum", dtype: DTypeLike = None, init: An
     if a.device != A.HOST:
         raise error("PSCAN_ERROR_INVALID_VALUE", "reduce_host reduces host memory: x is on a CUDA device (use reduce)")
     ibuf = A.host_scalar(init, dt, "init") if init is not None else None
-    desc = ffi.new("pscan_reduce_desc *", [tid, opid, ALGO_AUTO,
-                                           ffi.from_buffer(ibuf) if ibuf is not None else ffi.NULL])
+    desc = _reduce_desc(tid, opid) if ibuf is None else ffi.new("pscan_reduce_desc *",
+                                                                [tid, opid, ALGO_AUTO, ffi.from_buffer(ibuf)])
     result = np.zeros((), dt)
     if device is None:
         ctx, lock = _host_scan_context()

@@ -268,6 +268,17 @@ def test_reduce_every_dtype_op(dtype):
             assert isinstance(got, np.generic) and got.dtype == dtype
             assert_same(got, ref_reduce(x, op))
         assert_same(pscan.reduce(data(999, dtype, op), op=op, init=1), ref_reduce(data(999, dtype, op), op, 1))
+    # the short path (a whole C-contiguous numpy array, no init, out or other dtype) against the general one (axis=0)
+    for op in ops_for(dtype):
+        for n in (0, 1, 4097):
+            x = data(n, dtype, op)
+            short, general = pscan.reduce(x, op=op), pscan.reduce(x, op=op, axis=0)
+            assert isinstance(short, np.generic) and short.dtype == general.dtype  # general: a 0-d array (axis)
+            assert short.tobytes() == general.tobytes()
+    m = data(6 * 7, dtype).reshape(6, 7)
+    m.setflags(write=False)
+    assert pscan.reduce(m).tobytes() == pscan.reduce(m.ravel(), axis=0).tobytes()
+    assert pscan.reduce(m, dtype=dtype).tobytes() == pscan.reduce(m).tobytes()
 
 
 # ---- select, partition ---------------------------------------------------------------------------------------
