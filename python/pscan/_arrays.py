@@ -310,6 +310,16 @@ def axis_back(obj: Any, kind: str, axis: int) -> Any:
     return mod.ascontiguousarray(mod.moveaxis(obj, -1, axis))
 
 
+def strided_copy(obj: Any, start: int, step: int, shape: Tuple[int, ...]) -> Any:
+    """obj[start::step] (obj 1-d) reshaped to shape, as a C-contiguous copy in obj's library, on its current
+    stream."""
+    v = obj[start::step]
+    if type(obj).__module__.startswith("torch"):
+        return v.reshape(shape).contiguous()
+    mod = np if isinstance(obj, np.ndarray) else sys.modules["cupy"]
+    return mod.ascontiguousarray(v.reshape(shape))
+
+
 def copy_into(dst: Any, src: Any) -> None:
     """dst[...] = src for arrays of one library."""
     if hasattr(dst, "copy_"):

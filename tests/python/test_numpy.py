@@ -237,6 +237,45 @@ def test_rows_are_one_segmented_scan_call(count_calls):
     assert count_calls == {"pscan_segmented_scan": 2}
 
 
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
+def test_reduce_rows_one_call_or_one_a_row(dtype, count_calls, monkeypatch):
+    """A reduce along an axis of short rows is one segmented scan (each row's last element gathered); long rows,
+    or more bytes than _ROWS_REDUCE_MAX_BYTES, one pscan_reduce a row. Both give numpy's result for every
+    operator, with init and out=, along every axis; integers, min and max bit for bit."""
+    import pscan._api as api
+    limit = api._ROWS_REDUCE_MAX_HOST
+    for op in ops_for(dtype):
+        x = data(40 * 33, dtype, op).reshape(40, 33)
+        init = dtype.type(1) if op in ("sum", "product", "max", "or", "xor") else None
+        for axis in (0, 1, -1):
+            count_calls.clear()
+            short = pscan.reduce(x, op=op, axis=axis, init=init)
+            assert count_calls == {"pscan_segmented_scan": 1}
+            monkeypatch.setattr(api, "_ROWS_REDUCE_MAX_HOST", 0)
+            count_calls.clear()
+            loop = pscan.reduce(x, op=op, axis=axis, init=init)
+            assert count_calls == {"pscan_reduce": x.shape[1 if axis == 0 else 0]}
+            monkeypatch.setattr(api, "_ROWS_REDUCE_MAX_HOST", limit)  # not undo(): that would undo count_calls
+            assert short.dtype == loop.dtype == dtype and short.shape == loop.shape
+            if dtype.kind == "f" and op in ("sum", "product"):
+                np.testing.assert_allclose(short, loop, rtol=1e-5 if dtype.itemsize == 4 else 1e-12)
+            else:
+                assert short.tobytes() == loop.tobytes()
+            want = np.stack([ref_reduce(np.ascontiguousarray(r), op, init) for r in np.moveaxis(x, axis, -1)])
+            if dtype.kind == "f" and op in ("sum", "product"):
+                np.testing.assert_allclose(short, want, rtol=1e-5 if dtype.itemsize == 4 else 1e-12)
+            else:
+                assert_same(short, want)
+    out = np.full(40, 99, dtype)
+    x = data(40 * 33, dtype).reshape(40, 33)
+    assert pscan.reduce(x, axis=1, out=out) is out
+    assert out.tobytes() == pscan.reduce(x, axis=1).tobytes()
+    monkeypatch.setattr(api, "_ROWS_REDUCE_MAX_BYTES", x.nbytes - 1)  # past the byte limit: a call a row
+    count_calls.clear()
+    pscan.reduce(x, axis=1)
+    assert count_calls == {"pscan_reduce": 40}
+
+
 # ---- out= ----------------------------------------------------------------------------------------------------
 def test_out_and_in_place():
     x = data(5000, np.dtype(np.int64))
