@@ -720,10 +720,10 @@ pscan_status pscan_segmented_scan_temp_bytes(pscan_context *ctx, const pscan_seg
  * a refused call writes nothing:
  *   - checked on the host before anything runs: segment_count == 0 with n > 0; on the CPU backend (host
  *     memory) every offset;
- *   - on CUDA the offsets are in device memory: a short kernel checks them on the device before the scan, and
- *     the scan then writes nothing if they are bad; the call returns before that verdict (it is asynchronous)
- *     unless desc->flags has PSCAN_SEGSCAN_CHECK_OFFSETS, which waits for it and returns the status.
- * OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now.
+ *   - on CUDA and OpenCL the offsets are in device memory: a short kernel checks them on the device before the
+ *     scan, and the scan then writes nothing if they are bad; the call returns before that verdict (it is
+ *     asynchronous) unless desc->flags has PSCAN_SEGSCAN_CHECK_OFFSETS, which waits for it and returns the status.
+ * OpenCL runs PSCAN_ALGO_REDUCE_THEN_SCAN (AUTO's choice there).
  * Example: in = [3 1 7 0 4 1 6 3], head flags [1 0 0 1 0 1 0 0] (offsets [0 3 5 8], segment_count 3), sum:
  *   inclusive -> [3 4 11 0 4 1 7 10]     exclusive -> [0 3 4 0 0 0 1 7]     reverse inclusive -> [11 8 7 4 4 10 9 3]
  *   inclusive with init 100 -> [103 104 111 100 104 101 107 110] */
@@ -746,7 +746,7 @@ pscan_status pscan_scan_by_key_temp_bytes(pscan_context *ctx, const pscan_scan_b
 
 /* A segmented scan of in into out whose segments are the runs of equal consecutive keys (n keys of
  * desc->key_type in device memory). Overlap, n == 0 and temp as for pscan_segmented_scan (out may equal in,
- * never overlap keys). OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now.
+ * never overlap keys).
  * Example: keys = [5 5 5 2 2 5 5 5], in = [3 1 7 0 4 1 6 3], sum -> inclusive [3 4 11 0 4 1 7 10]. */
 pscan_status pscan_scan_by_key(pscan_context *ctx, const pscan_scan_by_key_desc *desc, const void *keys,
                                const void *in, void *out, uint64_t n, void *temp, size_t temp_bytes);

@@ -45,6 +45,12 @@ static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
     [PS_CL_SORT_COUNT] = "ps_sort_count",
     [PS_CL_SORT_SPINE] = "ps_sort_spine",
     [PS_CL_SORT_SCATTER] = "ps_sort_scatter",
+    [PS_CL_SEGSCAN_CHECK] = "ps_segscan_check",
+    [PS_CL_SEGSCAN_OFFSET_HEADS] = "ps_segscan_offset_heads",
+    [PS_CL_SEGSCAN_KEY_HEADS] = "ps_segscan_key_heads",
+    [PS_CL_SEGSCAN_TILES] = "ps_segscan_tiles",
+    [PS_CL_SEGSCAN_SPINE] = "ps_segscan_spine",
+    [PS_CL_SEGSCAN_SCAN] = "ps_segscan_scan",
 };
 
 /* Work-group size of every kernel: 256 where the device allows it (a power of two either way). */

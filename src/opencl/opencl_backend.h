@@ -35,6 +35,12 @@ typedef enum ps_cl_kernel_id {
     PS_CL_SORT_COUNT, /* sum programs (kernels/pattern_sort.cl) */
     PS_CL_SORT_SPINE,
     PS_CL_SORT_SCATTER,
+    PS_CL_SEGSCAN_CHECK, /* kernels/pattern_segscan.cl */
+    PS_CL_SEGSCAN_OFFSET_HEADS,
+    PS_CL_SEGSCAN_KEY_HEADS,
+    PS_CL_SEGSCAN_TILES,
+    PS_CL_SEGSCAN_SPINE,
+    PS_CL_SEGSCAN_SCAN,
     PS_CL_KERNEL_COUNT
 } ps_cl_kernel_id;
 

@@ -423,6 +423,107 @@ static pscan_status sort_run(pscan_context *ctx, const ps_request *req) {
     return s;
 }
 
+/* ---- segmented scan and scan by key (kernels/pattern_segscan.cl) ------------------------------------------ */
+
+/* temp: the verdict on the offsets (8 bytes), each tile's head flag (a uint) and value, then, for offsets and
+ * keys, the heads (n bytes) the scan reads; the caller's head flags are read where they are. */
+static uint64_t segscan_tf_at(void) { return 8; }
+static uint64_t segscan_tv_at(uint64_t tiles) { return segscan_tf_at() + align8(tiles * sizeof(cl_uint)); }
+static uint64_t segscan_heads_at(uint64_t tiles, size_t elem_bytes) {
+    return segscan_tv_at(tiles) + align8(tiles * elem_bytes);
+}
+
+static pscan_status segscan_plan(const pscan_context *ctx, const ps_request *req, size_t *bytes) {
+    const uint64_t tiles = ceil_div(req->n, tile_of(ctx, req->elem_bytes));
+    const uint64_t heads = req->seg_form == PS_SEGMENTS_FLAGS ? 0 : req->n;
+    *bytes = (size_t)(segscan_heads_at(tiles, req->elem_bytes) + heads);
+    return PSCAN_SUCCESS;
+}
+
+/* Offsets: judged on the device first (ps_segscan_check), the scan writing nothing when they are bad; the host
+ * waits for that verdict only with PSCAN_SEGSCAN_CHECK_OFFSETS (req->check), as on CUDA. */
+static pscan_status segscan_run(pscan_context *ctx, const ps_request *req) {
+    ps_cl_state *st = ps_cl_state_of(ctx);
+    const int offsets = req->seg_form == PS_SEGMENTS_OFFSETS, keys = req->seg_form == PS_SEGMENTS_KEYS;
+    const uint64_t n = req->n, tiles = ceil_div(n, tile_of(ctx, req->elem_bytes));
+    const uint64_t seg_bytes = offsets ? (req->segment_count + 1) * sizeof(cl_ulong) : keys ? n * req->key_bytes : n;
+    size_t temp_need = 0;
+    segscan_plan(ctx, req, &temp_need);
+    const buffer_need needs[] = {
+        {n ? req->in : NULL, n * req->elem_bytes, PSCAN_ERROR_TOO_LARGE},
+        {n ? req->out : NULL, n * req->elem_bytes, PSCAN_ERROR_TOO_LARGE},
+        {offsets ? req->in2 : keys ? (n ? req->in2 : NULL) : (n ? req->flags : NULL), seg_bytes,
+         PSCAN_ERROR_TOO_LARGE},
+        {req->temp, temp_need, PSCAN_ERROR_TEMP_TOO_SMALL},
+    };
+    pscan_status s = buffers_hold(ctx, needs, 4);
+    if (s != PSCAN_SUCCESS) return s;
+    if (n == 0 && !offsets) return PSCAN_SUCCESS;
+    cl_mem temp = (cl_mem)req->temp, segs = offsets || keys ? (cl_mem)req->in2 : (cl_mem)req->flags;
+    cl_ulong count = req->segment_count, n_arg = n;
+    cl_kernel k = NULL;
+
+    /* ---- the heads and (offsets) the verdict; the verdict word is 0 for the other forms ---- */
+    if (offsets) {
+        s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_SEGSCAN_CHECK, &k);
+        ps_cl_arg check_args[] = {PS_CL_ARG(segs), PS_CL_ARG(count), PS_CL_ARG(n_arg), PS_CL_ARG(temp)};
+        if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, check_args, 4, 1);
+    } else {
+        s = write_zeros(ctx, temp, 8);
+    }
+    cl_ulong heads_at = 0;
+    cl_mem heads = segs;
+    if (s == PSCAN_SUCCESS && n > 0 && (offsets || keys)) {
+        heads = temp;
+        heads_at = segscan_heads_at(tiles, req->elem_bytes);
+        if (offsets) {
+            const cl_uchar none = 0;
+            cl_int err = clEnqueueFillBuffer(st->queue, temp, &none, 1, heads_at, n, 0, NULL, NULL);
+            if (err == CL_SUCCESS && st->out_of_order) err = clEnqueueBarrierWithWaitList(st->queue, 0, NULL, NULL);
+            s = ps_cl_check(ctx, err);
+            if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_SEGSCAN_OFFSET_HEADS, &k);
+            ps_cl_arg args[] = {PS_CL_ARG(segs), PS_CL_ARG(count), PS_CL_ARG(n_arg), PS_CL_ARG(temp),
+                                PS_CL_ARG(heads_at)};
+            if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, args, 5, groups_for(ceil_div(count, st->wg)));
+        } else {
+            cl_ulong key_bytes = req->key_bytes;
+            s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_SEGSCAN_KEY_HEADS, &k);
+            ps_cl_arg args[] = {PS_CL_ARG(segs), PS_CL_ARG(key_bytes), PS_CL_ARG(n_arg), PS_CL_ARG(temp),
+                                PS_CL_ARG(heads_at)};
+            if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, args, 5, groups_for(ceil_div(n, st->wg)));
+        }
+    }
+
+    /* ---- upsweep, spine, downsweep ---- */
+    if (s == PSCAN_SUCCESS && n > 0) {
+        cl_mem in = (cl_mem)req->in, out = (cl_mem)req->out;
+        cl_ulong tf_at = segscan_tf_at(), tv_at = segscan_tv_at(tiles), tiles_arg = tiles;
+        cl_int reverse = req->reverse, exclusive = req->exclusive;
+        const ps_cl_arg init = {req->elem_bytes, req->init.bytes};
+        s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_SEGSCAN_TILES, &k);
+        ps_cl_arg up_args[] = {PS_CL_ARG(in),       PS_CL_ARG(n_arg), PS_CL_ARG(reverse), PS_CL_ARG(heads),
+                               PS_CL_ARG(heads_at), init,             PS_CL_ARG(temp),    PS_CL_ARG(tf_at),
+                               PS_CL_ARG(tv_at)};
+        if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, up_args, 9, groups_for(tiles));
+        if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_SEGSCAN_SPINE, &k);
+        ps_cl_arg spine_args[] = {PS_CL_ARG(temp), PS_CL_ARG(tf_at), PS_CL_ARG(tv_at), PS_CL_ARG(tiles_arg), init};
+        if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, spine_args, 5, 1);
+        if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_SEGSCAN_SCAN, &k);
+        ps_cl_arg scan_args[] = {PS_CL_ARG(in),   PS_CL_ARG(out),      PS_CL_ARG(n_arg), PS_CL_ARG(reverse),
+                                 PS_CL_ARG(exclusive), PS_CL_ARG(heads), PS_CL_ARG(heads_at), init,
+                                 PS_CL_ARG(temp), PS_CL_ARG(tv_at)};
+        if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, scan_args, 10, groups_for(tiles));
+    }
+
+    /* ---- the verdict, when the caller waits for it ---- */
+    if (s == PSCAN_SUCCESS && offsets && req->check) {
+        cl_uint bad = 0;
+        s = ps_cl_check(ctx, clEnqueueReadBuffer(st->queue, temp, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL));
+        if (s == PSCAN_SUCCESS && bad) return PSCAN_ERROR_INVALID_VALUE;
+    }
+    return s;
+}
+
 /* ---- the primitives this file runs ---------------------------------------------------------------------- */
 
 typedef struct cl_pattern {
@@ -439,6 +540,8 @@ static const cl_pattern patterns[PS_PRIM_COUNT] = {
     [PS_PRIM_RECURRENCE] = {recurrence_plan, recurrence_run},
     [PS_PRIM_HISTOGRAM] = {histogram_plan, histogram_run},
     [PS_PRIM_SORT] = {sort_plan, sort_run},
+    [PS_PRIM_SEGMENTED_SCAN] = {segscan_plan, segscan_run},
+    [PS_PRIM_SCAN_BY_KEY] = {segscan_plan, segscan_run},
 };
 
 pscan_status ps_cl_pattern_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes) {
