@@ -187,6 +187,9 @@ typedef struct bench_buffers {
     int pairs;
     void *in[BENCH_MAX_PAIRS], *out[BENCH_MAX_PAIRS];
     size_t in2, out2;
+    /* Where handles are not addresses (OpenCL's cl_mem), the second input and output are buffers of their own
+     * (in2 and out2 then say where they start in the host block and the copy's); else NULL. */
+    void *in2_buf[BENCH_MAX_PAIRS], *out2_buf[BENCH_MAX_PAIRS];
     void *temp;
     size_t temp_bytes;
     void *result; /* 8 bytes: a reduce's result, a select's count */
@@ -534,8 +537,10 @@ static pscan_status primitive(const bench_options *o, pscan_algo algo, bench_buf
     pscan_context *ctx = b->ctx;
     const void *in = temp_bytes ? NULL : b->in[p];
     void *out = temp_bytes ? NULL : o->in_place ? b->in[p] : b->out[p];
-    const void *in2 = temp_bytes ? NULL : (const unsigned char *)b->in[p] + b->in2;   /* flags, keys, values */
-    void *out2 = temp_bytes ? NULL : (unsigned char *)b->out[p] + b->out2;           /* keys, lengths, values */
+    const void *in2 = temp_bytes      ? NULL /* flags, keys, values */
+                      : b->in2_buf[p] ? b->in2_buf[p]
+                                      : (const void *)((const unsigned char *)b->in[p] + b->in2);
+    void *out2 = temp_bytes ? NULL : b->out2_buf[p] ? b->out2_buf[p] : (unsigned char *)b->out[p] + b->out2;
     const pscan_type type = o->desc.type;
     const uint32_t param = o->bcase ? o->bcase->param : 0;
     const uint64_t lower = 0, upper = param; /* histogram: [0, bins) in bins even bins */
@@ -669,6 +674,9 @@ static void buffers_free(bench_buffers *b) {
     for (int p = 0; p < b->pairs; p++) {
         pscan_memory_free(b->ctx, b->in[p]);
         pscan_memory_free(b->ctx, b->out[p]);
+        pscan_memory_free(b->ctx, b->in2_buf[p]);
+        pscan_memory_free(b->ctx, b->out2_buf[p]);
+        b->in2_buf[p] = b->out2_buf[p] = NULL;
     }
     pscan_memory_free(b->ctx, b->temp);
     pscan_memory_free(b->ctx, b->result);
@@ -683,13 +691,22 @@ static void buffers_free(bench_buffers *b) {
 static pscan_status buffers_alloc(bench_buffers *b, int pairs, const void *host, size_t bytes, size_t in_alloc,
                                   size_t out_bytes) {
     pscan_status s = pscan_memory_alloc(b->ctx, 8, &b->result);
+    pscan_backend backend = PSCAN_BACKEND_CPU;
+    pscan_context_backend(b->ctx, &backend);
+    const int handles = backend == PSCAN_BACKEND_OPENCL;
     b->pairs = 0;
     for (int p = 0; p < pairs && s == PSCAN_SUCCESS; p++) {
-        b->in[p] = b->out[p] = NULL;
+        b->in[p] = b->out[p] = b->in2_buf[p] = b->out2_buf[p] = NULL;
         s = pscan_memory_alloc(b->ctx, in_alloc, &b->in[p]);
         if (s == PSCAN_SUCCESS) s = pscan_memory_alloc(b->ctx, out_bytes, &b->out[p]);
         b->pairs = p + 1;
         if (s == PSCAN_SUCCESS) s = pscan_memory_upload(b->ctx, b->in[p], host, bytes);
+        if (handles && b->in2 && s == PSCAN_SUCCESS) {
+            s = pscan_memory_alloc(b->ctx, bytes - b->in2, &b->in2_buf[p]);
+            if (s == PSCAN_SUCCESS)
+                s = pscan_memory_upload(b->ctx, b->in2_buf[p], (const unsigned char *)host + b->in2, bytes - b->in2);
+        }
+        if (handles && b->out2 && s == PSCAN_SUCCESS) s = pscan_memory_alloc(b->ctx, out_bytes - b->out2, &b->out2_buf[p]);
     }
     if (s == PSCAN_SUCCESS) s = pscan_context_synchronize(b->ctx);
     return s;
