@@ -770,8 +770,7 @@ pscan_status pscan_reduce_by_key_temp_bytes(pscan_context *ctx, const pscan_redu
  * init + values_in[s] + ... + values_in[e-1]; *run_count (one uint64_t in device memory, any address) gets the
  * number of runs, so nothing synchronises. keys_out and values_out have room for n items; those from
  * *run_count on are left as they were. No output may overlap an input or another output (PSCAN_ERROR_OVERLAP);
- * NULL pointers as for pscan_select. n == 0 writes 0 to *run_count. temp as for pscan_scan. OpenCL:
- * PSCAN_ERROR_UNSUPPORTED_ALGORITHM for now.
+ * NULL pointers as for pscan_select. n == 0 writes 0 to *run_count. temp as for pscan_scan.
  * Example: keys = [5 5 5 2 2 5 5 5], values = [3 1 7 0 4 1 6 3], sum -> keys_out = [5 2 5],
  * values_out = [11 4 10], *run_count = 3. */
 pscan_status pscan_reduce_by_key(pscan_context *ctx, const pscan_reduce_by_key_desc *desc, const void *keys_in,
@@ -789,7 +788,7 @@ pscan_status pscan_run_length_encode_temp_bytes(pscan_context *ctx, const pscan_
 
 /* Run-length encodes in: for the r-th run of equal consecutive elements, values_out[r] is its element and
  * lengths_out[r] (uint64_t) its length; *run_count gets the number of runs (device memory, any address).
- * Outputs, overlap, n == 0 and temp as for pscan_reduce_by_key. OpenCL: PSCAN_ERROR_UNSUPPORTED_ALGORITHM.
+ * Outputs, overlap, n == 0 and temp as for pscan_reduce_by_key.
  * Example: in = [5 5 5 2 2 5 5 5] -> values_out = [5 2 5], lengths_out = [3 2 3], *run_count = 3. */
 pscan_status pscan_run_length_encode(pscan_context *ctx, const pscan_rle_desc *desc, const void *in, uint64_t n,
                                      void *values_out, uint64_t *lengths_out, uint64_t *run_count, void *temp,

@@ -32,7 +32,7 @@ if [ "$BACKEND" = opencl ]; then
     # handles take no offsets); the rest run in the OpenCL tests' own tables
     "$PSCAN" info 2>/dev/null | grep -q "^opencl: compiled in, device" || { echo "test_bench: no OpenCL device"; exit 77; }
     SPECS="select:i32:flags partition:u8:flags sort:u32:pairs segscan:i32 scan_by_key:f64:reverse-exclusive
-           segscan:u8:reverse"
+           segscan:u8:reverse reduce_by_key:i32 rle:u8"
 fi
 for spec in $SPECS; do
     IFS=: read -r prim type case <<<"$spec"

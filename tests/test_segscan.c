@@ -20,8 +20,9 @@
  *  - run_large(): one segment of 2^24 + 3 (i32 sum; with --full every form, direction and a 64-bit type), and
  *    one random size up to 2^22 (2^20 with --quick) of random lengths;
  *  - run_bad_inputs(): each bad argument returns its exact status and leaves every output as it was; bad
- *    offsets on CUDA: PSCAN_ERROR_INVALID_VALUE with PSCAN_SEGSCAN_CHECK_OFFSETS, and without it success
- *    with nothing written.
+ *    offsets on a device backend (CUDA, OpenCL): PSCAN_ERROR_INVALID_VALUE with PSCAN_SEGSCAN_CHECK_OFFSETS,
+ *    and without it success with nothing written.
+ * On OpenCL (cl_mem handles) every buffer and the count sit at their allocation's start.
  *  - run_by_key(), run_by_key_bad_inputs(): pscan_reduce_by_key (every value type x operator, key types
  *    cycling) and pscan_run_length_encode (every type) at the same sizes and run lengths, the count at an
  *    8-byte boundary or 3 bytes past one; everything past the runs stays poisoned.
@@ -523,7 +524,9 @@ static void run_by_key_case(harness *h, const one_case *c, int rle, uint64_t cas
     const type_info *t = c->t, *kt = rle ? c->t : &types[c->key_type];
     const type_info *vt = rle ? &types[T_U64] : t;
     const pscan_op op = rle ? PSCAN_OP_SUM : ops[c->op];
-    const size_t n = c->n, kb = kt->bytes, vb = vt->bytes, off = (size_t)c->offset;
+    /* cl_mem handles: every buffer (the count too) at its start */
+    const size_t n = c->n, kb = kt->bytes, vb = vt->bytes, off = h->addresses ? (size_t)c->offset : 0;
+    const size_t count_at = h->addresses && c->offset ? 3 : 0;
     test_rng rng = {test_mix64(case_seed)};
     const size_t runs = make_segments(&rng, n, c->mean ? c->mean : 1, c->fixed, 0, h->h_offsets);
     char desc[400];
@@ -574,7 +577,7 @@ static void run_by_key_case(harness *h, const one_case *c, int rle, uint64_t cas
     }
     void *keys_in = (char *)h->d_segs + off * kb, *values_in = (char *)h->d_in + off * vb;
     void *keys_out = (char *)h->d_out + off * kb, *values_out = (char *)h->d_out2 + off * vb;
-    uint64_t *count = (uint64_t *)((char *)h->d_count + (c->offset ? 3 : 0));
+    uint64_t *count = (uint64_t *)((char *)h->d_count + count_at);
     s = rle ? pscan_run_length_encode(h->ctx, &ld, keys_in, n, keys_out, (uint64_t *)values_out, count, temp, temp_bytes)
             : pscan_reduce_by_key(h->ctx, &rd, keys_in, values_in, n, keys_out, values_out, count, temp, temp_bytes);
     if (!call_ok(h, desc, s)) return;
@@ -587,7 +590,7 @@ static void run_by_key_case(harness *h, const one_case *c, int rle, uint64_t cas
         return;
     }
     uint64_t got_runs;
-    memcpy(&got_runs, count_buf + (c->offset ? 3 : 0), 8);
+    memcpy(&got_runs, count_buf + count_at, 8);
     if (got_runs != runs) {
         char what[600];
         snprintf(what, sizeof what, "%s: run count %" PRIu64 ", expected %zu", desc, got_runs, runs);
@@ -731,22 +734,6 @@ static void run_by_key_bad_inputs(harness *h) {
     EXPECT(h, got == 3 && kgot[0] == 5 && kgot[1] == 2 && kgot[2] == 5 && lgot[0] == 3 && lgot[1] == 2 && lgot[2] == 3);
 }
 
-/* OpenCL has no reduce by key or run-length encoding yet: every call returns PSCAN_ERROR_UNSUPPORTED_ALGORITHM.
- * (Its segmented scan and scan by key run the whole table.) */
-static void run_opencl_unsupported(harness *h) {
-    size_t bytes = 0;
-    const pscan_reduce_by_key_desc rd = {PSCAN_TYPE_U32, PSCAN_TYPE_I32, PSCAN_OP_SUM, PSCAN_ALGO_AUTO, NULL};
-    const pscan_rle_desc ld = {PSCAN_TYPE_U32, PSCAN_ALGO_AUTO};
-    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_reduce_by_key_temp_bytes(h->ctx, &rd, 100, &bytes));
-    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM,
-                  pscan_reduce_by_key(h->ctx, &rd, h->d_segs, h->d_in, 100, h->d_out, h->d_out2, (uint64_t *)h->d_count,
-                                      NULL, 0));
-    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM, pscan_run_length_encode_temp_bytes(h->ctx, &ld, 100, &bytes));
-    EXPECT_STATUS(h, PSCAN_ERROR_UNSUPPORTED_ALGORITHM,
-                  pscan_run_length_encode(h->ctx, &ld, h->d_segs, 100, h->d_out, (uint64_t *)h->d_out2,
-                                          (uint64_t *)h->d_count, NULL, 0));
-}
-
 static void finish(harness *h) {
     printf("test_segscan: %lu passed, %lu failed\n", h->passed, h->failed);
     void *bufs[] = {h->d_in, h->d_out, h->d_segs, h->d_temp, h->d_out2, h->d_count};
@@ -789,15 +776,13 @@ int main(int argc, char **argv) {
     }
     memset(h.h_in, 0, bytes);
 
-    const int by_key = h.opt.backend != PSCAN_BACKEND_OPENCL; /* reduce by key and RLE */
-    if (!by_key) run_opencl_unsupported(&h);
     if (TEST_IN_SHARD(&h.opt, 0)) run_bad_inputs(&h);
     run_table(&h);
     if (TEST_IN_SHARD(&h.opt, 1)) run_lengths(&h);
     printf("test_segscan: random size %zu\n", random_n);
     if (TEST_IN_SHARD(&h.opt, 2)) run_large(&h, random_n);
-    if (by_key && TEST_IN_SHARD(&h.opt, 3)) run_by_key_bad_inputs(&h);
-    if (by_key && TEST_IN_SHARD(&h.opt, 4)) run_by_key(&h, random_n);
+    if (TEST_IN_SHARD(&h.opt, 3)) run_by_key_bad_inputs(&h);
+    if (TEST_IN_SHARD(&h.opt, 4)) run_by_key(&h, random_n);
     finish(&h);
     return h.failed ? 1 : 0;
 }

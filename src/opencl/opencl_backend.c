@@ -51,6 +51,8 @@ static const char *const kernel_names[PS_CL_KERNEL_COUNT] = {
     [PS_CL_SEGSCAN_TILES] = "ps_segscan_tiles",
     [PS_CL_SEGSCAN_SPINE] = "ps_segscan_spine",
     [PS_CL_SEGSCAN_SCAN] = "ps_segscan_scan",
+    [PS_CL_RBK_TILES] = "ps_rbk_tiles",
+    [PS_CL_RBK_SCATTER] = "ps_rbk_scatter",
 };
 
 /* Work-group size of every kernel: 256 where the device allows it (a power of two either way). */

@@ -41,6 +41,8 @@ typedef enum ps_cl_kernel_id {
     PS_CL_SEGSCAN_TILES,
     PS_CL_SEGSCAN_SPINE,
     PS_CL_SEGSCAN_SCAN,
+    PS_CL_RBK_TILES,
+    PS_CL_RBK_SCATTER,
     PS_CL_KERNEL_COUNT
 } ps_cl_kernel_id;
 

@@ -1,9 +1,10 @@
 /*
- * opencl_patterns.c - reduce, select, partition, expand, the linear recurrences, the histogram and the sort on
- * OpenCL: sizes, temporary storage and launches of the kernels in kernels/pattern_*.cl (the histogram's two
- * passes and the sort's count, spine and scatter per digit are written beside their own kernels).
+ * opencl_patterns.c - reduce, select, partition, expand, the linear recurrences, the histogram, the sort, the
+ * segmented scans, reduce by key and run-length encoding on OpenCL: sizes, temporary storage and launches of the
+ * kernels in kernels/pattern_*.cl (the histogram's two passes, the sort's count, spine and scatter per digit and
+ * the segmented family's heads, pairs and spines are written beside their own kernels).
  *
- * One design for all five, three passes over fixed tiles, none waiting on another work-group (so it runs as
+ * One design for the first five, three passes over fixed tiles, none waiting on another work-group (so it runs as
  * well on PoCL's CPU devices as on GPUs):
  *   upsweep    one value per tile into temp: its reduction (reduce), its kept items (select, partition), the
  *              sum of its counts (expand), its elements' affine maps composed (recurrence)
@@ -524,6 +525,75 @@ static pscan_status segscan_run(pscan_context *ctx, const ps_request *req) {
     return s;
 }
 
+/* ---- reduce by key and run-length encoding (kernels/pattern_segscan.cl) ---------------------------------- */
+
+/* temp: each tile's number of runs started (tiles + 1 ulongs: ps_pattern_spine scans them in place), each tile's
+ * (flag, value) pair, then the heads (n bytes). */
+static uint64_t rbk_tf_at(uint64_t tiles) { return align8((tiles + 1) * sizeof(cl_ulong)); }
+static uint64_t rbk_tv_at(uint64_t tiles) { return rbk_tf_at(tiles) + align8(tiles * sizeof(cl_uint)); }
+static uint64_t rbk_heads_at(uint64_t tiles, size_t elem_bytes) { return rbk_tv_at(tiles) + align8(tiles * elem_bytes); }
+
+static pscan_status rbk_plan(const pscan_context *ctx, const ps_request *req, size_t *bytes) {
+    const uint64_t tiles = ceil_div(req->n, tile_of(ctx, req->elem_bytes));
+    *bytes = req->n ? (size_t)(rbk_heads_at(tiles, req->elem_bytes) + req->n) : 0;
+    return PSCAN_SUCCESS;
+}
+
+/* Run-length encoding is the u64 sum with every value 1: in is NULL and the kernels do not read it. */
+static pscan_status rbk_run(pscan_context *ctx, const ps_request *req) {
+    ps_cl_state *st = ps_cl_state_of(ctx);
+    const buffer_need total_need = {req->count, sizeof(cl_ulong), PSCAN_ERROR_TOO_LARGE};
+    if (req->n == 0) {
+        pscan_status s = buffers_hold(ctx, &total_need, 1);
+        return s != PSCAN_SUCCESS ? s : write_zeros(ctx, req->count, sizeof(cl_ulong));
+    }
+    const int ones = req->prim == PS_PRIM_RUN_LENGTH_ENCODE;
+    const uint64_t n = req->n, tiles = ceil_div(n, tile_of(ctx, req->elem_bytes));
+    size_t temp_need = 0;
+    rbk_plan(ctx, req, &temp_need);
+    const buffer_need needs[] = {
+        {req->in2, n * req->key_bytes, PSCAN_ERROR_TOO_LARGE},     {ones ? NULL : req->in, n * req->elem_bytes,
+                                                                    PSCAN_ERROR_TOO_LARGE},
+        {req->out, n * req->key_bytes, PSCAN_ERROR_TOO_LARGE},     {req->out2, n * req->elem_bytes, PSCAN_ERROR_TOO_LARGE},
+        total_need,                                                {req->temp, temp_need, PSCAN_ERROR_TEMP_TOO_SMALL},
+    };
+    pscan_status s = buffers_hold(ctx, needs, 6);
+    if (s != PSCAN_SUCCESS) return s;
+    cl_mem temp = (cl_mem)req->temp, keys = (cl_mem)req->in2, total = (cl_mem)req->count;
+    /* the values' argument must be a buffer even where it is not read (run-length encoding): keys stand in */
+    cl_mem in = ones ? keys : (cl_mem)req->in, keys_out = (cl_mem)req->out, values_out = (cl_mem)req->out2;
+    cl_ulong n_arg = n, key_bytes = req->key_bytes, tiles_arg = tiles, heads_at = rbk_heads_at(tiles, req->elem_bytes);
+    cl_ulong tf_at = rbk_tf_at(tiles), tv_at = rbk_tv_at(tiles);
+    cl_int ones_arg = ones;
+    const ps_cl_arg init = {req->elem_bytes, req->init.bytes};
+    cl_kernel k = NULL;
+
+    /* ---- heads, where a key differs from the one before ---- */
+    s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_SEGSCAN_KEY_HEADS, &k);
+    ps_cl_arg head_args[] = {PS_CL_ARG(keys), PS_CL_ARG(key_bytes), PS_CL_ARG(n_arg), PS_CL_ARG(temp),
+                             PS_CL_ARG(heads_at)};
+    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, head_args, 5, groups_for(ceil_div(n, st->wg)));
+    /* ---- upsweep: each tile's pair and runs started ---- */
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_RBK_TILES, &k);
+    ps_cl_arg up_args[] = {PS_CL_ARG(in),   PS_CL_ARG(ones_arg), PS_CL_ARG(n_arg), PS_CL_ARG(temp), PS_CL_ARG(heads_at),
+                           init,            PS_CL_ARG(temp),     PS_CL_ARG(tf_at), PS_CL_ARG(tv_at)};
+    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, up_args, 9, groups_for(tiles));
+    /* ---- spines: each tile's first run and the count; each tile's carry ---- */
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_PATTERN_SPINE, &k);
+    ps_cl_arg count_args[] = {PS_CL_ARG(temp), PS_CL_ARG(tiles_arg), PS_CL_ARG(total)};
+    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, count_args, 3, 1);
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_SEGSCAN_SPINE, &k);
+    ps_cl_arg spine_args[] = {PS_CL_ARG(temp), PS_CL_ARG(tf_at), PS_CL_ARG(tv_at), PS_CL_ARG(tiles_arg), init};
+    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, spine_args, 5, 1);
+    /* ---- downsweep: each run to its slot ---- */
+    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_RBK_SCATTER, &k);
+    ps_cl_arg scatter_args[] = {PS_CL_ARG(in),       PS_CL_ARG(ones_arg), PS_CL_ARG(n_arg),     PS_CL_ARG(keys),
+                                PS_CL_ARG(key_bytes), PS_CL_ARG(temp),    PS_CL_ARG(heads_at),  init,
+                                PS_CL_ARG(temp),      PS_CL_ARG(tv_at),   PS_CL_ARG(keys_out),  PS_CL_ARG(values_out)};
+    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, scatter_args, 12, groups_for(tiles));
+    return s;
+}
+
 /* ---- the primitives this file runs ---------------------------------------------------------------------- */
 
 typedef struct cl_pattern {
@@ -542,6 +612,8 @@ static const cl_pattern patterns[PS_PRIM_COUNT] = {
     [PS_PRIM_SORT] = {sort_plan, sort_run},
     [PS_PRIM_SEGMENTED_SCAN] = {segscan_plan, segscan_run},
     [PS_PRIM_SCAN_BY_KEY] = {segscan_plan, segscan_run},
+    [PS_PRIM_REDUCE_BY_KEY] = {rbk_plan, rbk_run},
+    [PS_PRIM_RUN_LENGTH_ENCODE] = {rbk_plan, rbk_run},
 };
 
 pscan_status ps_cl_pattern_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes) {

@@ -1,6 +1,7 @@
 /*
  * pattern_segscan.cl - the segmented scan and scan by key: each segment of the input scanned on its own, init in
- * front of every segment, inclusive or exclusive, forward or reverse, any built-in operator (earlier on the left).
+ * front of every segment, inclusive or exclusive, forward or reverse, any built-in operator (earlier on the left);
+ * and, at the end of the file, reduce by key and run-length encoding on the same pairs.
  *
  * Idea: a segmented scan is a scan of (head, value) pairs under the operator
  *     (f1, v1) (+) (f2, v2) = (f1 | f2, f2 ? v2 : v1 (+) v2)
@@ -197,5 +198,114 @@ ps_segscan_scan(__global const T *in, __global T *out, ulong n, int reverse, int
             acc = next;
         }
         ps_tile_store(out, 0, n, reverse, base, stage, items);
+    }
+}
+
+/* ---- reduce by key and run-length encoding: one (key, init (+) values) per run of equal keys ----------------
+ * The same pairs over the runs (their heads from ps_segscan_key_heads), and each tile's number of heads, scanned by
+ * ps_pattern_spine into each tile's first run (its total is the caller's count); ps_rbk_scatter scans each tile
+ * again and writes the running value at each run's last element, with that element's key, to the run's slot.
+ * Run-length encoding is the u64 sum program with every value 1 (ones: the values are not read).
+ * temp: the tiles' head counts (tiles + 1 ulongs) at byte 0, the pairs' flags at tf_at and values at tv_at, the
+ * heads at heads_at. */
+
+/* Loads the tile at base as ps_tile_load does, or (ones) items of 1; elements past n are the identity. */
+PS_FN void ps_rbk_load(__global const T *in, int ones, ulong n, ulong base, __local T *stage, T *items) {
+    if (!ones) {
+        ps_tile_load(in, 0, n, 0, base, stage, items);
+        return;
+    }
+    ulong first = base + (ulong)get_local_id(0) * PS_ITEMS;
+    for (uint k = 0; k < PS_ITEMS; k++) items[k] = first + k < n ? (T)1 : PS_IDENTITY;
+}
+
+/* Each work-item's pairs folded, as ps_seg_thread_fold (forward), and its heads counted. */
+PS_FN T ps_rbk_thread_fold(const T *items, __global const uchar *heads, ulong n, ulong base, T init, uint *f,
+                           ulong *count) {
+    ulong first = base + (ulong)get_local_id(0) * PS_ITEMS, c = 0;
+    uint flag = 0;
+    T acc = PS_IDENTITY;
+    for (uint k = 0; k < PS_ITEMS; k++) {
+        ulong j = first + k;
+        if (j >= n) break;
+        if (ps_seg_head(heads, j, n, 0)) {
+            flag = 1;
+            c++;
+            acc = ps_combine(init, items[k]);
+        } else {
+            acc = ps_combine(acc, items[k]);
+        }
+    }
+    *f = flag;
+    *count = c;
+    return acc;
+}
+
+/* ---- upsweep: each tile's pair (tf, tv) and its number of heads (counts) ---- */
+__kernel __attribute__((reqd_work_group_size(PS_WG, 1, 1))) void
+ps_rbk_tiles(__global const T *in, int ones, ulong n, __global const uchar *heads_buf, ulong heads_at, T init,
+             __global uchar *temp, ulong tf_at, ulong tv_at) {
+    __local T stage[PS_STAGE_ELEMS];
+    __local uint sf[PS_WG];
+    __local T sv[PS_WG];
+    __local ulong sc[PS_WG];
+    __global const uchar *heads = heads_buf + heads_at;
+    __global ulong *counts = (__global ulong *)temp;
+    __global uint *tf = (__global uint *)(temp + tf_at);
+    __global T *tv = (__global T *)(temp + tv_at);
+    ulong tiles = (n + PS_TILE - 1) / PS_TILE;
+    for (ulong tile = get_group_id(0); tile < tiles; tile += get_num_groups(0)) {
+        T items[PS_ITEMS];
+        ps_rbk_load(in, ones, n, tile * PS_TILE, stage, items);
+        uint f, ef, total_f;
+        ulong c, total_c;
+        T v = ps_rbk_thread_fold(items, heads, n, tile * PS_TILE, init, &f, &c), ev, total_v;
+        ps_seg_wg_scan(f, v, sf, sv, &ef, &ev, &total_f, &total_v);
+        ps_wg_scan_counts(c, sc, &total_c);
+        if (get_local_id(0) == 0) {
+            tf[tile] = total_f;
+            tv[tile] = total_v;
+            counts[tile] = total_c;
+        }
+    }
+}
+
+/* ---- downsweep: each run's key and value to its slot (counts: each tile's first run, from the spine) ---- */
+__kernel __attribute__((reqd_work_group_size(PS_WG, 1, 1))) void
+ps_rbk_scatter(__global const T *in, int ones, ulong n, __global const uchar *keys, ulong key_bytes,
+               __global const uchar *heads_buf, ulong heads_at, T init, __global const uchar *temp, ulong tv_at,
+               __global uchar *keys_out, __global T *values_out) {
+    __local T stage[PS_STAGE_ELEMS];
+    __local uint sf[PS_WG];
+    __local T sv[PS_WG];
+    __local ulong sc[PS_WG];
+    __global const uchar *heads = heads_buf + heads_at;
+    __global const ulong *counts = (__global const ulong *)temp;
+    __global const T *carries = (__global const T *)(temp + tv_at);
+    ulong tiles = (n + PS_TILE - 1) / PS_TILE;
+    for (ulong tile = get_group_id(0); tile < tiles; tile += get_num_groups(0)) {
+        ulong base = tile * PS_TILE;
+        T items[PS_ITEMS];
+        ps_rbk_load(in, ones, n, base, stage, items);
+        uint f, ef, total_f;
+        ulong c, total_c;
+        T v = ps_rbk_thread_fold(items, heads, n, base, init, &f, &c), ev, total_v;
+        ps_seg_wg_scan(f, v, sf, sv, &ef, &ev, &total_f, &total_v);
+        ulong runs = counts[tile] + ps_wg_scan_counts(c, sc, &total_c); /* heads before this work-item's items */
+        T acc = ps_seg_value(ef, carries[tile], ev);
+        ulong first = base + (ulong)get_local_id(0) * PS_ITEMS;
+        for (uint k = 0; k < PS_ITEMS; k++) {
+            ulong j = first + k;
+            if (j >= n) break;
+            if (ps_seg_head(heads, j, n, 0)) {
+                runs++;
+                acc = init;
+            }
+            acc = ps_combine(acc, items[k]);
+            if (j + 1 == n || heads[j + 1]) { /* the run's last element */
+                values_out[runs - 1] = acc;
+                ps_copy_item(keys_out, runs - 1, keys, j, key_bytes);
+            }
+        }
     }
 }
