@@ -426,6 +426,14 @@ static pscan_status sort_run(pscan_context *ctx, const ps_request *req) {
 
 /* ---- segmented scan and scan by key (kernels/pattern_segscan.cl) ------------------------------------------ */
 
+/* Kernel id of the request's program, launched on groups work-groups with args. */
+static pscan_status launch(pscan_context *ctx, const ps_request *req, ps_cl_kernel_id id, const ps_cl_arg *args,
+                           int count, uint64_t groups) {
+    cl_kernel k = NULL;
+    pscan_status s = ps_cl_kernel(ctx, req->type, req->op, id, &k);
+    return s != PSCAN_SUCCESS ? s : ps_cl_launch(ctx, k, args, count, groups);
+}
+
 /* temp: the verdict on the offsets (8 bytes), each tile's head flag (a uint) and value, then, for offsets and
  * keys, the heads (n bytes) the scan reads; the caller's head flags are read where they are. */
 static uint64_t segscan_tf_at(void) { return 8; }
@@ -462,13 +470,11 @@ static pscan_status segscan_run(pscan_context *ctx, const ps_request *req) {
     if (n == 0 && !offsets) return PSCAN_SUCCESS;
     cl_mem temp = (cl_mem)req->temp, segs = offsets || keys ? (cl_mem)req->in2 : (cl_mem)req->flags;
     cl_ulong count = req->segment_count, n_arg = n;
-    cl_kernel k = NULL;
 
     /* ---- the heads and (offsets) the verdict; the verdict word is 0 for the other forms ---- */
     if (offsets) {
-        s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_SEGSCAN_CHECK, &k);
         ps_cl_arg check_args[] = {PS_CL_ARG(segs), PS_CL_ARG(count), PS_CL_ARG(n_arg), PS_CL_ARG(temp)};
-        if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, check_args, 4, 1);
+        s = launch(ctx, req, PS_CL_SEGSCAN_CHECK, check_args, 4, 1);
     } else {
         s = write_zeros(ctx, temp, 8);
     }
@@ -482,16 +488,15 @@ static pscan_status segscan_run(pscan_context *ctx, const ps_request *req) {
             cl_int err = clEnqueueFillBuffer(st->queue, temp, &none, 1, heads_at, n, 0, NULL, NULL);
             if (err == CL_SUCCESS && st->out_of_order) err = clEnqueueBarrierWithWaitList(st->queue, 0, NULL, NULL);
             s = ps_cl_check(ctx, err);
-            if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_SEGSCAN_OFFSET_HEADS, &k);
             ps_cl_arg args[] = {PS_CL_ARG(segs), PS_CL_ARG(count), PS_CL_ARG(n_arg), PS_CL_ARG(temp),
                                 PS_CL_ARG(heads_at)};
-            if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, args, 5, groups_for(ceil_div(count, st->wg)));
+            if (s == PSCAN_SUCCESS)
+                s = launch(ctx, req, PS_CL_SEGSCAN_OFFSET_HEADS, args, 5, groups_for(ceil_div(count, st->wg)));
         } else {
             cl_ulong key_bytes = req->key_bytes;
-            s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_SEGSCAN_KEY_HEADS, &k);
             ps_cl_arg args[] = {PS_CL_ARG(segs), PS_CL_ARG(key_bytes), PS_CL_ARG(n_arg), PS_CL_ARG(temp),
                                 PS_CL_ARG(heads_at)};
-            if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, args, 5, groups_for(ceil_div(n, st->wg)));
+            s = launch(ctx, req, PS_CL_SEGSCAN_KEY_HEADS, args, 5, groups_for(ceil_div(n, st->wg)));
         }
     }
 
@@ -501,19 +506,16 @@ static pscan_status segscan_run(pscan_context *ctx, const ps_request *req) {
         cl_ulong tf_at = segscan_tf_at(), tv_at = segscan_tv_at(tiles), tiles_arg = tiles;
         cl_int reverse = req->reverse, exclusive = req->exclusive;
         const ps_cl_arg init = {req->elem_bytes, req->init.bytes};
-        s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_SEGSCAN_TILES, &k);
         ps_cl_arg up_args[] = {PS_CL_ARG(in),       PS_CL_ARG(n_arg), PS_CL_ARG(reverse), PS_CL_ARG(heads),
                                PS_CL_ARG(heads_at), init,             PS_CL_ARG(temp),    PS_CL_ARG(tf_at),
                                PS_CL_ARG(tv_at)};
-        if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, up_args, 9, groups_for(tiles));
-        if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_SEGSCAN_SPINE, &k);
+        s = launch(ctx, req, PS_CL_SEGSCAN_TILES, up_args, 9, groups_for(tiles));
         ps_cl_arg spine_args[] = {PS_CL_ARG(temp), PS_CL_ARG(tf_at), PS_CL_ARG(tv_at), PS_CL_ARG(tiles_arg), init};
-        if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, spine_args, 5, 1);
-        if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_SEGSCAN_SCAN, &k);
+        if (s == PSCAN_SUCCESS) s = launch(ctx, req, PS_CL_SEGSCAN_SPINE, spine_args, 5, 1);
         ps_cl_arg scan_args[] = {PS_CL_ARG(in),   PS_CL_ARG(out),      PS_CL_ARG(n_arg), PS_CL_ARG(reverse),
                                  PS_CL_ARG(exclusive), PS_CL_ARG(heads), PS_CL_ARG(heads_at), init,
                                  PS_CL_ARG(temp), PS_CL_ARG(tv_at)};
-        if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, scan_args, 10, groups_for(tiles));
+        if (s == PSCAN_SUCCESS) s = launch(ctx, req, PS_CL_SEGSCAN_SCAN, scan_args, 10, groups_for(tiles));
     }
 
     /* ---- the verdict, when the caller waits for it ---- */
@@ -531,7 +533,9 @@ static pscan_status segscan_run(pscan_context *ctx, const ps_request *req) {
  * (flag, value) pair, then the heads (n bytes). */
 static uint64_t rbk_tf_at(uint64_t tiles) { return align8((tiles + 1) * sizeof(cl_ulong)); }
 static uint64_t rbk_tv_at(uint64_t tiles) { return rbk_tf_at(tiles) + align8(tiles * sizeof(cl_uint)); }
-static uint64_t rbk_heads_at(uint64_t tiles, size_t elem_bytes) { return rbk_tv_at(tiles) + align8(tiles * elem_bytes); }
+static uint64_t rbk_heads_at(uint64_t tiles, size_t elem_bytes) {
+    return rbk_tv_at(tiles) + align8(tiles * elem_bytes);
+}
 
 static pscan_status rbk_plan(const pscan_context *ctx, const ps_request *req, size_t *bytes) {
     const uint64_t tiles = ceil_div(req->n, tile_of(ctx, req->elem_bytes));
@@ -552,10 +556,12 @@ static pscan_status rbk_run(pscan_context *ctx, const ps_request *req) {
     size_t temp_need = 0;
     rbk_plan(ctx, req, &temp_need);
     const buffer_need needs[] = {
-        {req->in2, n * req->key_bytes, PSCAN_ERROR_TOO_LARGE},     {ones ? NULL : req->in, n * req->elem_bytes,
-                                                                    PSCAN_ERROR_TOO_LARGE},
-        {req->out, n * req->key_bytes, PSCAN_ERROR_TOO_LARGE},     {req->out2, n * req->elem_bytes, PSCAN_ERROR_TOO_LARGE},
-        total_need,                                                {req->temp, temp_need, PSCAN_ERROR_TEMP_TOO_SMALL},
+        {req->in2, n * req->key_bytes, PSCAN_ERROR_TOO_LARGE},
+        {ones ? NULL : req->in, n * req->elem_bytes, PSCAN_ERROR_TOO_LARGE},
+        {req->out, n * req->key_bytes, PSCAN_ERROR_TOO_LARGE},
+        {req->out2, n * req->elem_bytes, PSCAN_ERROR_TOO_LARGE},
+        total_need,
+        {req->temp, temp_need, PSCAN_ERROR_TEMP_TOO_SMALL},
     };
     pscan_status s = buffers_hold(ctx, needs, 6);
     if (s != PSCAN_SUCCESS) return s;
@@ -566,31 +572,25 @@ static pscan_status rbk_run(pscan_context *ctx, const ps_request *req) {
     cl_ulong tf_at = rbk_tf_at(tiles), tv_at = rbk_tv_at(tiles);
     cl_int ones_arg = ones;
     const ps_cl_arg init = {req->elem_bytes, req->init.bytes};
-    cl_kernel k = NULL;
 
     /* ---- heads, where a key differs from the one before ---- */
-    s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_SEGSCAN_KEY_HEADS, &k);
     ps_cl_arg head_args[] = {PS_CL_ARG(keys), PS_CL_ARG(key_bytes), PS_CL_ARG(n_arg), PS_CL_ARG(temp),
                              PS_CL_ARG(heads_at)};
-    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, head_args, 5, groups_for(ceil_div(n, st->wg)));
+    s = launch(ctx, req, PS_CL_SEGSCAN_KEY_HEADS, head_args, 5, groups_for(ceil_div(n, st->wg)));
     /* ---- upsweep: each tile's pair and runs started ---- */
-    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_RBK_TILES, &k);
     ps_cl_arg up_args[] = {PS_CL_ARG(in),   PS_CL_ARG(ones_arg), PS_CL_ARG(n_arg), PS_CL_ARG(temp), PS_CL_ARG(heads_at),
                            init,            PS_CL_ARG(temp),     PS_CL_ARG(tf_at), PS_CL_ARG(tv_at)};
-    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, up_args, 9, groups_for(tiles));
+    if (s == PSCAN_SUCCESS) s = launch(ctx, req, PS_CL_RBK_TILES, up_args, 9, groups_for(tiles));
     /* ---- spines: each tile's first run and the count; each tile's carry ---- */
-    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_PATTERN_SPINE, &k);
     ps_cl_arg count_args[] = {PS_CL_ARG(temp), PS_CL_ARG(tiles_arg), PS_CL_ARG(total)};
-    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, count_args, 3, 1);
-    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_SEGSCAN_SPINE, &k);
+    if (s == PSCAN_SUCCESS) s = launch(ctx, req, PS_CL_PATTERN_SPINE, count_args, 3, 1);
     ps_cl_arg spine_args[] = {PS_CL_ARG(temp), PS_CL_ARG(tf_at), PS_CL_ARG(tv_at), PS_CL_ARG(tiles_arg), init};
-    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, spine_args, 5, 1);
+    if (s == PSCAN_SUCCESS) s = launch(ctx, req, PS_CL_SEGSCAN_SPINE, spine_args, 5, 1);
     /* ---- downsweep: each run to its slot ---- */
-    if (s == PSCAN_SUCCESS) s = ps_cl_kernel(ctx, req->type, req->op, PS_CL_RBK_SCATTER, &k);
     ps_cl_arg scatter_args[] = {PS_CL_ARG(in),       PS_CL_ARG(ones_arg), PS_CL_ARG(n_arg),     PS_CL_ARG(keys),
                                 PS_CL_ARG(key_bytes), PS_CL_ARG(temp),    PS_CL_ARG(heads_at),  init,
                                 PS_CL_ARG(temp),      PS_CL_ARG(tv_at),   PS_CL_ARG(keys_out),  PS_CL_ARG(values_out)};
-    if (s == PSCAN_SUCCESS) s = ps_cl_launch(ctx, k, scatter_args, 12, groups_for(tiles));
+    if (s == PSCAN_SUCCESS) s = launch(ctx, req, PS_CL_RBK_SCATTER, scatter_args, 12, groups_for(tiles));
     return s;
 }
 
