@@ -63,24 +63,24 @@ PS_FN void ps_seg_wg_scan(uint f, T v, __local uint *sf, __local T *sv, uint *ef
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* Loads the tile at base and folds each work-item's pairs: (*f, returned value). */
-PS_FN T ps_seg_thread_fold(__global const T *in, __global const uchar *heads, ulong n, int reverse, ulong base, T init,
-                           __local T *stage, T *items, uint *f) {
-    ps_tile_load(in, 0, n, reverse, base, stage, items);
-    ulong first = base + (ulong)get_local_id(0) * PS_ITEMS;
-    uint flag = 0;
+/* Each work-item's PS_ITEMS pairs (its items of the tile at base) folded in order: the flag to *f, the value
+ * returned, and the number of heads among them to *heads_seen. */
+PS_FN T ps_seg_fold(const T *items, __global const uchar *heads, ulong n, int reverse, ulong base, T init, uint *f,
+                    ulong *heads_seen) {
+    ulong first = base + (ulong)get_local_id(0) * PS_ITEMS, c = 0;
     T acc = PS_IDENTITY;
     for (uint k = 0; k < PS_ITEMS; k++) {
         ulong j = first + k;
         if (j >= n) break;
         if (ps_seg_head(heads, j, n, reverse)) {
-            flag = 1;
+            c++;
             acc = ps_combine(init, items[k]);
         } else {
             acc = ps_combine(acc, items[k]);
         }
     }
-    *f = flag;
+    *f = c != 0;
+    *heads_seen = c;
     return acc;
 }
 
@@ -141,8 +141,10 @@ ps_segscan_tiles(__global const T *in, ulong n, int reverse, __global const ucha
     ulong tiles = (n + PS_TILE - 1) / PS_TILE;
     for (ulong tile = get_group_id(0); tile < tiles; tile += get_num_groups(0)) {
         T items[PS_ITEMS];
+        ps_tile_load(in, 0, n, reverse, tile * PS_TILE, stage, items);
         uint f, ef, total_f;
-        T v = ps_seg_thread_fold(in, heads, n, reverse, tile * PS_TILE, init, stage, items, &f), ev, total_v;
+        ulong c;
+        T v = ps_seg_fold(items, heads, n, reverse, tile * PS_TILE, init, &f, &c), ev, total_v;
         ps_seg_wg_scan(f, v, sf, sv, &ef, &ev, &total_f, &total_v);
         if (get_local_id(0) == 0) {
             tf[tile] = total_f;
@@ -185,8 +187,10 @@ ps_segscan_scan(__global const T *in, __global T *out, ulong n, int reverse, int
     for (ulong tile = get_group_id(0); tile < tiles; tile += get_num_groups(0)) {
         ulong base = tile * PS_TILE;
         T items[PS_ITEMS];
+        ps_tile_load(in, 0, n, reverse, base, stage, items);
         uint f, ef, total_f;
-        T v = ps_seg_thread_fold(in, heads, n, reverse, base, init, stage, items, &f), ev, total_v;
+        ulong c;
+        T v = ps_seg_fold(items, heads, n, reverse, base, init, &f, &c), ev, total_v;
         ps_seg_wg_scan(f, v, sf, sv, &ef, &ev, &total_f, &total_v);
         T acc = ps_seg_value(ef, carries[tile], ev);
         ulong first = base + (ulong)get_local_id(0) * PS_ITEMS;
@@ -219,28 +223,6 @@ PS_FN void ps_rbk_load(__global const T *in, int ones, ulong n, ulong base, __lo
     for (uint k = 0; k < PS_ITEMS; k++) items[k] = first + k < n ? (T)1 : PS_IDENTITY;
 }
 
-/* Each work-item's pairs folded, as ps_seg_thread_fold (forward), and its heads counted. */
-PS_FN T ps_rbk_thread_fold(const T *items, __global const uchar *heads, ulong n, ulong base, T init, uint *f,
-                           ulong *count) {
-    ulong first = base + (ulong)get_local_id(0) * PS_ITEMS, c = 0;
-    uint flag = 0;
-    T acc = PS_IDENTITY;
-    for (uint k = 0; k < PS_ITEMS; k++) {
-        ulong j = first + k;
-        if (j >= n) break;
-        if (ps_seg_head(heads, j, n, 0)) {
-            flag = 1;
-            c++;
-            acc = ps_combine(init, items[k]);
-        } else {
-            acc = ps_combine(acc, items[k]);
-        }
-    }
-    *f = flag;
-    *count = c;
-    return acc;
-}
-
 /* ---- upsweep: each tile's pair (tf, tv) and its number of heads (counts) ---- */
 __kernel __attribute__((reqd_work_group_size(PS_WG, 1, 1))) void
 ps_rbk_tiles(__global const T *in, int ones, ulong n, __global const uchar *heads_buf, ulong heads_at, T init,
@@ -259,7 +241,7 @@ ps_rbk_tiles(__global const T *in, int ones, ulong n, __global const uchar *head
         ps_rbk_load(in, ones, n, tile * PS_TILE, stage, items);
         uint f, ef, total_f;
         ulong c, total_c;
-        T v = ps_rbk_thread_fold(items, heads, n, tile * PS_TILE, init, &f, &c), ev, total_v;
+        T v = ps_seg_fold(items, heads, n, 0, tile * PS_TILE, init, &f, &c), ev, total_v;
         ps_seg_wg_scan(f, v, sf, sv, &ef, &ev, &total_f, &total_v);
         ps_wg_scan_counts(c, sc, &total_c);
         if (get_local_id(0) == 0) {
@@ -289,7 +271,7 @@ ps_rbk_scatter(__global const T *in, int ones, ulong n, __global const uchar *ke
         ps_rbk_load(in, ones, n, base, stage, items);
         uint f, ef, total_f;
         ulong c, total_c;
-        T v = ps_rbk_thread_fold(items, heads, n, base, init, &f, &c), ev, total_v;
+        T v = ps_seg_fold(items, heads, n, 0, base, init, &f, &c), ev, total_v;
         ps_seg_wg_scan(f, v, sf, sv, &ef, &ev, &total_f, &total_v);
         ulong runs = counts[tile] + ps_wg_scan_counts(c, sc, &total_c); /* heads before this work-item's items */
         T acc = ps_seg_value(ef, carries[tile], ev);
