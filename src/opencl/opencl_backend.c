@@ -276,9 +276,7 @@ static pscan_status cl_choose_algo(const pscan_context *ctx, ps_request *call) {
     }
 }
 
-/* The scan here; reduce, select, partition, expand, the recurrences and the histogram in opencl_patterns.c, which
- * refuses the other
- * primitives with PSCAN_ERROR_UNSUPPORTED_ALGORITHM (docs/opencl.md). */
+/* The scan here; every other primitive in opencl_patterns.c (docs/opencl.md). */
 static pscan_status cl_plan(const pscan_context *ctx, ps_request *req, size_t *temp_bytes) {
     *temp_bytes = 0;
     if (req->user_op) return ps_cl_user_plan(ctx, req, temp_bytes);

@@ -601,7 +601,7 @@ typedef struct cl_pattern {
     pscan_status (*run)(pscan_context *ctx, const ps_request *req);
 } cl_pattern;
 
-/* A primitive without a row is not on OpenCL (PSCAN_ERROR_UNSUPPORTED_ALGORITHM). */
+/* Every primitive but the scan (opencl_scan.c); one without a row would be PSCAN_ERROR_UNSUPPORTED_ALGORITHM. */
 static const cl_pattern patterns[PS_PRIM_COUNT] = {
     [PS_PRIM_REDUCE] = {reduce_plan, reduce_run},
     [PS_PRIM_SELECT] = {select_plan, select_run},
