@@ -13,7 +13,8 @@
 #   opencl    ctest -L opencl: every OpenCL test on the machine's own OpenCL driver (NVIDIA's on the GPU machine;
 #             CI runs them on PoCL), skipped where the build has no OpenCL; then pscan bench --backend opencl
 #             --algo all --type i32 2^16..2^28 into <gpu>-opencl-scan.csv, of copy per algorithm in the summary
-#             and --algo auto for i32 and i64 into <gpu>-opencl-auto.csv
+#             and --algo auto for i32 and i64 into <gpu>-opencl-auto.csv, and the segmented scan, scan by key,
+#             reduce by key and run-length encoding (i32, 2^16..2^28) into <gpu>-opencl-segscan.csv
 #   python    scripts/gpu-python.sh --no-bench on the build's libpscan.so: tests/python's CUDA tests on torch and
 #             CuPy arrays (torch.cuda.graph captures among them), each file in its own process, logs in
 #             $OUT/python/; needs cffi (the image lacks it: carry .whl, `bash scripts/python-wheel.sh --deps-only`)
@@ -208,6 +209,24 @@ PY
                 STATUS=1
             fi
             rm -f "$DEST/opencl-auto-$ty.csv"
+        done
+        # the primitives OpenCL runs as three passes over (flag, value) pairs (kernels/pattern_segscan.cl), i32,
+        # one CSV with the primitive column; GPU_CHECK_OPENCL_PRIMS="" skips them
+        csv=$DEST/$GPU_TAG-opencl-segscan.csv
+        note "pscan bench --backend opencl --primitive segscan, scan_by_key, reduce_by_key, rle (i32) -> $(basename "$csv")"
+        rm -f "$csv"
+        for prim in ${GPU_CHECK_OPENCL_PRIMS-segscan scan_by_key reduce_by_key rle}; do
+            if timeout 120 "$PSCAN" bench --backend opencl --primitive $prim --type i32 --min-log2 16 --max-log2 28 \
+                --reps 25 --csv "$DEST/opencl-$prim.csv" >>"$LOG" 2>&1; then
+                if [ -f "$csv" ]; then tail -n +2 "$DEST/opencl-$prim.csv" >>"$csv"; else cat "$DEST/opencl-$prim.csv" >"$csv"; fi
+                say "opencl bench, $prim i32, of copy at 2^16 / 2^20 / 2^24 / 2^28: $(awk -F, '$3 != "copy" &&
+                    ($8 == 65536 || $8 == 1048576 || $8 == 16777216 || $8 == 268435456) {printf "%s%.3f", s, $11; s = " / "}' \
+                    "$DEST/opencl-$prim.csv")"
+            else
+                say "opencl bench, $prim: FAILED or timed out (log)"
+                STATUS=1
+            fi
+            rm -f "$DEST/opencl-$prim.csv"
         done
     fi
 fi

@@ -812,6 +812,12 @@ int ps_cli_bench(int argc, char **argv) {
         }
         algos[algo_count++] = (pscan_algo)a;
     }
+    if (algo_count == 0) { /* --algo all on a backend without this primitive: a table of copies says nothing */
+        ps_cli_error("bench: %s has no algorithm on %s for %s %s", bench_primitive_names[o.prim],
+                     pscan_backend_name(kind), pscan_type_name(o.desc.type), pscan_op_name(o.desc.op));
+        pscan_context_destroy(b.ctx);
+        return PS_CLI_FAILURE;
+    }
 
     bench_report rep = {NULL,
                         bench_primitive_names[o.prim],

@@ -54,12 +54,15 @@ static size_t index_bytes(const ps_request *req) { return req->index_type == PSC
 
 /* Enqueues zeros over the first bytes of buf (a multiple of 8 or 4: select's and expand's uint64_t count, or a
  * histogram's counts, for calls of nothing). */
-static pscan_status write_zeros(pscan_context *ctx, void *buf, size_t bytes) {
+static pscan_status write_zeros_at(pscan_context *ctx, void *buf, size_t at, size_t bytes, size_t grain) {
     ps_cl_state *st = ps_cl_state_of(ctx);
     const cl_uint zero = 0;
-    cl_int err = clEnqueueFillBuffer(st->queue, (cl_mem)buf, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
+    cl_int err = clEnqueueFillBuffer(st->queue, (cl_mem)buf, &zero, grain, at, bytes, 0, NULL, NULL);
     if (err == CL_SUCCESS && st->out_of_order) err = clEnqueueBarrierWithWaitList(st->queue, 0, NULL, NULL);
     return ps_cl_check(ctx, err);
+}
+static pscan_status write_zeros(pscan_context *ctx, void *buf, size_t bytes) {
+    return write_zeros_at(ctx, buf, 0, bytes, sizeof(cl_uint));
 }
 
 /* Checks each (buffer, bytes) pair in turn, in the order given; NULL buffers are skipped. */
@@ -434,6 +437,21 @@ static pscan_status launch(pscan_context *ctx, const ps_request *req, ps_cl_kern
     return s != PSCAN_SUCCESS ? s : ps_cl_launch(ctx, k, args, count, groups);
 }
 
+/* Head flags (a byte each) at temp + heads_at: 1 where a key differs from the one before it, and at 0. */
+static pscan_status key_heads(pscan_context *ctx, const ps_request *req, cl_mem keys, cl_mem temp, cl_ulong heads_at) {
+    cl_ulong key_bytes = req->key_bytes, n = req->n;
+    ps_cl_arg args[] = {PS_CL_ARG(keys), PS_CL_ARG(key_bytes), PS_CL_ARG(n), PS_CL_ARG(temp), PS_CL_ARG(heads_at)};
+    return launch(ctx, req, PS_CL_SEGSCAN_KEY_HEADS, args, 5, groups_for(ceil_div(req->n, ps_cl_state_of(ctx)->wg)));
+}
+
+/* The spine over the tiles' (flag, value) pairs at temp + tf_at / tv_at: each tile's carry, from init. */
+static pscan_status pair_spine(pscan_context *ctx, const ps_request *req, cl_mem temp, cl_ulong tf_at, cl_ulong tv_at,
+                               cl_ulong tiles) {
+    ps_cl_arg args[] = {PS_CL_ARG(temp), PS_CL_ARG(tf_at), PS_CL_ARG(tv_at), PS_CL_ARG(tiles),
+                        {req->elem_bytes, req->init.bytes}};
+    return launch(ctx, req, PS_CL_SEGSCAN_SPINE, args, 5, 1);
+}
+
 /* temp: the verdict on the offsets (8 bytes), each tile's head flag (a uint) and value, then, for offsets and
  * keys, the heads (n bytes) the scan reads; the caller's head flags are read where they are. */
 static uint64_t segscan_tf_at(void) { return 8; }
@@ -484,19 +502,13 @@ static pscan_status segscan_run(pscan_context *ctx, const ps_request *req) {
         heads = temp;
         heads_at = segscan_heads_at(tiles, req->elem_bytes);
         if (offsets) {
-            const cl_uchar none = 0;
-            cl_int err = clEnqueueFillBuffer(st->queue, temp, &none, 1, heads_at, n, 0, NULL, NULL);
-            if (err == CL_SUCCESS && st->out_of_order) err = clEnqueueBarrierWithWaitList(st->queue, 0, NULL, NULL);
-            s = ps_cl_check(ctx, err);
+            s = write_zeros_at(ctx, temp, (size_t)heads_at, (size_t)n, 1); /* a head flag a byte */
             ps_cl_arg args[] = {PS_CL_ARG(segs), PS_CL_ARG(count), PS_CL_ARG(n_arg), PS_CL_ARG(temp),
                                 PS_CL_ARG(heads_at)};
             if (s == PSCAN_SUCCESS)
                 s = launch(ctx, req, PS_CL_SEGSCAN_OFFSET_HEADS, args, 5, groups_for(ceil_div(count, st->wg)));
         } else {
-            cl_ulong key_bytes = req->key_bytes;
-            ps_cl_arg args[] = {PS_CL_ARG(segs), PS_CL_ARG(key_bytes), PS_CL_ARG(n_arg), PS_CL_ARG(temp),
-                                PS_CL_ARG(heads_at)};
-            s = launch(ctx, req, PS_CL_SEGSCAN_KEY_HEADS, args, 5, groups_for(ceil_div(n, st->wg)));
+            s = key_heads(ctx, req, segs, temp, heads_at);
         }
     }
 
@@ -510,8 +522,7 @@ static pscan_status segscan_run(pscan_context *ctx, const ps_request *req) {
                                PS_CL_ARG(heads_at), init,             PS_CL_ARG(temp),    PS_CL_ARG(tf_at),
                                PS_CL_ARG(tv_at)};
         s = launch(ctx, req, PS_CL_SEGSCAN_TILES, up_args, 9, groups_for(tiles));
-        ps_cl_arg spine_args[] = {PS_CL_ARG(temp), PS_CL_ARG(tf_at), PS_CL_ARG(tv_at), PS_CL_ARG(tiles_arg), init};
-        if (s == PSCAN_SUCCESS) s = launch(ctx, req, PS_CL_SEGSCAN_SPINE, spine_args, 5, 1);
+        if (s == PSCAN_SUCCESS) s = pair_spine(ctx, req, temp, tf_at, tv_at, tiles_arg);
         ps_cl_arg scan_args[] = {PS_CL_ARG(in),   PS_CL_ARG(out),      PS_CL_ARG(n_arg), PS_CL_ARG(reverse),
                                  PS_CL_ARG(exclusive), PS_CL_ARG(heads), PS_CL_ARG(heads_at), init,
                                  PS_CL_ARG(temp), PS_CL_ARG(tv_at)};
@@ -545,7 +556,6 @@ static pscan_status rbk_plan(const pscan_context *ctx, const ps_request *req, si
 
 /* Run-length encoding is the u64 sum with every value 1: in is NULL and the kernels do not read it. */
 static pscan_status rbk_run(pscan_context *ctx, const ps_request *req) {
-    ps_cl_state *st = ps_cl_state_of(ctx);
     const buffer_need total_need = {req->count, sizeof(cl_ulong), PSCAN_ERROR_TOO_LARGE};
     if (req->n == 0) {
         pscan_status s = buffers_hold(ctx, &total_need, 1);
@@ -574,9 +584,7 @@ static pscan_status rbk_run(pscan_context *ctx, const ps_request *req) {
     const ps_cl_arg init = {req->elem_bytes, req->init.bytes};
 
     /* ---- heads, where a key differs from the one before ---- */
-    ps_cl_arg head_args[] = {PS_CL_ARG(keys), PS_CL_ARG(key_bytes), PS_CL_ARG(n_arg), PS_CL_ARG(temp),
-                             PS_CL_ARG(heads_at)};
-    s = launch(ctx, req, PS_CL_SEGSCAN_KEY_HEADS, head_args, 5, groups_for(ceil_div(n, st->wg)));
+    s = key_heads(ctx, req, keys, temp, heads_at);
     /* ---- upsweep: each tile's pair and runs started ---- */
     ps_cl_arg up_args[] = {PS_CL_ARG(in),   PS_CL_ARG(ones_arg), PS_CL_ARG(n_arg), PS_CL_ARG(temp), PS_CL_ARG(heads_at),
                            init,            PS_CL_ARG(temp),     PS_CL_ARG(tf_at), PS_CL_ARG(tv_at)};
@@ -584,8 +592,7 @@ static pscan_status rbk_run(pscan_context *ctx, const ps_request *req) {
     /* ---- spines: each tile's first run and the count; each tile's carry ---- */
     ps_cl_arg count_args[] = {PS_CL_ARG(temp), PS_CL_ARG(tiles_arg), PS_CL_ARG(total)};
     if (s == PSCAN_SUCCESS) s = launch(ctx, req, PS_CL_PATTERN_SPINE, count_args, 3, 1);
-    ps_cl_arg spine_args[] = {PS_CL_ARG(temp), PS_CL_ARG(tf_at), PS_CL_ARG(tv_at), PS_CL_ARG(tiles_arg), init};
-    if (s == PSCAN_SUCCESS) s = launch(ctx, req, PS_CL_SEGSCAN_SPINE, spine_args, 5, 1);
+    if (s == PSCAN_SUCCESS) s = pair_spine(ctx, req, temp, tf_at, tv_at, tiles_arg);
     /* ---- downsweep: each run to its slot ---- */
     ps_cl_arg scatter_args[] = {PS_CL_ARG(in),       PS_CL_ARG(ones_arg), PS_CL_ARG(n_arg),     PS_CL_ARG(keys),
                                 PS_CL_ARG(key_bytes), PS_CL_ARG(temp),    PS_CL_ARG(heads_at),  init,
