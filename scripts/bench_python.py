@@ -5,7 +5,8 @@ asks for (issue 14): pscan / torch, pscan / cupy, pscan / C call, pscan / numpy.
 
 GPU timing: CUDA events on the array's stream around a loop of calls (the per-call time, host overheads
 included, which is what a Python caller pays for small arrays); median of 5 batches. CPU: perf_counter, median
-of 5 calls. Usage: python3 scripts/bench_python.py [--csv FILE] [--max-log2 28] [--cpu-log2 26]
+of 5 calls. Usage: python3 scripts/bench_python.py [--csv FILE] [--max-log2 28] [--cpu-log2 26] [--only gpu|cpu|small]
+(small: small calls' host time on a torch device, the short path beside the general one, and reduce along axis 1)
 """
 import argparse
 import csv
@@ -154,6 +155,50 @@ def bench_gpu_rows(args, rows, torch, cupy, measure, name):
         x = o = o2 = cx = co = None  # noqa: F841
 
 
+def bench_gpu_small(args, rows):
+    """Small calls on a CUDA device, per call with the host's time included (events around back-to-back calls):
+    the short path (a whole tensor, no axis: _scan_whole, _reduce_whole) beside the general path (axis=0 of the
+    same 1-d tensor), the bare C call and torch's own; then a reduce along axis 1 of (rows, m) float32, rows of
+    up to _ROWS_REDUCE_MAX_DEVICE as one segmented scan beside a call a row (the limit set to 0) and torch.sum."""
+    import torch
+
+    from pscan import _api
+    from pscan._arrays import adapt, type_of
+
+    measure = gpu_timer(torch, None)
+    name = torch.cuda.get_device_name()
+    print(f"\nGPU small calls: {name} (us a call, host included)")
+    for dtype in ("float32", "int64"):
+        for log2 in (10, 16):
+            n = 1 << log2
+            x = torch.randint(0, 100, (n,), device="cuda").to(getattr(torch, dtype))
+            o = torch.empty_like(x)
+            ax, ao = adapt(x), adapt(o)
+            fns = {"scan": lambda: pscan.scan(x), "scan axis=0": lambda: pscan.scan(x, axis=0),
+                   "scan out=": lambda: pscan.scan(x, out=o), "cumsum": lambda: pscan.cumsum(x),
+                   "C call": c_call(int(ffi.cast("uintptr_t", ax.ptr)), int(ffi.cast("uintptr_t", ao.ptr)), n,
+                                    type_of(ax.dtype), ax.device, ax.stream),
+                   "torch.cumsum": lambda: torch.cumsum(x, 0), "reduce": lambda: pscan.reduce(x),
+                   "reduce axis=0": lambda: pscan.reduce(x, axis=0), "torch.sum": lambda: torch.sum(x)}
+            t = {k: measure(f, 2000) * 1e6 for k, f in fns.items()}
+            print(f"{dtype} 2^{log2}: " + ", ".join(f"{k} {v:.2f}" for k, v in t.items()))
+            rows.append({"device": name, "dtype": f"{dtype} small", "log2": log2,
+                         **{f"{k} us": round(v, 2) for k, v in t.items()}})
+    keep = _api._ROWS_REDUCE_MAX_DEVICE
+    for r_, m in ((10000, 100), (1000, 1000), (100, 10000)):
+        x = torch.rand(r_, m, device="cuda")
+        t = {"reduce axis=1": measure(lambda: pscan.reduce(x, axis=1), 20) * 1e6}
+        _api._ROWS_REDUCE_MAX_DEVICE = 0
+        try:
+            t["a call a row"] = measure(lambda: pscan.reduce(x, axis=1), 20) * 1e6
+        finally:
+            _api._ROWS_REDUCE_MAX_DEVICE = keep
+        t["torch.sum"] = measure(lambda: torch.sum(x, 1), 20) * 1e6
+        print(f"float32 ({r_}, {m}) reduce axis 1: " + ", ".join(f"{k} {v:.1f}" for k, v in t.items()) + " us")
+        rows.append({"device": name, "dtype": f"float32 ({r_}, {m}) axis 1", "log2": 0,
+                     **{f"{k} us": round(v, 1) for k, v in t.items()}})
+
+
 def bench_cpu(args, rows):
     print(f"\nCPU: {pscan.device_name()}")
     print(f"{'dtype':8s} {'n':>6s} {'pscan.scan':>11s} {'numpy':>9s}   {'/numpy':>6s}  (GB/s)")
@@ -186,12 +231,14 @@ def main():
     p.add_argument("--csv")
     p.add_argument("--max-log2", type=int, default=28)
     p.add_argument("--cpu-log2", type=int, default=26)
-    p.add_argument("--only", choices=["gpu", "cpu"])
+    p.add_argument("--only", choices=["gpu", "cpu", "small"])
     args = p.parse_args()
     rows = []
-    if args.only != "cpu":
+    if args.only == "small":
+        bench_gpu_small(args, rows)
+    elif args.only != "cpu":
         bench_gpu(args, rows)
-    if args.only != "gpu":
+    if args.only is None or args.only == "cpu":
         bench_cpu(args, rows)
     if args.csv and rows:
         keys = sorted({k for r in rows for k in r}, key=lambda k: (k not in ("device", "dtype", "log2"), k))

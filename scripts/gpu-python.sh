@@ -7,7 +7,8 @@
 # (scripts/bench_python.py).
 #
 # Usage, in the repository root:  bash scripts/gpu-python.sh [--build] [--no-tests] [--no-bench] [OUTDIR]
-# (quick: PSCAN_BENCH_MAX_LOG2=24). Exits non-zero if the library, an install or a test fails. Writes three
+# (quick: PSCAN_BENCH_MAX_LOG2=24; PSCAN_BENCH_ARGS="--only small": small calls' host time and reduce by
+# rows). Exits non-zero if the library, an install or a test fails. Writes three
 # files in OUTDIR (default $OUT when set, else out/): python-tests.log (every test file's whole pytest -v
 # output), python-bench.csv and python-bench.log; prints a digest per test file and, last, a table of them.
 # The tests: each file of tests/python in its own process, or PSCAN_TEST_FILES="test_a.py test_b.py,test_c.py"
@@ -218,7 +219,9 @@ fi
 
 if [[ $BENCH -eq 1 ]]; then
   say "benchmark: pscan.scan vs torch.cumsum, cupy.cumsum, a device copy, the C call; numpy.cumsum on the CPU"
-  "$PY" scripts/bench_python.py --max-log2 "${PSCAN_BENCH_MAX_LOG2:-28}" --csv "$OUTDIR/python-bench.csv" 2>&1 \
+  # shellcheck disable=SC2086 # PSCAN_BENCH_ARGS: more options, split (e.g. "--only small")
+  "$PY" scripts/bench_python.py --max-log2 "${PSCAN_BENCH_MAX_LOG2:-28}" ${PSCAN_BENCH_ARGS:-} \
+    --csv "$OUTDIR/python-bench.csv" 2>&1 \
     | tee "$OUTDIR/python-bench.log"
   [[ ${PIPESTATUS[0]} -eq 0 ]] || status=1
 fi

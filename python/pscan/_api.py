@@ -183,8 +183,8 @@ def scan(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optional[
         return _user.scan(x, op, axis, dtype, exclusive, reverse, init, out)
     opid = _op_id(op)
     flags = (SCAN_EXCLUSIVE if exclusive else 0) | (SCAN_REVERSE if reverse else 0)
-    if type(x) is np.ndarray and axis is None and init is None and out is None:
-        res = _scan_numpy(x, op, opid, x.dtype if dtype is None else np.dtype(dtype), flags)
+    if axis is None and init is None:
+        res = _scan_whole(x, op, opid, dtype, flags, out, False)
         if res is not None:
             return res
     a, ax, dt, tid, moved, widen = _prepare(x, axis, dtype, op)
@@ -216,25 +216,79 @@ def scan(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optional[
     return out
 
 
-def _scan_numpy(x: np.ndarray, op: str, opid: int, dt: np.dtype, flags: int):
-    """scan()'s most common call in few steps: a whole C-contiguous numpy array of a pscan dtype (axis None, no
-    init, no out) into a new array of its own dtype or, for a sum or product, the widened one (PSCAN_SCAN_WIDEN).
-    None where that is not the call; the general path then runs (and raises what it raises). Why: the general
-    path's adapters, shapes and checks cost 3.4 us of a 4.3 us call of 1024 f32 on the CPU backend, where the C
-    call takes 0.95 us and numpy.cumsum 3.2 us (fifty-fifth session, docs/python.md)."""
-    tid = A._TYPE_OF.get(x.dtype)
-    if tid is None or x.ndim == 0 or not x.flags.c_contiguous:
+def _whole_dtype(op: str, xdt: np.dtype, dtype: DTypeLike, accumulate: bool, torch: bool):
+    """(result dtype, SCAN_WIDEN or 0) of a short-path scan of xdt: dtype=, else cumsum's and cumprod's accumulate
+    dtype (accumulate) or xdt itself; None unless that is xdt or, for a sum or product, its widened dtype."""
+    if dtype is not None:
+        dt = np.dtype(dtype)
+    else:
+        dt = _accumulate_dtype_of(torch, xdt) if accumulate else xdt
+    if dt == xdt:
+        return dt, 0
+    if op not in ("sum", "product") or _WIDENED.get(xdt) != dt:
         return None
-    if dt != x.dtype:
-        if op not in ("sum", "product") or _WIDENED.get(x.dtype) != dt:
+    return dt, SCAN_WIDEN
+
+
+def _scan_whole(x: Any, op: str, opid: int, dtype: DTypeLike, flags: int, out: Any, accumulate: bool):
+    """scan()'s most common call in few steps: a whole C-contiguous numpy array, torch tensor or CuPy array of a
+    pscan dtype (axis None, no init; A.whole_torch, A.whole) into a new 1-d array of its own library and dtype
+    (cumsum's and cumprod's when accumulate), or dtype=, which must then be that dtype or, for a sum or product,
+    the widened one (PSCAN_SCAN_WIDEN); or into out, an array of the same library, device, dtype and 1-d shape (x
+    itself included). None where that is not the call: the general path then runs and raises what it raises.
+    Why: on the CPU backend the general path's adapters, shapes and checks cost 3.4 us of a 4.3 us call of 1024
+    f32, where the C call takes 0.95 us and numpy.cumsum 3.2 us (fifty-fifth session); on a torch tensor on an
+    H200's host, _prepare (3.8-4.4 us) and the output's Array (2.1-3.1 us) were a third of a 21 us call, the C
+    call with its launch 7.4-7.6 us (fifty-second session). Numpy and torch take no Array object at all; CuPy
+    one (A.whole)."""
+    t = type(x)
+    if t is np.ndarray:  # numpy: from_buffer and np.empty
+        tid = A._TYPE_OF.get(x.dtype)
+        if tid is None or x.ndim == 0 or not x.flags.c_contiguous:
             return None
-        flags |= SCAN_WIDEN
-    res = np.empty(x.size, dt)
-    desc, _ = _scan_desc(tid, opid, flags, None, dt)
-    ctx, lock = _context.get(A.HOST, 0)
+        got = _whole_dtype(op, x.dtype, dtype, accumulate, False)
+        if got is None:
+            return None
+        n, (dt, widen) = x.size, got
+        if out is None:
+            res = np.empty(n, dt)
+        elif type(out) is np.ndarray and out.dtype == dt and out.shape == (n,) and out.flags.c_contiguous and \
+                out.flags.writeable:
+            res = out
+        else:
+            return None
+        xp, rp, device, stream = ffi.from_buffer(x), ffi.from_buffer(res), A.HOST, 0
+    else:
+        w = A.whole_torch(x)
+        if w is not None:  # torch: data_ptr() and torch.empty, no Array
+            torch, xdt, device, stream = w
+            got = _whole_dtype(op, xdt, dtype, accumulate, True)
+            if got is None:
+                return None
+            n, (dt, widen), tid = x.numel(), got, A._TYPE_OF[xdt]
+            if out is None:
+                res = torch.empty_like(x) if dt == xdt and x.dim() == 1 else A.torch_empty(torch, (n,), dt, x.device)
+            elif type(out) is t and A.whole_torch_out(out, x, n, dt):
+                res = out
+            else:
+                return None
+            xp, rp = ffi.cast("void *", x.data_ptr()), ffi.cast("void *", res.data_ptr())
+        else:
+            a = A.whole(x)  # CuPy
+            if a is None:
+                return None
+            got = _whole_dtype(op, a.dtype, dtype, accumulate, False)
+            if got is None:
+                return None
+            n, (dt, widen), tid = a.size, got, A._TYPE_OF[a.dtype]
+            o = A.empty(a, (n,), dt) if out is None else A.whole_out(out, a, (n,), dt)
+            if o is None:
+                return None
+            res, xp, rp, device, stream = o.obj if out is None else out, a.ptr, o.ptr, a.device, a.stream
+    desc, _ = _scan_desc(tid, opid, flags | widen, None, dt)
+    ctx, lock = _context.get(device, stream)
     with lock:
-        lock.call("pscan_scan", lib.pscan_scan, ctx, desc, ffi.from_buffer(x), ffi.from_buffer(res), x.size, ffi.NULL,
-                  0)
+        lock.call("pscan_scan", lib.pscan_scan, ctx, desc, xp, rp, n, ffi.NULL, 0)
     return res
 
 
@@ -263,9 +317,8 @@ def _accumulate_dtype_of(torch: bool, dtype: np.dtype) -> np.dtype:
 
 def _accumulate(x: ArrayLike, op: str, axis: Optional[int], dtype: DTypeLike, out: Any) -> Any:
     """cumsum's and cumprod's body: scan(x, op) into the library's accumulate dtype unless dtype is given."""
-    if type(x) is np.ndarray and axis is None and out is None:
-        dt = _accumulate_dtype_of(False, x.dtype) if dtype is None else np.dtype(dtype)
-        res = _scan_numpy(x, op, OP_IDS[op], dt, 0)
+    if axis is None:
+        res = _scan_whole(x, op, OP_IDS[op], dtype, 0, out, True)
         if res is not None:
             return res
     a = A.adapt(x)  # once: scan takes the adapted array
@@ -336,6 +389,37 @@ def _reduce_rows(a: A.Array, ctx, lock, tid: int, opid: int, init, rows: int, m:
     return A.strided_copy(tmp.obj, m - 1, m, shape)
 
 
+def _reduce_whole(x: Any, opid: int, dtype: DTypeLike):
+    """reduce()'s most common call in few steps, as _scan_whole's: a whole numpy array, torch tensor or CuPy
+    array, axis None, no init or out, into its own dtype: a numpy scalar, or a 0-d array of x's library on its
+    device. None where that is not the call (the general path then runs)."""
+    t = type(x)
+    if t is np.ndarray:
+        tid = A._TYPE_OF.get(x.dtype)
+        if tid is None or not x.flags.c_contiguous or (dtype is not None and np.dtype(dtype) != x.dtype):
+            return None
+        res = np.empty((), x.dtype)
+        xp, rp, n, device, stream = ffi.from_buffer(x), ffi.from_buffer(res), x.size, A.HOST, 0
+    else:
+        w = A.whole_torch(x)
+        if w is not None:
+            torch, xdt, device, stream = w
+            if dtype is not None and np.dtype(dtype) != xdt:
+                return None
+            tid, res = A._TYPE_OF[xdt], torch.empty((), dtype=x.dtype, device=x.device)
+            xp, rp, n = ffi.cast("void *", x.data_ptr()), ffi.cast("void *", res.data_ptr()), x.numel()
+        else:
+            a = A.whole(x)
+            if a is None or (dtype is not None and np.dtype(dtype) != a.dtype):
+                return None
+            tid, o = A._TYPE_OF[a.dtype], A.empty(a, (), a.dtype)
+            res, xp, rp, n, device, stream = o.obj, a.ptr, o.ptr, a.size, a.device, a.stream
+    ctx, lock = _context.get(device, stream)
+    with lock:
+        lock.call("pscan_reduce", lib.pscan_reduce, ctx, _reduce_desc(tid, opid), xp, n, rp, ffi.NULL, 0)
+    return res[()] if t is np.ndarray else res
+
+
 def reduce(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optional[int] = None,
            dtype: DTypeLike = None, init: Any = None, out: Any = None) -> Any:
     """Reduction of x with op (sum, product, min, max, and, or, xor), as numpy.sum and friends.
@@ -356,16 +440,10 @@ def reduce(x: ArrayLike, op: Union[str, "_user.Operator"] = "sum", axis: Optiona
     if isinstance(op, _user.Operator):
         return _user.reduce(x, op, axis, dtype, init, out)
     opid = _op_id(op)
-    if type(x) is np.ndarray and axis is None and init is None and out is None and (dtype is None or
-                                                                                   np.dtype(dtype) == x.dtype):
-        tid = A._TYPE_OF.get(x.dtype)
-        if tid is not None and x.flags.c_contiguous:  # the short path, as scan's (_scan_numpy)
-            res = np.empty((), x.dtype)
-            ctx, lock = _context.get(A.HOST, 0)
-            with lock:
-                lock.call("pscan_reduce", lib.pscan_reduce, ctx, _reduce_desc(tid, opid), ffi.from_buffer(x), x.size,
-                          ffi.from_buffer(res), ffi.NULL, 0)
-            return res[()]
+    if axis is None and init is None and out is None:
+        res = _reduce_whole(x, opid, dtype)
+        if res is not None:
+            return res
     a, ax, dt, tid, moved, _ = _prepare(x, axis, dtype)
     rows, m = _rows(a.shape, ax)
     shape = () if ax is None else a.shape[:-1]

@@ -198,6 +198,59 @@ def adapt(x: Any, what: str = "x") -> Array:
     return adapt(np.ascontiguousarray(x), what)
 
 
+def whole_torch(x: Any):
+    """(torch, numpy dtype, device, stream) of x when x is a tensor of exactly torch.Tensor's type that the short
+    paths serve (C-contiguous, at least one dimension, a dtype pscan has, on the CPU or a CUDA device); else None.
+    No Array: a small call's Python is what the short paths save (docs/python.md)."""
+    torch = sys.modules.get("torch")
+    if torch is None or type(x) is not torch.Tensor:
+        return None
+    dt = (_TORCH_TO_NP or _torch_dtypes(torch)).get(x.dtype)
+    if dt is None or dt not in _TYPE_OF or x.dim() == 0 or not x.is_contiguous():
+        return None
+    dev = x.get_device()
+    if dev >= 0:
+        return torch, dt, dev, torch_stream(torch, dev)
+    return (torch, dt, HOST, 0) if x.device.type == "cpu" else None
+
+
+def whole_torch_out(out: Any, x: Any, n: int, dtype: np.dtype) -> bool:
+    """Whether out (a torch.Tensor) is what a short path writes for x: C-contiguous, 1-d of n elements, dtype,
+    on x's device."""
+    return (out.dim() == 1 and out.numel() == n and out.device == x.device and out.is_contiguous()
+            and _TORCH_TO_NP.get(out.dtype) == dtype)
+
+
+def torch_empty(torch, shape: Tuple[int, ...], dtype: np.dtype, device) -> Any:
+    """torch.empty of a numpy dtype on a torch device."""
+    return torch.empty(shape, dtype=_torch_dtype(torch, dtype), device=device)
+
+
+def whole(x: Any):
+    """The Array of x when x is a CuPy array of exactly cupy.ndarray's type, C-contiguous, of at least one
+    dimension and of a dtype pscan has; else None, and the caller takes the general path (adapt() and its
+    errors). numpy arrays and torch tensors take the short paths without an Array (whole_torch)."""
+    cupy = sys.modules.get("cupy")
+    if cupy is None or type(x) is not cupy.ndarray:
+        return None
+    if x.ndim == 0 or x.dtype not in _TYPE_OF or not x.flags.c_contiguous:
+        return None
+    return _adapt_cupy(x, cupy, "x")
+
+
+def whole_out(out: Any, like: Array, shape: Tuple[int, ...], dtype: np.dtype):
+    """The Array of out when whole() serves it and it is what a short path writes: like's library, device, shape
+    and dtype, writable (x itself included), on like's stream; else None (the general path checks it and says
+    what is wrong)."""
+    if type(out) is not type(like.obj):
+        return None
+    o = whole(out)
+    if o is None or o.device != like.device or o.dtype != dtype or o.shape != tuple(shape):
+        return None
+    o.stream = like.stream
+    return o
+
+
 def _generic_library():
     """The library that makes arrays for inputs of kind 'cuda': CuPy, else PyTorch."""
     try:

@@ -364,6 +364,55 @@ def test_prims_on_device_errors():
 
 # ---- axis on a device: one segmented-scan call for all rows -------------------------------------------------
 @pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch")
+@pytest.mark.parametrize("dtype", PRIM_DTYPES, ids=str)
+def test_device_short_path_is_the_general_one(dtype, monkeypatch):
+    """A whole C-contiguous torch tensor or CuPy array (no axis, no init) takes the short path (_scan_whole,
+    _reduce_whole: no _prepare); axis=0 of the same 1-d array takes the general one. Same bits, dtype, type and
+    device for every operator and flag, widening, cumsum, out= (x itself included) and reduce; an out= the short
+    path does not serve (another shape) is the general path's error."""
+    import pscan._api as api
+
+    prepared = []
+    real = api._prepare
+    monkeypatch.setattr(api, "_prepare", lambda *a, **k: prepared.append(1) or real(*a, **k))
+    for name, dev, back in _device_cases():
+        for op in ops_for(dtype):
+            for n in (0, 1, 4097):
+                x = data(n, dtype, op)
+                d = dev(x)
+                for exclusive, reverse in FLAG_SETS:
+                    prepared.clear()
+                    short = pscan.scan(d, op=op, exclusive=exclusive, reverse=reverse)
+                    assert not prepared, (name, "the short path was not taken")
+                    general = pscan.scan(d, op=op, axis=0, exclusive=exclusive, reverse=reverse)
+                    assert prepared
+                    assert type(short) is type(d) and short.dtype == general.dtype and short.shape == general.shape
+                    assert back(short).tobytes() == back(general).tobytes()
+                prepared.clear()
+                r = pscan.reduce(d, op=op)
+                assert not prepared and type(r) is type(d) and r.shape == ()
+                assert back(r).tobytes() == back(pscan.reduce(d, op=op, axis=0)).tobytes()
+        x = data(4097, dtype)
+        d = dev(x)
+        wide = {"i": np.int64, "u": np.uint64, "f": np.float64}[dtype.kind]
+        if name == "cupy" or dtype.kind != "u" or dtype == np.uint8:
+            prepared.clear()
+            w = pscan.scan(d, dtype=wide)
+            assert back(w).tobytes() == back(pscan.scan(d, dtype=wide, axis=0)).tobytes()
+            assert back(pscan.cumsum(d)).tobytes() == back(pscan.cumsum(d, axis=0)).tobytes()
+        out = pscan.scan(d)  # an array of the result's library, dtype and shape
+        prepared.clear()
+        assert pscan.scan(d, op="max", out=out) is out and not prepared
+        assert back(out).tobytes() == back(pscan.scan(d, op="max", axis=0)).tobytes()
+        y = dev(x)
+        assert pscan.scan(y, out=y) is y and back(y).tobytes() == back(pscan.scan(d)).tobytes()
+        with pytest.raises(pscan.PscanValueError):
+            pscan.scan(d, out=dev(np.zeros(4096, dtype)))
+        with pytest.raises(pscan.PscanValueError):
+            pscan.scan(d[::2])  # not contiguous: declined, and the general path says so
+
+
+@pytest.mark.skipif(not (HAVE_CUPY or HAVE_TORCH), reason="needs CuPy or torch")
 def test_device_axis_is_one_call(count_calls):
     """Rows of a 2-d and 3-d device array along every axis, against numpy; each scan is one C call (a segmented
     scan over the rows, its offsets kept per context and row length), never a loop of row scans."""

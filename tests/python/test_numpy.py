@@ -26,7 +26,7 @@ def test_scan_every_dtype_op_flag_size(dtype):
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=str)
 def test_scan_short_path_is_the_general_one(dtype, count_calls):
-    """A whole C-contiguous numpy array with no init or out takes scan's short path (_scan_numpy); axis=0 of the
+    """A whole C-contiguous numpy array with no init or out takes scan's short path (_scan_whole); axis=0 of the
     same 1-d array takes the general one. Same bits, dtype and shape, one pscan_scan call each, for every
     operator, flag and widening; a read-only input too; 2-d inputs flatten as numpy.cumsum does."""
     for op in ops_for(dtype):
@@ -46,6 +46,15 @@ def test_scan_short_path_is_the_general_one(dtype, count_calls):
     assert pscan.cumsum(x).tobytes() == pscan.cumsum(x, axis=0).tobytes()
     m = data(6 * 7, dtype).reshape(6, 7)
     assert pscan.scan(m).tobytes() == pscan.scan(m.ravel(), axis=0).tobytes() and pscan.scan(m).shape == (42,)
+    out, y = np.empty(4097, dtype), x.copy()
+    count_calls.clear()
+    assert pscan.scan(x, op="max", out=out) is out and pscan.scan(y, out=y) is y
+    assert count_calls == {"pscan_scan": 2}
+    assert out.tobytes() == pscan.scan(x, op="max", axis=0).tobytes() and y.tobytes() == pscan.scan(x).tobytes()
+    with pytest.raises(pscan.PscanValueError):
+        pscan.scan(x, out=np.empty(4096, dtype))  # declined, and the general path says what is wrong
+    with pytest.raises(pscan.PscanError):
+        pscan.scan(x, out=np.empty(8194, dtype)[::2])
 
 
 def test_scan_short_path_declines_what_it_does_not_do():
